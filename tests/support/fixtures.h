@@ -1,0 +1,46 @@
+// Where tests find the real captures of ../shared and the programs of the build.
+//
+// Tests that read ../shared must skip (never pass) when it is absent, so a user's own clone, which
+// has no ../shared, still passes its suite: use GPREEMPT_REQUIRE_SHARED().
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace gpreempt::testing {
+
+inline std::filesystem::path env_path(const char* var) {
+  const char* v = std::getenv(var);
+  return v ? std::filesystem::path(v) : std::filesystem::path();
+}
+
+// ../shared beside the checkout, as CMake saw it; empty when it does not exist.
+inline std::filesystem::path shared_dir() {
+  auto p = env_path("GPREEMPT_SHARED_DIR");
+  if (p.empty() || !std::filesystem::is_directory(p / "kfd")) return {};
+  return p;
+}
+
+inline std::filesystem::path binary_dir() { return env_path("GPREEMPT_BINARY_DIR"); }
+inline std::filesystem::path source_dir() { return env_path("GPREEMPT_SOURCE_DIR"); }
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + p.string());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace gpreempt::testing
+
+#define GPREEMPT_REQUIRE_SHARED()                                                  \
+  do {                                                                             \
+    if (::gpreempt::testing::shared_dir().empty())                                 \
+      GTEST_SKIP() << "../shared (real captures, KFD facts) is not beside this checkout"; \
+  } while (0)
