@@ -1,0 +1,147 @@
+// The simulated KFD: the kernel driver's state machine (FACTS.md §2-§13, checklist §16) as a pure
+// object. It knows nothing about sockets, LD_PRELOAD or time; the daemon (sim/daemon) feeds it
+// requests from the shim, and the GPU model (sim/gpu) plays the hardware scheduler behind `Hws`.
+//
+// Contract between sim/device (the state machine) and sim/daemon (the transport):
+//  * every call arrives with the calling process (tgid) and thread (tid);
+//  * ioctl arguments arrive as exactly the caller's _IOC_SIZE(request) bytes and are updated in
+//    place following the kernel's copy rules (FACTS §2);
+//  * pointers inside arguments are caller addresses, read/written through HostEnv (the daemon
+//    uses process_vm_readv/writev; a failed access is -EFAULT exactly where the kernel's would be);
+//  * a call the kernel would block (RUNTIME_ENABLE while debugged, destroy of a suspended queue,
+//    SUSPEND/RESUME until the runlist is remapped) returns Blocked and completes later through
+//    `on_complete` with the same token.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace gpreempt::sim {
+
+struct Caller {
+  int pid = 0;  // thread-group id of the calling process
+  int tid = 0;  // the calling thread (the ptrace check compares with this one)
+};
+
+// What the device needs from the host, injected so unit tests can fake it.
+class HostEnv {
+ public:
+  virtual ~HostEnv() = default;
+  // Thread-group id of task `tid` (any thread of a process names it), or nullopt if no such live
+  // task with an address space (kernel: -ESRCH).
+  virtual std::optional<int> tgid_of(int tid) = 0;
+  // TracerPid of task `tid` as /proc/<tid>/status shows it (0 when not traced).
+  virtual int tracer_of(int tid) = 0;
+  // Copy from/to the memory of process `pid`. false = the kernel's copy_*_user would fault.
+  virtual bool read_memory(int pid, uint64_t addr, void* dst, std::size_t len) = 0;
+  virtual bool write_memory(int pid, uint64_t addr, const void* src, std::size_t len) = 0;
+  // fget(fd) in process `pid`'s fd table: a handle the device keeps, or nullopt (-EBADF).
+  virtual std::optional<int> acquire_file(int pid, int fd) = 0;
+  virtual void release_file(int handle) = 0;
+  // Write one byte '.' to the file, never blocking (a full pipe just drops it, as the kernel).
+  virtual void signal_file(int handle) = 0;
+};
+
+// A queue as the hardware side sees it.
+struct QueueView {
+  int pid = 0;
+  uint32_t queue_id = 0;
+  uint32_t gpu_id = 0;
+  uint32_t uapi_type = 0;  // KFD_IOC_QUEUE_TYPE_*
+  uint64_t ring_base = 0;
+  uint64_t ring_size = 0;
+  uint64_t read_pointer_address = 0;
+  uint64_t write_pointer_address = 0;
+  uint32_t priority = 0;   // 0..15 as created
+  bool suspended = false;
+};
+
+// The hardware scheduler (HWS firmware + CP) behind the device. The default one completes every
+// runlist change at once; the GPU model (sim/gpu) implements timing, slots and CWSR.
+class Hws {
+ public:
+  virtual ~Hws() = default;
+  virtual void queue_created(const QueueView&) {}
+  virtual void queue_destroyed(int /*pid*/, uint32_t /*queue_id*/, uint32_t /*gpu_id*/) {}
+  // Unmap the whole dynamic runlist of `gpu_id` and map it again with the queues that are now
+  // runnable (suspended ones left out). `grace_period` is the DBG_TRAP value (1K-clock units,
+  // 0xffffffff = default). Call `done(0)` once remapped, `done(-ETIME)` on preemption timeout,
+  // `done(-EIO)` if a reset is in progress. May call `done` before returning.
+  virtual void execute_runlist(uint32_t gpu_id, uint32_t grace_period,
+                               const std::vector<QueueView>& runnable,
+                               std::function<void(int)> done) = 0;
+};
+
+class InstantHws final : public Hws {
+ public:
+  void execute_runlist(uint32_t, uint32_t, const std::vector<QueueView>&,
+                       std::function<void(int)> done) override {
+    done(0);
+  }
+};
+
+using CallToken = uint64_t;
+
+struct IoctlResult {
+  bool blocked = false;  // true: completes later via KfdDevice::on_complete
+  long ret = 0;          // when !blocked: the syscall's return value (>= 0, or -errno)
+};
+
+}  // namespace gpreempt::sim
+
+namespace gpreempt::sim {
+
+struct DeviceProfile;  // sim/device/device_profile.h
+
+struct DeviceOptions {
+  uint32_t minor_version = 22;  // GET_VERSION minor; lower it (e.g. 12) to test version gates
+  // Module parameter sched_policy: 0 = HWS, 1 = HWS without oversubscription, 2 = no HWS.
+  int sched_policy = 0;
+};
+
+class KfdDevice {
+ public:
+  KfdDevice(const DeviceProfile& profile, DeviceOptions options, HostEnv& env,
+            std::shared_ptr<Hws> hws = std::make_shared<InstantHws>());
+  ~KfdDevice();
+  KfdDevice(const KfdDevice&) = delete;
+  KfdDevice& operator=(const KfdDevice&) = delete;
+
+  // open("/dev/kfd") by process `caller.pid`: find-or-create its kfd_process. 0 or -errno.
+  int open(const Caller& caller);
+  // The process's address space is gone (exit or exec): FACTS §9 (debugged processes of a
+  // departing debugger are disabled and resumed; its own queues are destroyed; blocked calls of
+  // its threads are dropped without completion).
+  void process_exited(int pid);
+
+  // One ioctl on a /dev/kfd fd opened by `caller.pid` (the transport has already rejected fds
+  // used by another process with -EBADF). `args` = the caller's _IOC_SIZE(request) bytes.
+  IoctlResult ioctl(const Caller& caller, unsigned long request, std::span<uint8_t> args,
+                    CallToken token);
+  // A blocked call is finished: its return value and the bytes to copy back to the caller.
+  std::function<void(CallToken, long ret, std::vector<uint8_t> args)> on_complete;
+  // The thread of a blocked call was interrupted or died: forget the call (kernel: -ERESTARTSYS).
+  void cancel(CallToken token);
+
+  // Every sysfs/debugfs file and directory of the simulated machine, rendered from the current
+  // state, keyed by path relative to the machine root: "sys/class/kfd/kfd/topology/...",
+  // "sys/class/kfd/kfd/proc/<pid>/queues/<id>/size", "sys/kernel/debug/kfd/mqds", ...
+  // A key ending in '/' is an (otherwise empty) directory. Values are the exact bytes.
+  std::map<std::string, std::string> render_files() const;
+
+  // Read-only views for tools, tests and the GPU model.
+  std::vector<QueueView> queues() const;
+  const DeviceProfile& profile() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace gpreempt::sim
