@@ -1,0 +1,200 @@
+#include "discovery/json.h"
+
+#include <cstdio>
+
+#include "discovery/text_scan.h"
+
+namespace gpreempt::discovery {
+
+using nlohmann::ordered_json;
+using detail::hex_string;
+
+std::string gpu_id_hex(std::uint32_t gpu_id) {
+  char b[12];
+  std::snprintf(b, sizeof b, "%x", gpu_id);
+  return b;
+}
+
+namespace {
+ordered_json diagnostics_json(const std::vector<Diagnostic>& ds) {
+  ordered_json a = ordered_json::array();
+  for (const auto& d : ds) a.push_back(to_json(d));
+  return a;
+}
+template <class T>
+ordered_json opt(const std::optional<T>& v) {
+  return v ? ordered_json(*v) : ordered_json(nullptr);
+}
+ordered_json opt_addr(const std::optional<std::uint64_t>& v) {
+  return v ? ordered_json(hex_string(*v)) : ordered_json(nullptr);
+}
+}  // namespace
+
+ordered_json to_json(const Diagnostic& d) {
+  return {{"file", d.file}, {"line", d.line}, {"message", d.message}};
+}
+
+ordered_json to_json(const TopologyProperties& p) {
+  ordered_json props = ordered_json::object();
+  for (const auto& [k, v] : p.properties) props[k] = v;
+  return {{"properties", props},
+          {"gpu", p.gpu},
+          {"compute_units", opt(p.compute_units)},
+          {"gfx_target", opt(p.gfx_target)},
+          {"num_xcc", opt(p.num_xcc)},
+          {"complete", p.complete},
+          {"diagnostics", diagnostics_json(p.diagnostics)}};
+}
+
+ordered_json to_json(const QueueDescriptor& d) {
+  ordered_json j;
+  if (d.header) j["header"] = hex_string(*d.header);
+  j["mqd_base"] = hex_string(d.mqd_base);
+  j["active"] = d.active;
+  j["vmid"] = d.vmid;
+  j["persistent_state"] = hex_string(d.persistent_state);
+  j["pipe_priority"] = d.pipe_priority;
+  j["queue_priority"] = d.queue_priority;
+  j["quantum"] = hex_string(d.quantum);
+  j["ring_base"] = hex_string(d.ring_base);
+  j["ring_size"] = d.ring_size;
+  j["rptr"] = d.rptr;
+  j["wptr"] = d.wptr;
+  j["rptr_report_address"] = hex_string(d.rptr_report_address);
+  j["wptr_poll_address"] = hex_string(d.wptr_poll_address);
+  j["doorbell_control"] = hex_string(d.doorbell_control);
+  j["doorbell_offset"] = d.doorbell_offset;
+  j["doorbell_enabled"] = d.doorbell_enabled;
+  j["pq_control"] = hex_string(d.pq_control);
+  j["eop_base"] = hex_string(d.eop_base);
+  j["ctx_save_base"] = hex_string(d.ctx_save_base);
+  j["ctx_save_size"] = d.ctx_save_size;
+  j["cntl_stack_size"] = d.cntl_stack_size;
+  j["cntl_stack_offset"] = d.cntl_stack_offset;
+  j["wg_state_offset"] = d.wg_state_offset;
+  return j;
+}
+
+ordered_json to_json(const MqdsDump& m) {
+  ordered_json procs = ordered_json::array();
+  for (const auto& p : m.processes) {
+    ordered_json queues = ordered_json::array();
+    for (const auto& q : p.queues) {
+      ordered_json copies = ordered_json::array();
+      for (const auto& c : q.xcc_copies) {
+        ordered_json cj;
+        if (c.sdma) {
+          cj = {{"xcc", c.xcc},
+                {"engine_id", c.sdma->engine_id},
+                {"queue_id", c.sdma->queue_id},
+                {"ring_base", hex_string(c.sdma->ring_base)},
+                {"rptr_report_address", hex_string(c.sdma->rptr_report_address)}};
+        } else {
+          cj = {{"xcc", c.xcc}};
+          cj.update(to_json(c.compute));
+        }
+        cj["bytes"] = c.bytes;
+        cj["complete"] = c.complete;
+        copies.push_back(std::move(cj));
+      }
+      ordered_json qj = {{"type", q.type}, {"gpu_id", q.gpu_id_hex}, {"line", q.line}};
+      if (q.raw_type) qj["raw_type"] = *q.raw_type;
+      qj["xcc_copies"] = std::move(copies);
+      qj["complete"] = q.complete;
+      queues.push_back(std::move(qj));
+    }
+    procs.push_back({{"pid", p.pid}, {"pasid", p.pasid}, {"line", p.line}, {"queues", std::move(queues)}});
+  }
+  return {{"processes", std::move(procs)},
+          {"complete", m.complete},
+          {"diagnostics", diagnostics_json(m.diagnostics)}};
+}
+
+ordered_json to_json(const HqdsDump& h) {
+  ordered_json nodes = ordered_json::array();
+  for (const auto& n : h.nodes) {
+    ordered_json slots = ordered_json::array();
+    for (const auto& s : n.slots) {
+      ordered_json sj = {{"kind", s.kind}, {"xcc", s.xcc}};
+      if (s.kind == "SDMA") {
+        sj["engine"] = s.pipe;
+        sj["rlc"] = s.queue;
+      } else {
+        if (s.kind == "HIQ") sj["mec"] = s.mec;
+        sj["pipe"] = s.pipe;
+        sj["queue"] = s.queue;
+      }
+      sj["active"] = opt(s.active);
+      sj["line"] = s.line;
+      if (s.decoded) sj["registers"] = to_json(*s.decoded);
+      sj["complete"] = s.complete;
+      slots.push_back(std::move(sj));
+    }
+    nodes.push_back({{"node", n.node},
+                     {"gpu_id", n.gpu_id_hex},
+                     {"stopped", n.stopped},
+                     {"slots", std::move(slots)}});
+  }
+  return {{"nodes", std::move(nodes)},
+          {"complete", h.complete},
+          {"diagnostics", diagnostics_json(h.diagnostics)}};
+}
+
+ordered_json to_json(const RlsDump& r) {
+  ordered_json nodes = ordered_json::array();
+  for (const auto& n : r.nodes) {
+    ordered_json packets = ordered_json::array();
+    for (const auto& p : n.packets) {
+      ordered_json pj = {{"offset", p.dword_offset * 4},
+                         {"opcode", p.opcode_name},
+                         {"dwords", p.dwords},
+                         {"header", hex_string(p.header)}};
+      for (const auto& f : p.fields) pj[f.name] = f.address ? ordered_json(hex_string(f.value)) : ordered_json(f.value);
+      pj["complete"] = p.complete;
+      packets.push_back(std::move(pj));
+    }
+    nodes.push_back({{"node", n.node},
+                     {"gpu_id", n.gpu_id_hex},
+                     {"active_runlist", n.active_runlist},
+                     {"ib_dwords", n.ib_dwords},
+                     {"packets", std::move(packets)},
+                     {"padding_dwords", n.padding_dwords},
+                     {"complete", n.complete}});
+  }
+  return {{"nodes", std::move(nodes)},
+          {"complete", r.complete},
+          {"diagnostics", diagnostics_json(r.diagnostics)}};
+}
+
+ordered_json to_json(const QueueMap& m) {
+  ordered_json rows = ordered_json::array();
+  for (const auto& r : m.queues) {
+    ordered_json slots = ordered_json::array();
+    for (const auto& s : r.hw_slots)
+      slots.push_back({{"xcc", s.xcc}, {"pipe", s.pipe}, {"queue", s.queue}, {"active", s.active}});
+    ordered_json hwq = ordered_json::array();
+    for (auto a : r.hwq) hwq.push_back(hex_string(a));
+    ordered_json mqd = ordered_json::array();
+    for (auto a : r.mqd_bases) mqd.push_back(hex_string(a));
+    rows.push_back({{"pid", opt(r.pid)},
+                    {"queue_id", opt(r.queue_id)},
+                    {"queue_id_inferred", r.queue_id_inferred},
+                    {"gpu_id", gpu_id_hex(r.gpu_id)},
+                    {"type", r.type},
+                    {"ring_base", opt_addr(r.ring_base)},
+                    {"ring_size", opt(r.ring_size)},
+                    {"rptr_address", opt_addr(r.rptr_address)},
+                    {"wptr_address", opt_addr(r.wptr_address)},
+                    {"pipe_priority", opt(r.pipe_priority)},
+                    {"queue_priority", opt(r.queue_priority)},
+                    {"mqd_bases", std::move(mqd)},
+                    {"hw_slots", std::move(slots)},
+                    {"in_runlist", opt(r.in_runlist)},
+                    {"doorbell_offset", opt(r.doorbell_offset)},
+                    {"hwq", std::move(hwq)},
+                    {"sources", r.sources}});
+  }
+  return {{"queues", std::move(rows)}, {"notes", m.notes}};
+}
+
+}  // namespace gpreempt::discovery

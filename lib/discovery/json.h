@@ -1,0 +1,26 @@
+// JSON forms of every lib/discovery result (the `--json` output of `gpreempt decode|map|ps`).
+// Addresses are "0x…" strings (JSON numbers lose precision above 2^53); gpu ids are the hex
+// string the kernel prints.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "discovery/hqds.h"
+#include "discovery/mqds.h"
+#include "discovery/properties.h"
+#include "discovery/queue_map.h"
+#include "discovery/rls.h"
+
+namespace gpreempt::discovery {
+
+nlohmann::ordered_json to_json(const Diagnostic& d);
+nlohmann::ordered_json to_json(const TopologyProperties& p);
+nlohmann::ordered_json to_json(const QueueDescriptor& d);
+nlohmann::ordered_json to_json(const MqdsDump& m);
+nlohmann::ordered_json to_json(const HqdsDump& h);
+nlohmann::ordered_json to_json(const RlsDump& r);
+nlohmann::ordered_json to_json(const QueueMap& m);
+
+std::string gpu_id_hex(std::uint32_t gpu_id);  // "f7bc", as debugfs prints it
+
+}  // namespace gpreempt::discovery

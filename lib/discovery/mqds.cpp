@@ -1,0 +1,224 @@
+#include "discovery/mqds.h"
+
+#include <cstdio>
+
+#include "discovery/gfx9_mqd_layout.h"
+#include "discovery/text_scan.h"
+
+namespace gpreempt::discovery {
+
+namespace {
+
+std::size_t expected_bytes(const std::string& type) {
+  if (type == "sdma") return gfx9::kSdmaMqdBytes;
+  return gfx9::kComputeMqdBytes;
+}
+
+std::string hex32(std::uint64_t v) {
+  char b[20];
+  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+// Parses "<words...> on device <hex>" queue headers. Returns false when the line is not one.
+bool parse_queue_header(std::string_view t, MqdsQueue& q) {
+  using detail::starts_with;
+  std::string_view rest;
+  if (starts_with(t, "Compute queue on device ")) {
+    q.type = "compute";
+    rest = t.substr(24);
+  } else if (starts_with(t, "SDMA queue on device ")) {
+    q.type = "sdma";
+    rest = t.substr(21);
+  } else if (starts_with(t, "DIQ on device ")) {
+    q.type = "diq";
+    rest = t.substr(14);
+  } else if (starts_with(t, "Bad user queue type ") ||
+             starts_with(t, "Queue node with bad user queue type ")) {
+    q.type = "unknown";
+    const std::size_t a = t.find("type ") + 5;
+    const std::size_t on = t.find(" on device ");
+    if (on == std::string_view::npos) return false;
+    auto n = detail::parse_signed(t.substr(a, on - a));
+    if (!n) return false;
+    q.raw_type = static_cast<int>(*n);
+    rest = t.substr(on + 11);
+  } else {
+    return false;
+  }
+  auto id = detail::parse_hex(rest);
+  if (!id || *id > 0xffffffffull) return false;
+  q.gpu_id = static_cast<std::uint32_t>(*id);
+  q.gpu_id_hex = std::string(rest);
+  return true;
+}
+
+// "Process %d PASID %d:" / "Process %d PASID 0x%x:".
+bool parse_process_header(std::string_view t, MqdsProcess& p) {
+  if (!detail::starts_with(t, "Process ") || t.empty() || t.back() != ':') return false;
+  t = t.substr(8, t.size() - 9);
+  const std::size_t k = t.find(" PASID ");
+  if (k == std::string_view::npos) return false;
+  auto pid = detail::parse_signed(t.substr(0, k));
+  std::string_view pasid = t.substr(k + 7);
+  p.pasid_printed_hex = detail::starts_with(pasid, "0x");
+  auto pv = detail::parse_number(pasid);
+  if (!pid || !pv) return false;
+  p.pid = static_cast<int>(*pid);
+  p.pasid = static_cast<std::uint32_t>(*pv);
+  return true;
+}
+
+class Decoder {
+ public:
+  Decoder(std::string_view name) : diag_(std::string(name)) {}
+
+  MqdsDump run(std::string_view text) {
+    detail::LineReader lines(text);
+    std::string_view line;
+    while (lines.next(line)) {
+      line_ = lines.line_number();
+      handle(line);
+    }
+    close_queue();
+    if (!text.empty() && !lines.ended_with_newline()) {
+      diag_.add(line_, "file ends in the middle of a line (no final newline): output cut short");
+      mark_last_incomplete();
+    }
+    out_.diagnostics = diag_.take();
+    return std::move(out_);
+  }
+
+ private:
+  void handle(std::string_view line) {
+    std::string_view t = detail::trim(line);
+    if (t.empty()) return;
+    MqdsProcess p;
+    if (parse_process_header(t, p)) {
+      close_queue();
+      p.line = line_;
+      out_.processes.push_back(std::move(p));
+      return;
+    }
+    MqdsQueue q;
+    if (parse_queue_header(t, q)) {
+      close_queue();
+      if (out_.processes.empty()) {
+        diag_.add(line_, "queue header before any \"Process <pid> PASID <pasid>:\" line");
+        out_.complete = false;
+        out_.processes.push_back(MqdsProcess{});
+        out_.processes.back().line = line_;
+      }
+      q.line = line_;
+      out_.processes.back().queues.push_back(std::move(q));
+      queue_ = &out_.processes.back().queues.back();
+      return;
+    }
+    if (auto row = detail::parse_hex_row(line)) {
+      add_row(*row, t);
+      return;
+    }
+    diag_.add(line_, "expected \"Process <pid> PASID <pasid>:\", \"<type> queue on device <gpu_id>\" "
+                     "or a hex dump row \"<offset>: <8 hex words>\", got \"" + std::string(t) + "\"");
+    out_.complete = false;
+    if (queue_) queue_->complete = false;
+  }
+
+  void add_row(const detail::HexRow& row, std::string_view t) {
+    if (!queue_) {
+      diag_.add(line_, "hex dump row outside any queue: \"" + std::string(t) + "\"");
+      out_.complete = false;
+      return;
+    }
+    if (row.offset == 0) {
+      close_copy();
+      queue_->xcc_copies.push_back(MqdCopy{});
+      queue_->xcc_copies.back().xcc = static_cast<std::uint32_t>(queue_->xcc_copies.size() - 1);
+      expected_offset_ = 0;
+      copy_open_ = true;
+    }
+    if (!copy_open_) {
+      diag_.add(line_, "hex dump row at offset " + hex32(row.offset) +
+                           " without a preceding row at offset 0");
+      queue_->complete = false;
+      out_.complete = false;
+      return;
+    }
+    MqdCopy& c = queue_->xcc_copies.back();
+    if (row.offset != expected_offset_) {
+      diag_.add(line_, "expected hex dump row at offset " + hex32(expected_offset_) + ", got " +
+                           hex32(row.offset) + ": rows missing");
+      queue_->complete = false;
+      out_.complete = false;
+      copy_open_ = false;
+      return;
+    }
+    if (row.malformed_value || row.values.size() != 8) {
+      diag_.add(line_, "expected 8 hex words of 8 digits after \"" + hex32(row.offset).substr(2) +
+                           ":\", got " + std::to_string(row.values.size()) +
+                           (row.malformed_value ? " and a malformed token" : ""));
+      queue_->complete = false;
+      out_.complete = false;
+    }
+    c.dwords.insert(c.dwords.end(), row.values.begin(), row.values.end());
+    expected_offset_ += row.values.size() * 4;
+    c.bytes = c.dwords.size() * 4;
+  }
+
+  void close_copy() {
+    if (!queue_ || queue_->xcc_copies.empty() || !copy_open_) {
+      copy_open_ = false;
+      return;
+    }
+    MqdCopy& c = queue_->xcc_copies.back();
+    copy_open_ = false;
+    const std::size_t want = expected_bytes(queue_->type);
+    c.complete = c.bytes == want;
+    if (!c.complete) {
+      diag_.add(line_, "MQD copy " + std::to_string(c.xcc) + " of the " + queue_->type +
+                           " queue on device " + queue_->gpu_id_hex + " (line " +
+                           std::to_string(queue_->line) + ") has " + std::to_string(c.bytes) +
+                           " bytes, expected " + std::to_string(want) +
+                           " (a GFX9 MQD): dump cut short");
+      queue_->complete = false;
+      out_.complete = false;
+    }
+    if (queue_->type == "sdma")
+      c.sdma = decode_sdma_mqd(c.dwords);
+    else
+      c.compute = decode_compute_mqd(c.dwords);
+  }
+
+  void close_queue() {
+    if (!queue_) return;
+    close_copy();
+    if (queue_->xcc_copies.empty()) {
+      diag_.add(queue_->line, "the " + queue_->type + " queue on device " + queue_->gpu_id_hex +
+                                  " has no MQD dump");
+      queue_->complete = false;
+      out_.complete = false;
+    }
+    queue_ = nullptr;
+  }
+
+  void mark_last_incomplete() {
+    out_.complete = false;
+    if (!out_.processes.empty() && !out_.processes.back().queues.empty())
+      out_.processes.back().queues.back().complete = false;
+  }
+
+  DiagnosticSink diag_;
+  MqdsDump out_;
+  MqdsQueue* queue_ = nullptr;  // points into out_; stable because only the last queue grows
+  bool copy_open_ = false;
+  std::uint64_t expected_offset_ = 0;
+  std::size_t line_ = 0;
+};
+
+}  // namespace
+
+MqdsDump decode_mqds(std::string_view text, std::string_view display_name) {
+  return Decoder(display_name).run(text);
+}
+
+}  // namespace gpreempt::discovery
