@@ -1,0 +1,118 @@
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <string>
+
+#include "common/error.h"
+#include "common/trace.h"
+#include "ptrace/proc_status.h"
+#include "ptrace/tracer.h"
+
+namespace gpreempt::ptrace {
+
+namespace {
+
+bool is_group_stop_signal(int sig) {
+  return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+void trace_call(const char* call, int pid, long result, const std::string& out = "") {
+  if (trace_enabled()) emit_trace({"ptrace", call, "pid=" + std::to_string(pid), out, result, 0});
+}
+
+class LinuxTracer final : public Tracer {
+ public:
+  void seize(int pid) override {
+    if (pid <= 0) throw Error(EINVAL, "invalid pid " + std::to_string(pid));
+    if (pid == ::getpid())
+      throw Error(EINVAL, "pid " + std::to_string(pid) + " is this process; a process cannot "
+                          "ptrace itself (use gpreempt_print_my_queues to inspect own queues)");
+    long r = ::ptrace(PTRACE_SEIZE, pid, nullptr, nullptr);
+    int e = r < 0 ? errno : 0;
+    trace_call("PTRACE_SEIZE", pid, r < 0 ? -e : r);
+    if (r == 0) return;
+    const std::string p = std::to_string(pid);
+    if (e == ESRCH) throw Error(ESRCH, "no process " + p + " (it does not exist or has exited)");
+    if (e == EPERM) {
+      if (auto t = tracer_of(pid))
+        throw Error(EBUSY, "process " + p + " (" + command_of(pid) + ") is already traced by pid " +
+                               std::to_string(t->pid) + " (" + t->comm +
+                               "); a process has only one tracer — detach that debugger first");
+      throw Error(EPERM, "not permitted to ptrace process " + p + " (" + command_of(pid) +
+                             "): run as the same user with kernel.yama.ptrace_scope <= 1 allowing "
+                             "it, or with CAP_SYS_PTRACE (root)");
+    }
+    throw Error(e, "PTRACE_SEIZE of process " + p + " failed: " + errno_text(e));
+  }
+
+  TraceeState service(int pid) override {
+    for (;;) {
+      int status = 0;
+      pid_t w = ::waitpid(pid, &status, WNOHANG | __WALL);
+      if (w == 0) return TraceeState::kRunning;
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        return TraceeState::kGone;  // ECHILD: no longer our tracee (exited and reaped)
+      }
+      if (WIFEXITED(status) || WIFSIGNALED(status)) return TraceeState::kGone;
+      if (!WIFSTOPPED(status)) continue;
+      const int sig = WSTOPSIG(status);
+      const int event = status >> 16;
+      if (event == PTRACE_EVENT_STOP) {
+        // Group-stop (SIGSTOP & co.): keep the process stopped as it would be untraced.
+        // Otherwise a PTRACE_INTERRUPT stop: let it run.
+        long r = is_group_stop_signal(sig) ? ::ptrace(PTRACE_LISTEN, pid, nullptr, nullptr)
+                                           : ::ptrace(PTRACE_CONT, pid, nullptr, nullptr);
+        trace_call(is_group_stop_signal(sig) ? "PTRACE_LISTEN" : "PTRACE_CONT", pid, r);
+      } else {
+        // Signal-delivery stop: deliver the signal the target was sent, as if we were not here.
+        long r = ::ptrace(PTRACE_CONT, pid, nullptr, reinterpret_cast<void*>(static_cast<long>(sig)));
+        trace_call("PTRACE_CONT", pid, r, "sig=" + std::to_string(sig));
+      }
+    }
+  }
+
+  void detach(int pid) noexcept override {
+    long r = ::ptrace(PTRACE_INTERRUPT, pid, nullptr, nullptr);
+    trace_call("PTRACE_INTERRUPT", pid, r < 0 ? -errno : r);
+    if (r < 0) return;  // gone, or not ours any more
+    // Wait (bounded) for the target to stop; it may be in a signal-delivery stop instead of the
+    // interrupt stop, in which case the signal is handed back on detach.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      pid_t w = ::waitpid(pid, &status, WNOHANG | __WALL);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return;
+      if (w == 0) {
+        timespec ts{0, 500'000};
+        ::nanosleep(&ts, nullptr);
+        continue;
+      }
+      if (WIFEXITED(status) || WIFSIGNALED(status)) return;
+      if (!WIFSTOPPED(status)) continue;
+      const int event = status >> 16;
+      const int sig = WSTOPSIG(status);
+      long inject = 0;
+      if (event == 0 && sig != SIGTRAP) inject = sig;  // a real signal was pending: give it back
+      if (event == PTRACE_EVENT_STOP && is_group_stop_signal(sig)) inject = 0;
+      long d = ::ptrace(PTRACE_DETACH, pid, nullptr, reinterpret_cast<void*>(inject));
+      trace_call("PTRACE_DETACH", pid, d < 0 ? -errno : d, "sig=" + std::to_string(inject));
+      return;
+    }
+    // The target did not stop within 5 s (uninterruptible sleep): leave it traced rather than
+    // block the control thread forever; our exit detaches it.
+    trace_call("PTRACE_DETACH", pid, -ETIMEDOUT);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Tracer> make_linux_tracer() { return std::make_unique<LinuxTracer>(); }
+
+}  // namespace gpreempt::ptrace

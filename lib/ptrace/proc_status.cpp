@@ -1,0 +1,49 @@
+#include "ptrace/proc_status.h"
+
+#include <charconv>
+
+#include "common/text_file.h"
+
+namespace gpreempt::ptrace {
+
+namespace {
+std::optional<int> field(std::string_view text, std::string_view key) {
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    auto nl = text.find('\n', pos);
+    std::string_view line = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':') {
+      std::string_view v = line.substr(key.size() + 1);
+      while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+      int out = 0;
+      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+      if (ec != std::errc() || p == v.data()) return std::nullopt;
+      return out;
+    }
+  }
+  return std::nullopt;
+}
+}  // namespace
+
+std::optional<int> parse_tracer_pid(std::string_view status_text) {
+  return field(status_text, "TracerPid");
+}
+std::optional<int> parse_tgid(std::string_view status_text) { return field(status_text, "Tgid"); }
+
+std::string command_of(int pid) {
+  auto text = read_text_file("/proc/" + std::to_string(pid) + "/comm");
+  if (!text) return "?";
+  while (!text->empty() && text->back() == '\n') text->pop_back();
+  return *text;
+}
+
+std::optional<TracerInfo> tracer_of(int tid) {
+  auto text = read_text_file("/proc/" + std::to_string(tid) + "/status");
+  if (!text) return std::nullopt;
+  auto tracer = parse_tracer_pid(*text);
+  if (!tracer || *tracer == 0) return std::nullopt;
+  return TracerInfo{*tracer, command_of(*tracer)};
+}
+
+}  // namespace gpreempt::ptrace

@@ -1,0 +1,32 @@
+// ptrace as the KFD requires it (FACTS §7): the thread that issues DBG_TRAP for a target must be
+// the ptrace parent of the target's main thread. PTRACE_SEIZE does not stop the target; a seized
+// target still stops on every signal sent to it, so its tracer must keep servicing it (restart it
+// with the signal), and must stop it before it can detach (interrupt, wait, detach).
+//
+// Every method must be called from the same thread (the tracer thread). Abstract so that the
+// preemption core can be unit-tested with a fake.
+#pragma once
+
+#include <memory>
+
+namespace gpreempt::ptrace {
+
+enum class TraceeState { kRunning, kGone };
+
+class Tracer {
+ public:
+  virtual ~Tracer() = default;
+  // PTRACE_SEIZE the main thread `pid`. Throws gpreempt::Error: ESRCH "no such process",
+  // EBUSY "already traced by <pid> (<comm>)", EPERM "not permitted" with the reason.
+  virtual void seize(int pid) = 0;
+  // Handle pending stops of `pid` without blocking: re-inject signals, keep group-stops stopped
+  // (PTRACE_LISTEN). Returns kGone once the task has exited (and was reaped from our view).
+  virtual TraceeState service(int pid) = 0;
+  // PTRACE_INTERRUPT, wait for the stop (bounded), PTRACE_DETACH re-delivering a pending signal.
+  // Never throws; a target that exited meanwhile is fine.
+  virtual void detach(int pid) noexcept = 0;
+};
+
+std::unique_ptr<Tracer> make_linux_tracer();
+
+}  // namespace gpreempt::ptrace

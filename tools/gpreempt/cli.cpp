@@ -1,0 +1,54 @@
+#include "cli.h"
+
+#include <cstdio>
+#include <iostream>
+
+namespace gpreempt::cli {
+
+CLI::App* add_command(CLI::App& parent, Globals& globals, const std::string& name,
+                      const std::string& description, const std::string& footer) {
+  CLI::App* sub = parent.add_subcommand(name, description);
+  sub->add_flag("--json", globals.json, "Print one JSON document on stdout instead of text");
+  if (!footer.empty()) sub->footer(footer.back() == '\n' ? footer : footer + "\n");
+  return sub;
+}
+
+void emit(const Globals& globals, const std::string& human, const nlohmann::json& json) {
+  if (globals.json) {
+    std::cout << json.dump(2) << "\n";
+  } else {
+    std::cout << human;
+    if (!human.empty() && human.back() != '\n') std::cout << "\n";
+  }
+  std::cout.flush();
+}
+
+std::string table(const std::vector<std::string>& header,
+                  const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> width(header.size());
+  for (std::size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], r[i].size());
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string s;
+    for (std::size_t i = 0; i < width.size(); ++i) {
+      std::string c = i < cells.size() ? cells[i] : "";
+      s += c;
+      if (i + 1 < width.size()) s += std::string(width[i] - c.size() + 2, ' ');
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    return s + "\n";
+  };
+  std::string out = line(header);
+  for (const auto& r : rows) out += line(r);
+  return out;
+}
+
+std::string hex(uint64_t value) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
+  return buf;
+}
+
+}  // namespace gpreempt::cli

@@ -1,0 +1,53 @@
+// Shared plumbing of the `gpreempt` command groups.
+//
+// Adding a command group: create cmd_<group>.cpp defining
+//     void register_<group>_commands(CLI::App& app, gpreempt::cli::Globals& globals);
+// declare it below, and add one line to the list in main.cpp. Inside, create subcommands with
+// add_command() (it adds --json and the common flags), do the work in the callback, print with
+// emit(), and report failures by throwing Failure (exit 1) or UsageError (exit 2).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+namespace gpreempt::cli {
+
+enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
+
+// Options every command shares (filled before the command's callback runs).
+struct Globals {
+  bool json = false;    // machine-readable output on stdout
+  bool color = false;   // stdout is a TTY and NO_COLOR is unset
+};
+
+// An operational failure (exit 1): the message says what failed and what to do.
+struct Failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+  // Optional JSON payload printed with --json ({"error": message, ...payload}).
+  nlohmann::json detail = nlohmann::json::object();
+};
+// Bad arguments that CLI11 cannot detect (exit 2).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A subcommand of `parent` with --json wired to globals.json. `description` is the first line
+// of --help; `footer` is the teaching text (examples, units, exit codes).
+CLI::App* add_command(CLI::App& parent, Globals& globals, const std::string& name,
+                      const std::string& description, const std::string& footer = "");
+
+// Print `human` (people) or `json` (--json) to stdout.
+void emit(const Globals& globals, const std::string& human, const nlohmann::json& json);
+
+// Column-aligned text table.
+std::string table(const std::vector<std::string>& header,
+                  const std::vector<std::vector<std::string>>& rows);
+
+std::string hex(uint64_t value);
+
+// ---- command groups (one file each) ---------------------------------------------------------
+void register_info_commands(CLI::App& app, Globals& globals);
+
+}  // namespace gpreempt::cli

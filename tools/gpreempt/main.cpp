@@ -1,0 +1,73 @@
+// `gpreempt`: inspect and preempt the KFD compute queues of AMD GPU processes.
+//
+// Command groups live one per file (cmd_<group>.cpp) and are registered from the list below.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "cli.h"
+#include "common/error.h"
+
+namespace {
+
+using Registrar = void (*)(CLI::App&, gpreempt::cli::Globals&);
+
+// One line per command group.
+constexpr Registrar kCommandGroups[] = {
+    gpreempt::cli::register_info_commands,
+};
+
+const char* kFooter =
+    "Exit codes: 0 success, 1 operational failure (message on stderr; with --json also an\n"
+    "{\"error\": ...} document on stdout), 2 usage error.\n"
+    "Without an AMD GPU, run under the simulator: kfdsim run -- gpreempt <command> ...\n"
+    "Set GPREEMPT_TRACE=1 to trace every KFD ioctl and ptrace call on stderr.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  gpreempt::cli::Globals globals;
+  const char* no_color = std::getenv("NO_COLOR");
+  globals.color = ::isatty(STDOUT_FILENO) && !(no_color && *no_color);
+
+  CLI::App app{"gpreempt: preemptive GPU sharing for AMD Instinct GPUs — inspect, suspend and "
+               "resume the KFD compute queues of a process (upstream debug-trap ioctls)"};
+  app.footer(kFooter);
+  app.require_subcommand(1);
+  for (Registrar r : kCommandGroups) r(app, globals);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return gpreempt::cli::kExitUsage;
+  } catch (const gpreempt::cli::UsageError& e) {
+    std::cerr << "gpreempt: " << e.what() << "\n";
+    return gpreempt::cli::kExitUsage;
+  } catch (const gpreempt::cli::Failure& e) {
+    std::cerr << "gpreempt: " << e.what() << "\n";
+    if (globals.json) {
+      nlohmann::json j = e.detail;
+      j["error"] = e.what();
+      std::cout << j.dump(2) << "\n";
+    }
+    return gpreempt::cli::kExitFailure;
+  } catch (const gpreempt::Error& e) {
+    std::cerr << "gpreempt: " << e.what() << "\n";
+    if (globals.json)
+      std::cout << nlohmann::json{{"error", e.what()}, {"errno", e.code()}}.dump(2) << "\n";
+    return gpreempt::cli::kExitFailure;
+  } catch (const std::exception& e) {
+    std::cerr << "gpreempt: " << e.what() << "\n";
+    if (globals.json) std::cout << nlohmann::json{{"error", e.what()}}.dump(2) << "\n";
+    return gpreempt::cli::kExitFailure;
+  }
+  return gpreempt::cli::kExitOk;
+}
