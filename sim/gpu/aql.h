@@ -1,0 +1,88 @@
+// The AQL side of the simulated hardware, in the layouts the HSA runtime and the CP share:
+// 64-byte packets in the ring buffer, ROCr's amd_queue_t dispatch ids, amd_signal_t values, and
+// the descriptor a simulated kernel object points at (our convention, see docs/sim-model.md).
+// Shared by the command processor (sim/gpu) and the user runtime (sim/runtime); no code, only
+// layouts, so both sides agree byte for byte.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gpreempt::sim::aql {
+
+inline constexpr std::size_t kPacketSize = 64;
+
+// hsa_packet_type_t (HSA 1.2 §2.9.1), in header bits 0..7.
+inline constexpr uint16_t kPacketTypeVendor = 0;
+inline constexpr uint16_t kPacketTypeInvalid = 1;
+inline constexpr uint16_t kPacketTypeKernelDispatch = 2;
+inline constexpr uint16_t kPacketTypeBarrierAnd = 3;
+inline constexpr uint16_t kPacketTypeAgentDispatch = 4;
+inline constexpr uint16_t kPacketTypeBarrierOr = 5;
+// hsa_packet_header_t bit positions.
+inline constexpr uint16_t kHeaderType = 0;
+inline constexpr uint16_t kHeaderBarrier = 8;
+inline constexpr uint16_t kHeaderAcquireFenceScope = 9;
+inline constexpr uint16_t kHeaderReleaseFenceScope = 11;
+inline constexpr uint16_t kFenceScopeSystem = 2;
+
+// hsa_kernel_dispatch_packet_t
+struct KernelDispatchPacket {
+  uint16_t header;
+  uint16_t setup;  // dimensions in bits 0..1
+  uint16_t workgroup_size_x;
+  uint16_t workgroup_size_y;
+  uint16_t workgroup_size_z;
+  uint16_t reserved0;
+  uint32_t grid_size_x;
+  uint32_t grid_size_y;
+  uint32_t grid_size_z;
+  uint32_t private_segment_size;
+  uint32_t group_segment_size;
+  uint64_t kernel_object;
+  uint64_t kernarg_address;
+  uint64_t reserved2;
+  uint64_t completion_signal;
+};
+static_assert(sizeof(KernelDispatchPacket) == kPacketSize);
+static_assert(offsetof(KernelDispatchPacket, kernel_object) == 32);
+static_assert(offsetof(KernelDispatchPacket, completion_signal) == 56);
+
+// hsa_barrier_and_packet_t
+struct BarrierAndPacket {
+  uint16_t header;
+  uint16_t reserved0;
+  uint32_t reserved1;
+  uint64_t dep_signal[5];
+  uint64_t reserved2;
+  uint64_t completion_signal;
+};
+static_assert(sizeof(BarrierAndPacket) == kPacketSize);
+static_assert(offsetof(BarrierAndPacket, dep_signal) == 8);
+
+// ROCr amd_queue_t offsets the CP uses (FACTS §18: KFD's write/read pointer addresses point here).
+inline constexpr uint64_t kAmdQueueWriteDispatchId = 0x38;
+inline constexpr uint64_t kAmdQueueReadDispatchId = 0x80;
+inline constexpr std::size_t kAmdQueueSize = 256;
+
+// amd_signal_t: an hsa_signal_t handle is the address of one of these.
+inline constexpr uint64_t kSignalKind = 0;
+inline constexpr uint64_t kSignalValue = 8;
+inline constexpr uint64_t kSignalStartTs = 32;
+inline constexpr uint64_t kSignalEndTs = 40;
+inline constexpr std::size_t kSignalSize = 64;
+inline constexpr int64_t kSignalKindUser = 1;
+
+// What `kernel_object` of a simulated dispatch points at: 64 bytes (the size of a real AMD kernel
+// descriptor) naming the kernel and its modelled cost.
+inline constexpr uint64_t kKernelDescriptorMagic = 0x314b4d4953525047ull;  // "GPRSIMK1"
+inline constexpr std::size_t kKernelNameMax = 40;
+struct KernelDescriptor {
+  uint64_t magic;
+  uint64_t wg_cost_ns;  // how long one workgroup holds its CU slot
+  uint64_t reserved[1];
+  char name[kKernelNameMax];  // NUL-terminated
+};
+static_assert(sizeof(KernelDescriptor) == 64);
+
+}  // namespace gpreempt::sim::aql

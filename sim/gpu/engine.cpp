@@ -1,0 +1,818 @@
+#include "sim/gpu/engine.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <limits>
+#include <set>
+#include <span>
+
+namespace gpreempt::sim::gpu {
+
+namespace {
+
+enum class EvKind : uint8_t {
+  kCohortEnd,     // a = cohort id
+  kJobStart,      // a = queue serial, b = job serial: packet processed, job may run
+  kUnmapStart,    // a = update seq
+  kGraceExpired,  // a = update seq
+  kSaveDone,      // a = update seq
+  kMapDone,       // a = update seq
+  kFailTimeout,   // a = update seq: a timeout/hang fault ends with -ETIME
+  kQuantum,       // a = quantum generation
+  kWake,          // dispatch again (a queue's restore finished)
+};
+
+struct Event {
+  SimTime t;
+  uint64_t seq;
+  EvKind kind;
+  uint64_t a;
+  uint64_t b;
+  bool operator>(const Event& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+enum class Phase { kRunning, kDraining, kSaving, kMapping, kHung };
+
+struct Saved {
+  uint32_t xcc;
+  uint64_t wgs;
+  uint32_t waves;
+  SimTime remaining;
+};
+
+struct Kernel {
+  uint64_t id = 0;
+  QueueKey queue;
+  uint32_t waves_per_wg = 1;
+  SimTime wg_ns = 0;
+  uint64_t total_wgs = 0;
+  uint64_t outstanding = 0;  // workgroups not finished
+  bool launched = false;
+  std::vector<uint64_t> pending;  // per XCC, not yet dispatched
+  std::vector<Saved> saved;       // preempted cohorts, progress kept
+};
+
+struct Cohort {
+  uint64_t kernel;
+  uint32_t xcc;
+  uint64_t wgs;
+  uint32_t waves;
+  SimTime end;
+};
+
+struct Job {
+  bool is_kernel = true;
+  KernelSpec spec;
+  BarrierReady ready;
+  JobDone done;
+  SimTime queued = 0;
+  uint64_t serial = 0;
+};
+
+struct Queue {
+  QueueKey key;
+  uint32_t priority = 0;
+  int pipe_priority = 0;
+  uint64_t serial = 0;  // creation order
+  bool want_runnable = false;
+  bool runnable = false;
+  bool mapped = false;
+  SimTime blocked_until = 0;
+  std::deque<Job> jobs;
+  bool head_started = false;   // the head job's packet is being processed or runs
+  bool barrier_waiting = false;
+  SimTime head_started_at = 0;
+  uint64_t kernel = 0;         // id of the head kernel once created, 0 otherwise
+  uint64_t completed = 0;
+};
+
+struct Xcc {
+  uint64_t free_waves = 0;
+  uint64_t free_wgs = 0;
+  uint64_t rr = 0;
+};
+
+struct Update {
+  uint64_t seq = 0;
+  bool internal = false;
+  std::optional<RunlistKind> kind;
+  uint32_t grace = 0xffffffffu;
+  std::vector<QueueKey> runnable;
+  std::function<void(int)> done;
+  std::optional<FaultRule> fault;
+  RunlistRecord rec;
+};
+
+// MQD pipe priority as KFD maps queue priority 0..15 (FACTS §14).
+int pipe_priority_of(uint32_t queue_priority) {
+  if (queue_priority <= 6) return 0;
+  if (queue_priority <= 10) return 1;
+  return 2;
+}
+
+}  // namespace
+
+struct GpuEngine::Impl {
+  GpuEngine& self;
+  EngineOptions opt;
+  std::mt19937_64 rng;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  uint64_t event_seq = 0;
+  std::map<QueueKey, Queue> queues;
+  std::map<uint64_t, QueueKey> queue_by_serial;
+  uint64_t next_queue_serial = 1;
+  uint64_t next_job_serial = 1;
+  std::unordered_map<uint64_t, Kernel> kernels;
+  uint64_t next_kernel = 1;
+  std::unordered_map<uint64_t, Cohort> cohorts;
+  uint64_t next_cohort = 1;
+  std::vector<Xcc> xccs;
+  Phase phase = Phase::kRunning;
+  std::deque<Update> updates;
+  bool update_active = false;
+  uint64_t next_update = 1;
+  uint32_t suspend_count = 0;
+  uint64_t rotation = 0;
+  uint64_t quantum_gen = 0;
+  bool quantum_armed = false;
+
+  Impl(GpuEngine& s, EngineOptions o) : self(s), opt(std::move(o)), rng(opt.seed) {
+    const auto& p = self.profile_;
+    xccs.resize(p.num_xcc);
+    for (auto& x : xccs) {
+      x.free_waves = static_cast<uint64_t>(p.cus_per_xcc) * p.max_waves_per_cu;
+      x.free_wgs = static_cast<uint64_t>(p.cus_per_xcc) * p.max_workgroups_per_cu;
+    }
+  }
+
+  SimTime now() const { return self.now_; }
+
+  void schedule(SimTime t, EvKind k, uint64_t a = 0, uint64_t b = 0) {
+    events.push(Event{t, event_seq++, k, a, b});
+  }
+
+  double uniform() { return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0); }
+
+  // ---- jobs -------------------------------------------------------------------------------
+
+  bool can_run(const Queue& q) const {
+    return phase == Phase::kRunning && q.runnable && q.mapped && q.blocked_until <= now();
+  }
+
+  void try_start(Queue& q) {
+    if (!can_run(q) || q.jobs.empty() || q.head_started) return;
+    Job& j = q.jobs.front();
+    q.head_started = true;
+    q.head_started_at = now();
+    schedule(now() + self.profile_.packet_overhead_ns, EvKind::kJobStart, q.serial, j.serial);
+  }
+
+  void on_job_start(uint64_t queue_serial, uint64_t job_serial) {
+    auto qs = queue_by_serial.find(queue_serial);
+    if (qs == queue_by_serial.end()) return;
+    Queue& q = queues.at(qs->second);
+    if (q.jobs.empty() || q.jobs.front().serial != job_serial) return;
+    Job& j = q.jobs.front();
+    if (!j.is_kernel) {
+      q.barrier_waiting = true;
+      check_barrier(q);
+      return;
+    }
+    const auto& p = self.profile_;
+    Kernel k;
+    k.id = next_kernel++;
+    k.queue = q.key;
+    k.waves_per_wg = std::max<uint32_t>(j.spec.waves_per_workgroup(p.wave_size), 1);
+    k.wg_ns = std::max<SimTime>(j.spec.wg_cost_ns, 1);
+    k.total_wgs = j.spec.workgroups();
+    k.outstanding = k.total_wgs;
+    k.launched = true;
+    // The dispatcher deals workgroups round-robin to the XCCs (SPX mode).
+    k.pending.assign(p.num_xcc, 0);
+    for (uint32_t x = 0; x < p.num_xcc; ++x)
+      k.pending[x] = k.total_wgs / p.num_xcc + (x < k.total_wgs % p.num_xcc ? 1 : 0);
+    q.kernel = k.id;
+    const uint64_t id = k.id;
+    kernels.emplace(id, std::move(k));
+    if (kernels.at(id).outstanding == 0) {
+      finish_kernel(id);
+      return;
+    }
+    for (uint32_t x = 0; x < p.num_xcc; ++x)
+      if (kernels.at(id).pending[x] > 0) dispatch(x);
+  }
+
+  void complete_head(Queue& q) {
+    Job j = std::move(q.jobs.front());
+    q.jobs.pop_front();
+    q.head_started = false;
+    q.barrier_waiting = false;
+    q.kernel = 0;
+    ++q.completed;
+    if (j.is_kernel) ++self.counters_.kernels_completed;
+    else ++self.counters_.barriers_completed;
+    const JobResult r{j.queued, q.head_started_at, now()};
+    const QueueKey key = q.key;
+    if (j.done) j.done(r);
+    // The callback may have removed the queue (the process went away).
+    auto it = queues.find(key);
+    if (it != queues.end()) try_start(it->second);
+    recheck_barriers();
+  }
+
+  void finish_kernel(uint64_t id) {
+    auto it = kernels.find(id);
+    const QueueKey key = it->second.queue;
+    kernels.erase(it);
+    auto q = queues.find(key);
+    if (q != queues.end()) complete_head(q->second);
+  }
+
+  void check_barrier(Queue& q) {
+    if (!q.barrier_waiting || !can_run(q)) return;
+    if (q.jobs.front().ready && !q.jobs.front().ready()) return;
+    complete_head(q);
+  }
+
+  void recheck_barriers() {
+    // complete_head may change the map; collect first.
+    std::vector<QueueKey> waiting;
+    for (auto& [k, q] : queues)
+      if (q.barrier_waiting) waiting.push_back(k);
+    for (const auto& k : waiting) {
+      auto it = queues.find(k);
+      if (it != queues.end()) check_barrier(it->second);
+    }
+  }
+
+  // ---- compute units ----------------------------------------------------------------------
+
+  struct Contender {
+    Queue* q;
+    Kernel* k;
+  };
+
+  void start_cohort(Kernel& k, uint32_t x, uint64_t wgs, SimTime duration) {
+    Xcc& xc = xccs[x];
+    const uint64_t waves = wgs * k.waves_per_wg;
+    xc.free_waves -= waves;
+    xc.free_wgs -= wgs;
+    const uint64_t id = next_cohort++;
+    cohorts.emplace(id, Cohort{k.id, x, wgs, static_cast<uint32_t>(waves), now() + duration});
+    schedule(now() + duration, EvKind::kCohortEnd, id);
+  }
+
+  SimTime cohort_duration(const Kernel& k) {
+    if (opt.wg_jitter <= 0) return k.wg_ns;
+    return static_cast<SimTime>(static_cast<double>(k.wg_ns) * (1.0 + opt.wg_jitter * uniform()));
+  }
+
+  // Give free slots of XCC x to waiting workgroups: higher pipe/queue priority first, equal
+  // priorities share round-robin; preempted (saved) workgroups of a kernel go before new ones.
+  void dispatch(uint32_t x) {
+    if (phase != Phase::kRunning) return;
+    Xcc& xc = xccs[x];
+    if (xc.free_wgs == 0 || xc.free_waves == 0) return;
+    std::vector<Contender> c;
+    for (auto& [key, q] : queues) {
+      if (!can_run(q) || q.kernel == 0) continue;
+      auto it = kernels.find(q.kernel);
+      if (it == kernels.end()) continue;
+      Kernel& k = it->second;
+      bool has_saved = false;
+      for (const auto& s : k.saved) has_saved |= (s.xcc == x);
+      if (k.pending[x] == 0 && !has_saved) continue;
+      c.push_back({&q, &k});
+    }
+    if (c.empty()) return;
+    std::stable_sort(c.begin(), c.end(), [](const Contender& a, const Contender& b) {
+      if (a.q->pipe_priority != b.q->pipe_priority) return a.q->pipe_priority > b.q->pipe_priority;
+      return a.q->priority > b.q->priority;
+    });
+    std::size_t i = 0;
+    while (i < c.size() && xc.free_wgs > 0 && xc.free_waves > 0) {
+      std::size_t j = i;
+      while (j < c.size() && c[j].q->pipe_priority == c[i].q->pipe_priority &&
+             c[j].q->priority == c[i].q->priority)
+        ++j;
+      share_level(x, std::span<Contender>(c.data() + i, j - i));
+      i = j;
+    }
+  }
+
+  void share_level(uint32_t x, std::span<Contender> level) {
+    Xcc& xc = xccs[x];
+    // Restore saved cohorts first: their waves resume where they stopped.
+    for (auto& ct : level) {
+      auto& saved = ct.k->saved;
+      for (auto it = saved.begin(); it != saved.end();) {
+        if (it->xcc == x && it->wgs <= xc.free_wgs && it->waves <= xc.free_waves) {
+          const uint64_t wgs = it->wgs;
+          const SimTime rem = it->remaining;
+          it = saved.erase(it);
+          start_cohort(*ct.k, x, wgs, rem);
+        } else {
+          ++it;
+        }
+      }
+    }
+    const std::size_t n = level.size();
+    std::vector<uint64_t> alloc(n, 0);
+    const std::size_t start = static_cast<std::size_t>(xc.rr++ % n);
+    bool progress = true;
+    while (progress && xc.free_wgs > 0 && xc.free_waves > 0) {
+      progress = false;
+      uint64_t fair = 0;
+      {
+        // Workgroups this round may hand each contender: an equal split of what is free.
+        uint64_t max_wpw = 1;
+        for (auto& ct : level) max_wpw = std::max<uint64_t>(max_wpw, ct.k->waves_per_wg);
+        fair = std::max<uint64_t>(1, std::min(xc.free_wgs, xc.free_waves / max_wpw) / n);
+      }
+      for (std::size_t r = 0; r < n; ++r) {
+        const std::size_t idx = (start + r) % n;
+        Kernel& k = *level[idx].k;
+        const uint64_t avail = k.pending[x];
+        if (avail == 0) continue;
+        const uint64_t fit = std::min(xc.free_wgs, xc.free_waves / k.waves_per_wg);
+        const uint64_t give = std::min({avail, fair, fit});
+        if (give == 0) continue;
+        k.pending[x] -= give;
+        alloc[idx] += give;
+        xc.free_wgs -= give;
+        xc.free_waves -= give * k.waves_per_wg;
+        progress = true;
+      }
+    }
+    for (std::size_t idx = 0; idx < n; ++idx) {
+      if (alloc[idx] == 0) continue;
+      Kernel& k = *level[idx].k;
+      // start_cohort takes the slots itself; give back what the loop reserved.
+      xc.free_wgs += alloc[idx];
+      xc.free_waves += alloc[idx] * k.waves_per_wg;
+      start_cohort(k, x, alloc[idx], cohort_duration(k));
+    }
+  }
+
+  void on_cohort_end(uint64_t id) {
+    auto it = cohorts.find(id);
+    if (it == cohorts.end()) return;  // frozen or dropped since
+    const Cohort c = it->second;
+    cohorts.erase(it);
+    Xcc& xc = xccs[c.xcc];
+    xc.free_waves += c.waves;
+    xc.free_wgs += c.wgs;
+    self.counters_.workgroups_completed += c.wgs;
+    auto k = kernels.find(c.kernel);
+    if (k != kernels.end()) {
+      k->second.outstanding -= c.wgs;
+      if (k->second.outstanding == 0) finish_kernel(c.kernel);
+    }
+    if (phase == Phase::kDraining && cohorts.empty()) begin_save();
+    dispatch(c.xcc);
+  }
+
+  // Move live cohorts of the selected queues into their kernels' save lists; returns waves.
+  uint64_t freeze(const std::function<bool(const Queue&)>& which) {
+    uint64_t waves = 0;
+    std::vector<uint64_t> ids;
+    for (auto& [id, c] : cohorts) {
+      auto k = kernels.find(c.kernel);
+      if (k == kernels.end()) continue;
+      auto q = queues.find(k->second.queue);
+      if (q == queues.end() || !which(q->second)) continue;
+      ids.push_back(id);
+    }
+    std::sort(ids.begin(), ids.end());  // deterministic order, independent of hashing
+    for (uint64_t id : ids) {
+      const Cohort c = cohorts.at(id);
+      cohorts.erase(id);
+      Xcc& xc = xccs[c.xcc];
+      xc.free_waves += c.waves;
+      xc.free_wgs += c.wgs;
+      kernels.at(c.kernel).saved.push_back({c.xcc, c.wgs, c.waves, std::max<SimTime>(c.end - now(), 0)});
+      waves += c.waves;
+    }
+    return waves;
+  }
+
+  uint64_t saved_waves_of_mapped() const {
+    uint64_t w = 0;
+    for (const auto& [key, q] : queues) {
+      if (!q.mapped || !q.runnable || q.kernel == 0) continue;
+      auto k = kernels.find(q.kernel);
+      if (k == kernels.end()) continue;
+      for (const auto& s : k->second.saved) w += s.waves;
+    }
+    return w;
+  }
+
+  // ---- runlist ----------------------------------------------------------------------------
+
+  // Which runnable queues get one of the hardware slots: priority first, round-robin rotation
+  // among the rest when oversubscribed.
+  void compute_mapping() {
+    std::vector<Queue*> run;
+    for (auto& [k, q] : queues) {
+      q.mapped = false;
+      if (q.runnable) run.push_back(&q);
+    }
+    std::sort(run.begin(), run.end(), [](Queue* a, Queue* b) { return a->serial < b->serial; });
+    if (!run.empty()) {
+      const std::size_t off = static_cast<std::size_t>(rotation % run.size());
+      std::rotate(run.begin(), run.begin() + static_cast<std::ptrdiff_t>(off), run.end());
+    }
+    std::stable_sort(run.begin(), run.end(), [](Queue* a, Queue* b) {
+      if (a->pipe_priority != b->pipe_priority) return a->pipe_priority > b->pipe_priority;
+      return a->priority > b->priority;
+    });
+    const std::size_t slots = self.profile_.hqd_slots();
+    for (std::size_t i = 0; i < run.size() && i < slots; ++i) run[i]->mapped = true;
+    if (run.size() > slots && !quantum_armed) {
+      quantum_armed = true;
+      schedule(now() + self.profile_.oversubscription_quantum_ns, EvKind::kQuantum, ++quantum_gen);
+    }
+  }
+
+  void enqueue_update(Update u) {
+    u.seq = next_update++;
+    updates.push_back(std::move(u));
+    start_next_update();
+  }
+
+  RunlistKind classify(const Update& u) const {
+    std::set<QueueKey> next(u.runnable.begin(), u.runnable.end());
+    bool lost = false, gained = false;
+    for (const auto& [k, q] : queues) {
+      const bool now_runnable = q.want_runnable;
+      const bool will = next.count(k) > 0;
+      lost |= now_runnable && !will;
+      gained |= !now_runnable && will;
+    }
+    if (lost) return RunlistKind::kSuspend;
+    if (gained) return RunlistKind::kResume;
+    return RunlistKind::kUpdate;
+  }
+
+  void start_next_update() {
+    if (update_active || updates.empty() || phase != Phase::kRunning) return;
+    update_active = true;
+    Update& u = updates.front();
+    if (u.internal) {
+      u.runnable.clear();
+      for (const auto& [k, q] : queues)
+        if (q.want_runnable) u.runnable.push_back(k);
+    }
+    const RunlistKind kind = u.kind ? *u.kind : classify(u);
+    u.rec.seq = u.seq;
+    u.rec.gpu_id = self.gpu_id_;
+    u.rec.kind = kind;
+    u.rec.grace_kclk = u.grace;
+    u.rec.requested_ns = now();
+    ++self.counters_.runlist_updates;
+    if (kind == RunlistKind::kSuspend) {
+      ++self.counters_.suspends;
+      u.fault = opt.faults.for_suspend(++suspend_count);
+    } else if (kind == RunlistKind::kResume) {
+      ++self.counters_.resumes;
+    }
+    if (u.fault) u.rec.fault = to_string(u.fault->kind);
+    // The device decided which queues are runnable; the HWS follows that even if it fails.
+    std::set<QueueKey> next(u.runnable.begin(), u.runnable.end());
+    for (auto& [k, q] : queues) q.want_runnable = next.count(k) > 0;
+
+    if (u.fault && u.fault->kind == FaultKind::kEio) {
+      finish_update(-EIO);
+      return;
+    }
+    if (u.fault && u.fault->kind == FaultKind::kTimeout) {
+      schedule(now() + self.profile_.preemption_timeout_ns, EvKind::kFailTimeout, u.seq);
+      return;
+    }
+    schedule(now() + self.profile_.unmap_latency_ns, EvKind::kUnmapStart, u.seq);
+  }
+
+  Update* active(uint64_t seq) {
+    if (!update_active || updates.empty() || updates.front().seq != seq) return nullptr;
+    return &updates.front();
+  }
+
+  void on_unmap_start(uint64_t seq) {
+    Update* u = active(seq);
+    if (!u) return;
+    u->rec.unmap_started_ns = now();
+    if (u->fault && u->fault->kind == FaultKind::kHang) {
+      // A wave ignores the trap: nothing launches any more, and the save never completes.
+      phase = Phase::kHung;
+      schedule(u->rec.requested_ns + self.profile_.preemption_timeout_ns, EvKind::kFailTimeout, seq);
+      return;
+    }
+    phase = Phase::kDraining;
+    if (cohorts.empty()) {
+      begin_save();
+      return;
+    }
+    schedule(now() + self.profile_.grace_ns(u->grace), EvKind::kGraceExpired, seq);
+  }
+
+  void on_grace_expired(uint64_t seq) {
+    if (!active(seq) || phase != Phase::kDraining) return;
+    begin_save();
+  }
+
+  void begin_save() {
+    Update& u = updates.front();
+    const uint64_t waves = freeze([](const Queue&) { return true; });
+    SimTime save = self.profile_.save_ns(waves);
+    if (u.fault && u.fault->kind == FaultKind::kSlowSave)
+      save = static_cast<SimTime>(static_cast<double>(save) * u.fault->factor);
+    u.rec.waves_saved = waves;
+    u.rec.save_ns = save;
+    self.counters_.waves_saved += waves;
+    phase = Phase::kSaving;
+    schedule(now() + save, EvKind::kSaveDone, u.seq);
+  }
+
+  void apply_runnable() {
+    for (auto& [k, q] : queues) q.runnable = q.want_runnable;
+    compute_mapping();
+  }
+
+  void fill_counts(RunlistRecord& rec) const {
+    rec.queues_runnable = rec.queues_mapped = rec.queues_suspended = 0;
+    for (const auto& [k, q] : queues) {
+      rec.queues_runnable += q.runnable;
+      rec.queues_mapped += q.mapped;
+      rec.queues_suspended += !q.runnable;
+    }
+  }
+
+  void on_save_done(uint64_t seq) {
+    Update* u = active(seq);
+    if (!u) return;
+    u->rec.stopped_ns = now();
+    apply_runnable();
+    fill_counts(u->rec);
+    const uint64_t waves = saved_waves_of_mapped();
+    u->rec.waves_restored = waves;
+    u->rec.restore_ns = self.profile_.restore_ns(waves);
+    self.counters_.waves_restored += waves;
+    phase = Phase::kMapping;
+    schedule(now() + self.profile_.map_latency_ns + u->rec.restore_ns, EvKind::kMapDone, seq);
+  }
+
+  void on_map_done(uint64_t seq) {
+    if (!active(seq)) return;
+    phase = Phase::kRunning;
+    finish_update(0);
+  }
+
+  void on_fail_timeout(uint64_t seq) {
+    Update* u = active(seq);
+    if (!u) return;
+    // KFD gives up waiting; the firmware recovers and runs the runlist it was given. Waves that
+    // were still resident are kept as saved state, so no work is lost.
+    u->rec.stopped_ns = now();
+    freeze([](const Queue& q) { return !q.want_runnable; });
+    phase = Phase::kRunning;
+    finish_update(-ETIME);
+  }
+
+  void finish_update(int result) {
+    Update u = std::move(updates.front());
+    updates.pop_front();
+    update_active = false;
+    if (result == 0 || result == -ETIME) {
+      if (result == -ETIME) {
+        apply_runnable();
+        fill_counts(u.rec);
+      }
+      u.rec.resumed_ns = now();
+    } else {
+      fill_counts(u.rec);
+    }
+    u.rec.result = result;
+    self.records_.push_back(u.rec);
+    while (self.records_.size() > opt.max_records) self.records_.pop_front();
+    if (u.done) u.done(result);
+    resume_everything();
+    start_next_update();
+  }
+
+  void resume_everything() {
+    if (phase != Phase::kRunning) return;
+    std::vector<QueueKey> keys;
+    for (auto& [k, q] : queues) keys.push_back(k);
+    for (const auto& k : keys) {
+      auto it = queues.find(k);
+      if (it != queues.end()) try_start(it->second);
+    }
+    for (uint32_t x = 0; x < xccs.size(); ++x) dispatch(x);
+    recheck_barriers();
+  }
+
+  void on_quantum(uint64_t gen) {
+    if (gen != quantum_gen) return;
+    quantum_armed = false;
+    std::size_t runnable = 0;
+    for (const auto& [k, q] : queues) runnable += q.runnable;
+    if (runnable <= self.profile_.hqd_slots()) return;
+    if (phase != Phase::kRunning || update_active) {
+      quantum_armed = true;
+      schedule(now() + self.profile_.oversubscription_quantum_ns, EvKind::kQuantum, ++quantum_gen);
+      return;
+    }
+    ++self.counters_.quantum_rotations;
+    std::map<QueueKey, bool> before;
+    for (const auto& [k, q] : queues) before[k] = q.mapped;
+    rotation += self.profile_.hqd_slots();
+    compute_mapping();
+    const uint64_t out_waves = freeze([&](const Queue& q) { return before[q.key] && !q.mapped; });
+    self.counters_.waves_saved += out_waves;
+    const SimTime save = self.profile_.save_ns(out_waves);
+    for (auto& [k, q] : queues) {
+      if (!q.mapped || before[k]) continue;
+      uint64_t in_waves = 0;
+      if (q.kernel) {
+        auto kit = kernels.find(q.kernel);
+        if (kit != kernels.end())
+          for (const auto& s : kit->second.saved) in_waves += s.waves;
+      }
+      self.counters_.waves_restored += in_waves;
+      q.blocked_until = now() + save + self.profile_.restore_ns(in_waves);
+      if (q.blocked_until > now()) schedule(q.blocked_until, EvKind::kWake);
+    }
+    resume_everything();
+  }
+
+  void handle(const Event& e) {
+    ++self.counters_.events;
+    switch (e.kind) {
+      case EvKind::kCohortEnd: on_cohort_end(e.a); break;
+      case EvKind::kJobStart: on_job_start(e.a, e.b); break;
+      case EvKind::kUnmapStart: on_unmap_start(e.a); break;
+      case EvKind::kGraceExpired: on_grace_expired(e.a); break;
+      case EvKind::kSaveDone: on_save_done(e.a); break;
+      case EvKind::kMapDone: on_map_done(e.a); break;
+      case EvKind::kFailTimeout: on_fail_timeout(e.a); break;
+      case EvKind::kQuantum: on_quantum(e.a); break;
+      case EvKind::kWake: resume_everything(); break;
+    }
+  }
+};
+
+GpuEngine::GpuEngine(GpuProfile profile, uint32_t gpu_id, EngineOptions options)
+    : profile_(std::move(profile)), gpu_id_(gpu_id) {
+  impl_ = std::make_unique<Impl>(*this, std::move(options));
+}
+
+GpuEngine::~GpuEngine() = default;
+
+void GpuEngine::add_queue(QueueKey key, uint32_t priority, bool suspended) {
+  auto& I = *impl_;
+  if (I.queues.count(key)) return;
+  Queue q;
+  q.key = key;
+  q.priority = priority;
+  q.pipe_priority = pipe_priority_of(priority);
+  q.serial = I.next_queue_serial++;
+  q.want_runnable = !suspended;
+  I.queue_by_serial[q.serial] = key;
+  I.queues.emplace(key, std::move(q));
+  if (I.opt.remap_on_queue_change) {
+    Update u;
+    u.internal = true;
+    u.kind = RunlistKind::kCreate;
+    I.enqueue_update(std::move(u));
+  } else if (I.phase == Phase::kRunning && !I.update_active) {
+    I.apply_runnable();
+  }
+}
+
+void GpuEngine::remove_queue(QueueKey key) {
+  auto& I = *impl_;
+  auto it = I.queues.find(key);
+  if (it == I.queues.end()) return;
+  // Its resident waves are discarded with the queue.
+  std::vector<uint64_t> drop;
+  for (auto& [id, c] : I.cohorts) {
+    auto k = I.kernels.find(c.kernel);
+    if (k != I.kernels.end() && k->second.queue == key) drop.push_back(id);
+  }
+  for (uint64_t id : drop) {
+    const Cohort c = I.cohorts.at(id);
+    I.cohorts.erase(id);
+    I.xccs[c.xcc].free_waves += c.waves;
+    I.xccs[c.xcc].free_wgs += c.wgs;
+  }
+  if (it->second.kernel) I.kernels.erase(it->second.kernel);
+  I.queue_by_serial.erase(it->second.serial);
+  I.queues.erase(it);
+  if (I.phase == Phase::kDraining && I.cohorts.empty()) I.begin_save();
+  if (I.opt.remap_on_queue_change) {
+    Update u;
+    u.internal = true;
+    u.kind = RunlistKind::kDestroy;
+    I.enqueue_update(std::move(u));
+  } else {
+    if (I.phase == Phase::kRunning && !I.update_active) I.apply_runnable();
+    I.resume_everything();
+  }
+}
+
+bool GpuEngine::has_queue(QueueKey key) const { return impl_->queues.count(key) > 0; }
+
+void GpuEngine::submit_kernel(QueueKey key, const KernelSpec& spec, JobDone done) {
+  auto& I = *impl_;
+  auto it = I.queues.find(key);
+  if (it == I.queues.end()) return;
+  Job j;
+  j.is_kernel = true;
+  j.spec = spec;
+  j.done = std::move(done);
+  j.queued = now_;
+  j.serial = I.next_job_serial++;
+  it->second.jobs.push_back(std::move(j));
+  I.try_start(it->second);
+}
+
+void GpuEngine::submit_barrier(QueueKey key, BarrierReady ready, JobDone done) {
+  auto& I = *impl_;
+  auto it = I.queues.find(key);
+  if (it == I.queues.end()) return;
+  Job j;
+  j.is_kernel = false;
+  j.ready = std::move(ready);
+  j.done = std::move(done);
+  j.queued = now_;
+  j.serial = I.next_job_serial++;
+  it->second.jobs.push_back(std::move(j));
+  I.try_start(it->second);
+}
+
+void GpuEngine::recheck_barriers() { impl_->recheck_barriers(); }
+
+void GpuEngine::execute_runlist(uint32_t grace_kclk, const std::vector<QueueKey>& runnable,
+                                std::function<void(int)> done) {
+  Update u;
+  u.grace = grace_kclk;
+  u.runnable = runnable;
+  u.done = std::move(done);
+  impl_->enqueue_update(std::move(u));
+}
+
+std::optional<SimTime> GpuEngine::next_event_time() const {
+  if (impl_->events.empty()) return std::nullopt;
+  return std::max(impl_->events.top().t, now_);
+}
+
+void GpuEngine::advance_to(SimTime t) {
+  auto& ev = impl_->events;
+  while (!ev.empty() && ev.top().t <= t) {
+    const Event e = ev.top();
+    ev.pop();
+    now_ = std::max(now_, e.t);
+    impl_->handle(e);
+  }
+  now_ = std::max(now_, t);
+}
+
+SimTime GpuEngine::run_until_idle(SimTime limit) {
+  while (auto t = next_event_time()) {
+    if (*t > limit) break;
+    advance_to(*t);
+  }
+  return now_;
+}
+
+std::optional<QueueState> GpuEngine::queue_state(QueueKey key) const {
+  const auto& I = *impl_;
+  auto it = I.queues.find(key);
+  if (it == I.queues.end()) return std::nullopt;
+  const Queue& q = it->second;
+  QueueState s;
+  s.runnable = q.runnable;
+  s.mapped = q.mapped;
+  s.priority = q.priority;
+  s.jobs = q.jobs.size();
+  s.completed = q.completed;
+  if (q.kernel) {
+    auto k = I.kernels.find(q.kernel);
+    if (k != I.kernels.end()) {
+      s.workgroups_total = k->second.total_wgs;
+      s.workgroups_done = k->second.total_wgs - k->second.outstanding;
+      for (const auto& sv : k->second.saved) s.waves_saved += sv.waves;
+      for (const auto& [id, c] : I.cohorts)
+        if (c.kernel == q.kernel) s.waves_running += c.waves;
+    }
+  }
+  return s;
+}
+
+uint32_t GpuEngine::busy_waves(uint32_t xcc) const {
+  const auto& p = profile_;
+  return static_cast<uint32_t>(static_cast<uint64_t>(p.cus_per_xcc) * p.max_waves_per_cu -
+                               impl_->xccs.at(xcc).free_waves);
+}
+
+}  // namespace gpreempt::sim::gpu

@@ -1,0 +1,270 @@
+#include "sim/gpu/gpu_model.h"
+
+#include <cstring>
+
+#include "gpreempt/kfd_abi.h"
+#include "sim/gpu/aql.h"
+
+namespace gpreempt::sim::gpu {
+
+struct GpuModel::CpQueue {
+  QueueView view;
+  uint64_t slots = 0;    // ring entries
+  uint64_t fetched = 0;  // next dispatch id to read
+  uint64_t completed = 0;
+  std::string error;
+};
+
+namespace {
+
+bool is_compute(uint32_t uapi_type) {
+  return uapi_type == kfd::KFD_IOC_QUEUE_TYPE_COMPUTE ||
+         uapi_type == kfd::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL;
+}
+
+}  // namespace
+
+GpuModel::GpuModel(GpuModelOptions options, ProcessMemory& memory)
+    : options_(std::move(options)), memory_(memory) {}
+
+GpuModel::~GpuModel() = default;
+
+GpuEngine& GpuModel::engine(uint32_t gpu_id) {
+  auto it = engines_.find(gpu_id);
+  if (it == engines_.end()) {
+    EngineOptions eo = options_.engine;
+    eo.seed = options_.engine.seed ^ (static_cast<uint64_t>(gpu_id) << 32);
+    auto e = std::make_unique<GpuEngine>(options_.profile, gpu_id, eo);
+    e->advance_to(now_);
+    it = engines_.emplace(gpu_id, std::move(e)).first;
+  }
+  return *it->second;
+}
+
+std::vector<uint32_t> GpuModel::gpu_ids() const {
+  std::vector<uint32_t> ids;
+  for (const auto& [id, e] : engines_) ids.push_back(id);
+  return ids;
+}
+
+void GpuModel::queue_created(const QueueView& v) {
+  if (!is_compute(v.uapi_type)) return;  // SDMA queues take no compute slot
+  const QueueKey key{v.pid, v.queue_id};
+  auto q = std::make_unique<CpQueue>();
+  q->view = v;
+  q->slots = v.ring_size / aql::kPacketSize;
+  // The queue starts where the runtime's read index is (0 for a fresh ROCr queue).
+  uint64_t rd = 0;
+  if (v.read_pointer_address && memory_.read(v.pid, v.read_pointer_address, &rd, sizeof rd)) {
+    q->fetched = rd;
+    q->completed = rd;
+  }
+  if (q->slots == 0) q->error = "ring size smaller than one AQL packet";
+  queues_[key] = std::move(q);
+  engine(v.gpu_id).add_queue(key, v.priority, v.suspended);
+}
+
+void GpuModel::queue_destroyed(int pid, uint32_t queue_id, uint32_t gpu_id) {
+  const QueueKey key{pid, queue_id};
+  queues_.erase(key);
+  auto it = engines_.find(gpu_id);
+  if (it != engines_.end()) it->second->remove_queue(key);
+}
+
+void GpuModel::execute_runlist(uint32_t gpu_id, uint32_t grace_period,
+                               const std::vector<QueueView>& runnable,
+                               std::function<void(int)> done) {
+  std::vector<QueueKey> keys;
+  for (const auto& v : runnable)
+    if (is_compute(v.uapi_type) && v.gpu_id == gpu_id) keys.push_back({v.pid, v.queue_id});
+  engine(gpu_id).execute_runlist(grace_period, keys, std::move(done));
+}
+
+void GpuModel::fail_queue(CpQueue& q, std::string why) {
+  if (q.error.empty()) q.error = std::move(why);
+}
+
+void GpuModel::doorbell(int pid, uint32_t queue_id) {
+  auto it = queues_.find(QueueKey{pid, queue_id});
+  if (it != queues_.end()) fetch(*it->second);
+}
+
+void GpuModel::poll() {
+  std::vector<CpQueue*> qs;
+  for (auto& [k, q] : queues_) qs.push_back(q.get());
+  for (CpQueue* q : qs) fetch(*q);
+  for (auto& [id, e] : engines_) e->recheck_barriers();
+}
+
+void GpuModel::fetch(CpQueue& q) {
+  if (!q.error.empty()) return;
+  const QueueView& v = q.view;
+  uint64_t wr = 0;
+  if (!memory_.read(v.pid, v.write_pointer_address, &wr, sizeof wr)) {
+    fail_queue(q, "cannot read the write dispatch id");
+    return;
+  }
+  GpuEngine& eng = engine(v.gpu_id);
+  const QueueKey key{v.pid, v.queue_id};
+  while (q.fetched < wr) {
+    const uint64_t id = q.fetched;
+    const uint64_t addr = v.ring_base + (id % q.slots) * aql::kPacketSize;
+    uint8_t raw[aql::kPacketSize];
+    if (!memory_.read(v.pid, addr, raw, sizeof raw)) {
+      fail_queue(q, "cannot read the ring at dispatch id " + std::to_string(id));
+      return;
+    }
+    uint16_t header = 0;
+    std::memcpy(&header, raw, sizeof header);
+    const uint16_t type = header & 0xff;
+    // Not published yet: the runtime writes the header last.
+    if (type == aql::kPacketTypeInvalid) return;
+    const int pid = v.pid;
+    const uint32_t qid = v.queue_id;
+    if (type == aql::kPacketTypeKernelDispatch) {
+      aql::KernelDispatchPacket p;
+      std::memcpy(&p, raw, sizeof p);
+      aql::KernelDescriptor d{};
+      if (!memory_.read(pid, p.kernel_object, &d, sizeof d) ||
+          d.magic != aql::kKernelDescriptorMagic) {
+        fail_queue(q, "dispatch id " + std::to_string(id) +
+                          ": kernel_object does not point at a simulated kernel descriptor");
+        return;
+      }
+      KernelSpec spec;
+      spec.name.assign(d.name, strnlen(d.name, aql::kKernelNameMax));
+      spec.grid = {p.grid_size_x, p.grid_size_y, p.grid_size_z};
+      spec.workgroup = {p.workgroup_size_x, p.workgroup_size_y, p.workgroup_size_z};
+      spec.wg_cost_ns = static_cast<SimTime>(d.wg_cost_ns);
+      const uint64_t sig = p.completion_signal;
+      eng.submit_kernel(key, spec, [this, pid, qid, id, sig](const JobResult& r) {
+        complete_packet(pid, qid, id, sig, r);
+      });
+    } else if (type == aql::kPacketTypeBarrierAnd || type == aql::kPacketTypeBarrierOr) {
+      aql::BarrierAndPacket p;
+      std::memcpy(&p, raw, sizeof p);
+      std::vector<uint64_t> deps;
+      for (uint64_t s : p.dep_signal)
+        if (s) deps.push_back(s);
+      const bool any = type == aql::kPacketTypeBarrierOr;
+      ProcessMemory* mem = &memory_;
+      auto ready = [mem, pid, deps, any]() {
+        if (deps.empty()) return true;
+        bool all = true, one = false;
+        for (uint64_t s : deps) {
+          int64_t value = 1;
+          const bool zero = mem->read(pid, s + aql::kSignalValue, &value, sizeof value) && value == 0;
+          all &= zero;
+          one |= zero;
+        }
+        return any ? one : all;
+      };
+      const uint64_t sig = p.completion_signal;
+      eng.submit_barrier(key, ready, [this, pid, qid, id, sig](const JobResult& r) {
+        complete_packet(pid, qid, id, sig, r);
+      });
+    } else {
+      fail_queue(q, "dispatch id " + std::to_string(id) + ": unsupported packet type " +
+                        std::to_string(type));
+      return;
+    }
+    ++q.fetched;
+  }
+}
+
+void GpuModel::complete_packet(int pid, uint32_t queue_id, uint64_t dispatch_id, uint64_t signal,
+                               const JobResult& r) {
+  auto it = queues_.find(QueueKey{pid, queue_id});
+  if (it == queues_.end()) return;
+  CpQueue& q = *it->second;
+  const QueueView& v = q.view;
+  // Hand the slot back to the producer, then publish progress, then the signal: a waiter that
+  // sees the signal drop can rely on the read index too.
+  const uint16_t invalid = aql::kPacketTypeInvalid << aql::kHeaderType;
+  const uint64_t slot = v.ring_base + (dispatch_id % q.slots) * aql::kPacketSize;
+  bool ok = memory_.write(pid, slot, &invalid, sizeof invalid);
+  const uint64_t rd = dispatch_id + 1;
+  ok = ok && memory_.write(pid, v.read_pointer_address, &rd, sizeof rd);
+  if (ok && signal) {
+    int64_t value = 0;
+    const uint64_t ts[2] = {static_cast<uint64_t>(r.started), static_cast<uint64_t>(r.finished)};
+    ok = memory_.write(pid, signal + aql::kSignalStartTs, ts, sizeof ts) &&
+         memory_.read(pid, signal + aql::kSignalValue, &value, sizeof value);
+    --value;
+    ok = ok && memory_.write(pid, signal + aql::kSignalValue, &value, sizeof value);
+  }
+  if (!ok) {
+    fail_queue(q, "cannot write completion of dispatch id " + std::to_string(dispatch_id));
+    return;
+  }
+  q.completed = rd;
+}
+
+std::optional<SimTime> GpuModel::next_event_time() const {
+  std::optional<SimTime> best;
+  for (const auto& [id, e] : engines_) {
+    auto t = e->next_event_time();
+    if (t && (!best || *t < *best)) best = t;
+  }
+  return best;
+}
+
+void GpuModel::advance_to(SimTime t) {
+  // Engines are independent devices; a barrier on one waiting for a signal of another is seen
+  // at the next event or poll.
+  while (auto next = next_event_time()) {
+    if (*next > t) break;
+    for (auto& [id, e] : engines_) e->advance_to(*next);
+  }
+  for (auto& [id, e] : engines_) e->advance_to(t);
+  now_ = std::max(now_, t);
+}
+
+SimTime GpuModel::run_until_idle(SimTime limit) {
+  while (auto t = next_event_time()) {
+    if (*t > limit) break;
+    advance_to(*t);
+  }
+  return now_;
+}
+
+std::vector<CpQueueStats> GpuModel::queue_stats() const {
+  std::vector<CpQueueStats> out;
+  for (const auto& [k, q] : queues_)
+    out.push_back({k.pid, k.queue_id, q->view.gpu_id, q->fetched, q->completed, q->error});
+  return out;
+}
+
+nlohmann::json GpuModel::stats_json() const {
+  nlohmann::json j;
+  j["now_ns"] = now_;
+  j["profile"] = options_.profile.name;
+  j["gpus"] = nlohmann::json::array();
+  for (const auto& [id, e] : engines_) {
+    const auto& c = e->counters();
+    nlohmann::json g;
+    g["gpu_id"] = id;
+    g["counters"] = {{"kernels_completed", c.kernels_completed},
+                     {"barriers_completed", c.barriers_completed},
+                     {"workgroups_completed", c.workgroups_completed},
+                     {"runlist_updates", c.runlist_updates},
+                     {"suspends", c.suspends},
+                     {"resumes", c.resumes},
+                     {"quantum_rotations", c.quantum_rotations},
+                     {"waves_saved", c.waves_saved},
+                     {"waves_restored", c.waves_restored}};
+    g["runlist"] = to_json(e->records());
+    j["gpus"].push_back(std::move(g));
+  }
+  j["queues"] = nlohmann::json::array();
+  for (const auto& s : queue_stats())
+    j["queues"].push_back({{"pid", s.pid},
+                           {"queue_id", s.queue_id},
+                           {"gpu_id", s.gpu_id},
+                           {"fetched", s.fetched},
+                           {"completed", s.completed},
+                           {"error", s.error}});
+  return j;
+}
+
+}  // namespace gpreempt::sim::gpu

@@ -1,0 +1,86 @@
+// The simulated GPUs behind the simulated KFD: implements the device's Hws hook (runlist
+// updates with timing, slots and CWSR, one GpuEngine per gpu_id) and the command processor that
+// executes the AQL packets workload processes write into their rings.
+//
+// The owner drives time: the daemon calls advance_to(wall-clock ns) and poll()/doorbell() when
+// a process may have written packets; a discrete-event driver jumps from one next_event_time()
+// to the next. See docs/sim-model.md.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/device/kfd_device.h"
+#include "sim/gpu/engine.h"
+#include "sim/gpu/process_memory.h"
+#include "sim/gpu/profile.h"
+
+namespace gpreempt::sim::gpu {
+
+struct GpuModelOptions {
+  GpuProfile profile = mi308x_profile();
+  EngineOptions engine;
+};
+
+// What the CP knows about one queue (kfdsim stats shows it).
+struct CpQueueStats {
+  int pid = 0;
+  uint32_t queue_id = 0;
+  uint32_t gpu_id = 0;
+  uint64_t fetched = 0;    // packets handed to the engine
+  uint64_t completed = 0;  // read_dispatch_id as last written
+  std::string error;       // why the CP stopped reading this queue, if it did
+};
+
+class GpuModel final : public Hws {
+ public:
+  GpuModel(GpuModelOptions options, ProcessMemory& memory);
+  ~GpuModel() override;
+
+  // Hws
+  void queue_created(const QueueView& q) override;
+  void queue_destroyed(int pid, uint32_t queue_id, uint32_t gpu_id) override;
+  void execute_runlist(uint32_t gpu_id, uint32_t grace_period,
+                       const std::vector<QueueView>& runnable,
+                       std::function<void(int)> done) override;
+
+  // A doorbell write for this queue: fetch the packets up to its write dispatch id.
+  void doorbell(int pid, uint32_t queue_id);
+  // Fetch new packets on every queue (the CP also polls the write pointer, CP_HQD_PQ_WPTR_POLL),
+  // and re-evaluate barriers whose signals the host may have changed.
+  void poll();
+
+  SimTime now() const { return now_; }
+  std::optional<SimTime> next_event_time() const;
+  void advance_to(SimTime t);
+  // Discrete-event driving: run until nothing is scheduled or `limit` is reached.
+  SimTime run_until_idle(SimTime limit);
+
+  GpuEngine& engine(uint32_t gpu_id);  // created with the profile on first use
+  std::vector<uint32_t> gpu_ids() const;
+  std::vector<CpQueueStats> queue_stats() const;
+  // {"now_ns", "profile", "gpus":[{gpu_id, counters, runlist:[records]}], "queues":[...]}
+  nlohmann::json stats_json() const;
+  const GpuModelOptions& options() const { return options_; }
+
+ private:
+  struct CpQueue;
+  void fetch(CpQueue& q);
+  void complete_packet(int pid, uint32_t queue_id, uint64_t dispatch_id, uint64_t signal,
+                       const JobResult& r);
+  void fail_queue(CpQueue& q, std::string why);
+
+  GpuModelOptions options_;
+  ProcessMemory& memory_;
+  SimTime now_ = 0;
+  std::map<uint32_t, std::unique_ptr<GpuEngine>> engines_;
+  std::map<QueueKey, std::unique_ptr<CpQueue>> queues_;
+};
+
+}  // namespace gpreempt::sim::gpu

@@ -1,0 +1,74 @@
+#include "sim/gpu/profile.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+namespace gpreempt::sim::gpu {
+
+SimTime GpuProfile::grace_ns(uint32_t grace_kclk) const {
+  const uint64_t units = grace_kclk == 0xffffffffu ? default_grace_kclk
+                                                   : std::max<uint32_t>(grace_kclk, 1);
+  // units * 1000 clocks / (clock_mhz * 1e6 Hz) seconds = units * 1e6 / clock_mhz ns
+  return static_cast<SimTime>(units * 1'000'000ull / clock_mhz);
+}
+
+static SimTime transfer_ns(uint64_t waves, uint64_t bytes_per_wave, double gbps) {
+  // 1 GB/s moves one byte per nanosecond.
+  return static_cast<SimTime>(std::ceil(static_cast<double>(waves * bytes_per_wave) / gbps));
+}
+
+SimTime GpuProfile::save_ns(uint64_t waves) const {
+  if (waves == 0) return 0;
+  return save_fixed_ns + transfer_ns(waves, wave_state_bytes, save_bandwidth_gbps);
+}
+
+SimTime GpuProfile::restore_ns(uint64_t waves) const {
+  if (waves == 0) return 0;
+  return restore_fixed_ns + transfer_ns(waves, wave_state_bytes, restore_bandwidth_gbps);
+}
+
+GpuProfile mi308x_profile() {
+  GpuProfile p;
+  p.name = "mi308x";
+  p.gfx_target = "gfx942";
+  p.num_xcc = 4;
+  p.cus_per_xcc = 20;
+  p.clock_mhz = 1420;
+  return p;
+}
+
+GpuProfile mi300x_profile() {
+  GpuProfile p = mi308x_profile();
+  p.name = "mi300x";
+  p.num_xcc = 8;
+  p.cus_per_xcc = 38;
+  p.clock_mhz = 2100;
+  return p;
+}
+
+GpuProfile mi210_profile() {
+  GpuProfile p = mi308x_profile();
+  p.name = "mi210";
+  p.gfx_target = "gfx90a";
+  p.num_xcc = 1;
+  p.cus_per_xcc = 104;
+  p.clock_mhz = 1700;
+  // One GCD with its own HBM2e: less bandwidth for the wave save than the MI300 parts.
+  p.save_bandwidth_gbps = 200.0;
+  p.restore_bandwidth_gbps = 200.0;
+  return p;
+}
+
+std::optional<GpuProfile> profile_by_name(std::string_view name) {
+  std::string n(name);
+  std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (n == "mi308x") return mi308x_profile();
+  if (n == "mi300x") return mi300x_profile();
+  if (n == "mi210") return mi210_profile();
+  return std::nullopt;
+}
+
+std::vector<std::string> profile_names() { return {"mi308x", "mi300x", "mi210"}; }
+
+}  // namespace gpreempt::sim::gpu

@@ -1,0 +1,63 @@
+// Device profiles of the GPU execution model. Every number here is explained, with its source or
+// the reasoning behind it, in docs/sim-model.md ("estimate" where nothing public exists).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpreempt::sim::gpu {
+
+using SimTime = int64_t;  // simulated nanoseconds
+
+struct GpuProfile {
+  std::string name;        // "mi308x"
+  std::string gfx_target;  // "gfx942"
+
+  // Compute resources.
+  uint32_t num_xcc = 4;
+  uint32_t cus_per_xcc = 20;
+  uint32_t simds_per_cu = 4;
+  uint32_t max_waves_per_cu = 32;
+  uint32_t max_workgroups_per_cu = 16;
+  uint32_t wave_size = 64;
+  uint32_t clock_mhz = 1420;  // shader clock; grace periods are counted in 1,000 of these
+
+  // Hardware scheduler (HWS firmware on the MEC).
+  uint32_t compute_pipes = 4;       // MEC pipes KFD hands to HWS
+  uint32_t queues_per_pipe = 6;     // HQD slots per pipe KFD owns (per XCC; a queue uses one on each)
+  SimTime oversubscription_quantum_ns = 1'000'000;
+  SimTime unmap_latency_ns = 30'000;  // UNMAP_QUEUES from the HIQ until the CP starts preempting
+  SimTime map_latency_ns = 30'000;    // RUNLIST/MAP_QUEUES until the queues fetch again
+  uint32_t default_grace_kclk = 1;    // grace period when the caller passes 0xffffffff
+  SimTime preemption_timeout_ns = 9'000'000'000;  // queue_preemption_timeout_ms
+
+  // Compute wave save/restore (CWSR).
+  uint64_t wave_state_bytes = 64 * 1024;   // VGPR+AGPR+SGPR+LDS share of one wave
+  double save_bandwidth_gbps = 400.0;      // device-wide bytes/ns * 1 = GB/s
+  double restore_bandwidth_gbps = 400.0;
+  SimTime save_fixed_ns = 10'000;     // trap-handler entry, control stack write
+  SimTime restore_fixed_ns = 10'000;
+
+  // Command processor.
+  SimTime packet_overhead_ns = 2'000;  // fetch + decode of one AQL packet before waves launch
+
+  uint32_t hqd_slots() const { return compute_pipes * queues_per_pipe; }
+  uint32_t total_cus() const { return num_xcc * cus_per_xcc; }
+  // Grace period in 1,000-clock units as nanoseconds (GFX9 code turns 0 into 1).
+  SimTime grace_ns(uint32_t grace_kclk) const;
+  SimTime save_ns(uint64_t waves) const;
+  SimTime restore_ns(uint64_t waves) const;
+};
+
+GpuProfile mi308x_profile();
+GpuProfile mi300x_profile();
+GpuProfile mi210_profile();
+
+// "mi308x", "mi300x", "mi210" (case-insensitive); nullopt otherwise.
+std::optional<GpuProfile> profile_by_name(std::string_view name);
+std::vector<std::string> profile_names();
+
+}  // namespace gpreempt::sim::gpu
