@@ -136,6 +136,7 @@ class Decoder {
       queue_->xcc_copies.back().xcc = static_cast<std::uint32_t>(queue_->xcc_copies.size() - 1);
       expected_offset_ = 0;
       copy_open_ = true;
+      copy_damaged_ = false;
     }
     if (!copy_open_) {
       diag_.add(line_, "hex dump row at offset " + hex32(row.offset) +
@@ -162,6 +163,13 @@ class Decoder {
     }
     c.dwords.insert(c.dwords.end(), row.values.begin(), row.values.end());
     expected_offset_ += row.values.size() * 4;
+    if (row.malformed_value || row.values.size() != 8) {
+      // Keep later rows at their true offsets: the unreadable words of this 32-byte row become
+      // zero and the copy stays marked damaged, so no decoded value is presented as complete.
+      copy_damaged_ = true;
+      expected_offset_ = row.offset + 32;
+      c.dwords.resize(expected_offset_ / 4, 0);
+    }
     c.bytes = c.dwords.size() * 4;
   }
 
@@ -173,8 +181,8 @@ class Decoder {
     MqdCopy& c = queue_->xcc_copies.back();
     copy_open_ = false;
     const std::size_t want = expected_bytes(queue_->type);
-    c.complete = c.bytes == want;
-    if (!c.complete) {
+    c.complete = c.bytes == want && !copy_damaged_;
+    if (c.bytes != want) {
       diag_.add(line_, "MQD copy " + std::to_string(c.xcc) + " of the " + queue_->type +
                            " queue on device " + queue_->gpu_id_hex + " (line " +
                            std::to_string(queue_->line) + ") has " + std::to_string(c.bytes) +
@@ -211,6 +219,7 @@ class Decoder {
   MqdsDump out_;
   MqdsQueue* queue_ = nullptr;  // points into out_; stable because only the last queue grows
   bool copy_open_ = false;
+  bool copy_damaged_ = false;
   std::uint64_t expected_offset_ = 0;
   std::size_t line_ = 0;
 };
