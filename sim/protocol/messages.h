@@ -1,0 +1,95 @@
+// The wire protocol between the kfd shim (inside every simulated process) and kfdsimd (one per
+// simulated machine). One request and one reply per SOCK_SEQPACKET message, so a message's
+// boundaries are the kernel's and no framing state survives a partial read.
+//
+// Encoding and decoding are pure functions over bytes; sim/protocol/socket_io.h moves them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace gpreempt::sim::protocol {
+
+inline constexpr uint32_t kMagic = 0x5344464b;  // "KFDS" little-endian
+inline constexpr uint16_t kVersion = 1;
+// Ioctl args are at most _IOC_SIZE = 14 bits; replies of inspection requests (JSON) may be larger.
+inline constexpr std::size_t kMaxMessage = 1 << 20;
+
+enum class Op : uint16_t {
+  // First message of a process's anchor connection: the daemon watches this process from now on
+  // (exit via pidfd; exec when the close-on-exec anchor hangs up). Reply payload: HelloReply.
+  kHelloProcess = 1,
+  // open("/dev/kfd"): KfdDevice::open. ret = 0 or -errno.
+  kOpenKfd = 2,
+  // ioctl on a /dev/kfd fd: arg = request, payload = the caller's _IOC_SIZE bytes.
+  // Reply: ret, payload = the bytes to copy back (always, even when ret < 0).
+  kIoctl = 3,
+  // mmap of a /dev/kfd fd: arg = file offset, payload = u64 length. Reply: ret and, when ret == 0,
+  // a memfd (SCM_RIGHTS) to map at offset 0 in place of the device memory.
+  kMmap = 4,
+  // Bring the materialised sysfs/debugfs tree up to date before the caller looks at it.
+  kRefreshFiles = 5,
+  // Inspection for kfdsim: reply payload is JSON text.
+  kStatus = 6,
+  kQueues = 7,
+  // Stop the daemon (kfdsim stop). Reply first, then exit.
+  kShutdown = 8,
+};
+
+struct RequestHeader {
+  uint32_t magic = kMagic;
+  uint16_t version = kVersion;
+  uint16_t op = 0;
+  int32_t pid = 0;  // calling process (tgid)
+  int32_t tid = 0;  // calling thread
+  uint64_t arg = 0;
+  uint32_t payload_size = 0;
+  uint32_t reserved = 0;
+};
+static_assert(sizeof(RequestHeader) == 32);
+
+struct ReplyHeader {
+  uint32_t magic = kMagic;
+  uint32_t payload_size = 0;
+  int64_t ret = 0;
+};
+static_assert(sizeof(ReplyHeader) == 16);
+
+struct Request {
+  Op op{};
+  int pid = 0;
+  int tid = 0;
+  uint64_t arg = 0;
+  std::vector<uint8_t> payload;
+};
+
+struct Reply {
+  int64_t ret = 0;
+  std::vector<uint8_t> payload;
+};
+
+// What a decoder found wrong, for the log line that reports a broken peer.
+struct DecodeError {
+  std::string what;
+};
+
+std::vector<uint8_t> encode(const Request& r);
+std::vector<uint8_t> encode(const Reply& r);
+// Decoders check magic, version, op range and that the payload size matches the message length.
+std::optional<Request> decode_request(std::span<const uint8_t> msg, DecodeError* err = nullptr);
+std::optional<Reply> decode_reply(std::span<const uint8_t> msg, DecodeError* err = nullptr);
+
+// kHelloProcess reply: where the daemon materialises the machine's files and who it is.
+struct HelloReply {
+  int daemon_pid = 0;
+  std::string root_dir;  // absolute; "<root>/sys/class/kfd/kfd/..." mirrors the real tree
+};
+std::vector<uint8_t> encode(const HelloReply& h);
+std::optional<HelloReply> decode_hello(std::span<const uint8_t> payload);
+
+const char* op_name(Op op);
+
+}  // namespace gpreempt::sim::protocol

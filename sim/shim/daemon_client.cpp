@@ -1,0 +1,262 @@
+#include "sim/shim/daemon_client.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "sim/protocol/machine_paths.h"
+#include "sim/protocol/socket_io.h"
+#include "sim/shim/fd_table.h"
+#include "sim/shim/real_libc.h"
+
+extern char** environ;
+
+namespace gpreempt::sim::shim {
+namespace {
+
+using protocol::Op;
+
+int real_close_fd(int fd) { return REAL(close)(fd); }
+
+const protocol::MachinePaths& paths() {
+  static const protocol::MachinePaths p =
+      protocol::machine_paths([](const char* n) { return std::getenv(n); }, getuid());
+  return p;
+}
+
+// Per-process state; reset in the child after fork.
+std::mutex g_mutex;
+int g_anchor_pid = 0;  // process that owns g_anchor_fd (0 = none yet)
+int g_anchor_fd = -1;
+std::string g_root;
+bool g_reported = false;
+
+void report_once(const std::string& what) {
+  if (g_reported) return;
+  g_reported = true;
+  std::fprintf(stderr, "kfdshim: %s\n", what.c_str());
+}
+
+// kfdsimd: $KFDSIM_DAEMON, else <dir of this library>/../bin/kfdsimd (the build tree layout).
+std::string daemon_path() {
+  if (const char* p = std::getenv(protocol::kEnvDaemon); p && *p) return p;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&daemon_path), &info) && info.dli_fname) {
+    std::string lib = info.dli_fname;
+    auto slash = lib.rfind('/');
+    std::string dir = slash == std::string::npos ? "." : lib.substr(0, slash);
+    return dir + "/../bin/kfdsimd";
+  }
+  return "kfdsimd";
+}
+
+void make_dirs(const std::string& dir) {
+  for (std::size_t i = 1; i <= dir.size(); ++i) {
+    if (i == dir.size() || dir[i] == '/') mkdir(dir.substr(0, i).c_str(), 0700);
+  }
+}
+
+// Starts kfdsimd for this machine unless someone else already did; returns a connected socket.
+// The lock makes concurrent first users start one daemon; the daemon takes the same lock before
+// it decides to exit, so no client connects to a daemon that is going away.
+int start_daemon_and_connect() {
+  const auto& p = paths();
+  make_dirs(p.dir);
+  int lock = REAL(open)(p.lock().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock < 0) return -errno;
+  while (flock(lock, LOCK_EX) != 0 && errno == EINTR) {
+  }
+  int s = protocol::connect_unix(p.socket);
+  if (s < 0) {
+    std::string exe = daemon_path();
+    // The daemon must not load the shim itself, so LD_PRELOAD is dropped from its environment.
+    std::vector<char*> env;
+    for (char** e = environ; e && *e; ++e)
+      if (std::strncmp(*e, "LD_PRELOAD=", 11) != 0) env.push_back(*e);
+    env.push_back(nullptr);
+    std::string sock_arg = "--socket=" + p.socket;
+    std::string dir_arg = "--dir=" + p.dir;
+    char* argv[] = {const_cast<char*>(exe.c_str()), const_cast<char*>("--daemonize"),
+                    const_cast<char*>(dir_arg.c_str()), const_cast<char*>(sock_arg.c_str()), nullptr};
+    pid_t child;
+    int rc = posix_spawn(&child, exe.c_str(), nullptr, nullptr, argv, env.data());
+    if (rc != 0) {
+      report_once("cannot start " + exe + ": " + std::strerror(rc) + " (set KFDSIM_DAEMON)");
+    } else {
+      // --daemonize returns once the socket listens (or the daemon failed to start).
+      int status = 0;
+      while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+      }
+      s = protocol::connect_unix(p.socket);
+      if (s < 0)
+        report_once("started " + exe + " but " + p.socket + " does not answer: " +
+                    std::strerror(-s) + " (see " + p.log() + ")");
+    }
+  }
+  flock(lock, LOCK_UN);
+  real_close_fd(lock);
+  return s;
+}
+
+int connect_daemon() {
+  int s = protocol::connect_unix(paths().socket);
+  if (s < 0) s = start_daemon_and_connect();
+  if (s >= 0) fd_table().set_internal(s, true);
+  return s;
+}
+
+void drop_internal(int& fd) {
+  if (fd >= 0) {
+    fd_table().set_internal(fd, false);
+    real_close_fd(fd);
+    fd = -1;
+  }
+}
+
+// Round trip on `sock`, which the caller owns exclusively.
+CallResult round_trip(int sock, const protocol::Request& req) {
+  CallResult r;
+  auto msg = protocol::encode(req);
+  if (int e = protocol::send_message(sock, msg); e < 0) {
+    r.error = e;
+    return r;
+  }
+  std::vector<uint8_t> in;
+  if (int e = protocol::recv_message(sock, in, &r.fd); e < 0) {
+    r.error = e;
+    return r;
+  }
+  protocol::DecodeError err;
+  auto rep = protocol::decode_reply(in, &err);
+  if (!rep) {
+    if (r.fd >= 0) real_close_fd(r.fd);
+    r.fd = -1;
+    r.error = -EPROTO;
+    report_once("bad reply from kfdsimd: " + err.what);
+    return r;
+  }
+  r.reply = std::move(*rep);
+  return r;
+}
+
+// The anchor of the calling process, made on first use. Caller holds g_mutex.
+int ensure_process_locked() {
+  int pid = getpid();
+  if (g_anchor_pid == pid && g_anchor_fd >= 0) return 0;
+  if (g_anchor_pid != pid) drop_internal(g_anchor_fd);  // a copy inherited across fork
+  g_anchor_pid = pid;
+  int s = connect_daemon();
+  if (s < 0) {
+    report_once("cannot reach kfdsimd at " + paths().socket + ": " + std::strerror(-s));
+    g_anchor_pid = 0;
+    return s;
+  }
+  protocol::Request req{Op::kHelloProcess, pid, gettid(), 0, {}};
+  CallResult r = round_trip(s, req);
+  std::optional<protocol::HelloReply> hello;
+  if (r.error == 0 && r.reply.ret == 0) hello = protocol::decode_hello(r.reply.payload);
+  if (!hello) {
+    drop_internal(s);
+    g_anchor_pid = 0;
+    report_once("kfdsimd at " + paths().socket + " refused this process");
+    return r.error ? r.error : -EPROTO;
+  }
+  g_anchor_fd = s;
+  g_root = hello->root_dir;
+  return 0;
+}
+
+int ensure_process() {
+  std::lock_guard lock(g_mutex);
+  return ensure_process_locked();
+}
+
+// Request connection of the calling thread; closed when the thread exits.
+struct ThreadConnection {
+  int fd = -1;
+  int pid = 0;
+  ~ThreadConnection() {
+    if (fd >= 0 && pid == getpid()) drop_internal(fd);
+  }
+};
+thread_local ThreadConnection t_conn;
+
+int thread_socket() {
+  if (t_conn.fd >= 0 && t_conn.pid == getpid()) return t_conn.fd;
+  if (t_conn.fd >= 0) drop_internal(t_conn.fd);  // inherited across fork
+  int s = connect_daemon();
+  if (s < 0) return s;
+  t_conn.fd = s;
+  t_conn.pid = getpid();
+  return s;
+}
+
+void atfork_prepare() { g_mutex.lock(); }
+void atfork_parent() { g_mutex.unlock(); }
+void atfork_child() {
+  // Only the forking thread survives: every shim connection here is a copy of the parent's.
+  // Closing the copies now keeps the parent's exec detectable (its anchor's hang-up).
+  fd_table().for_each_internal([](int fd) {
+    fd_table().set_internal(fd, false);
+    real_close_fd(fd);
+  });
+  g_anchor_fd = -1;
+  g_anchor_pid = 0;
+  t_conn.fd = -1;
+  t_conn.pid = 0;
+  g_mutex.unlock();
+}
+
+}  // namespace
+
+void install_fork_handler() {
+  static std::once_flag once;
+  std::call_once(once, [] { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); });
+}
+
+CallResult call(Op op, uint64_t arg, std::vector<uint8_t> payload) {
+  install_fork_handler();
+  CallResult r;
+  if (int e = ensure_process(); e < 0) {
+    r.error = e;
+    return r;
+  }
+  int s = thread_socket();
+  if (s < 0) {
+    r.error = s;
+    return r;
+  }
+  protocol::Request req{op, getpid(), gettid(), arg, std::move(payload)};
+  r = round_trip(s, req);
+  if (r.error == -ECONNRESET || r.error == -EPIPE) {
+    // The daemon went away (kfdsim stop, crash): the next call reconnects.
+    drop_internal(t_conn.fd);
+  }
+  return r;
+}
+
+const std::string& machine_root() {
+  install_fork_handler();
+  std::lock_guard lock(g_mutex);
+  static const std::string empty;
+  if (ensure_process_locked() < 0) return empty;
+  return g_root;
+}
+
+const std::string& configured_root() {
+  static const std::string root = paths().root();
+  return root;
+}
+
+}  // namespace gpreempt::sim::shim

@@ -1,0 +1,40 @@
+// The shim's side of the connection to kfdsimd.
+//
+// Each process has one *anchor* connection (close-on-exec, never used for requests): the daemon
+// treats its hang-up as the process's exec, and watches the process's exit with a pidfd. Each
+// thread has its own request connection, so a thread blocked in a simulated ioctl (RUNTIME_ENABLE
+// while debugged, destroy of a suspended queue) never holds up another thread. After fork the
+// child drops the parent's connections and makes its own.
+//
+// The daemon is started on demand when the machine's socket does not answer.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/protocol/messages.h"
+
+namespace gpreempt::sim::shim {
+
+struct CallResult {
+  int error = 0;  // transport failure as -errno (the reply is then meaningless)
+  protocol::Reply reply;
+  int fd = -1;    // descriptor passed with the reply, owned by the caller
+};
+
+// Sends one request from the calling thread and waits for its reply (through signals).
+CallResult call(protocol::Op op, uint64_t arg, std::vector<uint8_t> payload);
+
+// Where the machine's files are materialised (asks the daemon once per process). Empty if the
+// daemon cannot be reached; the reason has been printed to stderr once.
+const std::string& machine_root();
+
+// The root computed from the environment alone, without contacting the daemon (path
+// classification must not start a daemon for paths that are not ours).
+const std::string& configured_root();
+
+// Installed once (pthread_atfork): the child closes its copies of the parent's connections.
+void install_fork_handler();
+
+}  // namespace gpreempt::sim::shim

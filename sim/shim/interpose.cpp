@@ -1,0 +1,509 @@
+// libkfdshim.so: the LD_PRELOAD interposer of the simulated KFD.
+//
+// /dev/kfd opens become a real descriptor (of /dev/null, so dup/fcntl/close/poll behave) recorded
+// in FdTable; ioctl and mmap on it go to kfdsimd. sysfs/debugfs paths of the KFD are redirected
+// into the directory where kfdsimd materialises them (after asking it to refresh), so the real
+// libc does the reading, stat-ing and directory walking. Every other call passes through.
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpreempt/kfd_abi.h"
+#include "sim/protocol/machine_paths.h"
+#include "sim/shim/daemon_client.h"
+#include "sim/shim/fd_table.h"
+#include "sim/shim/real_libc.h"
+
+// glibc >= 2.33 still exports the __xstat family for old binaries but no longer declares it.
+extern "C" {
+int __xstat(int, const char*, struct stat*);
+int __lxstat(int, const char*, struct stat*);
+int __fxstat(int, int, struct stat*);
+int __fxstatat(int, int, const char*, struct stat*, int);
+}
+
+namespace gpreempt::sim::shim {
+namespace {
+
+using protocol::GuestPathKind;
+using protocol::Op;
+
+// Device number reported for /dev/kfd. The real major is allocated dynamically at module load, so
+// no value is "right"; this one is outside the statically assigned ranges.
+constexpr unsigned kKfdMajor = 234;
+
+// Cheap pre-filter: only absolute paths naming "kfd" can be ours.
+bool maybe_ours(const char* path) { return path && path[0] == '/' && strstr(path, "kfd"); }
+
+protocol::GuestPath classify(const char* path) {
+  if (!maybe_ours(path)) return {};
+  return protocol::classify_path(protocol::normalize_path(path), configured_root());
+}
+
+// The daemon rewrites the materialised files from the device's current state.
+void refresh_files() { (void)call(Op::kRefreshFiles, 0, {}); }
+
+// Redirected path for a sysfs/debugfs name (after a refresh), /dev/kfd's placeholder file for
+// the device node, or the path itself.
+struct Resolved {
+  GuestPathKind kind = GuestPathKind::kNone;
+  std::string host;
+  const char* c_str(const char* original) const {
+    return kind == GuestPathKind::kNone ? original : host.c_str();
+  }
+};
+Resolved resolve(const char* path) {
+  auto g = classify(path);
+  if (g.kind != GuestPathKind::kNone) refresh_files();
+  return {g.kind, std::move(g.host)};
+}
+
+int set_errno(long ret) {
+  if (ret < 0) {
+    errno = static_cast<int>(-ret);
+    return -1;
+  }
+  return static_cast<int>(ret);
+}
+
+int kfd_open(int flags) {
+  auto r = call(Op::kOpenKfd, 0, {});
+  if (r.error) return set_errno(-ENODEV);
+  if (r.reply.ret < 0) return set_errno(r.reply.ret);
+  int fd = REAL(open)("/dev/null", O_RDWR | (flags & O_CLOEXEC));
+  if (fd < 0) return -1;
+  if (!fd_table().set_kfd(fd, getpid())) {
+    REAL(close)(fd);
+    return set_errno(-EMFILE);
+  }
+  return fd;
+}
+
+// copy_from_user/copy_to_user on our own address space: a bad pointer fails with EFAULT instead
+// of crashing the caller.
+bool copy_in(void* dst, const void* src, std::size_t n) {
+  iovec local{dst, n}, remote{const_cast<void*>(src), n};
+  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(n);
+}
+bool copy_out(void* dst, const void* src, std::size_t n) {
+  iovec local{const_cast<void*>(src), n}, remote{dst, n};
+  return process_vm_writev(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(n);
+}
+
+int kfd_ioctl(int fd, unsigned long request, void* arg) {
+  // The kernel binds the file to the opening process: another process (a forked child) gets EBADF.
+  if (fd_table().kfd_opener(fd) != getpid()) return set_errno(-EBADF);
+  const std::size_t size = kfd::ioc_size(request);
+  const uint32_t dir = kfd::ioc_dir(request);
+  std::vector<uint8_t> args(size, 0);
+  if (size && !copy_in(args.data(), arg, size) && (dir & kfd::IOC_WRITE)) return set_errno(-EFAULT);
+  std::vector<uint8_t> sent = args;
+  auto r = call(Op::kIoctl, request, std::move(args));
+  if (r.error) return set_errno(-EIO);
+  long ret = r.reply.ret;
+  const auto& back = r.reply.payload;
+  // Args are copied back even when the handler failed (FACTS §2). Bytes that did not change are
+  // not written when the request is write-only, so a const argument in read-only memory works.
+  if (size && back.size() == size && ((dir & kfd::IOC_READ) || back != sent)) {
+    if (!copy_out(arg, back.data(), size)) ret = -EFAULT;
+  }
+  return set_errno(ret);
+}
+
+void* kfd_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  if (fd_table().kfd_opener(fd) != getpid()) {
+    errno = EBADF;
+    return MAP_FAILED;
+  }
+  uint64_t length = len;
+  std::vector<uint8_t> payload(sizeof length);
+  memcpy(payload.data(), &length, sizeof length);
+  auto r = call(Op::kMmap, static_cast<uint64_t>(off), std::move(payload));
+  if (r.error || r.reply.ret < 0 || r.fd < 0) {
+    if (r.fd >= 0) REAL(close)(r.fd);
+    errno = r.error ? EIO : r.reply.ret < 0 ? static_cast<int>(-r.reply.ret) : EINVAL;
+    return MAP_FAILED;
+  }
+  void* p = REAL(mmap)(addr, len, prot, flags, r.fd, 0);
+  int saved = errno;
+  REAL(close)(r.fd);
+  errno = saved;
+  return p;
+}
+
+// /dev/kfd is a character device; its placeholder under root/ is a plain file.
+void as_kfd_node(struct stat* st) {
+  st->st_mode = S_IFCHR | (st->st_mode & 07777);
+  st->st_rdev = makedev(kKfdMajor, 0);
+  st->st_size = 0;
+}
+void as_kfd_node(struct statx* st) {
+  st->stx_mode = static_cast<uint16_t>(S_IFCHR | (st->stx_mode & 07777));
+  st->stx_rdev_major = kKfdMajor;
+  st->stx_rdev_minor = 0;
+  st->stx_size = 0;
+}
+
+bool is_kfd_fd(int fd) { return fd_table().kfd_opener(fd) != 0; }
+
+// readlink of /proc/self/fd/N (or /proc/<our pid>/fd/N) for a kfd descriptor names /dev/kfd.
+bool kfd_fd_link(const char* path) {
+  if (!path || strncmp(path, "/proc/", 6) != 0) return false;
+  const char* p = path + 6;
+  std::string self = std::to_string(getpid()) + "/fd/";
+  if (strncmp(p, "self/fd/", 8) == 0) {
+    p += 8;
+  } else if (strncmp(p, self.c_str(), self.size()) == 0) {
+    p += self.size();
+  } else {
+    return false;
+  }
+  char* end = nullptr;
+  long fd = strtol(p, &end, 10);
+  return end != p && *end == '\0' && is_kfd_fd(static_cast<int>(fd));
+}
+
+ssize_t copy_link(const char* target, char* buf, size_t size) {
+  size_t n = strlen(target);
+  if (n > size) n = size;
+  memcpy(buf, target, n);
+  return static_cast<ssize_t>(n);
+}
+
+int dup_result(int from, int to) {
+  if (to >= 0) fd_table().copy(from, to);
+  return to;
+}
+
+mode_t open_mode(int flags, va_list ap) {
+  if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE) return va_arg(ap, mode_t);
+  return 0;
+}
+
+int open_common(const char* path, int flags, mode_t mode) {
+  auto g = resolve(path);
+  if (g.kind == GuestPathKind::kKfdNode) return kfd_open(flags);
+  return REAL(open)(g.c_str(path), flags, mode);
+}
+
+int openat_common(int dirfd, const char* path, int flags, mode_t mode) {
+  auto g = resolve(path);
+  if (g.kind == GuestPathKind::kKfdNode) return kfd_open(flags);
+  return REAL(openat)(dirfd, g.c_str(path), flags, mode);
+}
+
+}  // namespace
+}  // namespace gpreempt::sim::shim
+
+using namespace gpreempt::sim::shim;
+using gpreempt::sim::protocol::GuestPathKind;
+
+extern "C" {
+
+#define SHIM_EXPORT __attribute__((visibility("default")))
+
+// ---- open family ---------------------------------------------------------------------------------
+SHIM_EXPORT int open(const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = open_mode(flags, ap);
+  va_end(ap);
+  return open_common(path, flags, mode);
+}
+SHIM_EXPORT int open64(const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = open_mode(flags, ap);
+  va_end(ap);
+  return open_common(path, flags, mode);
+}
+SHIM_EXPORT int __open_2(const char* path, int flags) { return open_common(path, flags, 0); }
+SHIM_EXPORT int __open64_2(const char* path, int flags) { return open_common(path, flags, 0); }
+SHIM_EXPORT int openat(int dirfd, const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = open_mode(flags, ap);
+  va_end(ap);
+  return openat_common(dirfd, path, flags, mode);
+}
+SHIM_EXPORT int openat64(int dirfd, const char* path, int flags, ...) {
+  va_list ap;
+  va_start(ap, flags);
+  mode_t mode = open_mode(flags, ap);
+  va_end(ap);
+  return openat_common(dirfd, path, flags, mode);
+}
+SHIM_EXPORT int __openat_2(int dirfd, const char* path, int flags) {
+  return openat_common(dirfd, path, flags, 0);
+}
+SHIM_EXPORT int __openat64_2(int dirfd, const char* path, int flags) {
+  return openat_common(dirfd, path, flags, 0);
+}
+SHIM_EXPORT int creat(const char* path, mode_t mode) {
+  return open_common(path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+SHIM_EXPORT int creat64(const char* path, mode_t mode) {
+  return open_common(path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+
+// stdio opens through libc-internal calls the shim cannot see, so fopen is interposed itself.
+SHIM_EXPORT FILE* fopen(const char* path, const char* mode) {
+  auto g = resolve(path);
+  if (g.kind == GuestPathKind::kKfdNode) {
+    int flags = strchr(mode, '+') ? O_RDWR : (mode[0] == 'r' ? O_RDONLY : O_WRONLY);
+    if (strchr(mode, 'e')) flags |= O_CLOEXEC;
+    int fd = kfd_open(flags);
+    if (fd < 0) return nullptr;
+    FILE* f = fdopen(fd, mode);
+    if (!f) {
+      int saved = errno;
+      fd_table().clear(fd);
+      REAL(close)(fd);
+      errno = saved;
+    }
+    return f;
+  }
+  return REAL(fopen)(g.c_str(path), mode);
+}
+SHIM_EXPORT FILE* fopen64(const char* path, const char* mode) { return fopen(path, mode); }
+
+// ---- descriptors -----------------------------------------------------------------------------------
+SHIM_EXPORT int close(int fd) {
+  // The shim's own daemon connections are invisible to the program (a "close every fd" loop must
+  // not cut the process off from its device).
+  if (fd_table().is_internal(fd)) {
+    errno = EBADF;
+    return -1;
+  }
+  fd_table().clear(fd);
+  return REAL(close)(fd);
+}
+SHIM_EXPORT int dup(int fd) { return dup_result(fd, REAL(dup)(fd)); }
+SHIM_EXPORT int dup2(int from, int to) {
+  if (fd_table().is_internal(to)) {
+    errno = EBUSY;
+    return -1;
+  }
+  int r = REAL(dup2)(from, to);
+  return r >= 0 && from != to ? dup_result(from, r) : r;
+}
+SHIM_EXPORT int dup3(int from, int to, int flags) {
+  if (fd_table().is_internal(to)) {
+    errno = EBUSY;
+    return -1;
+  }
+  return dup_result(from, REAL(dup3)(from, to, flags));
+}
+SHIM_EXPORT int fcntl(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  void* arg = va_arg(ap, void*);
+  va_end(ap);
+  int r = REAL(fcntl)(fd, cmd, arg);
+  if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) dup_result(fd, r);
+  return r;
+}
+SHIM_EXPORT int fcntl64(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  void* arg = va_arg(ap, void*);
+  va_end(ap);
+  int r = REAL(fcntl)(fd, cmd, arg);
+  if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) dup_result(fd, r);
+  return r;
+}
+
+SHIM_EXPORT int ioctl(int fd, unsigned long request, ...) {
+  va_list ap;
+  va_start(ap, request);
+  void* arg = va_arg(ap, void*);
+  va_end(ap);
+  if (is_kfd_fd(fd)) return kfd_ioctl(fd, request, arg);
+  return REAL(ioctl)(fd, request, arg);
+}
+
+SHIM_EXPORT void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  if (fd >= 0 && is_kfd_fd(fd)) return kfd_mmap(addr, len, prot, flags, fd, off);
+  return REAL(mmap)(addr, len, prot, flags, fd, off);
+}
+SHIM_EXPORT void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  return mmap(addr, len, prot, flags, fd, off);
+}
+
+// The KFD file has no read method: the kernel answers -EINVAL.
+SHIM_EXPORT ssize_t read(int fd, void* buf, size_t n) {
+  if (is_kfd_fd(fd)) {
+    errno = EINVAL;
+    return -1;
+  }
+  return REAL(read)(fd, buf, n);
+}
+SHIM_EXPORT ssize_t pread(int fd, void* buf, size_t n, off_t off) {
+  if (is_kfd_fd(fd)) {
+    errno = EINVAL;
+    return -1;
+  }
+  return REAL(pread)(fd, buf, n, off);
+}
+SHIM_EXPORT ssize_t pread64(int fd, void* buf, size_t n, off_t off) { return pread(fd, buf, n, off); }
+
+// ---- stat family --------------------------------------------------------------------------------------
+SHIM_EXPORT int stat(const char* path, struct stat* st) {
+  auto g = resolve(path);
+  int r = REAL(stat)(g.c_str(path), st);
+  if (r == 0 && g.kind == GuestPathKind::kKfdNode) as_kfd_node(st);
+  return r;
+}
+SHIM_EXPORT int stat64(const char* path, struct stat64* st) {
+  return stat(path, reinterpret_cast<struct stat*>(st));
+}
+SHIM_EXPORT int lstat(const char* path, struct stat* st) {
+  auto g = resolve(path);
+  int r = REAL(lstat)(g.c_str(path), st);
+  if (r == 0 && g.kind == GuestPathKind::kKfdNode) as_kfd_node(st);
+  return r;
+}
+SHIM_EXPORT int lstat64(const char* path, struct stat64* st) {
+  return lstat(path, reinterpret_cast<struct stat*>(st));
+}
+SHIM_EXPORT int fstat(int fd, struct stat* st) {
+  int r = REAL(fstat)(fd, st);
+  if (r == 0 && is_kfd_fd(fd)) as_kfd_node(st);
+  return r;
+}
+SHIM_EXPORT int fstat64(int fd, struct stat64* st) {
+  return fstat(fd, reinterpret_cast<struct stat*>(st));
+}
+SHIM_EXPORT int fstatat(int dirfd, const char* path, struct stat* st, int flags) {
+  auto g = resolve(path);
+  int r = REAL(fstatat)(dirfd, g.c_str(path), st, flags);
+  bool node = g.kind == GuestPathKind::kKfdNode ||
+              ((flags & AT_EMPTY_PATH) && path && !*path && is_kfd_fd(dirfd));
+  if (r == 0 && node) as_kfd_node(st);
+  return r;
+}
+SHIM_EXPORT int fstatat64(int dirfd, const char* path, struct stat64* st, int flags) {
+  return fstatat(dirfd, path, reinterpret_cast<struct stat*>(st), flags);
+}
+SHIM_EXPORT int statx(int dirfd, const char* path, int flags, unsigned mask, struct statx* st) {
+  auto g = resolve(path);
+  int r = REAL(statx)(dirfd, g.c_str(path), flags, mask, st);
+  bool node = g.kind == GuestPathKind::kKfdNode ||
+              ((flags & AT_EMPTY_PATH) && path && !*path && is_kfd_fd(dirfd));
+  if (r == 0 && node) as_kfd_node(st);
+  return r;
+}
+// Programs built against glibc < 2.33 call the versioned __xstat family instead.
+SHIM_EXPORT int __xstat(int ver, const char* path, struct stat* st) {
+  auto g = resolve(path);
+  int r = REAL(__xstat)(ver, g.c_str(path), st);
+  if (r == 0 && g.kind == GuestPathKind::kKfdNode) as_kfd_node(st);
+  return r;
+}
+SHIM_EXPORT int __xstat64(int ver, const char* path, struct stat64* st) {
+  return __xstat(ver, path, reinterpret_cast<struct stat*>(st));
+}
+SHIM_EXPORT int __lxstat(int ver, const char* path, struct stat* st) {
+  auto g = resolve(path);
+  int r = REAL(__lxstat)(ver, g.c_str(path), st);
+  if (r == 0 && g.kind == GuestPathKind::kKfdNode) as_kfd_node(st);
+  return r;
+}
+SHIM_EXPORT int __lxstat64(int ver, const char* path, struct stat64* st) {
+  return __lxstat(ver, path, reinterpret_cast<struct stat*>(st));
+}
+SHIM_EXPORT int __fxstat(int ver, int fd, struct stat* st) {
+  int r = REAL(__fxstat)(ver, fd, st);
+  if (r == 0 && is_kfd_fd(fd)) as_kfd_node(st);
+  return r;
+}
+SHIM_EXPORT int __fxstat64(int ver, int fd, struct stat64* st) {
+  return __fxstat(ver, fd, reinterpret_cast<struct stat*>(st));
+}
+SHIM_EXPORT int __fxstatat(int ver, int dirfd, const char* path, struct stat* st, int flags) {
+  auto g = resolve(path);
+  int r = REAL(__fxstatat)(ver, dirfd, g.c_str(path), st, flags);
+  if (r == 0 && g.kind == GuestPathKind::kKfdNode) as_kfd_node(st);
+  return r;
+}
+SHIM_EXPORT int __fxstatat64(int ver, int dirfd, const char* path, struct stat64* st, int flags) {
+  return __fxstatat(ver, dirfd, path, reinterpret_cast<struct stat*>(st), flags);
+}
+
+// ---- access, links, directories -----------------------------------------------------------------------
+SHIM_EXPORT int access(const char* path, int mode) {
+  auto g = resolve(path);
+  return REAL(access)(g.c_str(path), mode);
+}
+SHIM_EXPORT int faccessat(int dirfd, const char* path, int mode, int flags) {
+  auto g = resolve(path);
+  return REAL(faccessat)(dirfd, g.c_str(path), mode, flags);
+}
+SHIM_EXPORT int euidaccess(const char* path, int mode) {
+  auto g = resolve(path);
+  return REAL(euidaccess)(g.c_str(path), mode);
+}
+SHIM_EXPORT int eaccess(const char* path, int mode) { return euidaccess(path, mode); }
+
+SHIM_EXPORT ssize_t readlink(const char* path, char* buf, size_t size) {
+  if (kfd_fd_link(path)) return copy_link("/dev/kfd", buf, size);
+  auto g = resolve(path);
+  return REAL(readlink)(g.c_str(path), buf, size);
+}
+SHIM_EXPORT ssize_t readlinkat(int dirfd, const char* path, char* buf, size_t size) {
+  if (kfd_fd_link(path)) return copy_link("/dev/kfd", buf, size);
+  auto g = resolve(path);
+  return REAL(readlinkat)(dirfd, g.c_str(path), buf, size);
+}
+
+// The result is put back into guest terms: the caller never sees the machine's directory.
+SHIM_EXPORT char* realpath(const char* path, char* resolved) {
+  auto g = resolve(path);
+  if (g.kind == GuestPathKind::kNone) return REAL(realpath)(path, resolved);
+  if (g.kind == GuestPathKind::kKfdNode) {
+    char* out = resolved ? resolved : static_cast<char*>(malloc(PATH_MAX));
+    if (out) strcpy(out, "/dev/kfd");
+    return out;
+  }
+  char* host = REAL(realpath)(g.host.c_str(), nullptr);
+  if (!host) return nullptr;
+  const std::string& root = configured_root();
+  const char* guest = strncmp(host, root.c_str(), root.size()) == 0 ? host + root.size() : host;
+  char* out = resolved ? resolved : static_cast<char*>(malloc(strlen(guest) + 1));
+  if (out) strcpy(out, guest);
+  free(host);
+  return out;
+}
+
+SHIM_EXPORT DIR* opendir(const char* path) {
+  auto g = resolve(path);
+  return REAL(opendir)(g.c_str(path));
+}
+SHIM_EXPORT int scandir(const char* path, struct dirent*** list,
+                        int (*filter)(const struct dirent*),
+                        int (*compar)(const struct dirent**, const struct dirent**)) {
+  auto g = resolve(path);
+  return REAL(scandir)(g.c_str(path), list, filter, compar);
+}
+SHIM_EXPORT int scandir64(const char* path, struct dirent64*** list,
+                          int (*filter)(const struct dirent64*),
+                          int (*compar)(const struct dirent64**, const struct dirent64**)) {
+  auto g = resolve(path);
+  return REAL(scandir64)(g.c_str(path), list, filter, compar);
+}
+
+}  // extern "C"
