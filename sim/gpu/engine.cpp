@@ -100,6 +100,7 @@ struct Update {
   std::vector<QueueKey> runnable;
   std::function<void(int)> done;
   std::optional<FaultRule> fault;
+  SimTime started = 0;  // when the HWS began working on it (earlier requests run first)
   RunlistRecord rec;
 };
 
@@ -436,6 +437,7 @@ struct GpuEngine::Impl {
 
   void enqueue_update(Update u) {
     u.seq = next_update++;
+    u.rec.requested_ns = now();
     updates.push_back(std::move(u));
     start_next_update();
   }
@@ -468,7 +470,7 @@ struct GpuEngine::Impl {
     u.rec.gpu_id = self.gpu_id_;
     u.rec.kind = kind;
     u.rec.grace_kclk = u.grace;
-    u.rec.requested_ns = now();
+    u.started = now();
     ++self.counters_.runlist_updates;
     if (kind == RunlistKind::kSuspend) {
       ++self.counters_.suspends;
@@ -504,7 +506,7 @@ struct GpuEngine::Impl {
     if (u->fault && u->fault->kind == FaultKind::kHang) {
       // A wave ignores the trap: nothing launches any more, and the save never completes.
       phase = Phase::kHung;
-      schedule(u->rec.requested_ns + self.profile_.preemption_timeout_ns, EvKind::kFailTimeout, seq);
+      schedule(u->started + self.profile_.preemption_timeout_ns, EvKind::kFailTimeout, seq);
       return;
     }
     phase = Phase::kDraining;

@@ -1,0 +1,241 @@
+// The simulated CP on real AQL packets in a real address space (this test process's, reached
+// through process_vm_readv/writev exactly as the daemon reaches a workload's).
+#include <unistd.h>
+
+#include <cstring>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "gpreempt/kfd_abi.h"
+#include "sim/gpu/aql.h"
+#include "sim/gpu/gpu_model.h"
+
+namespace gpreempt::sim::gpu {
+namespace {
+
+constexpr uint32_t kGpu = 0x1a2b;
+
+struct alignas(64) Signal {
+  int64_t kind = aql::kSignalKindUser;
+  int64_t value = 0;
+  uint64_t mailbox = 0;
+  uint32_t event_id = 0;
+  uint32_t reserved = 0;
+  uint64_t start_ts = 0;
+  uint64_t end_ts = 0;
+  uint64_t pad[2] = {};
+};
+static_assert(sizeof(Signal) == aql::kSignalSize);
+
+// A ring and an amd_queue_t-shaped block in this process, as a runtime would lay them out.
+struct HostQueue {
+  uint32_t id;
+  std::vector<aql::KernelDispatchPacket> ring;
+  alignas(64) uint8_t amd_queue[aql::kAmdQueueSize] = {};
+  explicit HostQueue(uint32_t qid, std::size_t slots = 16) : id(qid), ring(slots) {
+    for (auto& p : ring) p.header = aql::kPacketTypeInvalid;
+  }
+  uint64_t& write_id() { return *reinterpret_cast<uint64_t*>(amd_queue + aql::kAmdQueueWriteDispatchId); }
+  uint64_t read_id() const {
+    uint64_t v;
+    std::memcpy(&v, amd_queue + aql::kAmdQueueReadDispatchId, sizeof v);
+    return v;
+  }
+  QueueView view(uint32_t priority = 7) const {
+    QueueView v;
+    v.pid = getpid();
+    v.queue_id = id;
+    v.gpu_id = kGpu;
+    v.uapi_type = kfd::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL;
+    v.ring_base = reinterpret_cast<uint64_t>(ring.data());
+    v.ring_size = ring.size() * aql::kPacketSize;
+    v.write_pointer_address = reinterpret_cast<uint64_t>(amd_queue + aql::kAmdQueueWriteDispatchId);
+    v.read_pointer_address = reinterpret_cast<uint64_t>(amd_queue + aql::kAmdQueueReadDispatchId);
+    v.priority = priority;
+    return v;
+  }
+  aql::KernelDispatchPacket& slot() { return ring[write_id() % ring.size()]; }
+  void dispatch(const aql::KernelDescriptor& d, uint32_t items, Signal* done) {
+    auto& p = slot();
+    std::memset(&p, 0, sizeof p);
+    p.setup = 1;
+    p.workgroup_size_x = 256;
+    p.workgroup_size_y = p.workgroup_size_z = 1;
+    p.grid_size_x = items;
+    p.grid_size_y = p.grid_size_z = 1;
+    p.kernel_object = reinterpret_cast<uint64_t>(&d);
+    p.completion_signal = reinterpret_cast<uint64_t>(done);
+    p.header = aql::kPacketTypeKernelDispatch | (1 << aql::kHeaderBarrier);
+    ++write_id();
+  }
+  void barrier_and(std::vector<Signal*> deps, Signal* done) {
+    aql::BarrierAndPacket b{};
+    for (std::size_t i = 0; i < deps.size(); ++i) b.dep_signal[i] = reinterpret_cast<uint64_t>(deps[i]);
+    b.completion_signal = reinterpret_cast<uint64_t>(done);
+    b.header = aql::kPacketTypeBarrierAnd | (1 << aql::kHeaderBarrier);
+    std::memcpy(&slot(), &b, sizeof b);
+    ++write_id();
+  }
+};
+
+aql::KernelDescriptor descriptor(const char* name, uint64_t wg_ns) {
+  aql::KernelDescriptor d{};
+  d.magic = aql::kKernelDescriptorMagic;
+  d.wg_cost_ns = wg_ns;
+  std::strncpy(d.name, name, sizeof d.name - 1);
+  return d;
+}
+
+struct Cp : ::testing::Test {
+  ProcessVmMemory mem;
+  GpuModelOptions opt = [] {
+    GpuModelOptions o;
+    o.engine.remap_on_queue_change = false;
+    return o;
+  }();
+  GpuModel model{opt, mem};
+  SimTime run() { return model.run_until_idle(10'000'000'000); }
+};
+
+TEST_F(Cp, ExecutesDispatchPacketsAdvancesReadIdAndDecrementsSignals) {
+  HostQueue q(0);
+  model.queue_created(q.view());
+  const auto d = descriptor("gemm", 50'000);
+  Signal s;
+  s.value = 2;
+  q.dispatch(d, 256 * 640, &s);  // one full round on MI308X
+  q.dispatch(d, 256 * 8, &s);
+  model.doorbell(getpid(), 0);
+  run();
+  EXPECT_EQ(q.read_id(), 2u);
+  EXPECT_EQ(s.value, 0);
+  // The slots were handed back and the signal carries the simulated times of the last packet.
+  EXPECT_EQ(q.ring[0].header & 0xff, aql::kPacketTypeInvalid);
+  EXPECT_EQ(q.ring[1].header & 0xff, aql::kPacketTypeInvalid);
+  const auto& p = model.options().profile;
+  EXPECT_EQ(s.end_ts, static_cast<uint64_t>(2 * (p.packet_overhead_ns + 50'000)));
+  EXPECT_EQ(s.start_ts, static_cast<uint64_t>(p.packet_overhead_ns + 50'000));
+  const auto st = model.queue_stats();
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_EQ(st[0].completed, 2u);
+  EXPECT_TRUE(st[0].error.empty()) << st[0].error;
+}
+
+TEST_F(Cp, UnpublishedPacketIsNotExecuted) {
+  HostQueue q(0);
+  model.queue_created(q.view());
+  ++q.write_id();  // the index moved but the header is still INVALID
+  model.doorbell(getpid(), 0);
+  run();
+  EXPECT_EQ(q.read_id(), 0u);
+  const auto d = descriptor("late", 1000);
+  Signal s;
+  s.value = 1;
+  --q.write_id();
+  q.dispatch(d, 256, &s);
+  model.poll();  // no doorbell: the CP's write-pointer poll finds it
+  run();
+  EXPECT_EQ(q.read_id(), 1u);
+  EXPECT_EQ(s.value, 0);
+}
+
+TEST_F(Cp, BarrierAndWaitsForSignalsSetByTheHost) {
+  HostQueue q(0);
+  model.queue_created(q.view());
+  Signal dep, bar, after;
+  dep.value = 1;
+  bar.value = 1;
+  after.value = 1;
+  const auto d = descriptor("after", 1000);
+  q.barrier_and({&dep}, &bar);
+  q.dispatch(d, 256, &after);
+  model.doorbell(getpid(), 0);
+  run();
+  EXPECT_EQ(q.read_id(), 0u);
+  EXPECT_EQ(bar.value, 1);
+  dep.value = 0;
+  model.poll();
+  run();
+  EXPECT_EQ(bar.value, 0);
+  EXPECT_EQ(after.value, 0);
+  EXPECT_EQ(q.read_id(), 2u);
+}
+
+TEST_F(Cp, BarrierAndOrdersWorkAcrossQueues) {
+  HostQueue producer(0), consumer(1);
+  model.queue_created(producer.view());
+  model.queue_created(consumer.view());
+  Signal produced, gate, consumed;
+  produced.value = 1;
+  gate.value = 1;
+  consumed.value = 1;
+  const auto slow = descriptor("produce", 1'000'000);
+  const auto fast = descriptor("consume", 1'000);
+  producer.dispatch(slow, 256, &produced);
+  consumer.barrier_and({&produced}, &gate);
+  consumer.dispatch(fast, 256, &consumed);
+  model.doorbell(getpid(), 0);
+  model.doorbell(getpid(), 1);
+  run();
+  EXPECT_EQ(consumed.value, 0);
+  EXPECT_GE(consumed.start_ts, produced.end_ts);
+}
+
+TEST_F(Cp, BadKernelObjectStopsTheQueueWithAReason) {
+  HostQueue q(0);
+  model.queue_created(q.view());
+  aql::KernelDescriptor junk{};
+  Signal s;
+  s.value = 1;
+  q.dispatch(junk, 256, &s);
+  model.doorbell(getpid(), 0);
+  run();
+  EXPECT_EQ(s.value, 1);
+  const auto st = model.queue_stats();
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_NE(st[0].error.find("kernel descriptor"), std::string::npos) << st[0].error;
+}
+
+TEST_F(Cp, RingWrapsAround) {
+  HostQueue q(0, 4);
+  model.queue_created(q.view());
+  const auto d = descriptor("k", 1000);
+  Signal s;
+  for (int round = 0; round < 5; ++round) {
+    s.value = 3;
+    for (int i = 0; i < 3; ++i) q.dispatch(d, 256, &s);
+    model.doorbell(getpid(), 0);
+    run();
+    ASSERT_EQ(s.value, 0) << "round " << round;
+  }
+  EXPECT_EQ(q.read_id(), 15u);
+}
+
+TEST_F(Cp, SuspendThroughTheHwsHookStopsTheQueueUntilResume) {
+  HostQueue q(0);
+  model.queue_created(q.view());
+  const auto d = descriptor("long", 2'000'000);
+  Signal s;
+  s.value = 1;
+  q.dispatch(d, 256 * 640 * 3, &s);  // three rounds of 2 ms
+  model.doorbell(getpid(), 0);
+  model.advance_to(1'000'000);
+  int done = 1;
+  model.execute_runlist(kGpu, 0, {}, [&](int r) { done = r; });
+  model.advance_to(20'000'000);
+  EXPECT_EQ(done, 0);
+  EXPECT_EQ(s.value, 1);  // suspended: no progress although 20 ms passed
+  model.execute_runlist(kGpu, 0, {q.view()}, [&](int r) { done = r; });
+  run();
+  EXPECT_EQ(s.value, 0);
+  const auto j = model.stats_json();
+  ASSERT_EQ(j["gpus"].size(), 1u);
+  EXPECT_EQ(j["gpus"][0]["runlist"].size(), 2u);
+  EXPECT_EQ(j["gpus"][0]["runlist"][0]["kind"], "suspend");
+  EXPECT_EQ(j["gpus"][0]["runlist"][1]["kind"], "resume");
+  EXPECT_GT(j["gpus"][0]["runlist"][0]["waves_saved"].get<uint64_t>(), 0u);
+}
+
+}  // namespace
+}  // namespace gpreempt::sim::gpu
