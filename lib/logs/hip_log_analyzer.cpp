@@ -1,0 +1,450 @@
+#include "logs/hip_log_analyzer.h"
+
+#include <charconv>
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include "logs/log_record.h"
+
+namespace gpreempt::logs {
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// Parses "0x…" (or bare hex) at the start of s; advances s past it.
+std::optional<std::uint64_t> take_hex(std::string_view& s) {
+  if (s.size() >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s.remove_prefix(2);
+  std::uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 16);
+  if (ec != std::errc() || p == s.data()) return std::nullopt;
+  s.remove_prefix(static_cast<std::size_t>(p - s.data()));
+  return v;
+}
+
+std::optional<std::uint64_t> take_dec(std::string_view& s) {
+  std::uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v, 10);
+  if (ec != std::errc() || p == s.data()) return std::nullopt;
+  s.remove_prefix(static_cast<std::size_t>(p - s.data()));
+  return v;
+}
+
+// Value after `key` anywhere in s.
+std::optional<std::uint64_t> hex_after(std::string_view s, std::string_view key) {
+  const std::size_t k = s.find(key);
+  if (k == std::string_view::npos) return std::nullopt;
+  s.remove_prefix(k + key.size());
+  return take_hex(s);
+}
+std::optional<std::uint64_t> dec_after(std::string_view s, std::string_view key) {
+  const std::size_t k = s.find(key);
+  if (k == std::string_view::npos) return std::nullopt;
+  s.remove_prefix(k + key.size());
+  return take_dec(s);
+}
+
+bool is_fault_text(std::string_view s) {
+  return s.find("Memory access fault") != std::string_view::npos ||
+         s.find("Memory Fault Error") != std::string_view::npos ||
+         s.find("aborting with error") != std::string_view::npos ||
+         s.find("HSA_STATUS_ERROR") != std::string_view::npos;
+}
+
+// Lines of the multi-line queue-error dump ROCclr prints without a record prefix.
+bool is_dump_line(std::string_view t) {
+  return starts_with(t, "Kernel Name:") || starts_with(t, "VGPU=") ||
+         starts_with(t, "Dispatch Header") || starts_with(t, "grid=") ||
+         starts_with(t, "private_seg_size=") || starts_with(t, "kernel_obj=") ||
+         starts_with(t, "completion_signal=") || starts_with(t, "rptr=");
+}
+
+constexpr std::size_t kMaxErrorText = 400;
+constexpr std::size_t kMinTerminalWidth = 80;
+
+}  // namespace
+
+struct LogAnalyzer::Impl {
+  AnalyzerOptions opt;
+  LogSummary sum;
+
+  std::string carry;           // partial physical line at the end of the last chunk
+  std::string_view pending;    // the record being assembled (may continue on the next line)
+  std::string pending_store;   // owns `pending` when it cannot point into the caller's chunk
+  bool has_pending = false;
+  bool pending_owned = false;
+  std::size_t pending_line = 0;
+  std::size_t prev_len = 0;
+  bool prev_ends_blank = true;
+  std::string ansi_scratch;
+
+  std::map<std::int64_t, std::size_t> proc_index;  // pid (-1 = none) -> processes[]
+  std::int64_t last_pid = -2;
+  std::size_t last_proc = 0;
+  std::string last_tid;
+
+  std::map<std::pair<std::int64_t, std::uint64_t>, std::size_t> hwq_index;
+  std::pair<std::int64_t, std::uint64_t> last_hwq_key{-2, 0};
+  std::size_t last_hwq = 0;
+
+  std::string last_kernel;
+  std::uint64_t* last_kernel_count = nullptr;
+
+  bool finished = false;
+
+  explicit Impl(AnalyzerOptions o) : opt(o) {}
+
+  // --- physical lines -> logical records ------------------------------------------------------
+  void physical_line(std::string_view line) {
+    ++sum.lines;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.size() > opt.max_record_bytes) {
+      line = line.substr(0, opt.max_record_bytes);
+      sum.truncated_record = true;
+    }
+    const bool start = detail::is_record_start(line) || (!line.empty() && line[0] == '\x1b');
+    if (!start && has_pending && is_wrapped_continuation(line)) {
+      own_pending();
+      if (pending_store.size() + line.size() <= opt.max_record_bytes) {
+        pending_store.append(line);
+      } else {
+        sum.truncated_record = true;
+      }
+      pending = pending_store;
+    } else {
+      flush();
+      pending = line;
+      pending_owned = false;
+      has_pending = true;
+      pending_line = sum.lines;
+    }
+    prev_len = line.size();
+    prev_ends_blank = line.empty() || line.back() == ' ' || line.back() == '\t';
+  }
+
+  // A terminal hard-wraps a record that reaches the right margin: the previous row is a full
+  // terminal width with no padding, and rows of a pasted terminal are multiples of that width.
+  bool is_wrapped_continuation(std::string_view line) const {
+    if (line.empty() || prev_ends_blank || prev_len < kMinTerminalWidth || line.size() < kMinTerminalWidth)
+      return false;
+    return prev_len % line.size() == 0 || line.size() % prev_len == 0;
+  }
+
+  void own_pending() {
+    if (pending_owned) return;
+    pending_store.assign(pending);
+    pending = pending_store;
+    pending_owned = true;
+  }
+
+  void flush() {
+    if (!has_pending) return;
+    has_pending = false;
+    split_glued(pending, pending_line);
+  }
+
+  // Records glued onto one line by a terminal paste: a record prefix preceded by a blank.
+  void split_glued(std::string_view text, std::size_t line_no) {
+    if (std::memchr(text.data(), '\x1b', text.size())) text = strip_ansi(text);
+    std::size_t start = 0;
+    std::size_t from = 1;
+    while (true) {
+      const void* hit = from < text.size() ? std::memchr(text.data() + from, ':', text.size() - from) : nullptr;
+      if (!hit) break;
+      const std::size_t i = static_cast<std::size_t>(static_cast<const char*>(hit) - text.data());
+      if (text[i - 1] == ' ' && detail::is_record_start(text, i) && looks_like_prefix(text.substr(i))) {
+        record(text.substr(start, i - start), line_no);
+        start = i;
+      }
+      from = i + 1;
+    }
+    record(text.substr(start), line_no);
+  }
+
+  // Cheap confirmation that a ":N:" inside a line really starts a record: ":N:<file>.<ext>".
+  static bool looks_like_prefix(std::string_view s) {
+    const std::size_t colon = s.find(':', 3);
+    if (colon == std::string_view::npos || colon > 64) return false;
+    const std::string_view file = s.substr(3, colon - 3);
+    return file.find('.') != std::string_view::npos;
+  }
+
+  std::string_view strip_ansi(std::string_view s) {
+    ansi_scratch.clear();
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '[') {
+        std::size_t j = i + 2;
+        while (j < s.size() && !((s[j] >= '@' && s[j] <= '~'))) ++j;
+        i = j;  // skip the final byte too
+        continue;
+      }
+      ansi_scratch.push_back(s[i]);
+    }
+    return ansi_scratch;
+  }
+
+  // --- one logical record ---------------------------------------------------------------------
+  void record(std::string_view s, std::size_t line_no) {
+    s = trim(s);
+    if (s.empty()) return;
+    ++sum.records;
+    auto r = detail::parse_record(s);
+    if (!r) return other(s, line_no);
+    if (opt.pid && r->pid && *r->pid != *opt.pid) return;
+    ++sum.recognized;
+    ++sum.levels[r->level];
+    thread(r->pid, r->tid);
+    const std::string_view m = r->message;
+    if (r->level == 1) error(line_no, s);
+    const std::int64_t pid = r->pid ? *r->pid : -1;
+    if (m.empty()) return;
+    switch (m[0]) {
+      case 'S':
+        if (starts_with(m, "SWq=")) return packet(pid, m);
+        if (starts_with(m, "ShaderName :")) return kernel(trim(m.substr(12)));
+        if (starts_with(m, "Selected queue refCount:")) return refcount(pid, m.substr(25), true);
+        break;
+      case 'H':
+        if (starts_with(m, "HWq=")) return packet(pid, m);
+        break;
+      case 'C':
+        if (starts_with(m, "Created SWq=")) return created(pid, m, line_no, true);
+        if (starts_with(m, "Callback: Queue ")) {
+          if (r->level != 1 && is_fault_text(m)) error(line_no, s);
+          return;
+        }
+        break;
+      case 'c':
+        if (starts_with(m, "created hardware queue ")) return created(pid, m, line_no, false);
+        break;
+      case 'a':
+        if (starts_with(m, "acquireQueue refCount:")) return refcount(pid, m.substr(22), true);
+        break;
+      case 'r':
+        if (starts_with(m, "releaseQueue refCount:")) return refcount(pid, m.substr(22), false);
+        break;
+      case 'D':
+        if (starts_with(m, "Deleting hardware queue ")) {
+          std::string_view v = m.substr(24);
+          if (auto a = take_hex(v)) hwq(pid, *a).deleted = true;
+          return;
+        }
+        break;
+      case 'h':
+      case '_':
+        returned(m, line_no, s, r->level);
+        return;
+      default:
+        break;
+    }
+    if (r->level != 1 && (m[0] == 'M' || m[0] == 'H' || m[0] == 'C') && is_fault_text(m)) error(line_no, s);
+  }
+
+  void other(std::string_view s, std::size_t line_no) {
+    const bool fault = is_fault_text(s);
+    if (fault) error(line_no, s);
+    if (!fault && !is_dump_line(s)) return;
+    ++sum.recognized;
+    // "VGPU=0x… SWq=0x…, HWq=0x…, id=N" ties a software queue to its hardware queue.
+    if (starts_with(s, "VGPU=")) {
+      auto hw = hex_after(s, "HWq=");
+      if (!hw) return;
+      HwQueueStats& q = hwq_any_pid(*hw);
+      if (auto sw = hex_after(s, "SWq=")) q.sw_queues.insert(*sw);
+      if (auto id = dec_after(s, "id=")) q.ids.insert(*id);
+    }
+  }
+
+  void thread(std::optional<int> pid, std::string_view tid) {
+    const std::int64_t key = pid ? *pid : -1;
+    if (key != last_pid) {
+      auto [it, inserted] = proc_index.try_emplace(key, sum.processes.size());
+      if (inserted) sum.processes.push_back({pid, {}});
+      last_pid = key;
+      last_proc = it->second;
+      last_tid.clear();
+    }
+    if (!tid.empty() && tid != last_tid) {
+      sum.processes[last_proc].tids.emplace(tid);
+      last_tid.assign(tid);
+    }
+  }
+
+  HwQueueStats& hwq(std::int64_t pid, std::uint64_t address) {
+    const auto key = std::make_pair(pid, address);
+    if (key == last_hwq_key) return sum.hw_queues[last_hwq];
+    auto [it, inserted] = hwq_index.try_emplace(key, sum.hw_queues.size());
+    if (inserted) {
+      HwQueueStats q;
+      if (pid >= 0) q.pid = static_cast<int>(pid);
+      q.address = address;
+      sum.hw_queues.push_back(std::move(q));
+    }
+    last_hwq_key = key;
+    last_hwq = it->second;
+    return sum.hw_queues[it->second];
+  }
+
+  HwQueueStats& hwq_any_pid(std::uint64_t address) {
+    for (auto& q : sum.hw_queues)
+      if (q.address == address) return q;
+    return hwq(-1, address);
+  }
+
+  // "SWq=0x…, HWq=0x…, id=N, Dispatch Header = …" / "… BarrierAND Header = …" (ROCm 6+),
+  // "HWq=0x…, Dispatch Header = …" (ROCm 5).
+  void packet(std::int64_t pid, std::string_view m) {
+    std::optional<std::uint64_t> sw;
+    if (starts_with(m, "SWq=")) {
+      m.remove_prefix(4);
+      sw = take_hex(m);
+      if (!sw) return;
+      if (starts_with(m, ", ")) m.remove_prefix(2);
+    }
+    if (!starts_with(m, "HWq=")) return;
+    m.remove_prefix(4);
+    auto hw = take_hex(m);
+    if (!hw) return;
+    if (starts_with(m, ", ")) m.remove_prefix(2);
+    std::optional<std::uint64_t> id;
+    if (starts_with(m, "id=")) {
+      m.remove_prefix(3);
+      id = take_dec(m);
+      if (starts_with(m, ", ")) m.remove_prefix(2);
+    }
+    HwQueueStats& q = hwq(pid, *hw);
+    if (sw) q.sw_queues.insert(*sw);
+    if (id) q.ids.insert(*id);
+    if (starts_with(m, "Dispatch Header")) {
+      ++q.dispatches;
+      ++sum.dispatches;
+    } else if (starts_with(m, "BarrierAND Header")) {
+      ++q.barriers;
+      ++sum.barriers;
+    }
+  }
+
+  void created(std::int64_t pid, std::string_view m, std::size_t line_no, bool with_swq) {
+    std::optional<std::uint64_t> hw, sw;
+    if (with_swq) {
+      sw = hex_after(m, "SWq=");
+      hw = hex_after(m, "HWq=");
+    } else {
+      std::string_view v = m.substr(23);
+      hw = take_hex(v);
+    }
+    if (!hw) return;
+    HwQueueStats& q = hwq(pid, *hw);
+    if (sw) q.sw_queues.insert(*sw);
+    if (auto size = dec_after(m, "with size ")) q.size = *size;
+    if (auto prio = dec_after(m, "with priority ")) q.priority = static_cast<int>(*prio);
+    if (auto coop = dec_after(m, "cooperative: ")) q.cooperative = *coop != 0;
+    q.created_line = line_no;
+  }
+
+  void refcount(std::int64_t pid, std::string_view rest, bool acquire) {
+    rest = trim(rest);
+    auto a = take_hex(rest);
+    if (!a) return;
+    HwQueueStats& q = hwq(pid, *a);
+    if (acquire)
+      ++q.acquired;
+    else
+      ++q.released;
+  }
+
+  void kernel(std::string_view name) {
+    if (last_kernel_count && name == last_kernel) {
+      ++*last_kernel_count;
+      return;
+    }
+    auto it = sum.kernels.find(std::string(name));
+    if (it == sum.kernels.end()) it = sum.kernels.emplace(std::string(name), 0).first;
+    ++it->second;
+    last_kernel.assign(name);
+    last_kernel_count = &it->second;  // std::map nodes never move
+  }
+
+  // "<api>: Returned <hipError_t> : …" — anything but hipSuccess is an error.
+  void returned(std::string_view m, std::size_t line_no, std::string_view s, int level) {
+    const std::size_t k = m.find(": Returned ");
+    if (k == std::string_view::npos) return;
+    std::string_view code = m.substr(k + 11);
+    if (starts_with(code, "hipSuccess")) return;
+    if (level != 1) error(line_no, s);
+  }
+
+  void error(std::size_t line_no, std::string_view text) {
+    ++sum.errors_total;
+    if (sum.errors.size() >= opt.max_errors) return;
+    text = trim(text);
+    sum.errors.push_back({line_no, std::string(text.substr(0, kMaxErrorText))});
+  }
+
+  // --- chunk plumbing -------------------------------------------------------------------------
+  void feed(std::string_view chunk) {
+    std::size_t pos = 0;
+    if (!carry.empty()) {
+      const void* nl = std::memchr(chunk.data(), '\n', chunk.size());
+      if (!nl) {
+        append_carry(chunk);
+        return;
+      }
+      const std::size_t n = static_cast<std::size_t>(static_cast<const char*>(nl) - chunk.data());
+      append_carry(chunk.substr(0, n));
+      physical_line(carry);
+      if (has_pending && !pending_owned) own_pending();  // it may point into `carry`
+      carry.clear();
+      pos = n + 1;
+    }
+    const char* base = chunk.data();
+    const std::size_t size = chunk.size();
+    while (pos < size) {
+      const void* nl = std::memchr(base + pos, '\n', size - pos);
+      if (!nl) break;
+      const std::size_t n = static_cast<std::size_t>(static_cast<const char*>(nl) - base);
+      physical_line(std::string_view(base + pos, n - pos));
+      pos = n + 1;
+    }
+    if (pos < size) append_carry(chunk.substr(pos));
+    if (has_pending && !pending_owned) own_pending();  // the caller's chunk goes away
+  }
+
+  void append_carry(std::string_view s) {
+    const std::size_t room = opt.max_record_bytes > carry.size() ? opt.max_record_bytes - carry.size() : 0;
+    if (s.size() > room) sum.truncated_record = true;
+    carry.append(s.substr(0, room));
+  }
+
+  const LogSummary& finish() {
+    if (finished) return sum;
+    finished = true;
+    if (!carry.empty()) {
+      physical_line(carry);
+      flush();
+      carry.clear();
+    }
+    flush();
+    return sum;
+  }
+};
+
+LogAnalyzer::LogAnalyzer(AnalyzerOptions options) : impl_(std::make_unique<Impl>(options)) {}
+LogAnalyzer::~LogAnalyzer() = default;
+void LogAnalyzer::feed(std::string_view chunk) { impl_->feed(chunk); }
+const LogSummary& LogAnalyzer::finish() { return impl_->finish(); }
+
+LogSummary analyze_log(std::string_view text, AnalyzerOptions options) {
+  LogAnalyzer a(options);
+  a.feed(text);
+  return a.finish();
+}
+
+}  // namespace gpreempt::logs
