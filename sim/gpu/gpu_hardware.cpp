@@ -1,0 +1,117 @@
+#include "sim/gpu/gpu_hardware.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+
+#include "sim/gpu/gpu_model.h"
+#include "sim/gpu/model_config.h"
+#include "sim/protocol/machine_paths.h"
+
+namespace gpreempt::sim::gpu {
+
+namespace {
+
+using daemon::Clock;
+
+// How often the CP looks at the write pointers of its queues (CP_HQD_PQ_WPTR_POLL): a dispatch
+// is noticed at most this late. The doorbell pages need no reading: the write pointer says it all.
+constexpr std::chrono::microseconds kPollPeriod{250};
+// The stats file is rewritten at most this often (always right after a runlist update).
+constexpr std::chrono::milliseconds kStatsPeriod{200};
+
+class GpuHardware final : public daemon::Hardware {
+ public:
+  GpuHardware(GpuModelOptions options, std::string stats_path)
+      : model_(std::make_shared<GpuModel>(std::move(options), memory_)),
+        stats_path_(std::move(stats_path)),
+        epoch_(Clock::now()) {}
+
+  std::shared_ptr<Hws> hws() override { return model_; }
+
+  void doorbell_mapped(int pid, uint32_t gpu_id, volatile void*, std::size_t) override {
+    doorbells_[{pid, gpu_id}] = true;
+  }
+  void doorbell_unmapped(int pid, uint32_t gpu_id) override { doorbells_.erase({pid, gpu_id}); }
+
+  std::optional<Clock::time_point> next_tick() override {
+    std::optional<Clock::time_point> t;
+    if (auto ev = model_->next_event_time()) t = epoch_ + std::chrono::nanoseconds(*ev);
+    if (!model_->queue_stats().empty()) {
+      const auto poll = last_poll_ + kPollPeriod;
+      if (!t || poll < *t) t = poll;
+    }
+    return t;
+  }
+
+  void tick(Clock::time_point now) override {
+    const SimTime t = std::chrono::duration_cast<std::chrono::nanoseconds>(now - epoch_).count();
+    model_->advance_to(t);
+    model_->poll();
+    last_poll_ = now;
+    write_stats(now);
+  }
+
+ private:
+  void write_stats(Clock::time_point now) {
+    if (stats_path_.empty()) return;
+    uint64_t updates = 0;
+    for (uint32_t id : model_->gpu_ids()) updates += model_->engine(id).counters().runlist_updates;
+    if (updates == written_updates_ && now - last_stats_ < kStatsPeriod) return;
+    written_updates_ = updates;
+    last_stats_ = now;
+    const std::string tmp = stats_path_ + ".tmp";
+    {
+      std::ofstream out(tmp, std::ios::trunc);
+      if (!out) return;  // the machine directory is gone: nothing to report to
+      out << model_->stats_json().dump(1) << '\n';
+    }
+    std::rename(tmp.c_str(), stats_path_.c_str());
+  }
+
+  ProcessVmMemory memory_;
+  std::shared_ptr<GpuModel> model_;
+  std::string stats_path_;
+  Clock::time_point epoch_;
+  Clock::time_point last_poll_{};
+  Clock::time_point last_stats_{};
+  uint64_t written_updates_ = ~0ull;
+  std::map<std::pair<int, uint32_t>, bool> doorbells_;
+};
+
+}  // namespace
+
+std::unique_ptr<daemon::Hardware> make_gpu_hardware(
+    const DeviceProfile& profile, const std::function<const char*(const char*)>& getenv) {
+  std::map<std::string, std::string> env;
+  for (const char* k : kModelEnvVars)
+    if (const char* v = getenv(k)) env[k] = v;
+  if (!env.count("GPREEMPT_SIM_PROFILE") && profile_by_name(profile.name))
+    env["GPREEMPT_SIM_PROFILE"] = profile.name;
+  std::string err;
+  auto opts = parse_model_config(env, &err);
+  if (!opts) throw std::invalid_argument(err);
+  // The machine's topology is the truth for geometry; the timing parameters stay the model's.
+  GpuProfile& p = opts->profile;
+  if (profile.num_xcc && profile.cu_count) {
+    p.num_xcc = profile.num_xcc;
+    p.cus_per_xcc = profile.cu_count / profile.num_xcc;
+  }
+  if (profile.max_engine_clk_fcompute) p.clock_mhz = profile.max_engine_clk_fcompute;
+  if (profile.pipes_per_mec && profile.queues_per_pipe > profile.first_kfd_queue) {
+    p.compute_pipes = profile.pipes_per_mec;
+    p.queues_per_pipe = profile.queues_per_pipe - profile.first_kfd_queue;
+  }
+  std::string stats;
+  if (const char* s = getenv("GPREEMPT_SIM_STATS")) {
+    stats = s;
+  } else {
+    stats = protocol::machine_paths(getenv, static_cast<unsigned>(getuid())).dir + "/gpu-stats.json";
+  }
+  return std::make_unique<GpuHardware>(std::move(*opts), std::move(stats));
+}
+
+}  // namespace gpreempt::sim::gpu
