@@ -60,6 +60,13 @@ struct QueueView {
   uint64_t write_pointer_address = 0;
   uint32_t priority = 0;   // 0..15 as created
   bool suspended = false;
+  // Extensions (appended so existing aggregate initialisers keep working).
+  uint64_t doorbell_offset = 0;  // the mmap cookie CREATE_QUEUE returned
+  uint32_t doorbell_id = 0;      // doorbell index inside the process doorbell page(s)
+  uint64_t ctx_save_restore_address = 0;
+  uint32_t ctx_save_restore_size = 0;
+  uint32_t percentage = 0;       // queue_percentage & 0xff
+  bool active = false;           // mapped when the runlist is (re)built
 };
 
 // The hardware scheduler (HWS firmware + CP) behind the device. The default one completes every
@@ -69,6 +76,8 @@ class Hws {
   virtual ~Hws() = default;
   virtual void queue_created(const QueueView&) {}
   virtual void queue_destroyed(int /*pid*/, uint32_t /*queue_id*/, uint32_t /*gpu_id*/) {}
+  // UPDATE_QUEUE changed ring base/size, percentage or priority (extension).
+  virtual void queue_updated(const QueueView&) {}
   // Unmap the whole dynamic runlist of `gpu_id` and map it again with the queues that are now
   // runnable (suspended ones left out). `grace_period` is the DBG_TRAP value (1K-clock units,
   // 0xffffffff = default). Call `done(0)` once remapped, `done(-ETIME)` on preemption timeout,

@@ -1,0 +1,165 @@
+#include "device_profile.h"
+
+#include <stdexcept>
+
+namespace gpreempt::sim {
+namespace {
+
+// The eight GPUs of the MI308X node the captures come from, in topology order (nodes 2..9):
+// gpu_id from the hqds "Node N, gpu_id X:" headers (realdata/debugfs/01), BDFID and Uuid from the
+// rocminfo capture of the same machine (realdata/debugfs/04).
+const GpuInstance kMi308xGpus[] = {
+    {0xf7bc, 2560, 128, 0xfb16d220f7154018ull},  {0xf05b, 32768, 136, 0x0f90c772ac666758ull},
+    {0xeb40, 41984, 144, 0x7e0ae9d22f442501ull}, {0xc66d, 51200, 152, 0xb126f35cd74de9d1ull},
+    {0xf220, 2816, 160, 0xc984c7d3e1c49e09ull},  {0xf5c7, 33024, 168, 0x7946f5e4c7b1e87cull},
+    {0xeedc, 42240, 176, 0x18f82111596cc166ull}, {0xc3f1, 51456, 184, 0x21b6d61638a86f8cull},
+};
+
+// MI300X: the rocm-smi capture (realdata/debugfs/10) gives PCI buses and unique ids of four
+// GPUs but no gpu_ids; those ids are synthetic (documented as such).
+const GpuInstance kMi300xGpus[] = {
+    {0x5e2a, 0x2600, 128, 0x8d1457e2c20f59d2ull}, {0x9b71, 0x4600, 136, 0x0000000000000000ull},
+    {0x3c94, 0x8600, 144, 0x0000000000000000ull}, {0xd40f, 0xa600, 152, 0x0000000000000000ull},
+    {0x71e3, 0x0600, 160, 0}, {0x2ab8, 0x1600, 168, 0}, {0xe65d, 0x3600, 176, 0},
+    {0x8c06, 0x5600, 184, 0},
+};
+
+const GpuInstance kMi210Gpus[] = {
+    {0x6699, 0x0300, 128, 0}, {0x1a2b, 0x2300, 136, 0}, {0x4d5e, 0x4300, 144, 0},
+    {0x7f80, 0x6300, 152, 0},
+};
+
+template <std::size_t N>
+void take_gpus(DeviceProfile& p, const GpuInstance (&all)[N], uint32_t n, uint32_t dflt) {
+  if (n == 0) n = dflt;
+  if (n > N)
+    throw std::invalid_argument("profile " + p.name + " supports at most " + std::to_string(N) +
+                                " GPUs, " + std::to_string(n) + " requested");
+  p.gpus.assign(all, all + n);
+}
+
+DeviceProfile mi308x(uint32_t n) {
+  DeviceProfile p;
+  p.name = "mi308x";
+  p.marketing_name = "AMD Instinct MI308X";
+  p.topology_name = "ip discovery";
+  p.gfx_arch = "gfx942";
+  p.gfx_target_version = 90402;
+  p.num_xcc = 4;
+  p.cu_count = 80;
+  p.simd_per_cu = 4;
+  p.array_count = 16;
+  p.simd_arrays_per_engine = 1;
+  p.max_waves_per_simd = 8;
+  p.lds_size_in_kb = 64;
+  p.num_gws = 64;
+  p.caches_count = 0;
+  p.device_id = 0x74a2;
+  p.revision_id = 1;
+  p.subsystem_device_id = 0x74a2;
+  p.num_sdma_engines = 2;
+  p.num_sdma_xgmi_engines = 6;
+  p.num_sdma_queues_per_engine = 8;
+  p.num_cp_queues = 24;
+  p.cwsr_size = 0xba6000 - 0x2000;
+  p.ctl_stack_size = 0x2000;
+  p.max_engine_clk_fcompute = 1420;
+  p.fw_version = 185;
+  p.sdma_fw_version = 24;
+  p.capability = 0x2ba2a000;
+  p.capability2 = 0;
+  p.debug_prop = 0x5d7;
+  p.cpu_nodes = 2;
+  p.cpu_cores_per_node = 112;
+  p.cpu_max_engine_clk_ccompute = 3800;
+  p.hqd_reg_base = 0xc914;
+  p.xcc_reg_offsets = {0x0, 0xc0000, 0x100000, 0x1c0000};
+  p.sdma_reg_bases = {0x4e40, 0x6640, 0xe54c0, 0xe64c0, 0x104e40, 0x106640, 0x1e54c0, 0x1e64c0};
+  p.sdma_rlc_stride = 0x160;
+  p.mqd_stride_per_xcc = 0x3000;
+  p.first_vmid = 3;
+  p.per_process_queue_cap = 255;
+  take_gpus(p, kMi308xGpus, n, 1);
+  return p;
+}
+
+DeviceProfile mi300x(uint32_t n) {
+  DeviceProfile p = mi308x(0);
+  p.name = "mi300x";
+  p.marketing_name = "AMD Instinct MI300X";
+  p.num_xcc = 8;
+  p.cu_count = 304;
+  p.array_count = 32;
+  p.device_id = 0x74a1;
+  p.revision_id = 0;
+  p.subsystem_device_id = 0x74a1;
+  p.max_engine_clk_fcompute = 2100;
+  p.fw_version = 138;
+  p.sdma_fw_version = 19;
+  p.num_sdma_xgmi_engines = 14;
+  // XCCs 4..7 and SDMA engines 8..15 are not in any capture: the MI308X pattern repeated one
+  // 0x200000-byte aperture further up (docs/sim-device-profiles.md).
+  for (uint32_t i = 0; i < 4; ++i) p.xcc_reg_offsets.push_back(p.xcc_reg_offsets[i] + 0x200000);
+  for (uint32_t i = 0; i < 8; ++i) p.sdma_reg_bases.push_back(p.sdma_reg_bases[i] + 0x200000);
+  take_gpus(p, kMi300xGpus, n, 1);
+  return p;
+}
+
+DeviceProfile mi210(uint32_t n) {
+  DeviceProfile p;
+  p.name = "mi210";
+  p.marketing_name = "AMD Instinct MI210";
+  p.topology_name = "aldebaran";
+  p.gfx_arch = "gfx90a";
+  p.gfx_target_version = 90010;
+  p.num_xcc = 1;
+  p.cu_count = 104;
+  p.simd_per_cu = 4;
+  p.array_count = 8;
+  p.simd_arrays_per_engine = 1;
+  p.max_waves_per_simd = 8;
+  p.lds_size_in_kb = 64;
+  p.num_gws = 64;
+  p.device_id = 0x740f;
+  p.revision_id = 2;
+  p.subsystem_device_id = 0x0c34;
+  p.num_sdma_engines = 2;
+  p.num_sdma_xgmi_engines = 3;
+  p.num_sdma_queues_per_engine = 8;
+  p.num_cp_queues = 24;
+  p.cwsr_size = 0x2a5000;
+  p.ctl_stack_size = 0x3000;
+  p.max_engine_clk_fcompute = 1700;
+  p.fw_version = 78;
+  p.sdma_fw_version = 8;
+  p.capability = 0x2c7c2280;
+  p.debug_prop = 0x5d7;
+  p.cpu_nodes = 1;
+  p.cpu_cores_per_node = 64;
+  p.cpu_max_engine_clk_ccompute = 3500;
+  p.hqd_reg_base = 0xfea4;
+  p.xcc_reg_offsets = {0x0};
+  p.sdma_reg_bases = {0x4e40, 0x6640, 0xe54c0, 0xe64c0, 0x104e40};
+  p.sdma_rlc_stride = 0x160;
+  p.mqd_stride_per_xcc = 0x1000;
+  p.first_vmid = 8;
+  p.per_process_queue_cap = 127;
+  take_gpus(p, kMi210Gpus, n, 1);
+  return p;
+}
+
+}  // namespace
+
+std::vector<std::string> profile_names() { return {"mi308x", "mi300x", "mi210"}; }
+
+DeviceProfile make_profile(std::string_view name, uint32_t num_gpus) {
+  if (name == "mi308x") return mi308x(num_gpus);
+  if (name == "mi300x") return mi300x(num_gpus);
+  if (name == "mi210") return mi210(num_gpus);
+  std::string valid;
+  for (const auto& n : profile_names()) valid += (valid.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("unknown device profile '" + std::string(name) +
+                              "' (valid: " + valid + ")");
+}
+
+}  // namespace gpreempt::sim

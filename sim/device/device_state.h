@@ -1,0 +1,228 @@
+// Internal state of the simulated KFD (not part of the transport contract): the kernel objects
+// kfd_process / queue / process-device the handlers in kfd_device.cpp and dbg_trap.cpp operate on,
+// and the bookkeeping for calls the kernel would block.
+#pragma once
+
+#include <array>
+#include <bitset>
+#include <deque>
+#include <functional>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "kfd_device.h"
+#include "device_profile.h"
+
+namespace gpreempt::sim::detail {
+
+inline constexpr int kENOTSUPP = 524;  // kernel-internal errno, returned as is (FACTS §5.7)
+inline constexpr uint32_t kMaxQueuesPerProcessBitmap = 1024;  // KFD_MAX_NUM_OF_QUEUES_PER_PROCESS
+inline constexpr uint32_t kMaxQueuesPerDevice = 4096;         // dqm total_queue_count limit
+inline constexpr uint32_t kAddressWatchSlots = 4;
+inline constexpr uint32_t kVmidsForKfd = 8;  // vm_info.vmid_num_kfd on GFX9 (sched_policy 1 limit)
+
+struct Queue {
+  uint32_t id = 0;
+  uint32_t gpu_id = 0;
+  uint32_t uapi_type = 0;  // as created (KFD_IOC_QUEUE_TYPE_*)
+  uint64_t ring_base = 0;
+  uint32_t ring_size = 0;
+  uint64_t rptr = 0;
+  uint64_t wptr = 0;
+  uint64_t eop_addr = 0;
+  uint64_t eop_size = 0;
+  uint64_t ctx_save_addr = 0;
+  uint32_t ctx_save_size = 0;
+  uint32_t ctl_stack_size = 0;
+  uint32_t percentage = 0;
+  uint32_t priority = 0;
+  uint32_t sdma_engine = 0;  // SDMA queues: engine and queue (RLC) slot
+  uint32_t sdma_queue = 0;
+  uint32_t doorbell_id = 0;
+  uint64_t doorbell_offset = 0;
+  uint64_t mqd_gpu_addr = 0;  // GPU address of the first XCC's MQD (cp_mqd_base_addr)
+  uint64_t exception_status = 0;
+  bool suspended = false;
+  bool being_destroyed = false;
+
+  bool is_sdma() const;
+  bool is_compute() const { return !is_sdma(); }
+  // QUEUE_IS_ACTIVE: mapped by the scheduler when not suspended.
+  bool active() const {
+    return !suspended && ring_size > 0 && ring_base != 0 && (percentage & 0xff) > 0;
+  }
+};
+
+struct ProcessDevice {
+  uint32_t gpu_id = 0;
+  uint64_t exception_status = 0;
+  std::array<bool, kAddressWatchSlots> watch_used{};
+  uint32_t queue_count = 0;  // qpd.queue_count
+  uint64_t registered_seq = 0;  // when the process registered with the device's DQM (first queue)
+};
+
+// A call the kernel would have blocked, or one waiting for a process mutex held by another call.
+struct Call {
+  Caller caller;
+  uint32_t nr = 0;
+  std::size_t usize = 0;       // the caller's _IOC_SIZE
+  bool copy_out = true;        // kernel table direction has OUT
+  std::vector<uint8_t> kbuf;   // max(usize, kernel size) bytes, zero-filled beyond usize
+  CallToken token = 0;
+  bool cancelled = false;
+  bool has_token = false;      // false for internal (no caller to answer)
+};
+using CallPtr = std::shared_ptr<Call>;
+
+struct Process {
+  int pid = 0;
+  bool alive = true;
+  uint32_t pasid = 0;          // amdgpu PASID (MAP_PROCESS), lowest free from 0x8000
+  uint32_t doorbell_slot = 0;  // index of the process doorbell frame (2 pages)
+  std::vector<ProcessDevice> devices;  // process device order = machine GPU order
+  std::list<Queue> queues;             // newest first
+  std::bitset<kMaxQueuesPerProcessBitmap> queue_ids;
+
+  // Runtime (ROCr) state: FACTS §6.
+  uint32_t runtime_state = 0;
+  uint64_t r_debug = 0;
+  uint32_t ttmp_setup = 0;
+  bool runtime_retry = false;
+  int runtime_sema = 0;
+  CallPtr runtime_waiter;
+
+  // Debug session: FACTS §7-§10.
+  bool debug_trap_enabled = false;
+  int debugger_pid = 0;  // 0 = none (self-debug records none)
+  std::optional<int> event_file;
+  uint64_t exception_enable_mask = 0;
+  uint64_t exception_status = 0;  // process-level (EC_PROCESS_*)
+  uint32_t wave_launch_mode = 0;
+  uint32_t wave_launch_override_mask = 0;
+  uint32_t trap_flags = 0;
+  int debugged_process_count = 0;  // as a debugger
+
+  // The process mutex: held by a call waiting for the hardware scheduler; others queue behind.
+  bool busy = false;
+  std::deque<CallPtr> mutex_waiters;
+  // DESTROY_QUEUE calls waiting for their suspended queue to be resumed.
+  std::vector<std::pair<uint32_t, CallPtr>> destroy_waiters;
+
+  ProcessDevice* device(uint32_t gpu_id);
+  Queue* queue(uint32_t id);
+};
+using ProcessPtr = std::shared_ptr<Process>;
+
+// Result of a handler: either finished now, or the call is parked (completes via on_complete).
+struct Outcome {
+  bool blocked = false;
+  long ret = 0;
+  static Outcome done(long r) { return {false, r}; }
+  static Outcome parked() { return {true, 0}; }
+};
+
+// Keeps the device reachable from asynchronous Hws completions without outliving it.
+struct Guard {
+  std::recursive_mutex mutex;
+  bool alive = true;
+};
+
+}  // namespace gpreempt::sim::detail
+
+namespace gpreempt::sim {
+
+struct KfdDevice::State {
+  State(KfdDevice& self, const DeviceProfile& profile, DeviceOptions options, HostEnv& env,
+        std::shared_ptr<Hws> hws);
+
+  KfdDevice& self;
+  DeviceProfile profile;
+  DeviceOptions options;
+  HostEnv& env;
+  std::shared_ptr<Hws> hws;
+  std::shared_ptr<detail::Guard> guard = std::make_shared<detail::Guard>();
+
+  std::map<int, detail::ProcessPtr> processes;      // by tgid
+  std::map<CallToken, detail::CallPtr> pending;     // parked calls, by token
+  std::map<uint32_t, std::vector<bool>> sdma_used;  // per gpu_id: engine-major slot use
+  std::map<uint32_t, uint32_t> device_queue_count;  // per gpu_id: dqm total_queue_count
+  uint64_t next_mqd_addr = 0;
+  uint64_t next_register_seq = 1;
+
+  // ---- kfd_device.cpp: dispatch, processes, queues, runtime enable -------------------------
+  detail::Outcome dispatch(const detail::CallPtr& call);
+  detail::ProcessPtr find_process(int pid) const;
+  detail::ProcessPtr create_process(int pid);
+  void complete(const detail::CallPtr& call, long ret);
+  // The process mutex: true when taken; otherwise the call is queued behind the holder.
+  bool lock_or_queue(detail::Process& p, const detail::CallPtr& call);
+  void release(const detail::ProcessPtr& p);
+
+  detail::Outcome get_version(const detail::CallPtr& call);
+  detail::Outcome create_queue(const detail::CallPtr& call);
+  detail::Outcome destroy_queue(const detail::CallPtr& call);
+  detail::Outcome update_queue(const detail::CallPtr& call);
+  detail::Outcome runtime_enable(const detail::CallPtr& call);
+  detail::Outcome get_process_apertures_new(const detail::CallPtr& call);
+  detail::Outcome acquire_vm(const detail::CallPtr& call);
+  void remove_queue(detail::Process& p, std::list<detail::Queue>::iterator it);
+  void wake_destroy_waiters(const detail::ProcessPtr& p);
+
+  // Exceptions (kfd_dbg_ev_raise): sets status bits and signals the event file when enabled.
+  void raise(detail::Process& p, uint64_t mask, uint32_t gpu_id, uint32_t queue_id);
+  void signal(detail::Process& p);
+
+  // ---- runlist chains: one Hws::execute_runlist per step, in order, completion-driven ------
+  struct Step {
+    uint32_t gpu_id = 0;
+    uint32_t grace_period = 0;
+    std::function<bool()> skip;          // checked when the step is reached
+    std::function<void()> before;        // state change right before the runlist is rebuilt
+    std::function<void(int err)> after;  // the scheduler's answer
+    bool no_runlist = false;             // a state change between remaps, no scheduler call
+    std::function<std::vector<Step>()> expand;  // no_runlist only: steps to run next
+  };
+  struct Chain {
+    std::vector<Step> steps;
+    std::size_t next = 0;
+    std::function<void()> finish;
+  };
+  void advance(const std::shared_ptr<Chain>& chain);
+  // Runs `steps` holding p's mutex, then `finish` (nullopt: the call stays parked).
+  detail::Outcome run_locked(const detail::ProcessPtr& p, const detail::CallPtr& call,
+                             std::vector<Step> steps, std::function<std::optional<long>()> finish);
+  std::vector<QueueView> runnable(uint32_t gpu_id) const;
+  QueueView view(const detail::Process& p, const detail::Queue& q) const;
+
+  // ---- dbg_trap.cpp ---------------------------------------------------------------------------
+  detail::Outcome dbg_trap(const detail::CallPtr& call);
+  // Steps that resume every suspended queue and refresh each GPU's runlist (deactivate).
+  std::vector<Step> deactivate_steps(const detail::ProcessPtr& p);
+  std::vector<Step> activate_steps(const detail::ProcessPtr& p);
+  // kfd_dbg_trap_disable minus the runlist work (done by deactivate_steps beforehand).
+  void finish_disable(detail::Process& p);
+  // Debug session teardown when the debugger's address space is gone (FACTS §9).
+  void debugger_exited(int debugger_pid);
+
+  // ---- render_*.cpp -------------------------------------------------------------------------
+  std::map<std::string, std::string> render() const;
+  void render_topology(std::map<std::string, std::string>& out) const;
+  void render_proc(std::map<std::string, std::string>& out) const;
+  std::string render_mqds() const;
+  std::string render_hqds() const;
+  std::string render_rls() const;
+  // The DQM's process list for a device (newest registered first) with each process's active
+  // queues: what the runlist maps, in MAP_QUEUES order.
+  struct RunlistProcess {
+    const detail::Process* process = nullptr;
+    std::vector<const detail::Queue*> active;
+    uint32_t queue_count = 0;
+  };
+  std::vector<RunlistProcess> runlist_of(uint32_t gpu_id) const;
+};
+
+}  // namespace gpreempt::sim
