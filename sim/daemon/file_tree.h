@@ -1,0 +1,37 @@
+// Materialises the device's rendered sysfs/debugfs files (KfdDevice::render_files) as a real
+// directory tree, so the shim can serve every path API by redirecting into it.
+//
+// Layout under root/: the kernel's own — the KFD class device lives in
+// sys/devices/virtual/kfd/kfd and sys/class/kfd/kfd is a symlink to it (readlink shows the real
+// relative target); dev/kfd is a placeholder the shim reports as a character device.
+// Only files whose bytes changed are rewritten (write to a temporary name, then rename, so a
+// reader never sees half a file); files and directories the device no longer renders are removed.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace gpreempt::sim::daemon {
+
+// Pure: where a render_files() key lives under root/ ("sys/class/kfd/kfd/x" → the devices/virtual
+// path). Keys ending in '/' stay directories.
+std::string host_relative_path(const std::string& key);
+
+class FileTree {
+ public:
+  explicit FileTree(std::string root);
+  // Creates the fixed skeleton (dev/kfd, the class symlink). Throws std::runtime_error naming the
+  // path that could not be created.
+  void init();
+  // Brings root/ to exactly `files`. Returns the number of files written or removed.
+  int sync(const std::map<std::string, std::string>& files);
+  const std::string& root() const { return root_; }
+
+ private:
+  std::string root_;
+  std::map<std::string, std::string> files_;  // host-relative path → bytes, as on disk
+  std::set<std::string> dirs_;                 // host-relative directories we created
+};
+
+}  // namespace gpreempt::sim::daemon

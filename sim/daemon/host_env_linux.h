@@ -1,0 +1,36 @@
+// The real host behind the simulated KFD: the kernel facts the device asks about are read from
+// the live system, so the ptrace check is the real one (TracerPid in /proc) and the debugger's
+// event fd is the very file in its fd table.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "sim/device/kfd_device.h"
+
+namespace gpreempt::sim::daemon {
+
+// Pure parsers of /proc/<tid>/status text (tests feed them captured text).
+struct ProcStatus {
+  int tgid = 0;
+  int tracer_pid = 0;
+  bool has_mm = false;  // a "VmSize:" line: the task has an address space (not a kernel thread or zombie)
+};
+std::optional<ProcStatus> parse_proc_status(const std::string& text);
+
+class LinuxHostEnv final : public HostEnv {
+ public:
+  std::optional<int> tgid_of(int tid) override;
+  int tracer_of(int tid) override;
+  bool read_memory(int pid, uint64_t addr, void* dst, std::size_t len) override;
+  bool write_memory(int pid, uint64_t addr, const void* src, std::size_t len) override;
+  // pidfd_open + pidfd_getfd: a duplicate of `fd` from `pid`'s table, like the kernel's fget.
+  std::optional<int> acquire_file(int pid, int fd) override;
+  void release_file(int handle) override;
+  void signal_file(int handle) override;
+
+ private:
+  std::optional<ProcStatus> status_of(int tid);
+};
+
+}  // namespace gpreempt::sim::daemon

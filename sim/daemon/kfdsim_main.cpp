@@ -1,0 +1,406 @@
+// kfdsim: start, stop, inspect a simulated AMD GPU machine, and run unmodified programs on it.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "sim/daemon/machine_options.h"
+#include "sim/device/device_profile.h"
+#include "sim/protocol/machine_paths.h"
+#include "sim/protocol/messages.h"
+#include "sim/protocol/socket_io.h"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+using namespace gpreempt::sim;
+using protocol::Op;
+
+namespace {
+
+constexpr int kOk = 0, kFailed = 1, kUsage = 2;
+
+const char* env(const char* n) { return std::getenv(n); }
+
+fs::path exe_dir() {
+  std::error_code ec;
+  auto p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path(".") : p.parent_path();
+}
+
+std::string daemon_exe() {
+  if (const char* p = env(protocol::kEnvDaemon); p && *p) return p;
+  return (exe_dir() / "kfdsimd").string();
+}
+
+std::string shim_library() {
+  if (const char* p = env("KFDSIM_SHIM"); p && *p) return p;
+  return fs::weakly_canonical(exe_dir() / ".." / "lib" / "libkfdshim.so").string();
+}
+
+struct Reply {
+  int error = 0;
+  protocol::Reply reply;
+};
+
+Reply request(const protocol::MachinePaths& paths, Op op) {
+  Reply r;
+  int s = protocol::connect_unix(paths.socket);
+  if (s < 0) {
+    r.error = s;
+    return r;
+  }
+  protocol::Request req{op, getpid(), gettid(), 0, {}};
+  auto msg = protocol::encode(req);
+  std::vector<uint8_t> in;
+  if ((r.error = protocol::send_message(s, msg)) == 0 && (r.error = protocol::recv_message(s, in)) == 0) {
+    auto rep = protocol::decode_reply(in);
+    if (rep)
+      r.reply = std::move(*rep);
+    else
+      r.error = -EPROTO;
+  }
+  if (op == Op::kShutdown && r.error == 0) {
+    // The daemon closes every connection as it exits: wait for that.
+    std::vector<uint8_t> rest;
+    while (protocol::recv_message(s, rest) == 0) {
+    }
+  }
+  close(s);
+  return r;
+}
+
+std::string text(const protocol::Reply& r) { return std::string(r.payload.begin(), r.payload.end()); }
+
+void no_daemon(const protocol::MachinePaths& paths, int error) {
+  std::fprintf(stderr, "kfdsim: no simulated machine answers at %s (%s); start one with `kfdsim start`\n",
+               paths.socket.c_str(), std::strerror(-error));
+}
+
+std::vector<char*> child_env(const std::vector<std::string>& overrides, std::vector<std::string>& storage) {
+  for (char** e = environ; *e; ++e) {
+    std::string kv = *e;
+    std::string key = kv.substr(0, kv.find('='));
+    bool replaced = false;
+    for (const auto& o : overrides)
+      if (o.substr(0, o.find('=')) == key) replaced = true;
+    if (!replaced) storage.push_back(kv);
+  }
+  for (const auto& o : overrides)
+    if (o.back() != '=') storage.push_back(o);  // "KEY=" means: remove KEY
+  std::vector<char*> out;
+  for (auto& s : storage) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+// Starts a persistent daemon for `paths` unless one answers already. kOk / kFailed.
+int start_daemon(const protocol::MachinePaths& paths, const daemon::MachineOptions& m, bool* already) {
+  std::error_code ec;
+  fs::create_directories(paths.dir, ec);
+  int lock = open(paths.lock().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock < 0) {
+    std::fprintf(stderr, "kfdsim: cannot create %s: %s\n", paths.lock().c_str(), std::strerror(errno));
+    return kFailed;
+  }
+  flock(lock, LOCK_EX);
+  int probe = protocol::connect_unix(paths.socket);
+  int rc = kOk;
+  *already = probe >= 0;
+  if (probe >= 0) {
+    close(probe);
+  } else {
+    std::string exe = daemon_exe();
+    std::vector<std::string> args = {exe, "--daemonize", "--persistent", "--dir=" + paths.dir,
+                                     "--socket=" + paths.socket};
+    for (auto& f : daemon::to_flags(m)) args.push_back(f);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    std::vector<std::string> storage;
+    auto envp = child_env({"LD_PRELOAD="}, storage);
+    pid_t pid;
+    int err = posix_spawn(&pid, exe.c_str(), nullptr, nullptr, argv.data(), envp.data());
+    int status = 0;
+    if (err == 0) waitpid(pid, &status, 0);
+    if (err != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      std::fprintf(stderr, "kfdsim: could not start %s%s%s\n", exe.c_str(), err ? ": " : "",
+                   err ? std::strerror(err) : "");
+      std::ifstream log(paths.log());
+      std::string line, last;
+      while (std::getline(log, line)) last = line;
+      if (!last.empty()) std::fprintf(stderr, "kfdsim: %s says: %s\n", paths.log().c_str(), last.c_str());
+      rc = kFailed;
+    }
+  }
+  flock(lock, LOCK_UN);
+  close(lock);
+  return rc;
+}
+
+int print_status(const protocol::MachinePaths& paths, bool json) {
+  Reply r = request(paths, Op::kStatus);
+  if (r.error) {
+    if (json) {
+      std::cout << nlohmann::json{{"running", false}, {"socket", paths.socket}}.dump(2) << "\n";
+    } else {
+      std::cout << "not running (" << paths.socket << ")\n";
+    }
+    return kFailed;
+  }
+  auto j = nlohmann::json::parse(text(r.reply));
+  if (json) {
+    j["running"] = true;
+    std::cout << j.dump(2) << "\n";
+    return kOk;
+  }
+  std::cout << "machine    " << j["dir"].get<std::string>() << "\n"
+            << "daemon     pid " << j["daemon_pid"] << (j["persistent"].get<bool>() ? " (persistent)" : " (exits after last client)") << "\n"
+            << "device     " << j["marketing_name"].get<std::string>() << " (" << j["profile"].get<std::string>() << ", "
+            << j["gfx_arch"].get<std::string>() << ") x " << j["gpus"].size() << "\n"
+            << "kfd        " << j["kfd_version"].get<std::string>() << ", sched_policy " << j["sched_policy"]
+            << ", hardware " << j["hardware"].get<std::string>() << "\n";
+  for (const auto& g : j["gpus"])
+    std::cout << "gpu        gpu_id " << g["gpu_id"] << ", renderD" << g["drm_render_minor"] << "\n";
+  std::cout << "clients    " << j["clients"].size() << " process(es)\n"
+            << "queues     " << j["queues"] << "\n";
+  return kOk;
+}
+
+int print_queues(const protocol::MachinePaths& paths, bool json) {
+  Reply r = request(paths, Op::kQueues);
+  if (r.error) {
+    no_daemon(paths, r.error);
+    return kFailed;
+  }
+  auto a = nlohmann::json::parse(text(r.reply));
+  if (json) {
+    std::cout << a.dump(2) << "\n";
+    return kOk;
+  }
+  static const char* types[] = {"compute", "sdma", "compute_aql", "sdma_xgmi", "sdma_by_eng"};
+  std::printf("%-8s %-5s %-7s %-12s %-18s %-9s %-4s %s\n", "PID", "QID", "GPU", "TYPE", "RING_BASE",
+              "RING_SIZE", "PRIO", "STATE");
+  for (const auto& q : a) {
+    unsigned type = q["type"].get<unsigned>();
+    std::printf("%-8d %-5u %-7x %-12s 0x%016llx %-9llu %-4u %s\n", q["pid"].get<int>(),
+                q["queue_id"].get<unsigned>(), q["gpu_id"].get<unsigned>(), type < 5 ? types[type] : "?",
+                static_cast<unsigned long long>(q["ring_base"].get<uint64_t>()),
+                static_cast<unsigned long long>(q["ring_size"].get<uint64_t>()), q["priority"].get<unsigned>(),
+                q["suspended"].get<bool>() ? "suspended" : "runnable");
+  }
+  if (a.empty()) std::printf("(no queues)\n");
+  return kOk;
+}
+
+int show_files(const protocol::MachinePaths& paths, const std::string& which, bool json) {
+  Reply r = request(paths, Op::kRefreshFiles);
+  if (r.error) {
+    no_daemon(paths, r.error);
+    return kFailed;
+  }
+  fs::path root = paths.root();
+  if (!which.empty()) {
+    auto g = protocol::classify_path(protocol::normalize_path(which), root.string());
+    if (g.kind != protocol::GuestPathKind::kFile) {
+      std::fprintf(stderr, "kfdsim: %s is not a simulated sysfs/debugfs path (/sys/class/kfd/…, "
+                   "/sys/devices/virtual/kfd/…, /sys/kernel/debug/kfd/…)\n", which.c_str());
+      return kUsage;
+    }
+    std::ifstream in(g.host, std::ios::binary);
+    if (!in) {
+      std::fprintf(stderr, "kfdsim: %s: no such file on the simulated machine\n", which.c_str());
+      return kFailed;
+    }
+    std::cout << in.rdbuf();
+    return kOk;
+  }
+  nlohmann::json a = nlohmann::json::array();
+  for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::follow_directory_symlink);
+       it != fs::recursive_directory_iterator(); ++it) {
+    if (!it->is_regular_file()) continue;
+    std::string guest = "/" + fs::relative(it->path(), root).string();
+    if (guest.rfind("/sys/devices/", 0) == 0 || guest == "/dev/kfd") continue;  // shown via /sys/class
+    a.push_back({{"path", guest}, {"bytes", it->file_size()}});
+  }
+  std::sort(a.begin(), a.end(), [](const auto& x, const auto& y) { return x["path"] < y["path"]; });
+  if (json) {
+    std::cout << a.dump(2) << "\n";
+  } else {
+    for (const auto& f : a) std::printf("%8llu  %s\n", static_cast<unsigned long long>(f["bytes"].get<uint64_t>()),
+                                        f["path"].get<std::string>().c_str());
+  }
+  return kOk;
+}
+
+int stop_daemon(const protocol::MachinePaths& paths, bool quiet) {
+  Reply r = request(paths, Op::kShutdown);
+  if (r.error) {
+    if (!quiet) std::printf("not running (%s)\n", paths.socket.c_str());
+    return kOk;
+  }
+  if (!quiet) std::printf("stopped %s\n", paths.dir.c_str());
+  return kOk;
+}
+
+int run_command(protocol::MachinePaths paths, bool private_dir, const daemon::MachineOptions& m,
+                std::vector<std::string> command, bool keep) {
+  if (command.empty()) {
+    std::fprintf(stderr, "kfdsim run: nothing to run; usage: kfdsim run [options] -- COMMAND [ARGS...]\n");
+    return kUsage;
+  }
+  if (private_dir) {
+    std::string tmpl = (fs::temp_directory_path() / "kfdsim-run-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) {
+      std::fprintf(stderr, "kfdsim run: cannot create a machine directory in %s: %s\n",
+                   fs::temp_directory_path().c_str(), std::strerror(errno));
+      return kFailed;
+    }
+    paths.dir = tmpl;
+    paths.socket = tmpl + "/kfdsim.sock";
+  }
+  bool already = false;
+  if (start_daemon(paths, m, &already) != kOk) return kFailed;
+  std::string shim = shim_library();
+  if (!fs::exists(shim)) {
+    std::fprintf(stderr, "kfdsim run: shim %s not found (set KFDSIM_SHIM)\n", shim.c_str());
+    if (!already) stop_daemon(paths, true);
+    return kFailed;
+  }
+  std::string preload = shim;
+  if (const char* old = env("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+  std::vector<std::string> storage;
+  auto envp = child_env({"LD_PRELOAD=" + preload, "KFDSIM_DIR=" + paths.dir, "KFDSIM_SOCKET=" + paths.socket},
+                        storage);
+  std::vector<char*> argv;
+  for (auto& a : command) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid;
+  int err = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data());
+  int rc;
+  if (err != 0) {
+    std::fprintf(stderr, "kfdsim run: cannot run %s: %s\n", argv[0], std::strerror(err));
+    rc = 127;
+  } else {
+    // Ctrl-C goes to the whole foreground group; the command decides, we wait for it.
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  if (!already) stop_daemon(paths, true);
+  if (private_dir && !keep) {
+    std::error_code ec;
+    fs::remove_all(paths.dir, ec);
+  } else if (private_dir) {
+    std::fprintf(stderr, "kfdsim run: machine directory kept: %s\n", paths.dir.c_str());
+  }
+  return rc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  protocol::MachinePaths paths = protocol::machine_paths(env, getuid());
+  daemon::MachineOptions machine;
+  if (std::string e = daemon::apply_environment(machine, env); !e.empty()) {
+    std::fprintf(stderr, "kfdsim: %s\n", e.c_str());
+    return kUsage;
+  }
+
+  CLI::App app{
+      "kfdsim: a simulated AMD Instinct machine (KFD /dev/kfd, its sysfs and debugfs) for programs "
+      "that have no GPU.\n\n"
+      "  kfdsim run -- ./my_program args       run a program on a private simulated machine\n"
+      "  kfdsim run --profile mi300x --gpus 2 -- python3 tool.py\n"
+      "  kfdsim start; LD_PRELOAD=$(kfdsim shim) prog; kfdsim queues; kfdsim stop\n\n"
+      "A machine is a directory ($KFDSIM_DIR, default $XDG_RUNTIME_DIR/kfdsim or /tmp/kfdsim-<uid>) "
+      "holding the daemon's socket (kfdsim.sock), its log (kfdsimd.log) and the materialised files "
+      "(root/). Programs reach it through the LD_PRELOAD shim libkfdshim.so, which starts a "
+      "daemon on demand (exiting after its last client) if none runs. Defaults for the machine "
+      "options come from KFDSIM_PROFILE, KFDSIM_GPUS, KFDSIM_KFD_MINOR, KFDSIM_SCHED_POLICY."};
+  app.require_subcommand(1);
+  std::string dir;
+  app.add_option("--dir", dir, "machine directory (default $KFDSIM_DIR)");
+
+  auto add_machine_options = [&](CLI::App* sub) {
+    std::vector<std::string> names = profile_names();
+    sub->add_option("--profile", machine.profile, "device profile")
+        ->check(CLI::IsMember(names))
+        ->capture_default_str();
+    sub->add_option("--gpus", machine.gpus, "number of GPUs (0 = as in the captured machine)")
+        ->capture_default_str();
+    sub->add_option("--kfd-minor", machine.kfd_minor,
+                    "KFD ioctl minor version GET_VERSION reports (e.g. 12 to test version gates)")
+        ->capture_default_str();
+    sub->add_option("--sched-policy", machine.sched_policy,
+                    "amdgpu.sched_policy: 0 HWS, 1 HWS without oversubscription, 2 no HWS")
+        ->check(CLI::Range(0, 2))
+        ->capture_default_str();
+    sub->add_option("--hardware", machine.hardware, "GPU model behind the KFD")->capture_default_str();
+  };
+  bool json = false;
+  auto* start = app.add_subcommand("start", "start a persistent simulated machine (idempotent)");
+  add_machine_options(start);
+  auto* stop = app.add_subcommand("stop", "stop the machine's daemon (its processes lose the device)");
+  auto* status = app.add_subcommand("status", "show the machine: profile, GPUs, KFD version, clients");
+  status->add_flag("--json", json, "machine-readable output");
+  auto* queues = app.add_subcommand("queues", "list every queue of every process, suspended or not");
+  queues->add_flag("--json", json, "machine-readable output");
+  std::string which;
+  auto* files = app.add_subcommand("files", "list the simulated sysfs/debugfs files, or print one");
+  files->add_option("path", which, "a guest path, e.g. /sys/kernel/debug/kfd/mqds");
+  files->add_flag("--json", json, "machine-readable output");
+  app.add_subcommand("shim", "print the path of libkfdshim.so (for LD_PRELOAD)");
+  std::vector<std::string> command;
+  bool keep = false;
+  auto* run = app.add_subcommand("run", "run COMMAND on a private simulated machine, then remove it; "
+                                        "exits with COMMAND's exit code (128+signal if killed)");
+  add_machine_options(run);
+  run->add_flag("--keep", keep, "keep the machine directory (log, files) afterwards");
+  run->add_option("command", command, "the program and its arguments (after --)")->required();
+  CLI11_PARSE(app, argc, argv);
+
+  bool explicit_dir = !dir.empty();
+  if (explicit_dir) {
+    paths.dir = protocol::normalize_path(fs::absolute(dir).string());
+    paths.socket = paths.dir + "/kfdsim.sock";
+  }
+  try {
+    if (*run) return run_command(paths, !explicit_dir, machine, command, keep);
+    if (*start) {
+      (void)make_profile(machine.profile, machine.gpus);  // reject bad options before forking
+      bool already = false;
+      if (start_daemon(paths, machine, &already) != kOk) return kFailed;
+      if (already) std::printf("already running: ");
+      return print_status(paths, false);
+    }
+    if (*stop) return stop_daemon(paths, false);
+    if (*status) return print_status(paths, json);
+    if (*queues) return print_queues(paths, json);
+    if (*files) return show_files(paths, which, json);
+    if (app.got_subcommand("shim")) {
+      std::printf("%s\n", shim_library().c_str());
+      return kOk;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kfdsim: %s\n", e.what());
+    return kFailed;
+  }
+  return kUsage;
+}

@@ -1,0 +1,92 @@
+// kfdsimd: the simulated KFD device of one simulated machine. Normally started for you — by the
+// shim on first use, or by `kfdsim start` / `kfdsim run` — rather than by hand.
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+#include "sim/daemon/machine_options.h"
+#include "sim/daemon/server.h"
+#include "sim/protocol/machine_paths.h"
+
+using namespace gpreempt::sim;
+
+int main(int argc, char** argv) {
+  daemon::ServerConfig cfg;
+  cfg.paths = protocol::machine_paths([](const char* n) { return std::getenv(n); }, getuid());
+  std::string env_error = daemon::apply_environment(cfg.machine, [](const char* n) { return std::getenv(n); });
+
+  CLI::App app{"kfdsimd: simulated /dev/kfd device daemon of one simulated machine.\n"
+               "Usually started by the kfd shim on first use or by `kfdsim start`; see `kfdsim --help`."};
+  bool daemonize = false;
+  std::string dir, socket;
+  app.add_option("--dir", dir, "machine directory (default $KFDSIM_DIR)");
+  app.add_option("--socket", socket, "socket path (default <dir>/kfdsim.sock or $KFDSIM_SOCKET)");
+  app.add_flag("--daemonize", daemonize,
+               "detach; return once the socket listens (exit 0) or start-up failed (exit 1)");
+  app.add_flag("--persistent", cfg.persistent, "stay up without clients until `kfdsim stop`");
+  app.add_option("--profile", cfg.machine.profile, "device profile (mi308x, mi300x, mi210)");
+  app.add_option("--gpus", cfg.machine.gpus, "number of GPUs (0 = as in the captured machine)");
+  app.add_option("--kfd-minor", cfg.machine.kfd_minor, "KFD ioctl minor version reported");
+  app.add_option("--sched-policy", cfg.machine.sched_policy, "amdgpu.sched_policy (0, 1, 2)")
+      ->check(CLI::Range(0, 2));
+  app.add_option("--hardware", cfg.machine.hardware, "GPU model behind the KFD (instant)");
+  CLI11_PARSE(app, argc, argv);
+  if (!env_error.empty()) {
+    std::fprintf(stderr, "kfdsimd: %s\n", env_error.c_str());
+    return 2;
+  }
+  if (!dir.empty()) {
+    cfg.paths.dir = protocol::normalize_path(dir);
+    if (socket.empty() && !std::getenv(protocol::kEnvSocket)) cfg.paths.socket = cfg.paths.dir + "/kfdsim.sock";
+  }
+  if (!socket.empty()) cfg.paths.socket = protocol::normalize_path(socket);
+
+  int ready = -1;
+  if (daemonize) {
+    // Nothing of the starting program may stay open in here (a pipe kept open would keep its
+    // reader waiting for EOF forever).
+    syscall(SYS_close_range, 3U, ~0U, 0U);
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) return 1;
+    pid_t child = fork();
+    if (child < 0) return 1;
+    if (child > 0) {
+      close(p[1]);
+      char c;
+      ssize_t n;
+      while ((n = read(p[0], &c, 1)) < 0 && errno == EINTR) {
+      }
+      return n == 1 ? 0 : 1;
+    }
+    close(p[0]);
+    ready = p[1];
+    setsid();
+    if (chdir("/") != 0) return 1;
+    int null = open("/dev/null", O_RDWR);
+    std::string log = cfg.paths.log();
+    int out = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    dup2(null, 0);
+    dup2(out >= 0 ? out : null, 1);
+    dup2(out >= 0 ? out : null, 2);
+    if (null > 2) close(null);
+    if (out > 2) close(out);
+  }
+  try {
+    daemon::Server server(cfg);
+    server.listen();
+    if (ready >= 0) {
+      char c = 1;
+      (void)!write(ready, &c, 1);
+      close(ready);
+    }
+    return server.run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kfdsimd: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,27 @@
+// The knobs of a simulated machine, shared by kfdsimd and kfdsim: defaults, then the KFDSIM_*
+// environment (so a daemon started on demand by the shim gets the user's choice), then flags.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace gpreempt::sim::daemon {
+
+struct MachineOptions {
+  std::string profile = "mi308x";
+  uint32_t gpus = 1;          // 0 = as many as the captured machine of that profile had
+  uint32_t kfd_minor = 22;    // GET_VERSION minor (lower it to test version gates)
+  int sched_policy = 0;       // amdgpu.sched_policy: 0 HWS, 1 HWS without oversubscription, 2 no HWS
+  std::string hardware = "instant";
+};
+
+// KFDSIM_PROFILE, KFDSIM_GPUS, KFDSIM_KFD_MINOR, KFDSIM_SCHED_POLICY, KFDSIM_HARDWARE.
+// Returns an error message naming the variable and the expected form, or "" (pure: getenv injected).
+std::string apply_environment(MachineOptions& o, const std::function<const char*(const char*)>& getenv);
+
+// The same options as command-line flags, e.g. for handing them to a daemon being started.
+std::vector<std::string> to_flags(const MachineOptions& o);
+
+}  // namespace gpreempt::sim::daemon

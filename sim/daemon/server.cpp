@@ -1,0 +1,499 @@
+#include "sim/daemon/server.h"
+
+#include <fcntl.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "gpreempt/kfd_abi.h"
+#include "sim/protocol/socket_io.h"
+
+namespace gpreempt::sim::daemon {
+
+using protocol::Op;
+
+namespace {
+
+void log(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void log(const char* fmt, ...) {
+  char stamp[32];
+  std::time_t t = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%H:%M:%S", std::localtime(&t));
+  std::fprintf(stderr, "kfdsimd[%d] %s ", getpid(), stamp);
+  va_list ap;
+  va_start(ap, fmt);
+  std::vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  std::fputc('\n', stderr);
+  std::fflush(stderr);
+}
+
+// mmap offsets of /dev/kfd (kfd_priv.h): the type in bits 62-63, the gpu_id in bits 46-61.
+constexpr int kMmapTypeShift = 62;
+constexpr uint64_t kMmapTypeDoorbell = 0x3;
+constexpr int kMmapGpuIdShift = 46;
+
+std::size_t page_round(std::size_t n) {
+  std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return (n + page - 1) / page * page;
+}
+
+}  // namespace
+
+struct Server::Conn {
+  int fd = -1;
+  uint64_t watch = 0;
+  int peer_pid = 0;
+  int anchor_of = 0;  // pid whose anchor this is, 0 for request connections
+  std::optional<CallToken> pending;
+};
+
+struct Server::Mapping {
+  int memfd = -1;
+  void* addr = nullptr;
+  std::size_t bytes = 0;
+  bool doorbell = false;
+  uint32_t gpu_id = 0;
+};
+
+struct Server::Proc {
+  int pid = 0;
+  int pidfd = -1;
+  uint64_t watch = 0;
+  int anchor_fd = -1;
+  std::map<uint64_t, Mapping> mappings;  // by mmap offset
+};
+
+Server::Server(ServerConfig config)
+    : config_(std::move(config)),
+      profile_(make_profile(config_.machine.profile, config_.machine.gpus)),
+      hardware_(make_hardware(profile_, HardwareOptions{config_.machine.hardware})),
+      tree_(config_.paths.root()) {
+  DeviceOptions opts;
+  opts.minor_version = config_.machine.kfd_minor;
+  opts.sched_policy = config_.machine.sched_policy;
+  device_ = std::make_unique<KfdDevice>(profile_, opts, env_, hardware_->hws());
+  device_->on_complete = [this](CallToken t, long ret, std::vector<uint8_t> args) {
+    complete(t, ret, std::move(args));
+  };
+  hardware_->attach(*device_);
+  tree_.init();
+  tree_.sync(device_->render_files());
+  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
+  timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (epoll_fd_ < 0 || timer_fd_ < 0) throw std::runtime_error("epoll/timerfd: " + std::string(std::strerror(errno)));
+  add_watch(Kind::kTimer, timer_fd_);
+}
+
+Server::~Server() {
+  for (auto& [fd, c] : conns_) ::close(fd);
+  for (auto& [pid, p] : procs_) {
+    for (auto& [off, m] : p->mappings) {
+      if (m.addr) munmap(m.addr, m.bytes);
+      ::close(m.memfd);
+    }
+    ::close(p->pidfd);
+  }
+  if (listen_fd_ >= 0) ::close(listen_fd_);
+  if (timer_fd_ >= 0) ::close(timer_fd_);
+  if (epoll_fd_ >= 0) ::close(epoll_fd_);
+}
+
+uint64_t Server::add_watch(Kind kind, int fd) {
+  uint64_t id = next_watch_++;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = id;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0)
+    throw std::runtime_error("epoll_ctl: " + std::string(std::strerror(errno)));
+  watches_[id] = {kind, fd};
+  return id;
+}
+
+void Server::remove_watch(uint64_t id) {
+  auto it = watches_.find(id);
+  if (it == watches_.end()) return;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->second.fd, nullptr);
+  watches_.erase(it);
+}
+
+void Server::listen() {
+  const std::string& path = config_.paths.socket;
+  int probe = protocol::connect_unix(path);
+  if (probe >= 0) {
+    ::close(probe);
+    throw std::runtime_error("a kfdsimd already serves " + path);
+  }
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path)
+    throw std::runtime_error("socket path too long (max " + std::to_string(sizeof addr.sun_path - 1) +
+                             " bytes): " + path);
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  ::unlink(path.c_str());  // a stale socket of a daemon that died
+  listen_fd_ = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(listen_fd_, 128) != 0)
+    throw std::runtime_error("cannot listen on " + path + ": " + std::strerror(errno));
+  listen_watch_ = add_watch(Kind::kListen, listen_fd_);
+  log("serving %s: profile %s, %zu GPU(s), KFD 1.%u, sched_policy %d, %s", path.c_str(),
+      profile_.name.c_str(), profile_.gpus.size(), config_.machine.kfd_minor,
+      config_.machine.sched_policy, config_.persistent ? "persistent" : "exits after last client");
+}
+
+int Server::run() {
+  epoll_event events[64];
+  while (!stop_) {
+    int n = epoll_wait(epoll_fd_, events, 64, -1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw std::runtime_error("epoll_wait: " + std::string(std::strerror(errno)));
+    }
+    for (int i = 0; i < n && !stop_; ++i) {
+      auto it = watches_.find(events[i].data.u64);
+      if (it == watches_.end()) continue;  // closed earlier in this batch
+      Watch w = it->second;
+      switch (w.kind) {
+        case Kind::kListen: on_listen(); break;
+        case Kind::kConn: on_conn(w.fd); break;
+        case Kind::kPidfd:
+          for (auto& [pid, p] : procs_) {
+            if (p->watch == it->first) {
+              on_pidfd(pid);
+              break;
+            }
+          }
+          break;
+        case Kind::kTimer: {
+          uint64_t expirations;
+          (void)!::read(timer_fd_, &expirations, sizeof expirations);
+          hardware_->tick(Clock::now());
+          break;
+        }
+      }
+    }
+    rearm_timer();
+  }
+  ::unlink(config_.paths.socket.c_str());
+  log("stopped");
+  return 0;
+}
+
+void Server::rearm_timer() {
+  itimerspec spec{};
+  if (auto t = hardware_->next_tick()) {
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t->time_since_epoch()).count();
+    if (ns <= 0) ns = 1;
+    spec.it_value.tv_sec = ns / 1000000000;
+    spec.it_value.tv_nsec = ns % 1000000000;
+  }
+  // steady_clock is CLOCK_MONOTONIC on Linux, so its time points are absolute timer values.
+  timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &spec, nullptr);
+}
+
+void Server::on_listen() {
+  for (;;) {
+    int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    auto c = std::make_unique<Conn>();
+    c->fd = fd;
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) c->peer_pid = cred.pid;
+    c->watch = add_watch(Kind::kConn, fd);
+    conns_[fd] = std::move(c);
+  }
+}
+
+void Server::on_conn(int fd) {
+  std::vector<uint8_t> msg;
+  if (protocol::recv_message(fd, msg) < 0) {
+    close_conn(fd);
+    return;
+  }
+  protocol::DecodeError err;
+  auto req = protocol::decode_request(msg, &err);
+  if (!req) {
+    log("dropping connection of pid %d: %s", conns_[fd]->peer_pid, err.what.c_str());
+    close_conn(fd);
+    return;
+  }
+  handle(fd, *req);
+  hardware_->tick(Clock::now());
+}
+
+void Server::reply(int fd, int64_t ret, std::vector<uint8_t> payload, int pass_fd) {
+  protocol::Reply r{ret, std::move(payload)};
+  auto msg = protocol::encode(r);
+  (void)protocol::send_message(fd, msg, pass_fd);  // a peer that is gone shows up as a hang-up
+}
+
+void Server::handle(int fd, protocol::Request& req) {
+  switch (req.op) {
+    case Op::kHelloProcess: handle_hello(fd, req); return;
+    case Op::kOpenKfd: {
+      watch_process(req.pid);
+      reply(fd, device_->open(Caller{req.pid, req.tid}));
+      return;
+    }
+    case Op::kIoctl: handle_ioctl(fd, req); return;
+    case Op::kMmap: handle_mmap(fd, req); return;
+    case Op::kRefreshFiles:
+      try {
+        tree_.sync(device_->render_files());
+        reply(fd, 0);
+      } catch (const std::exception& e) {
+        log("refreshing files failed: %s", e.what());
+        reply(fd, -EIO);
+      }
+      return;
+    case Op::kStatus: {
+      std::string s = status_json();
+      reply(fd, 0, std::vector<uint8_t>(s.begin(), s.end()));
+      return;
+    }
+    case Op::kQueues: {
+      std::string s = queues_json();
+      reply(fd, 0, std::vector<uint8_t>(s.begin(), s.end()));
+      return;
+    }
+    case Op::kShutdown:
+      log("shutdown requested by pid %d", req.pid);
+      reply(fd, 0);
+      stop_ = true;
+      return;
+  }
+}
+
+void Server::handle_hello(int fd, const protocol::Request& req) {
+  int pid = req.pid;
+  auto& conn = *conns_[fd];
+  // An exec'd process says hello again with the same pid; its old anchor's hang-up may still be
+  // queued behind this request, so the old image is retired first.
+  if (auto it = procs_.find(pid); it != procs_.end() && it->second->anchor_fd >= 0) {
+    int old = it->second->anchor_fd;
+    char probe;
+    ssize_t n = recv(old, &probe, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) close_conn(old);
+  }
+  watch_process(pid);
+  auto it = procs_.find(pid);
+  if (it == procs_.end()) {  // the process is already gone
+    reply(fd, -ESRCH);
+    return;
+  }
+  it->second->anchor_fd = fd;
+  conn.anchor_of = pid;
+  protocol::HelloReply h{getpid(), tree_.root()};
+  reply(fd, 0, protocol::encode(h));
+}
+
+void Server::watch_process(int pid) {
+  if (pid <= 0 || procs_.count(pid)) return;
+  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+  if (pidfd < 0) return;
+  auto p = std::make_unique<Proc>();
+  p->pid = pid;
+  p->pidfd = pidfd;
+  p->watch = add_watch(Kind::kPidfd, pidfd);
+  procs_[pid] = std::move(p);
+}
+
+void Server::handle_ioctl(int fd, protocol::Request& req) {
+  auto& conn = *conns_[fd];
+  CallToken token = next_token_++;
+  token_conn_[token] = fd;
+  conn.pending = token;
+  Caller caller{req.pid, req.tid};
+  IoctlResult r = device_->ioctl(caller, req.arg, std::span<uint8_t>(req.payload), token);
+  // A debug session can name a process that never talked to us (ENABLE creates its kfd_process):
+  // its exit must still reach the device.
+  if (kfd::ioc_nr(req.arg) == kfd::NR_DBG_TRAP && req.payload.size() >= sizeof(uint32_t)) {
+    uint32_t target;
+    std::memcpy(&target, req.payload.data(), sizeof target);
+    if (auto tgid = env_.tgid_of(static_cast<int>(target))) watch_process(*tgid);
+  }
+  if (r.blocked) return;  // complete() answers, now or later
+  token_conn_.erase(token);
+  conn.pending.reset();
+  reply(fd, r.ret, std::move(req.payload));
+}
+
+void Server::complete(CallToken token, long ret, std::vector<uint8_t> args) {
+  auto it = token_conn_.find(token);
+  if (it == token_conn_.end()) return;
+  int fd = it->second;
+  token_conn_.erase(it);
+  if (auto c = conns_.find(fd); c != conns_.end()) {
+    c->second->pending.reset();
+    reply(fd, ret, std::move(args));
+  }
+}
+
+void Server::handle_mmap(int fd, const protocol::Request& req) {
+  uint64_t length = 0;
+  if (req.payload.size() != sizeof length) {
+    reply(fd, -EINVAL);
+    return;
+  }
+  std::memcpy(&length, req.payload.data(), sizeof length);
+  watch_process(req.pid);
+  auto pit = procs_.find(req.pid);
+  if (pit == procs_.end() || length == 0) {
+    reply(fd, pit == procs_.end() ? -ESRCH : -EINVAL);
+    return;
+  }
+  Mapping& m = pit->second->mappings[req.arg];
+  std::size_t bytes = page_round(length);
+  if (m.memfd < 0) {
+    char name[64];
+    std::snprintf(name, sizeof name, "kfd-mmap-%d-%llx", req.pid,
+                  static_cast<unsigned long long>(req.arg));
+    m.memfd = memfd_create(name, MFD_CLOEXEC);
+    if (m.memfd < 0) {
+      reply(fd, -errno);
+      return;
+    }
+    m.doorbell = (req.arg >> kMmapTypeShift) == kMmapTypeDoorbell;
+    m.gpu_id = static_cast<uint32_t>((req.arg >> kMmapGpuIdShift) & 0xffff);
+  }
+  if (bytes > m.bytes) {
+    if (ftruncate(m.memfd, static_cast<off_t>(bytes)) != 0) {
+      reply(fd, -errno);
+      return;
+    }
+    if (m.addr) {
+      if (m.doorbell) hardware_->doorbell_unmapped(req.pid, m.gpu_id);
+      munmap(m.addr, m.bytes);
+    }
+    m.addr = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m.memfd, 0);
+    if (m.addr == MAP_FAILED) {
+      m.addr = nullptr;
+      m.bytes = 0;
+      reply(fd, -ENOMEM);
+      return;
+    }
+    m.bytes = bytes;
+    if (m.doorbell) hardware_->doorbell_mapped(req.pid, m.gpu_id, m.addr, m.bytes);
+  }
+  reply(fd, 0, {}, m.memfd);
+}
+
+void Server::close_conn(int fd) {
+  auto it = conns_.find(fd);
+  if (it == conns_.end()) return;
+  std::unique_ptr<Conn> c = std::move(it->second);
+  conns_.erase(it);
+  remove_watch(c->watch);
+  ::close(fd);
+  if (c->pending) {
+    // The thread blocked in this call died or was interrupted away: the kernel's -ERESTARTSYS.
+    token_conn_.erase(*c->pending);
+    device_->cancel(*c->pending);
+  }
+  if (c->anchor_of) {
+    auto p = procs_.find(c->anchor_of);
+    if (p != procs_.end() && p->second->anchor_fd == fd) process_gone(c->anchor_of, "exec or exit");
+  }
+  maybe_exit();
+}
+
+void Server::on_pidfd(int pid) { process_gone(pid, "exit"); }
+
+void Server::process_gone(int pid, const char* why) {
+  auto it = procs_.find(pid);
+  if (it == procs_.end()) return;
+  std::unique_ptr<Proc> p = std::move(it->second);
+  procs_.erase(it);
+  remove_watch(p->watch);
+  ::close(p->pidfd);
+  for (auto& [off, m] : p->mappings) {
+    if (m.doorbell && m.addr) hardware_->doorbell_unmapped(pid, m.gpu_id);
+    if (m.addr) munmap(m.addr, m.bytes);
+    ::close(m.memfd);
+  }
+  device_->process_exited(pid);
+  (void)why;
+}
+
+void Server::maybe_exit() {
+  if (config_.persistent || stop_ || !conns_.empty()) return;
+  // The shim takes this lock to start a daemon; holding it, a connection either is already in
+  // the backlog (then stay) or will find no socket and start a fresh daemon.
+  int lock = ::open(config_.paths.lock().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock >= 0) {
+    while (flock(lock, LOCK_EX) != 0 && errno == EINTR) {
+    }
+  }
+  on_listen();
+  if (conns_.empty()) {
+    ::unlink(config_.paths.socket.c_str());
+    remove_watch(listen_watch_);
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+    stop_ = true;
+    log("last client gone, exiting");
+  }
+  if (lock >= 0) {
+    flock(lock, LOCK_UN);
+    ::close(lock);
+  }
+}
+
+std::string Server::status_json() const {
+  nlohmann::json j;
+  j["daemon_pid"] = getpid();
+  j["dir"] = config_.paths.dir;
+  j["socket"] = config_.paths.socket;
+  j["root"] = tree_.root();
+  j["profile"] = profile_.name;
+  j["marketing_name"] = profile_.marketing_name;
+  j["gfx_arch"] = profile_.gfx_arch;
+  j["kfd_version"] = "1." + std::to_string(config_.machine.kfd_minor);
+  j["sched_policy"] = config_.machine.sched_policy;
+  j["hardware"] = config_.machine.hardware;
+  j["persistent"] = config_.persistent;
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& g : profile_.gpus)
+    gpus.push_back({{"gpu_id", g.gpu_id}, {"location_id", g.location_id},
+                    {"drm_render_minor", g.drm_render_minor}});
+  j["gpus"] = gpus;
+  nlohmann::json clients = nlohmann::json::array();
+  for (const auto& [pid, p] : procs_)
+    if (p->anchor_fd >= 0) clients.push_back(pid);
+  j["clients"] = clients;
+  j["queues"] = device_->queues().size();
+  return j.dump();
+}
+
+std::string Server::queues_json() const {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& q : device_->queues()) {
+    a.push_back({{"pid", q.pid},
+                 {"queue_id", q.queue_id},
+                 {"gpu_id", q.gpu_id},
+                 {"type", q.uapi_type},
+                 {"ring_base", q.ring_base},
+                 {"ring_size", q.ring_size},
+                 {"read_pointer_address", q.read_pointer_address},
+                 {"write_pointer_address", q.write_pointer_address},
+                 {"priority", q.priority},
+                 {"suspended", q.suspended}});
+  }
+  return a.dump();
+}
+
+}  // namespace gpreempt::sim::daemon

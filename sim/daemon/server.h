@@ -1,0 +1,96 @@
+// kfdsimd's event loop: one single-threaded epoll loop per simulated machine that owns the
+// KfdDevice, serves the shims' requests, completes blocked calls later, and follows the lifetime
+// of every client process (pidfd for exit; the close-on-exec anchor connection for exec), which is
+// what ends a kfd_process — never the closing of a /dev/kfd fd (FACTS §3, §9).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/daemon/file_tree.h"
+#include "sim/daemon/hardware.h"
+#include "sim/daemon/host_env_linux.h"
+#include "sim/daemon/machine_options.h"
+#include "sim/device/device_profile.h"
+#include "sim/device/kfd_device.h"
+#include "sim/protocol/machine_paths.h"
+#include "sim/protocol/messages.h"
+
+namespace gpreempt::sim::daemon {
+
+struct ServerConfig {
+  protocol::MachinePaths paths;
+  MachineOptions machine;
+  // true (kfdsim start / run): stay up until told to stop. false (started on demand by the shim):
+  // exit once the last client process is gone.
+  bool persistent = false;
+};
+
+class Server {
+ public:
+  // Builds the profile, the hardware model and the device. Throws std::exception with a message
+  // naming the bad option.
+  explicit Server(ServerConfig config);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds the machine's socket. Throws if another daemon answers there or binding fails.
+  void listen();
+  // Serves until kShutdown, or (not persistent) until the last client is gone. Returns 0.
+  int run();
+
+ private:
+  struct Conn;
+  struct Mapping;
+  struct Proc;
+  enum class Kind { kListen, kConn, kPidfd, kTimer };
+  struct Watch {
+    Kind kind;
+    int fd;
+  };
+
+  uint64_t add_watch(Kind kind, int fd);
+  void remove_watch(uint64_t id);
+  void on_listen();
+  void on_conn(int fd);
+  void on_pidfd(int pid);
+  void close_conn(int fd);
+  void process_gone(int pid, const char* why);
+  void watch_process(int pid);
+  void maybe_exit();
+  void rearm_timer();
+
+  void handle(int fd, protocol::Request& req);
+  void reply(int fd, int64_t ret, std::vector<uint8_t> payload = {}, int pass_fd = -1);
+  void complete(CallToken token, long ret, std::vector<uint8_t> args);
+  void handle_hello(int fd, const protocol::Request& req);
+  void handle_ioctl(int fd, protocol::Request& req);
+  void handle_mmap(int fd, const protocol::Request& req);
+  std::string status_json() const;
+  std::string queues_json() const;
+
+  ServerConfig config_;
+  LinuxHostEnv env_;
+  DeviceProfile profile_;
+  std::unique_ptr<Hardware> hardware_;
+  std::unique_ptr<KfdDevice> device_;
+  FileTree tree_;
+
+  int epoll_fd_ = -1;
+  int listen_fd_ = -1;
+  int timer_fd_ = -1;
+  uint64_t listen_watch_ = 0;
+  uint64_t next_watch_ = 1;
+  std::map<uint64_t, Watch> watches_;
+  std::map<int, std::unique_ptr<Conn>> conns_;
+  std::map<int, std::unique_ptr<Proc>> procs_;
+  std::map<CallToken, int> token_conn_;
+  CallToken next_token_ = 1;
+  bool stop_ = false;
+};
+
+}  // namespace gpreempt::sim::daemon

@@ -1,0 +1,132 @@
+// The daemon's life: started on demand by the first client, one per machine directory, gone after
+// its last client; and `kfdsim`, the stable way to start, inspect and run programs on a machine.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+
+#include "machine_fixture.h"
+
+using gpreempt::testing::build_path;
+using gpreempt::testing::Child;
+using gpreempt::testing::Machine;
+
+namespace {
+
+std::unique_ptr<Child> kfdsim(Machine& m, std::vector<std::string> args) {
+  args.insert(args.begin(), build_path("bin/kfdsim").string());
+  auto env = m.env();
+  env.erase("LD_PRELOAD");  // kfdsim itself runs without the shim
+  return std::make_unique<Child>(args, env);
+}
+
+}  // namespace
+
+TEST(Lifecycle, DaemonStartsOnDemandAndExitsAfterLastClient) {
+  Machine m;
+  EXPECT_FALSE(m.status()) << "no daemon before the first client";
+  auto a = m.probe();
+  auto b = m.probe();
+  a->call("open");
+  b->call("open");
+  auto s = m.status();
+  ASSERT_TRUE(s);
+  int daemon = (*s)["daemon_pid"].get<int>();
+  EXPECT_FALSE((*s)["persistent"].get<bool>());
+  EXPECT_EQ((*s)["clients"].size(), 2u);
+  EXPECT_EQ(a->finish(), 0);
+  EXPECT_EQ(b->call("version"), "0 0 1 22") << "one client left: the daemon stays";
+  EXPECT_EQ(b->finish(), 0);
+  EXPECT_TRUE(m.wait_daemon_gone(daemon));
+  EXPECT_FALSE(std::filesystem::exists(m.dir() / "kfdsim.sock"));
+}
+
+TEST(Lifecycle, ConcurrentFirstClientsShareOneDaemon) {
+  Machine m;
+  std::vector<std::unique_ptr<Child>> probes;
+  for (int i = 0; i < 4; ++i) probes.push_back(m.probe());
+  for (auto& p : probes) p->send("open");
+  for (auto& p : probes) {
+    auto l = p->line();
+    ASSERT_TRUE(l);
+    EXPECT_NE(l->substr(0, 2), "-1") << *l;
+  }
+  EXPECT_EQ((*m.status())["clients"].size(), 4u);
+}
+
+TEST(Lifecycle, MachinesAreIsolated) {
+  Machine m1, m2;
+  auto p1 = m1.probe();
+  auto p2 = m2.probe();
+  p1->call("open");
+  p2->call("open");
+  ASSERT_EQ(p1->call("create"), "0 0 0");
+  EXPECT_EQ(m1.queues()->size(), 1u);
+  EXPECT_EQ(m2.queues()->size(), 0u);
+  EXPECT_NE((*m1.status())["daemon_pid"], (*m2.status())["daemon_pid"]);
+  EXPECT_EQ(p2->call("create"), "0 0 0") << "queue ids are per machine and per process";
+}
+
+TEST(Kfdsim, StartStatusStop) {
+  Machine m;
+  auto start = kfdsim(m, {"start", "--profile", "mi300x", "--gpus", "2", "--kfd-minor", "16"});
+  EXPECT_EQ(WEXITSTATUS(start->finish()), 0) << start->rest();
+  auto s = m.status();
+  ASSERT_TRUE(s);
+  EXPECT_TRUE((*s)["persistent"].get<bool>());
+  EXPECT_EQ((*s)["profile"], "mi300x");
+  EXPECT_EQ((*s)["gpus"].size(), 2u);
+  EXPECT_EQ((*s)["kfd_version"], "1.16");
+  {
+    auto p = m.probe();  // a client comes and goes; the persistent daemon stays
+    p->call("open");
+    EXPECT_EQ(p->call("version"), "0 0 1 16");
+    EXPECT_EQ(p->finish(), 0);
+  }
+  auto status = kfdsim(m, {"status", "--json"});
+  std::string out;
+  while (auto l = status->line()) out += *l;
+  EXPECT_EQ(WEXITSTATUS(status->finish()), 0);
+  EXPECT_EQ(nlohmann::json::parse(out)["daemon_pid"], (*s)["daemon_pid"]);
+  auto stop = kfdsim(m, {"stop"});
+  EXPECT_EQ(WEXITSTATUS(stop->finish()), 0);
+  EXPECT_TRUE(m.wait_daemon_gone((*s)["daemon_pid"].get<int>()));
+}
+
+TEST(Kfdsim, RunGivesTheCommandAPrivateMachineAndItsExitCode) {
+  Machine m;  // only for the environment; `run` makes its own machine
+  auto r = kfdsim(m, {"run", "--kfd-minor", "14", "--", build_path("bin/kfd_probe").string()});
+  r->send("open");
+  r->send("version");
+  r->send("cat /sys/class/kfd/kfd/topology/generation_id");
+  auto open = r->line();
+  auto version = r->line();
+  ASSERT_TRUE(open && version);
+  EXPECT_EQ(*version, "0 0 1 14");
+  EXPECT_EQ(r->line()->substr(0, 4), "0 0 ");
+  EXPECT_EQ(WEXITSTATUS(r->finish()), 0);
+  EXPECT_FALSE(m.status()) << "run never touches the environment's machine";
+
+  auto code = kfdsim(m, {"run", "--", "/bin/sh", "-c", "exit 7"});
+  EXPECT_EQ(WEXITSTATUS(code->finish()), 7);
+}
+
+TEST(Kfdsim, QueuesAndFilesShowTheMachine) {
+  Machine m;
+  auto p = m.probe();
+  p->call("open");
+  ASSERT_EQ(p->call("create"), "0 0 0");
+  auto q = kfdsim(m, {"queues"});
+  auto header = q->line();
+  auto row = q->line();
+  ASSERT_TRUE(header && row);
+  EXPECT_NE(header->find("RING_BASE"), std::string::npos);
+  EXPECT_NE(row->find("compute_aql"), std::string::npos) << *row;
+  EXPECT_EQ(WEXITSTATUS(q->finish()), 0);
+  auto f = kfdsim(m, {"files", "/sys/class/kfd/kfd/topology/generation_id"});
+  auto gen = f->line();
+  ASSERT_TRUE(gen);
+  EXPECT_EQ(WEXITSTATUS(f->finish()), 0);
+  auto bad = kfdsim(m, {"files", "/etc/passwd"});
+  EXPECT_EQ(WEXITSTATUS(bad->finish()), 2);
+}

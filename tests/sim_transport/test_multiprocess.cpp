@@ -1,0 +1,129 @@
+// Several processes on one simulated machine, with the real ptrace relation between them
+// (FACTS §7 step 6, §8 SUSPEND/RESUME, §9 lifetime).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <string>
+
+#include "machine_fixture.h"
+
+using gpreempt::testing::Child;
+using gpreempt::testing::Machine;
+
+namespace {
+
+std::string first_field(const std::string& s) { return s.substr(0, s.find(' ')); }
+
+// A target with two queues whose runtime is enabled (as ROCr does before its first queue).
+struct Target {
+  std::unique_ptr<Child> p;
+  std::string pid;
+  explicit Target(Machine& m) : p(m.probe()) {
+    pid = first_field(p->call("getpid"));
+    EXPECT_EQ(first_field(p->call("open")).substr(0, 1) == "-", false);
+    EXPECT_EQ(p->call("runtime_enable"), "0 0");
+    EXPECT_EQ(p->call("create"), "0 0 0");
+    EXPECT_EQ(p->call("create"), "0 0 1");
+  }
+};
+
+// A debugger that seized the target's main thread and enabled debugging on it.
+std::unique_ptr<Child> attach(Machine& m, const Target& t) {
+  auto d = m.probe();
+  d->call("open");
+  EXPECT_EQ(d->call("seize " + t.pid), "0 0");
+  EXPECT_EQ(d->call("enable " + t.pid), "0 0 1 16") << "runtime ENABLED, rinfo_size 16";
+  // New queues carry EC_QUEUE_NEW and cannot be suspended until a snapshot clears it.
+  EXPECT_EQ(d->call("snapshot " + t.pid), "0 0 2 1 0") << "newest first";
+  return d;
+}
+
+bool all_suspended(const nlohmann::json& q, bool want) {
+  if (q.empty()) return false;
+  for (const auto& e : q)
+    if (e["suspended"].get<bool>() != want) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST(MultiProcess, TracerSuspendsAndResumesTargetQueues) {
+  Machine m;
+  Target t(m);
+  auto d = attach(m, t);
+  EXPECT_EQ(d->call("suspend " + t.pid + " 0 1"), "2 0 0x0 0x1 ");
+  auto q = m.queues();
+  ASSERT_TRUE(q);
+  EXPECT_TRUE(all_suspended(*q, true)) << q->dump();
+  EXPECT_EQ(d->call("suspend " + t.pid + " 0 7"), "1 0 0x0 0x80000007 ")
+      << "already suspended counts; unknown id gets bit 31";
+  EXPECT_EQ(d->call("resume " + t.pid + " 0 1"), "2 0 0x0 0x1 ");
+  EXPECT_TRUE(all_suspended(*m.queues(), false));
+}
+
+TEST(MultiProcess, WithoutPtraceEnableIsEperm) {
+  Machine m;
+  Target t(m);
+  auto d = m.probe();
+  d->call("open");
+  EXPECT_EQ(d->call("enable " + t.pid), "-1 1 0 16");
+}
+
+TEST(MultiProcess, ThreadOtherThanTracerIsEperm) {
+  // The kernel compares the tracer with the calling *thread*: the tracer's sibling thread fails.
+  Machine m;
+  Target t(m);
+  auto d = m.probe();
+  d->call("open");
+  ASSERT_EQ(d->call("seize " + t.pid), "0 0");
+  EXPECT_EQ(d->call("thread enable " + t.pid).substr(0, 4), "-1 1");
+  EXPECT_EQ(d->call("enable " + t.pid).substr(0, 4), "0 0 ");
+}
+
+TEST(MultiProcess, SigkillOfDebuggerResumesTargetQueues) {
+  Machine m;
+  Target t(m);
+  auto d = attach(m, t);
+  ASSERT_EQ(d->call("suspend " + t.pid + " 0 1"), "2 0 0x0 0x1 ");
+  d->kill(SIGKILL);
+  d->wait_status();
+  EXPECT_TRUE(m.wait_queues([](const nlohmann::json& q) { return all_suspended(q, false); }))
+      << m.queues()->dump();
+}
+
+TEST(MultiProcess, ClosingDebuggerFdChangesNothing) {  // FACTS §3, §9
+  Machine m;
+  Target t(m);
+  auto d = attach(m, t);
+  ASSERT_EQ(d->call("suspend " + t.pid + " 0 1"), "2 0 0x0 0x1 ");
+  EXPECT_EQ(d->call("close"), "0 0");
+  // The debugger is still alive: its queues stay suspended (checked after a full round trip).
+  EXPECT_EQ(t.p->call("version"), "0 0 1 22");
+  EXPECT_TRUE(all_suspended(*m.queues(), true));
+}
+
+TEST(MultiProcess, DestroyOfSuspendedQueueBlocksUntilResume) {
+  Machine m;
+  Target t(m);
+  auto d = attach(m, t);
+  ASSERT_EQ(d->call("suspend " + t.pid + " 0"), "1 0 0x0 ");
+  t.p->send("destroy 0");
+  // The destroy is blocked in the daemon; the debugger's own calls are not held up meanwhile.
+  EXPECT_EQ(d->call("snapshot " + t.pid).substr(0, 5), "0 0 2");
+  EXPECT_FALSE(t.p->line(std::chrono::milliseconds(200))) << "destroy returned while suspended";
+  EXPECT_EQ(d->call("resume " + t.pid + " 0"), "1 0 0x0 ");
+  auto done = t.p->line();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(*done, "0 0");
+  EXPECT_TRUE(m.wait_queues([](const nlohmann::json& q) { return q.size() == 1; }));
+}
+
+TEST(MultiProcess, TargetExitDestroysItsQueues) {
+  Machine m;
+  Target t(m);
+  auto other = m.probe();  // keeps the machine alive after the target is gone
+  other->call("open");
+  ASSERT_EQ(m.queues()->size(), 2u);
+  t.p->finish();
+  EXPECT_TRUE(m.wait_queues([](const nlohmann::json& q) { return q.empty(); }));
+}

@@ -1,0 +1,164 @@
+// Pure pieces of the transport: message encoding, the machine layout, path classification, the
+// materialised file tree and the /proc status parser.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "sim/daemon/file_tree.h"
+#include "sim/daemon/host_env_linux.h"
+#include "sim/daemon/machine_options.h"
+#include "sim/protocol/machine_paths.h"
+#include "sim/protocol/messages.h"
+
+using namespace gpreempt::sim;
+using namespace gpreempt::sim::protocol;
+
+TEST(Protocol, RequestRoundTrip) {
+  Request r{Op::kIoctl, 42, 43, 0xc0204b26, {1, 2, 3, 4}};
+  auto bytes = encode(r);
+  ASSERT_EQ(bytes.size(), sizeof(RequestHeader) + 4);
+  auto d = decode_request(bytes);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->op, Op::kIoctl);
+  EXPECT_EQ(d->pid, 42);
+  EXPECT_EQ(d->tid, 43);
+  EXPECT_EQ(d->arg, 0xc0204b26u);
+  EXPECT_EQ(d->payload, (std::vector<uint8_t>{1, 2, 3, 4}));
+}
+
+TEST(Protocol, ReplyRoundTripKeepsNegativeReturn) {
+  Reply r{-22, {9, 8}};
+  auto d = decode_reply(encode(r));
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->ret, -22);
+  EXPECT_EQ(d->payload, (std::vector<uint8_t>{9, 8}));
+}
+
+TEST(Protocol, DecoderRejectsBrokenMessages) {
+  auto bytes = encode(Request{Op::kOpenKfd, 1, 1, 0, {}});
+  DecodeError err;
+  EXPECT_FALSE(decode_request(std::span(bytes).first(10), &err));
+  EXPECT_NE(err.what.find("shorter"), std::string::npos);
+
+  auto bad_magic = bytes;
+  bad_magic[0] ^= 0xff;
+  EXPECT_FALSE(decode_request(bad_magic, &err));
+  EXPECT_NE(err.what.find("magic"), std::string::npos);
+
+  auto bad_op = bytes;
+  bad_op[6] = 0x7f;  // op field
+  EXPECT_FALSE(decode_request(bad_op, &err));
+  EXPECT_NE(err.what.find("unknown op"), std::string::npos);
+
+  auto extra = bytes;
+  extra.push_back(0);  // payload the header does not announce
+  EXPECT_FALSE(decode_request(extra, &err));
+  EXPECT_NE(err.what.find("payload"), std::string::npos);
+}
+
+TEST(Protocol, HelloCarriesAbsoluteRoot) {
+  HelloReply h{1234, "/tmp/m/root"};
+  auto d = decode_hello(encode(h));
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->daemon_pid, 1234);
+  EXPECT_EQ(d->root_dir, "/tmp/m/root");
+  EXPECT_FALSE(decode_hello(encode(HelloReply{1, "relative"})));
+}
+
+TEST(MachinePaths, FromEnvironment) {
+  std::map<std::string, const char*> env;
+  auto get = [&](const char* n) -> const char* {
+    auto it = env.find(n);
+    return it == env.end() ? nullptr : it->second;
+  };
+  EXPECT_EQ(machine_paths(get, 1000).dir, "/tmp/kfdsim-1000");
+  env["XDG_RUNTIME_DIR"] = "/run/user/1000";
+  EXPECT_EQ(machine_paths(get, 1000).socket, "/run/user/1000/kfdsim/kfdsim.sock");
+  env["KFDSIM_SOCKET"] = "/srv/m1/s.sock";
+  EXPECT_EQ(machine_paths(get, 1000).dir, "/srv/m1");
+  env["KFDSIM_DIR"] = "/srv/m2/";
+  auto p = machine_paths(get, 1000);
+  EXPECT_EQ(p.dir, "/srv/m2");
+  EXPECT_EQ(p.socket, "/srv/m1/s.sock");
+  EXPECT_EQ(p.root(), "/srv/m2/root");
+}
+
+TEST(MachinePaths, Normalize) {
+  EXPECT_EQ(normalize_path("//sys/./class//kfd/../kfd/kfd/"), "/sys/class/kfd/kfd");
+  EXPECT_EQ(normalize_path("/.."), "/");
+  EXPECT_EQ(normalize_path("relative/../x"), "relative/../x");
+}
+
+TEST(MachinePaths, ClassifiesOnlyKfdTrees) {
+  EXPECT_EQ(classify_path("/dev/kfd", "/r").kind, GuestPathKind::kKfdNode);
+  auto g = classify_path("/sys/class/kfd/kfd/topology/nodes/1/gpu_id", "/r");
+  EXPECT_EQ(g.kind, GuestPathKind::kFile);
+  EXPECT_EQ(g.host, "/r/sys/class/kfd/kfd/topology/nodes/1/gpu_id");
+  EXPECT_EQ(classify_path("/sys/devices/virtual/kfd", "/r").kind, GuestPathKind::kFile);
+  EXPECT_EQ(classify_path("/sys/kernel/debug/kfd/mqds", "/r").kind, GuestPathKind::kFile);
+  EXPECT_EQ(classify_path("/sys/class/kfdx", "/r").kind, GuestPathKind::kNone);
+  EXPECT_EQ(classify_path("/dev/kfd2", "/r").kind, GuestPathKind::kNone);
+  EXPECT_EQ(classify_path("/sys/kernel/debug/dri/0", "/r").kind, GuestPathKind::kNone);
+}
+
+TEST(FileTree, MaterialisesUpdatesAndRemoves) {
+  namespace fs = std::filesystem;
+  fs::path root = fs::temp_directory_path() / ("kfdsim-tree-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  daemon::FileTree tree(root.string());
+  tree.init();
+  EXPECT_EQ(fs::read_symlink(root / "sys/class/kfd/kfd"), "../../devices/virtual/kfd/kfd");
+  EXPECT_TRUE(fs::exists(root / "dev/kfd"));
+
+  std::map<std::string, std::string> files = {
+      {"sys/class/kfd/kfd/topology/generation_id", "1\n"},
+      {"sys/class/kfd/kfd/proc/7/queues/0/size", "4096"},
+      {"sys/class/kfd/kfd/proc/7/queues/", ""},
+      {"sys/kernel/debug/kfd/rls", "Node 1, gpu_id 1:\n  No active runlist\n"},
+  };
+  EXPECT_EQ(tree.sync(files), 3);
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(read(root / "sys/class/kfd/kfd/proc/7/queues/0/size"), "4096");
+  EXPECT_EQ(read(root / "sys/devices/virtual/kfd/kfd/topology/generation_id"), "1\n");
+  EXPECT_EQ(tree.sync(files), 0) << "unchanged files are not rewritten";
+
+  files.erase("sys/class/kfd/kfd/proc/7/queues/0/size");
+  files.erase("sys/class/kfd/kfd/proc/7/queues/");
+  files["sys/class/kfd/kfd/topology/generation_id"] = "2\n";
+  tree.sync(files);
+  EXPECT_FALSE(fs::exists(root / "sys/class/kfd/kfd/proc/7"));
+  EXPECT_EQ(read(root / "sys/class/kfd/kfd/topology/generation_id"), "2\n");
+  fs::remove_all(root);
+}
+
+TEST(ProcStatus, ParsesTgidTracerAndAddressSpace) {
+  auto s = daemon::parse_proc_status(
+      "Name:\tprobe\nState:\tS (sleeping)\nTgid:\t100\nPid:\t101\nTracerPid:\t55\nVmSize:\t 1000 kB\n");
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->tgid, 100);
+  EXPECT_EQ(s->tracer_pid, 55);
+  EXPECT_TRUE(s->has_mm);
+  auto zombie = daemon::parse_proc_status("Name:\tx\nState:\tZ (zombie)\nTgid:\t9\nTracerPid:\t0\n");
+  ASSERT_TRUE(zombie);
+  EXPECT_FALSE(zombie->has_mm);
+  EXPECT_FALSE(daemon::parse_proc_status("garbage"));
+}
+
+TEST(MachineOptions, EnvironmentErrorsNameTheVariable) {
+  daemon::MachineOptions o;
+  std::map<std::string, const char*> env = {{"KFDSIM_KFD_MINOR", "12"}, {"KFDSIM_GPUS", "2"}};
+  auto get = [&](const char* n) -> const char* {
+    auto it = env.find(n);
+    return it == env.end() ? nullptr : it->second;
+  };
+  EXPECT_EQ(daemon::apply_environment(o, get), "");
+  EXPECT_EQ(o.kfd_minor, 12u);
+  EXPECT_EQ(o.gpus, 2u);
+  env["KFDSIM_SCHED_POLICY"] = "7";
+  EXPECT_NE(daemon::apply_environment(o, get).find("KFDSIM_SCHED_POLICY"), std::string::npos);
+}

@@ -1,0 +1,166 @@
+// One process under the shim: /dev/kfd opens, ioctl dispatch rules (FACTS §2), descriptor
+// bookkeeping, and the simulated sysfs/debugfs files as every kind of reader sees them.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "machine_fixture.h"
+
+using gpreempt::testing::Child;
+using gpreempt::testing::Machine;
+
+namespace {
+
+std::string host_digest(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : bytes) h = (h ^ c) * 1099511628211ull;
+  std::ostringstream o;
+  o << bytes.size() << " " << std::hex << h;
+  return o.str();
+}
+
+std::string host_listing(const std::filesystem::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  std::string joined;
+  for (auto& n : names) joined += (joined.empty() ? "" : ",") + n;
+  return joined;
+}
+
+}  // namespace
+
+TEST(ShimIoctl, OpenGetVersionClose) {
+  Machine m;
+  auto p = m.probe();
+  EXPECT_EQ(p->call("open").substr(0, 2) == "-1", false);
+  EXPECT_EQ(p->call("version"), "0 0 1 22");
+  EXPECT_EQ(p->call("close"), "0 0");
+}
+
+TEST(ShimIoctl, KfdFdLooksLikeACharacterDeviceAndCannotBeRead) {
+  Machine m;
+  auto p = m.probe();
+  p->call("open");
+  EXPECT_EQ(p->call("fstat"), "0 0 chr 234");
+  EXPECT_EQ(p->call("read"), "-1 22") << "kfd has no read method: -EINVAL";
+  EXPECT_EQ(p->call("stat /dev/kfd"), "0 0 chr 0");
+}
+
+TEST(ShimIoctl, ConfiguredMinorVersion) {
+  Machine m(std::map<std::string, std::string>{{"KFDSIM_KFD_MINOR", "12"}});
+  auto p = m.probe();
+  p->call("open");
+  EXPECT_EQ(p->call("version"), "0 0 1 12");
+}
+
+TEST(ShimIoctl, UnknownIoctlNumberIsEnotty) {  // FACTS §2: nr outside the table → -ENOTTY
+  Machine m;
+  auto p = m.probe();
+  p->call("open");
+  EXPECT_EQ(p->call("enotty"), "-1 25");
+}
+
+TEST(ShimIoctl, ArgsAreCopiedBackEvenOnFailure) {
+  // FACTS §8 GET_QUEUE_SNAPSHOT: num_queues is zeroed first, entry_size 0 → -EINVAL, and the
+  // args still travel back (FACTS §2), so the caller sees num_queues == 0 (it passed 64).
+  Machine m;
+  auto p = m.probe();
+  p->call("open");
+  p->call("runtime_enable");
+  ASSERT_EQ(p->call("enable 0").substr(0, 3), "0 0") << "a process may debug itself without ptrace";
+  EXPECT_EQ(p->call("snapshot0 0"), "-1 22 0");
+}
+
+TEST(ShimIoctl, ForkedChildCannotUseParentsFd) {  // FACTS §2: fd bound to the opening process
+  Machine m;
+  auto p = m.probe();
+  p->call("open");
+  EXPECT_EQ(p->call("fork_version"), "0 0") << "child: inherited fd → EBADF, own open works";
+  EXPECT_EQ(p->call("version"), "0 0 1 22") << "the parent's fd still works";
+}
+
+TEST(ShimIoctl, DuplicatedFdsStayKfdFiles) {
+  Machine m;
+  auto p = m.probe();
+  p->call("open");
+  EXPECT_EQ(p->call("dup"), "0 0 22 22 22 ") << "dup, fcntl(F_DUPFD_CLOEXEC), dup2 after close";
+}
+
+TEST(ShimIoctl, OtherFdsPassThrough) {
+  Machine m;
+  auto p = m.probe();
+  EXPECT_EQ(p->call("stat /etc/hostname").substr(0, 8), "0 0 reg ");
+  EXPECT_EQ(p->call("cat /nonexistent/kfd/file"), "-1 2");
+}
+
+TEST(ShimFiles, EveryCReaderSeesTheRenderedBytes) {
+  Machine m;
+  auto p = m.probe();
+  const std::string gen = "/sys/class/kfd/kfd/topology/generation_id";
+  std::string c = p->call("cat " + gen);
+  ASSERT_EQ(c.substr(0, 4), "0 0 ");
+  EXPECT_EQ(p->call("fcat " + gen), c);
+  EXPECT_EQ(p->call("icat " + gen), c);
+  EXPECT_EQ(c.substr(4), host_digest(m.dir() / "root/sys/devices/virtual/kfd/kfd/topology/generation_id"));
+  // The same object under /sys/devices/virtual.
+  EXPECT_EQ(p->call("cat /sys/devices/virtual/kfd/kfd/topology/generation_id"), c);
+  std::string props = "/sys/class/kfd/kfd/topology/nodes/1/properties";
+  EXPECT_EQ(p->call("cat " + props), p->call("fcat " + props));
+  EXPECT_EQ(p->call("stat " + props).substr(0, 8), "0 0 reg ");
+  EXPECT_EQ(p->call("stat /sys/class/kfd/kfd/topology/nodes").substr(0, 8), "0 0 dir ");
+  EXPECT_EQ(p->call("ls /sys/class/kfd/kfd/topology/nodes"),
+            "0 0 " + host_listing(m.dir() / "root/sys/devices/virtual/kfd/kfd/topology/nodes"));
+  EXPECT_EQ(p->call("access " + props), "0 0");
+  EXPECT_EQ(p->call("readlink /sys/class/kfd/kfd"), "0 0 ../../devices/virtual/kfd/kfd");
+  EXPECT_EQ(p->call("realpath /sys/class/kfd/kfd/topology"), "0 0 /sys/devices/virtual/kfd/kfd/topology");
+  EXPECT_EQ(p->call("cat /sys/class/kfd/kfd/topology/nodes/9/gpu_id"), "-1 2");
+  std::string mqds = p->call("cat /sys/kernel/debug/kfd/mqds");
+  EXPECT_EQ(mqds.substr(0, 4), "0 0 ");
+}
+
+TEST(ShimFiles, PerProcessQueueFilesAppearOnDemand) {
+  Machine m;
+  auto p = m.probe();
+  p->call("open");
+  std::string pid = p->call("getpid").substr(0, p->call("getpid").find(' '));
+  std::string created = p->call("create");
+  ASSERT_EQ(created.substr(0, 4), "0 0 ");
+  std::string qid = created.substr(4);
+  std::string dir = "/sys/class/kfd/kfd/proc/" + pid + "/queues/" + qid;
+  EXPECT_EQ(p->call("ls " + dir), "0 0 gpuid,size,type");
+  EXPECT_EQ(p->call("cat " + dir + "/size").substr(0, 6), "0 0 4 ") << "\"4096\", no newline";
+  EXPECT_EQ(p->call("destroy " + qid), "0 0");
+  EXPECT_EQ(p->call("stat " + dir), "-1 2");
+}
+
+TEST(ShimFiles, PythonReadsTheSameFiles) {
+  Machine m;
+  auto p = m.probe();
+  std::string gen = p->call("cat /sys/class/kfd/kfd/topology/generation_id");
+  std::string nodes = p->call("ls /sys/class/kfd/kfd/topology/nodes");
+  const char* script = R"PY(
+import os, sys
+t = '/sys/class/kfd/kfd/topology'
+with open(t + '/generation_id', 'rb') as f: data = f.read()
+h = 1469598103934665603
+for c in data: h = ((h ^ c) * 1099511628211) & 0xffffffffffffffff
+print(len(data), format(h, 'x'))
+print(','.join(sorted(os.listdir(t + '/nodes'))))
+print(os.path.isdir('/sys/kernel/debug/kfd'), os.path.exists('/dev/kfd'), os.stat(t + '/nodes/1/gpu_id').st_size > 0)
+print('gpu_id' in [e.name for e in os.scandir('/sys/class/kfd/kfd/topology/nodes/1')])
+)PY";
+  auto py = m.spawn({"/usr/bin/python3", "-c", script});
+  auto l1 = py->line(), l2 = py->line(), l3 = py->line(), l4 = py->line();
+  ASSERT_TRUE(l1 && l2 && l3 && l4) << py->rest();
+  EXPECT_EQ("0 0 " + *l1, gen);
+  EXPECT_EQ("0 0 " + *l2, nodes);
+  EXPECT_EQ(*l3, "True True True");
+  EXPECT_EQ(*l4, "True");
+  EXPECT_EQ(py->finish(), 0);
+}
