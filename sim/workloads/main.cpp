@@ -1,0 +1,184 @@
+// gpreempt-workload: the online service and the offline trainer of the demos, on simrt.
+//   gpreempt-workload online  --preset NAME --duration S [--rate HZ] [--arrival poisson|fixed]
+//                             [--seed N] [--priority P] [--notify PATH [--notify-wait]] [--json]
+//   gpreempt-workload offline --preset NAME --duration S [--priority P] [--json]
+//   gpreempt-workload presets [--json]
+// Exit codes: 0 ok, 1 operational failure, 2 usage.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "notifier.h"
+#include "presets.h"
+#include "runners.h"
+
+using namespace gpreempt::workloads;
+
+namespace {
+
+std::string preset_names() {
+  std::string s;
+  for (const auto& p : presets()) s += (s.empty() ? "" : ", ") + p.name;
+  return s;
+}
+
+int print_presets(bool json) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& p : presets()) {
+    uint64_t on_items = 0, off_items = 0;
+    for (const auto& k : p.online_request) on_items = std::max(on_items, work_items(k));
+    for (const auto& k : p.offline_iteration) off_items = std::max(off_items, work_items(k));
+    if (json) {
+      j.push_back({{"name", p.name},
+                   {"description", p.description},
+                   {"online_kernels", p.online_request.size()},
+                   {"online_max_work_items", on_items},
+                   {"online_rate_hz", p.online_rate_hz},
+                   {"arrival", p.poisson ? "poisson" : "fixed"},
+                   {"offline_kernels", p.offline_iteration.size()},
+                   {"offline_max_work_items", off_items}});
+    } else {
+      std::printf("%-12s %s\n%12s online: %zu kernels/request, %.1f req/s %s; offline: %zu kernels/iteration\n",
+                  p.name.c_str(), p.description.c_str(), "", p.online_request.size(),
+                  p.online_rate_hz, p.poisson ? "poisson" : "fixed", p.offline_iteration.size());
+    }
+  }
+  if (json) std::cout << j.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Online/offline workloads for the simulated GPU (simrt over /dev/kfd)"};
+  app.require_subcommand(1);
+  std::string preset_name;
+  double duration = 0;
+  bool json = false;
+  uint32_t priority = 7;
+
+  auto* online = app.add_subcommand("online", "open-loop request stream; per-request latency");
+  double rate = 0;
+  std::string arrival;
+  uint64_t seed = 1;
+  std::string notify;
+  bool notify_wait = false;
+  online->add_option("--preset", preset_name, "workload preset (" + preset_names() + ")")->required();
+  online->add_option("--duration", duration, "seconds of arrivals")->required()->check(CLI::PositiveNumber);
+  online->add_option("--rate", rate, "requests per second (default: the preset's)")->check(CLI::PositiveNumber);
+  online->add_option("--arrival", arrival, "poisson or fixed (default: the preset's)")
+      ->check(CLI::IsMember({"poisson", "fixed"}));
+  online->add_option("--seed", seed, "seed of the Poisson arrivals");
+  online->add_option("--priority", priority, "KFD queue priority 0..15")->check(CLI::Range(0, 15));
+  online->add_option("--notify", notify, "Unix socket or FIFO that receives request start/end lines");
+  online->add_flag("--notify-wait", notify_wait, "after each start line wait for a one-byte reply");
+  online->add_flag("--json", json, "machine-readable result");
+
+  auto* offline = app.add_subcommand("offline", "training-like loop; iterations per second");
+  offline->add_option("--preset", preset_name, "workload preset (" + preset_names() + ")")->required();
+  offline->add_option("--duration", duration, "seconds")->required()->check(CLI::PositiveNumber);
+  offline->add_option("--priority", priority, "KFD queue priority 0..15")->check(CLI::Range(0, 15));
+  offline->add_flag("--json", json, "machine-readable result");
+
+  auto* list = app.add_subcommand("presets", "list the presets");
+  list->add_flag("--json", json, "machine-readable list");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  if (list->parsed()) return print_presets(json);
+
+  auto preset = find_preset(preset_name);
+  if (!preset) {
+    std::fprintf(stderr, "gpreempt-workload: unknown preset '%s' (known: %s)\n", preset_name.c_str(),
+                 preset_names().c_str());
+    return 2;
+  }
+  if (notify_wait && notify.empty()) {
+    std::fprintf(stderr, "gpreempt-workload: --notify-wait needs --notify PATH\n");
+    return 2;
+  }
+
+  try {
+    simrt::Runtime rt;
+    if (online->parsed()) {
+      std::unique_ptr<RequestObserver> observer;
+      if (!notify.empty()) observer = open_notifier(notify, notify_wait);
+      OnlineOptions o;
+      o.preset = *preset;
+      o.duration_s = duration;
+      o.rate_hz = rate;
+      o.poisson = arrival.empty() ? preset->poisson : arrival == "poisson";
+      o.seed = seed;
+      o.priority = priority;
+      o.observer = observer.get();
+      const auto r = run_online(rt, o);
+      const double used_rate = rate > 0 ? rate : preset->online_rate_hz;
+      if (json) {
+        nlohmann::json j = {{"mode", "online"},
+                            {"preset", preset->name},
+                            {"pid", getpid()},
+                            {"duration_s", duration},
+                            {"elapsed_s", r.elapsed_s},
+                            {"rate_hz", used_rate},
+                            {"arrival", o.poisson ? "poisson" : "fixed"},
+                            {"priority", priority},
+                            {"kernels_per_request", preset->online_request.size()},
+                            {"requests_sent", r.sent},
+                            {"requests_completed", r.completed},
+                            {"latency_ms", to_json(r.latency_ms)}};
+        std::cout << j.dump(2) << "\n";
+      } else {
+        const auto& s = r.latency_ms;
+        std::printf("online  preset=%s  %.1f s  %.2f req/s (%s)  priority %u  gpu_id %u\n",
+                    preset->name.c_str(), duration, used_rate, o.poisson ? "poisson" : "fixed",
+                    priority, rt.gpu_id());
+        std::printf("requests: %llu sent, %llu completed\n",
+                    static_cast<unsigned long long>(r.sent), static_cast<unsigned long long>(r.completed));
+        std::printf("%-12s %9s %9s %9s %9s %9s %9s\n", "latency ms", "mean", "std", "p50", "p95", "p99", "max");
+        std::printf("%-12s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", "", s.mean, s.std, s.p50, s.p95,
+                    s.p99, s.max);
+      }
+    } else {
+      OfflineOptions o;
+      o.preset = *preset;
+      o.duration_s = duration;
+      o.priority = priority;
+      const auto r = run_offline(rt, o);
+      if (json) {
+        nlohmann::json j = {{"mode", "offline"},
+                            {"preset", preset->name},
+                            {"pid", getpid()},
+                            {"duration_s", duration},
+                            {"elapsed_s", r.elapsed_s},
+                            {"priority", priority},
+                            {"kernels_per_iteration", preset->offline_iteration.size()},
+                            {"kernels", r.kernels},
+                            {"iterations", r.iterations},
+                            {"iterations_per_s", r.iterations_per_s}};
+        std::cout << j.dump(2) << "\n";
+      } else {
+        std::printf("offline  preset=%s  %.1f s  priority %u  gpu_id %u\n", preset->name.c_str(),
+                    duration, priority, rt.gpu_id());
+        std::printf("iterations: %llu in %.3f s = %.2f iterations/s (%llu kernels)\n",
+                    static_cast<unsigned long long>(r.iterations), r.elapsed_s, r.iterations_per_s,
+                    static_cast<unsigned long long>(r.kernels));
+      }
+    }
+  } catch (const simrt::Error& e) {
+    std::fprintf(stderr, "gpreempt-workload: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpreempt-workload: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

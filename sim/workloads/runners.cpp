@@ -1,0 +1,138 @@
+#include "runners.h"
+
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+
+namespace gpreempt::workloads {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t mono_ns(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+struct Pending {
+  uint64_t id;
+  Clock::time_point arrival;
+  std::unique_ptr<simrt::Signal> done;
+};
+
+}  // namespace
+
+OnlineResult run_online(simrt::Runtime& rt, const OnlineOptions& o) {
+  auto q = rt.create_queue(o.priority);
+  const double rate = o.rate_hz > 0 ? o.rate_hz : o.preset.online_rate_hz;
+  std::mt19937_64 rng(o.seed);
+  auto gap = [&] {
+    const double mean = 1.0 / rate;
+    const double u = (static_cast<double>(rng() >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+    return std::chrono::duration<double>(o.poisson ? -std::log(u) * mean : mean);
+  };
+
+  OnlineResult res;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<Pending> fifo;
+  bool closed = false;
+
+  // Completions come back in dispatch order (one in-order queue): one waiter suffices.
+  std::thread waiter([&] {
+    for (;;) {
+      Pending p;
+      {
+        std::unique_lock lk(mu);
+        cv.wait(lk, [&] { return closed || !fifo.empty(); });
+        if (fifo.empty()) return;
+        p = std::move(fifo.front());
+        fifo.pop_front();
+      }
+      p.done->wait_eq(0);
+      const auto t = Clock::now();
+      const auto lat = std::chrono::duration_cast<std::chrono::nanoseconds>(t - p.arrival).count();
+      if (o.observer) o.observer->request_end(p.id, mono_ns(t), lat);
+      std::lock_guard lk(mu);
+      res.latencies_ms.push_back(static_cast<double>(lat) / 1e6);
+      ++res.completed;
+    }
+  });
+
+  const auto start = Clock::now();
+  const auto end = start + std::chrono::duration<double>(o.duration_s);
+  auto next = start + std::chrono::duration_cast<Clock::duration>(gap());
+  uint64_t id = 0;
+  try {
+    while (next < end) {
+      std::this_thread::sleep_until(next);
+      Pending p{id, next, std::make_unique<simrt::Signal>(1)};
+      if (o.observer) o.observer->request_start(id, mono_ns(Clock::now()));
+      for (std::size_t i = 0; i < o.preset.online_request.size(); ++i) {
+        const bool last = i + 1 == o.preset.online_request.size();
+        q->dispatch(o.preset.online_request[i], last ? p.done.get() : nullptr);
+      }
+      {
+        std::lock_guard lk(mu);
+        fifo.push_back(std::move(p));
+      }
+      cv.notify_one();
+      ++res.sent;
+      ++id;
+      next += std::chrono::duration_cast<Clock::duration>(gap());
+    }
+  } catch (...) {
+    {
+      std::lock_guard lk(mu);
+      closed = true;
+    }
+    cv.notify_one();
+    waiter.join();
+    throw;
+  }
+  {
+    std::lock_guard lk(mu);
+    closed = true;
+  }
+  cv.notify_one();
+  waiter.join();
+  res.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+  res.latency_ms = summarize(res.latencies_ms);
+  return res;
+}
+
+OfflineResult run_offline(simrt::Runtime& rt, const OfflineOptions& o) {
+  auto q = rt.create_queue(o.priority);
+  OfflineResult res;
+  std::deque<std::unique_ptr<simrt::Signal>> in_flight;
+  const auto start = Clock::now();
+  const auto end = start + std::chrono::duration<double>(o.duration_s);
+  Clock::time_point last_done = start;
+  auto retire = [&] {
+    in_flight.front()->wait_eq(0);
+    in_flight.pop_front();
+    last_done = Clock::now();
+    ++res.iterations;
+  };
+  while (Clock::now() < end) {
+    auto done = std::make_unique<simrt::Signal>(1);
+    for (std::size_t i = 0; i < o.preset.offline_iteration.size(); ++i) {
+      const bool last = i + 1 == o.preset.offline_iteration.size();
+      q->dispatch(o.preset.offline_iteration[i], last ? done.get() : nullptr);
+      ++res.kernels;
+    }
+    in_flight.push_back(std::move(done));
+    while (in_flight.size() >= std::max<uint32_t>(o.in_flight, 1)) retire();
+  }
+  while (!in_flight.empty()) retire();
+  res.elapsed_s = std::chrono::duration<double>(last_done - start).count();
+  res.iterations_per_s = res.elapsed_s > 0 ? static_cast<double>(res.iterations) / res.elapsed_s : 0;
+  return res;
+}
+
+}  // namespace gpreempt::workloads
