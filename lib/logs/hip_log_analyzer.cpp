@@ -1,5 +1,7 @@
 #include "logs/hip_log_analyzer.h"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cstring>
 #include <map>
@@ -98,6 +100,7 @@ struct LogAnalyzer::Impl {
   std::uint64_t* last_kernel_count = nullptr;
 
   bool finished = false;
+  std::array<std::uint64_t, 10> levels{};
 
   explicit Impl(AnalyzerOptions o) : opt(o) {}
 
@@ -150,22 +153,23 @@ struct LogAnalyzer::Impl {
     split_glued(pending, pending_line);
   }
 
-  // Records glued onto one line by a terminal paste: a record prefix preceded by a blank.
   void split_glued(std::string_view text, std::size_t line_no) {
     if (std::memchr(text.data(), '\x1b', text.size())) text = strip_ansi(text);
-    std::size_t start = 0;
-    std::size_t from = 1;
-    while (true) {
-      const void* hit = from < text.size() ? std::memchr(text.data() + from, ':', text.size() - from) : nullptr;
+    record(text, line_no);
+  }
+
+  // Records glued onto one line by a terminal paste: a record prefix preceded by a blank.
+  // Returns the offset in `text` (at or after `from`) where the next glued record starts.
+  static std::size_t next_glued(std::string_view text, std::size_t from) {
+    while (from < text.size()) {
+      const void* hit = std::memchr(text.data() + from, ':', text.size() - from);
       if (!hit) break;
       const std::size_t i = static_cast<std::size_t>(static_cast<const char*>(hit) - text.data());
-      if (text[i - 1] == ' ' && detail::is_record_start(text, i) && looks_like_prefix(text.substr(i))) {
-        record(text.substr(start, i - start), line_no);
-        start = i;
-      }
+      if (i > 0 && text[i - 1] == ' ' && detail::is_record_start(text, i) && looks_like_prefix(text.substr(i)))
+        return i;
       from = i + 1;
     }
-    record(text.substr(start), line_no);
+    return std::string_view::npos;
   }
 
   // Cheap confirmation that a ":N:" inside a line really starts a record: ":N:<file>.<ext>".
@@ -176,16 +180,22 @@ struct LogAnalyzer::Impl {
     return file.find('.') != std::string_view::npos;
   }
 
+  // Removes CSI sequences (ESC '[' … final byte), e.g. the colour ROCm 7 puts around API calls.
   std::string_view strip_ansi(std::string_view s) {
     ansi_scratch.clear();
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      if (s[i] == '\x1b' && i + 1 < s.size() && s[i + 1] == '[') {
-        std::size_t j = i + 2;
-        while (j < s.size() && !((s[j] >= '@' && s[j] <= '~'))) ++j;
-        i = j;  // skip the final byte too
-        continue;
+    std::size_t pos = 0;
+    while (pos < s.size()) {
+      const void* hit = std::memchr(s.data() + pos, '\x1b', s.size() - pos);
+      const std::size_t e = hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - s.data()) : s.size();
+      ansi_scratch.append(s.data() + pos, e - pos);
+      if (!hit) break;
+      std::size_t j = e + 1;
+      if (j < s.size() && s[j] == '[') {
+        ++j;
+        while (j < s.size() && !(s[j] >= '@' && s[j] <= '~')) ++j;
+        ++j;  // the final byte
       }
-      ansi_scratch.push_back(s[i]);
+      pos = std::min(j, s.size());
     }
     return ansi_scratch;
   }
@@ -194,12 +204,36 @@ struct LogAnalyzer::Impl {
   void record(std::string_view s, std::size_t line_no) {
     s = trim(s);
     if (s.empty()) return;
+    detail::LogRecord rec;
+    if (!detail::parse_record(s, rec)) {
+      // Not a record: maybe one glued in later on the line (the paste's first row was other text).
+      const std::size_t g = next_glued(s, 1);
+      ++sum.records;
+      other(g == std::string_view::npos ? s : trim(s.substr(0, g)), line_no);
+      if (g != std::string_view::npos) record(s.substr(g), line_no);
+      return;
+    }
+    // Only the message can hold a glued record; the prefix's own colons are never preceded by one.
+    detail::LogRecord* r = &rec;
+    const std::size_t off = static_cast<std::size_t>(r->message.data() - s.data());
+    const std::size_t g = next_glued(s, off);
+    if (g != std::string_view::npos) {
+      r->message = trim(s.substr(off, g - off));
+      const std::string_view rest = s.substr(g);
+      s = trim(s.substr(0, g));
+      one(*r, s, line_no);
+      record(rest, line_no);
+      return;
+    }
+    one(*r, s, line_no);
+  }
+
+  void one(const detail::LogRecord& rec, std::string_view s, std::size_t line_no) {
     ++sum.records;
-    auto r = detail::parse_record(s);
-    if (!r) return other(s, line_no);
+    const detail::LogRecord* r = &rec;
     if (opt.pid && r->pid && *r->pid != *opt.pid) return;
     ++sum.recognized;
-    ++sum.levels[r->level];
+    ++levels[static_cast<std::size_t>(r->level)];
     thread(r->pid, r->tid);
     const std::string_view m = r->message;
     if (r->level == 1) error(line_no, s);
@@ -432,6 +466,8 @@ struct LogAnalyzer::Impl {
       carry.clear();
     }
     flush();
+    for (std::size_t l = 0; l < levels.size(); ++l)
+      if (levels[l]) sum.levels[static_cast<int>(l)] = levels[l];
     return sum;
   }
 };

@@ -11,14 +11,15 @@ namespace gpreempt::logs::detail {
 
 struct LogRecord {
   int level = -1;
-  std::string_view file;
+  std::string_view file;     // as printed, padding included
   std::optional<int> pid;
   std::string_view tid;      // as printed, e.g. "0x7f8edc1c4400"; empty when absent
   std::string_view message;  // leading blanks removed
 };
 
-// nullopt unless `s` starts with a ROCclr record prefix.
-std::optional<LogRecord> parse_record(std::string_view s);
+// False unless `s` starts with a ROCclr record prefix. (An out-parameter rather than an optional:
+// this runs once per log line, and copying the result out of an optional showed in profiles.)
+bool parse_record(std::string_view s, LogRecord& out);
 
 // True for ":<digit>:" followed by a file-name character: where a record starts.
 inline bool is_record_start(std::string_view s, std::size_t i = 0) {
