@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/text_file.h"
 #include "common/trace.h"
 #include "ptrace/proc_status.h"
 #include "ptrace/tracer.h"
@@ -32,6 +33,13 @@ class LinuxTracer final : public Tracer {
     if (pid == ::getpid())
       throw Error(EINVAL, "pid " + std::to_string(pid) + " is this process; a process cannot "
                           "ptrace itself (use gpreempt_print_my_queues to inspect own queues)");
+    if (auto status = read_text_file("/proc/" + std::to_string(pid) + "/status")) {
+      auto tgid = parse_tgid(*status);
+      if (tgid && *tgid != pid)
+        throw Error(EINVAL, std::to_string(pid) + " is a thread of process " +
+                                std::to_string(*tgid) + "; pass the process id " +
+                                std::to_string(*tgid) + " (the KFD checks its main thread)");
+    }
     long r = ::ptrace(PTRACE_SEIZE, pid, nullptr, nullptr);
     int e = r < 0 ? errno : 0;
     trace_call("PTRACE_SEIZE", pid, r < 0 ? -e : r);

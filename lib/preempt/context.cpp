@@ -1,0 +1,402 @@
+#include "preempt/context.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "common/error.h"
+#include "kfd/version.h"
+#include "preempt/signals.h"
+
+namespace gpreempt::preempt {
+
+namespace {
+
+uint64_t ns_since(Clock::time_point t0) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+}
+
+std::string id_list(const std::vector<uint32_t>& ids) {
+  std::string s;
+  for (uint32_t id : ids) s += (s.empty() ? "" : ",") + std::to_string(id);
+  return "[" + s + "]";
+}
+
+std::string outcome_summary(const kfd::BatchResult& r) {
+  std::vector<uint32_t> invalid, errors;
+  for (const auto& q : r.queues) {
+    if (q.outcome == kfd::QueueOutcome::kInvalid) invalid.push_back(q.queue_id);
+    if (q.outcome == kfd::QueueOutcome::kError) errors.push_back(q.queue_id);
+  }
+  std::string s;
+  if (!invalid.empty())
+    s += " invalid (no such queue, still new, or being destroyed): " + id_list(invalid) + ";";
+  if (!errors.empty()) s += " scheduler error (preemption timeout or reset): " + id_list(errors) + ";";
+  return s;
+}
+
+}  // namespace
+
+struct Context::Target {
+  explicit Target(kfd::KfdDriver& d, int pid) : pid(pid), session(d, static_cast<uint32_t>(pid)) {}
+  int pid;
+  kfd::DebugSession session;
+  SuspensionLedger ledger;
+  bool traced = false;
+};
+
+Context::Context(ContextOptions options)
+    : Context(options, kfd::open_linux_driver(options.device_path), ptrace::make_linux_tracer()) {}
+
+Context::Context(ContextOptions options, std::unique_ptr<kfd::KfdDriver> driver,
+                 std::unique_ptr<ptrace::Tracer> tracer)
+    : options_(std::move(options)), driver_(std::move(driver)), tracer_(std::move(tracer)) {
+  version_ = kfd::check_version(*driver_);
+  init();
+}
+
+void Context::init() {
+  if (options_.handle_signals) {
+    if (::pipe2(signal_pipe_, O_NONBLOCK | O_CLOEXEC) != 0 ||
+        ::pipe2(done_pipe_, O_NONBLOCK | O_CLOEXEC) != 0) {
+      int e = errno;
+      throw Error(e, "cannot create the signal pipes: " + errno_text(e));
+    }
+    signal_slot_ = register_signal_slot({signal_pipe_[1], done_pipe_[0]});
+  }
+  control_ = std::make_unique<ControlThread>(static_cast<ControlLoop&>(*this));
+}
+
+Context::~Context() {
+  if (signal_slot_ >= 0) unregister_signal_slot(signal_slot_);
+  try {
+    control_->call([this] {
+      std::vector<int> pids;
+      for (const auto& [pid, t] : targets_) pids.push_back(pid);
+      for (int pid : pids) detach_on_thread(pid);
+    });
+  } catch (...) {
+    // Destruction cannot report; detach_on_thread already falls back to DISABLE.
+  }
+  control_.reset();
+  for (int* p : {signal_pipe_, done_pipe_})
+    for (int i = 0; i < 2; ++i)
+      if (p[i] >= 0) ::close(p[i]);
+}
+
+Clock::time_point Context::now() const { return options_.clock ? options_.clock() : Clock::now(); }
+
+void Context::notice(int pid, std::string message) {
+  notices_.push_back({pid, std::move(message)});
+  if (notices_.size() > 256) notices_.erase(notices_.begin());
+}
+
+Context::Target& Context::target(int pid) {
+  auto it = targets_.find(pid);
+  if (it == targets_.end())
+    throw Error(ENOENT, "process " + std::to_string(pid) + " is not attached to this context "
+                        "(attach it first)");
+  return *it->second;
+}
+
+void Context::attach(int pid) {
+  control_->call([&] {
+    if (targets_.count(pid))
+      throw Error(EALREADY, "process " + std::to_string(pid) + " is already attached to this context");
+    auto t = std::make_unique<Target>(*driver_, pid);
+    tracer_->seize(pid);
+    t->traced = true;
+    try {
+      t->session.enable();
+      if (!handle_events(*t) &&
+          t->session.runtime_state() != kfd::DEBUG_RUNTIME_STATE_DISABLED)
+        t->session.refresh_snapshot();
+    } catch (...) {
+      t->session.disable();
+      tracer_->detach(pid);
+      throw;
+    }
+    targets_.emplace(pid, std::move(t));
+  });
+  control_->wake();  // watch the new event pipe
+}
+
+void Context::detach(int pid) {
+  control_->call([&] {
+    target(pid);
+    detach_on_thread(pid);
+  });
+}
+
+bool Context::attached(int pid) {
+  return control_->call([&] { return targets_.count(pid) != 0; });
+}
+
+std::vector<int> Context::targets() {
+  return control_->call([&] {
+    std::vector<int> out;
+    for (const auto& [pid, t] : targets_) out.push_back(pid);
+    return out;
+  });
+}
+
+void Context::detach_on_thread(int pid) {
+  auto it = targets_.find(pid);
+  if (it == targets_.end()) return;
+  Target& t = *it->second;
+  std::string failure;
+  if (!t.ledger.empty()) {
+    try {
+      auto r = t.session.resume(t.ledger.ids());
+      if (!r.all_done()) failure = "resume on detach incomplete:" + outcome_summary(r);
+    } catch (const Error& e) {
+      failure = std::string("resume on detach failed: ") + e.what();
+    }
+  }
+  long d = t.session.disable();  // resumes everything the kernel still has suspended
+  if (!failure.empty())
+    notice(pid, failure + (d == 0 ? "; DISABLE resumed every queue" : "; DISABLE failed too: " +
+                                                                          errno_text(static_cast<int>(-d))));
+  if (t.traced) tracer_->detach(pid);
+  targets_.erase(it);
+}
+
+std::vector<QueueEntry> Context::queues(int pid) {
+  return control_->call([&] {
+    Target& t = target(pid);
+    handle_events(t);
+    std::vector<QueueEntry> out;
+    for (const auto& q : t.session.refresh_snapshot())
+      out.push_back({q, t.ledger.contains(q.queue_id)});
+    return out;
+  });
+}
+
+BatchOutcome Context::suspend(int pid, const std::optional<std::vector<uint32_t>>& ids,
+                              uint32_t grace) {
+  const auto t0 = Clock::now();
+  BatchOutcome out = control_->call([&] {
+    BatchOutcome o;
+    o.timing.hop_ns = ns_since(t0);
+    Target& t = target(pid);
+    handle_events(t);
+    // New queues are invisible to SUSPEND until a snapshot clears their EC_QUEUE_NEW bit.
+    const auto& snap = t.session.refresh_snapshot();
+    std::vector<uint32_t> request;
+    if (ids) {
+      request = *ids;
+    } else {
+      for (const auto& q : snap) request.push_back(q.queue_id);
+    }
+    const auto i0 = Clock::now();
+    o.result = t.session.suspend(request, grace);
+    o.timing.ioctl_ns = ns_since(i0);
+    ++stats_.suspend_calls;
+    const auto when = now();
+    for (const auto& q : o.result.queues)
+      if (q.outcome == kfd::QueueOutcome::kDone) t.ledger.suspended(q.queue_id, when);
+    if (!o.result.inconsistency.empty()) {
+      // We cannot tell what the kernel did: put everything back before reporting.
+      const std::string why = "SUSPEND_QUEUES result inconsistent: " + o.result.inconsistency;
+      force_disable(t, why);
+      throw Error(EPROTO, why + "; the debug session was disabled, which resumed every queue of " +
+                              std::to_string(pid));
+    }
+    return o;
+  });
+  out.timing.total_ns = ns_since(t0);
+  return out;
+}
+
+BatchOutcome Context::resume(int pid, const std::optional<std::vector<uint32_t>>& ids) {
+  const auto t0 = Clock::now();
+  BatchOutcome out = control_->call([&] {
+    BatchOutcome o;
+    o.timing.hop_ns = ns_since(t0);
+    Target& t = target(pid);
+    handle_events(t);
+    std::vector<uint32_t> request;
+    if (ids) {
+      request = *ids;
+    } else {
+      for (const auto& q : t.session.refresh_snapshot()) request.push_back(q.queue_id);
+      // Queues we suspended that have since vanished from the snapshot are dropped by the kernel.
+    }
+    const auto i0 = Clock::now();
+    try {
+      o.result = t.session.resume(request);
+    } catch (const Error& e) {
+      if (e.code() == ESRCH) throw;
+      const std::string why = std::string("resume failed: ") + e.what();
+      force_disable(t, why);
+      throw Error(EIO, why + "; the debug session was disabled, which resumed every queue of " +
+                           std::to_string(pid));
+    }
+    o.timing.ioctl_ns = ns_since(i0);
+    ++stats_.resume_calls;
+    for (const auto& q : o.result.queues)
+      if (q.outcome != kfd::QueueOutcome::kError) t.ledger.resumed(q.queue_id);
+    if (o.result.errors != 0 || !o.result.inconsistency.empty()) {
+      const std::string why = "resume incomplete:" + outcome_summary(o.result) +
+                              (o.result.inconsistency.empty() ? "" : " " + o.result.inconsistency);
+      force_disable(t, why);
+      throw Error(EIO, why + "; the debug session was disabled, which resumed every queue of " +
+                           std::to_string(pid));
+    }
+    return o;
+  });
+  out.timing.total_ns = ns_since(t0);
+  return out;
+}
+
+void Context::force_disable(Target& t, const std::string& reason) {
+  ++stats_.forced_disables;
+  long d = t.session.disable();
+  t.ledger.clear();
+  if (d != 0) {
+    notice(t.pid, reason + "; DISABLE failed as well (" + errno_text(static_cast<int>(-d)) +
+                      ") — queues of " + std::to_string(t.pid) + " may stay suspended");
+    return;
+  }
+  notice(t.pid, reason + "; DISABLE resumed every queue");
+  // Stay attached: a fresh session keeps the target controllable.
+  try {
+    t.session.enable();
+    if (t.session.runtime_state() != kfd::DEBUG_RUNTIME_STATE_DISABLED) t.session.refresh_snapshot();
+  } catch (const Error& e) {
+    notice(t.pid, std::string("re-enabling the debug session failed: ") + e.what());
+  }
+}
+
+void Context::resume_ledger(Target& t, const std::vector<uint32_t>& ids, const std::string& reason) {
+  if (ids.empty()) return;
+  try {
+    auto r = t.session.resume(ids);
+    for (const auto& q : r.queues)
+      if (q.outcome != kfd::QueueOutcome::kError) t.ledger.resumed(q.queue_id);
+    if (r.errors || !r.inconsistency.empty()) {
+      force_disable(t, reason + ": resume incomplete:" + outcome_summary(r));
+      return;
+    }
+    notice(t.pid, reason + ": resumed queues " + id_list(ids));
+  } catch (const Error& e) {
+    if (e.code() == ESRCH) return target_gone(t.pid, "exited");
+    force_disable(t, reason + ": resume failed: " + e.what());
+  }
+}
+
+bool Context::handle_events(Target& t) {
+  try {
+    kfd::SessionEvents ev = t.session.process_events();
+    // Runtime shutdown: the kernel resumed every suspended queue of the target (FACTS §6).
+    if (ev.runtime_disabled) t.ledger.clear();
+    if (ev.new_queues && t.session.runtime_state() != kfd::DEBUG_RUNTIME_STATE_DISABLED) {
+      t.session.refresh_snapshot();
+      return true;
+    }
+    return false;
+  } catch (const Error& e) {
+    if (e.code() == ESRCH) {
+      int pid = t.pid;
+      target_gone(pid, "exited");
+      throw Error(ESRCH, "process " + std::to_string(pid) + " has exited");
+    }
+    throw;
+  }
+}
+
+void Context::target_gone(int pid, const std::string& why) {
+  auto it = targets_.find(pid);
+  if (it == targets_.end()) return;
+  const std::size_t n = it->second->ledger.size();
+  notice(pid, "process " + std::to_string(pid) + " " + why +
+                  (n ? " while " + std::to_string(n) + " of its queues were suspended (the kernel "
+                       "destroys them with the process)"
+                     : ""));
+  it->second->session.disable();  // ESRCH: nothing to do; harmless otherwise
+  targets_.erase(it);
+}
+
+std::vector<int> Context::watched_fds() {
+  std::vector<int> fds;
+  if (signal_pipe_[0] >= 0) fds.push_back(signal_pipe_[0]);
+  for (const auto& [pid, t] : targets_)
+    if (t->session.event_fd() >= 0) fds.push_back(t->session.event_fd());
+  return fds;
+}
+
+void Context::on_readable(int fd) {
+  if (fd == signal_pipe_[0]) {
+    char buf[16];
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n <= 0) return;
+    ++stats_.signals_handled;
+    std::vector<int> pids;
+    for (const auto& [pid, t] : targets_) pids.push_back(pid);
+    for (int pid : pids) {
+      auto it = targets_.find(pid);
+      if (it == targets_.end() || it->second->ledger.empty()) continue;
+      resume_ledger(*it->second, it->second->ledger.ids(),
+                    "signal " + std::to_string(static_cast<int>(buf[0])));
+    }
+    const char done = 1;
+    ssize_t w = ::write(done_pipe_[1], &done, 1);
+    (void)w;
+    return;
+  }
+  for (auto& [pid, t] : targets_) {
+    if (t->session.event_fd() != fd) continue;
+    try {
+      handle_events(*t);
+    } catch (const Error& e) {
+      if (e.code() != ESRCH) notice(pid, std::string("event handling: ") + e.what());
+    }
+    return;  // handle_events may have erased the target
+  }
+}
+
+void Context::tick() {
+  std::vector<int> gone;
+  for (auto& [pid, t] : targets_)
+    if (t->traced && tracer_->service(pid) == ptrace::TraceeState::kGone) gone.push_back(pid);
+  for (int pid : gone) target_gone(pid, "exited");
+  if (options_.watchdog_bound.count() > 0) {
+    const auto when = now();
+    std::vector<int> pids;
+    for (auto& [pid, t] : targets_) pids.push_back(pid);
+    for (int pid : pids) {
+      auto it = targets_.find(pid);
+      if (it == targets_.end()) continue;
+      auto expired = it->second->ledger.older_than(when, options_.watchdog_bound);
+      if (expired.empty()) continue;
+      ++stats_.watchdog_resumes;
+      resume_ledger(*it->second, expired,
+                    "watchdog: suspended longer than " +
+                        std::to_string(options_.watchdog_bound.count()) + " ms");
+    }
+  }
+}
+
+std::chrono::milliseconds Context::tick_interval() {
+  // Tracees stop on every signal they receive until we restart them: poll often while attached.
+  return targets_.empty() ? std::chrono::milliseconds(200) : std::chrono::milliseconds(5);
+}
+
+ContextStats Context::stats() {
+  ContextStats s = control_->call([&] { return stats_; });
+  s.hop = control_->hop_stats();
+  return s;
+}
+
+std::vector<Notice> Context::take_notices() {
+  return control_->call([&] {
+    std::vector<Notice> out;
+    out.swap(notices_);
+    return out;
+  });
+}
+
+}  // namespace gpreempt::preempt

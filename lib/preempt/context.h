@@ -1,0 +1,136 @@
+// A gpreempt context: one /dev/kfd, one control thread, any number of attached target processes.
+//
+// Thread-safe: every public method may be called from any thread; the work runs on the control
+// thread (the targets' ptrace tracer), so calls on one context are serialized.
+//
+// Never leaving a target frozen: queues suspended through a context are resumed on detach, on
+// destruction, on SIGINT/SIGTERM/SIGHUP (optional), and by the watchdog once they have been
+// suspended longer than the configured bound. When a resume fails, the debug session is disabled
+// (the kernel then resumes every queue of the target) and the failure is reported.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kfd/driver.h"
+#include "kfd/session.h"
+#include "preempt/control_thread.h"
+#include "preempt/ledger.h"
+#include "ptrace/tracer.h"
+
+namespace gpreempt::preempt {
+
+struct ContextOptions {
+  std::string device_path = "/dev/kfd";
+  // Resume any suspension older than this; zero disables the watchdog.
+  std::chrono::milliseconds watchdog_bound{30000};
+  bool handle_signals = true;
+  // Time source for the watchdog (tests inject one). Default: steady_clock::now.
+  std::function<Clock::time_point()> clock;
+};
+
+struct QueueEntry {
+  kfd::QueueInfo info;
+  bool suspended = false;  // suspended through this context and not resumed since
+};
+
+struct BatchTiming {
+  uint64_t hop_ns = 0;    // caller → control thread
+  uint64_t ioctl_ns = 0;  // the SUSPEND/RESUME ioctl itself
+  uint64_t total_ns = 0;  // the whole call as the caller saw it (snapshot refresh included)
+};
+
+struct BatchOutcome {
+  kfd::BatchResult result;
+  BatchTiming timing;
+};
+
+// Something the context did on its own (watchdog, signal, target exit, forced disable).
+struct Notice {
+  int pid = 0;
+  std::string message;
+};
+
+struct ContextStats {
+  uint64_t suspend_calls = 0;
+  uint64_t resume_calls = 0;
+  uint64_t watchdog_resumes = 0;
+  uint64_t forced_disables = 0;
+  uint64_t signals_handled = 0;
+  HopStats hop;
+};
+
+class Context : private ControlLoop {
+ public:
+  // Opens the device (O_CLOEXEC) and checks its version; throws gpreempt::Error.
+  explicit Context(ContextOptions options);
+  // With an injected driver and tracer (tests, other transports).
+  Context(ContextOptions options, std::unique_ptr<kfd::KfdDriver> driver,
+          std::unique_ptr<ptrace::Tracer> tracer);
+  ~Context() override;  // detaches every target (resume, DISABLE, ptrace detach)
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  kfd::Version kfd_version() const { return version_; }
+
+  // PTRACE_SEIZE the main thread, ENABLE a debug session, answer pending runtime events and take
+  // a first snapshot. Throws: EALREADY (attached already by this context or another debugger),
+  // EBUSY (traced by someone else), EPERM, ESRCH, EINVAL (pid is a thread id).
+  void attach(int pid);
+  // Resume what we suspended, DISABLE, ptrace detach. ENOENT when not attached.
+  void detach(int pid);
+  bool attached(int pid);
+  std::vector<int> targets();
+
+  // Fresh snapshot of the target's queues (clears EC_QUEUE_NEW, making new queues suspendable).
+  std::vector<QueueEntry> queues(int pid);
+
+  // Suspend `ids` (nullopt: every queue of the latest snapshot). The snapshot is refreshed first.
+  // `grace` in the kernel's unit (kfd/grace.h). Per-queue outcomes in the result.
+  BatchOutcome suspend(int pid, const std::optional<std::vector<uint32_t>>& ids, uint32_t grace);
+  // Resume `ids` (nullopt: every queue of a fresh snapshot). If the call fails, DISABLE the session
+  // (which resumes everything), re-enable it, and throw Error(EIO) saying so.
+  BatchOutcome resume(int pid, const std::optional<std::vector<uint32_t>>& ids);
+
+  ContextStats stats();
+  // Notices since the last call (oldest first).
+  std::vector<Notice> take_notices();
+
+ private:
+  struct Target;
+  std::vector<int> watched_fds() override;
+  void on_readable(int fd) override;
+  void tick() override;
+  std::chrono::milliseconds tick_interval() override;
+
+  void init();
+  Target& target(int pid);
+  void detach_on_thread(int pid);
+  // Process pending debug events; true if that refreshed the snapshot (a new queue appeared).
+  bool handle_events(Target& t);
+  void target_gone(int pid, const std::string& why);
+  void resume_ledger(Target& t, const std::vector<uint32_t>& ids, const std::string& reason);
+  void force_disable(Target& t, const std::string& reason);
+  void notice(int pid, std::string message);
+  Clock::time_point now() const;
+
+  ContextOptions options_;
+  std::unique_ptr<kfd::KfdDriver> driver_;
+  std::unique_ptr<ptrace::Tracer> tracer_;
+  kfd::Version version_;
+  std::map<int, std::unique_ptr<Target>> targets_;
+  std::vector<Notice> notices_;
+  ContextStats stats_;
+  int signal_pipe_[2] = {-1, -1};
+  int done_pipe_[2] = {-1, -1};
+  int signal_slot_ = -1;
+  std::unique_ptr<ControlThread> control_;  // last: destroyed first, before the state it uses
+};
+
+}  // namespace gpreempt::preempt

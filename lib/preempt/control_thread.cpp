@@ -1,0 +1,138 @@
+#include "preempt/control_thread.h"
+
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "common/error.h"
+
+namespace gpreempt::preempt {
+
+namespace {
+uint64_t ns_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return b > a ? static_cast<uint64_t>(
+                     std::chrono::duration_cast<std::chrono::nanoseconds>(b - a).count())
+               : 0;
+}
+}  // namespace
+
+ControlThread::ControlThread(ControlLoop& loop) : loop_(loop) {
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) {
+    int e = errno;
+    throw Error(e, "cannot create the control thread's eventfd: " + errno_text(e));
+  }
+  thread_ = std::thread([this] { main(); });
+}
+
+ControlThread::~ControlThread() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  wake();
+  if (thread_.joinable()) thread_.join();
+  ::close(wake_fd_);
+}
+
+void ControlThread::wake() {
+  uint64_t one = 1;
+  ssize_t r = ::write(wake_fd_, &one, sizeof one);
+  (void)r;  // EAGAIN means the counter is already non-zero: the loop wakes anyway
+}
+
+HopStats ControlThread::hop_stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void ControlThread::run(std::function<void()> fn) {
+  Job job;
+  job.fn = std::move(fn);
+  job.submitted = std::chrono::steady_clock::now();
+  {
+    std::unique_lock lock(mu_);
+    if (stopping_) throw Error(ECANCELED, "the gpreempt context is closing");
+    queue_.push_back(&job);
+  }
+  wake();
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [&] { return job.done; });
+  stats_.last_return_ns = ns_between(job.finished, std::chrono::steady_clock::now());
+  lock.unlock();
+  if (job.error) std::rethrow_exception(job.error);
+}
+
+void ControlThread::main() {
+  // Termination signals are handled by a handler that waits for this thread to resume the
+  // targets; it must therefore never run on this thread.
+  sigset_t block;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &block, nullptr);
+
+  for (;;) {
+    // Run every queued call.
+    for (;;) {
+      Job* job = nullptr;
+      {
+        std::lock_guard lock(mu_);
+        if (queue_.empty()) break;
+        job = queue_.front();
+        queue_.pop_front();
+      }
+      const auto start = std::chrono::steady_clock::now();
+      try {
+        job->fn();
+      } catch (...) {
+        job->error = std::current_exception();
+      }
+      const uint64_t hop = ns_between(job->submitted, start);
+      {
+        std::lock_guard lock(mu_);
+        job->finished = std::chrono::steady_clock::now();
+        job->done = true;
+        ++stats_.calls;
+        stats_.last_hop_ns = hop;
+        stats_.total_hop_ns += hop;
+        if (hop > stats_.max_hop_ns) stats_.max_hop_ns = hop;
+      }
+      cv_.notify_all();
+    }
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) break;
+    }
+    std::vector<int> fds = loop_.watched_fds();
+    std::vector<pollfd> pfds;
+    pfds.push_back({wake_fd_, POLLIN, 0});
+    for (int fd : fds) pfds.push_back({fd, POLLIN, 0});
+    int n = ::poll(pfds.data(), pfds.size(), static_cast<int>(loop_.tick_interval().count()));
+    if (n > 0) {
+      if (pfds[0].revents) {
+        uint64_t v;
+        ssize_t r = ::read(wake_fd_, &v, sizeof v);
+        (void)r;
+      }
+      for (std::size_t i = 1; i < pfds.size(); ++i)
+        if (pfds[i].revents) loop_.on_readable(pfds[i].fd);
+    }
+    loop_.tick();
+  }
+  // Fail whatever is still queued.
+  std::lock_guard lock(mu_);
+  for (Job* job : queue_) {
+    job->error = std::make_exception_ptr(Error(ECANCELED, "the gpreempt context is closing"));
+    job->done = true;
+  }
+  queue_.clear();
+  cv_.notify_all();
+}
+
+}  // namespace gpreempt::preempt

@@ -1,0 +1,253 @@
+// The preemption core over the fake KFD and a fake tracer: attach/detach order, suspend refreshes
+// the snapshot, resume failure → DISABLE, watchdog (injected clock), target exit, control thread.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "fake_kfd.h"
+#include "preempt/context.h"
+
+using namespace gpreempt;
+using namespace gpreempt::kfd;
+using gpreempt::testing::FakeKfd;
+using gpreempt::testing::FakeTracer;
+
+namespace {
+
+constexpr int kPid = 5151;
+
+struct Fixture {
+  FakeKfd fake_kfd;
+  FakeTracer fake_tracer;
+  FakeKfd* kfd = &fake_kfd;
+  FakeTracer* tracer = &fake_tracer;
+  std::atomic<int64_t> now_ms{0};
+  std::unique_ptr<preempt::Context> ctx;
+
+  explicit Fixture(std::chrono::milliseconds watchdog = std::chrono::milliseconds(0)) {
+    preempt::ContextOptions o;
+    o.handle_signals = false;
+    o.watchdog_bound = watchdog;
+    o.clock = [this] {
+      return preempt::Clock::time_point(std::chrono::milliseconds(now_ms.load()));
+    };
+    ctx = std::make_unique<preempt::Context>(
+        o, std::make_unique<gpreempt::testing::DriverRef>(fake_kfd),
+        std::make_unique<gpreempt::testing::TracerRef>(fake_tracer));
+  }
+  ~Fixture() { ctx.reset(); }
+};
+
+// Wait (bounded) for a condition the control thread establishes asynchronously.
+template <class F>
+bool eventually(F&& f) {
+  for (int i = 0; i < 2000; ++i) {
+    if (f()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return f();
+}
+
+}  // namespace
+
+TEST(CoreContext, AttachSeizesThenEnablesAndSnapshots) {
+  Fixture f;
+  f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  EXPECT_TRUE(f.ctx->attached(kPid));
+  ASSERT_EQ(f.tracer->log.size(), 1u);
+  EXPECT_EQ(f.tracer->log[0], "seize 5151");
+  EXPECT_TRUE(f.kfd->proc(kPid).debug_enabled);
+  EXPECT_EQ(f.kfd->count_ops(KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT), 1u);
+  try {
+    f.ctx->attach(kPid);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), EALREADY);
+  }
+}
+
+TEST(CoreContext, FailedSeizeIssuesNoIoctl) {
+  Fixture f;
+  f.tracer->seize_error[kPid] = EBUSY;
+  try {
+    f.ctx->attach(kPid);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), EBUSY);
+  }
+  EXPECT_TRUE(f.kfd->ops.empty());
+  EXPECT_FALSE(f.ctx->attached(kPid));
+}
+
+TEST(CoreContext, FailedEnableDetachesAgain) {
+  Fixture f;
+  f.kfd->proc(kPid).debug_enabled = true;  // another debugger holds the session
+  EXPECT_THROW(f.ctx->attach(kPid), Error);
+  ASSERT_EQ(f.tracer->log.size(), 2u);
+  EXPECT_EQ(f.tracer->log[1], "detach 5151");
+}
+
+TEST(CoreContext, SuspendAllIncludesQueuesCreatedAfterAttach) {
+  Fixture f;
+  f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  const uint32_t late = f.kfd->create_queue(kPid);  // NEW bit set: invisible until snapshotted
+  auto o = f.ctx->suspend(kPid, std::nullopt, KFD_USE_DEFAULT_GRACE_PERIOD);
+  EXPECT_EQ(o.result.count, 2);
+  EXPECT_TRUE(o.result.all_done());
+  EXPECT_TRUE(f.kfd->suspended(kPid, late));
+  auto qs = f.ctx->queues(kPid);
+  ASSERT_EQ(qs.size(), 2u);
+  EXPECT_TRUE(qs[0].suspended && qs[1].suspended);
+  auto r = f.ctx->resume(kPid, std::nullopt);
+  EXPECT_EQ(r.result.count, 2);
+  EXPECT_FALSE(f.kfd->suspended(kPid, late));
+  auto stats = f.ctx->stats();
+  EXPECT_EQ(stats.suspend_calls, 1u);
+  EXPECT_EQ(stats.resume_calls, 1u);
+  EXPECT_GE(stats.hop.calls, 4u);
+}
+
+TEST(CoreContext, DetachResumesThenDisablesThenDetachesPtrace) {
+  Fixture f;
+  f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  std::vector<uint32_t> ids{0};
+  f.ctx->suspend(kPid, ids, 0);
+  f.kfd->ops.clear();
+  f.ctx->detach(kPid);
+  ASSERT_EQ(f.kfd->ops.size(), 2u);
+  EXPECT_EQ(f.kfd->ops[0], KFD_IOC_DBG_TRAP_RESUME_QUEUES);
+  EXPECT_EQ(f.kfd->ops[1], KFD_IOC_DBG_TRAP_DISABLE);
+  EXPECT_EQ(f.tracer->log.back(), "detach 5151");
+  EXPECT_FALSE(f.kfd->suspended(kPid, 0));
+  EXPECT_FALSE(f.ctx->attached(kPid));
+}
+
+TEST(CoreContext, DestructionResumesAndDetachesEveryTarget) {
+  Fixture f;
+  f.kfd->create_queue(kPid);
+  f.kfd->create_queue(kPid + 1);
+  f.ctx->attach(kPid);
+  f.ctx->attach(kPid + 1);
+  f.ctx->suspend(kPid, std::nullopt, 0);
+  f.ctx->suspend(kPid + 1, std::nullopt, 0);
+  ASSERT_TRUE(f.kfd->suspended(kPid, 0));
+  f.ctx.reset();
+  EXPECT_FALSE(f.kfd->suspended(kPid, 0));
+  EXPECT_FALSE(f.kfd->suspended(kPid + 1, 0));
+  EXPECT_FALSE(f.kfd->proc(kPid).debug_enabled);
+  EXPECT_FALSE(f.kfd->proc(kPid + 1).debug_enabled);
+  EXPECT_EQ(f.tracer->log.size(), 4u);  // two seizes, two detaches
+}
+
+TEST(CoreContext, ResumeFailureFallsBackToDisable) {
+  Fixture f;
+  f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  f.ctx->suspend(kPid, std::nullopt, 0);
+  f.kfd->fail_op[KFD_IOC_DBG_TRAP_RESUME_QUEUES] = -EIO;
+  try {
+    f.ctx->resume(kPid, std::nullopt);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), EIO);
+    EXPECT_NE(std::string(e.what()).find("disabled"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(f.kfd->suspended(kPid, 0));  // DISABLE resumed it
+  EXPECT_TRUE(f.kfd->proc(kPid).debug_enabled);  // and the session was re-enabled
+  EXPECT_EQ(f.ctx->stats().forced_disables, 1u);
+}
+
+TEST(CoreContext, InconsistentCountIsNotHidden) {
+  Fixture f;
+  f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  f.kfd->count_skew = 1;
+  try {
+    f.ctx->suspend(kPid, std::nullopt, 0);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), EPROTO);
+  }
+  EXPECT_FALSE(f.kfd->suspended(kPid, 0));
+}
+
+TEST(CoreContext, WatchdogResumesOldSuspensions) {
+  Fixture f(std::chrono::milliseconds(1000));
+  f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  f.ctx->suspend(kPid, std::nullopt, 0);
+  ASSERT_TRUE(f.kfd->suspended(kPid, 0));
+  f.now_ms = 999;
+  f.ctx->stats();  // a round trip through the control thread; the bound is not exceeded
+  EXPECT_TRUE(f.kfd->suspended(kPid, 0));
+  f.now_ms = 1001;
+  EXPECT_TRUE(eventually([&] { return !f.kfd->suspended(kPid, 0); }));
+  EXPECT_EQ(f.ctx->stats().watchdog_resumes, 1u);
+  auto notices = f.ctx->take_notices();
+  ASSERT_FALSE(notices.empty());
+  EXPECT_NE(notices[0].message.find("watchdog"), std::string::npos) << notices[0].message;
+}
+
+TEST(CoreContext, TargetExitIsNoticedAndForgotten) {
+  Fixture f;
+  f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  f.ctx->suspend(kPid, std::nullopt, 0);
+  {
+    std::lock_guard lock(f.kfd->mu);
+    f.kfd->proc(kPid).gone = true;
+  }
+  {
+    std::lock_guard lock(f.tracer->mu);
+    f.tracer->gone.insert(kPid);
+  }
+  EXPECT_TRUE(eventually([&] { return !f.ctx->attached(kPid); }));
+  auto notices = f.ctx->take_notices();
+  ASSERT_FALSE(notices.empty());
+  EXPECT_NE(notices[0].message.find("exited while 1"), std::string::npos) << notices[0].message;
+  try {
+    f.ctx->suspend(kPid, std::nullopt, 0);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ENOENT);
+  }
+}
+
+TEST(CoreContext, RuntimeStartupIsAnsweredWithoutAnyCall) {
+  Fixture f;
+  f.kfd->proc(kPid).runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
+  f.ctx->attach(kPid);
+  f.kfd->set_runtime(kPid, DEBUG_RUNTIME_STATE_ENABLED);
+  // The control thread watches the event pipe and answers on its own.
+  EXPECT_TRUE(eventually([&] {
+    std::lock_guard lock(f.kfd->mu);
+    return f.kfd->proc(kPid).runtime_acks == 1;
+  }));
+}
+
+TEST(CoreContext, CallsFromManyThreadsAreSerialized) {
+  Fixture f;
+  for (int i = 0; i < 4; ++i) f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      std::vector<uint32_t> ids{static_cast<uint32_t>(t)};
+      for (int i = 0; i < 50; ++i) {
+        try {
+          f.ctx->suspend(kPid, ids, 0);
+          f.ctx->resume(kPid, ids);
+        } catch (...) {
+          ++failures;
+        }
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(f.ctx->stats().suspend_calls, 200u);
+}

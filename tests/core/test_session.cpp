@@ -1,0 +1,256 @@
+// DebugSession over the fake KFD: snapshot sizing, EC_QUEUE_NEW, bits 30/31, the count
+// cross-check, EINTR, runtime events, and errno → message mapping.
+#include <gtest/gtest.h>
+
+#include "fake_kfd.h"
+#include "kfd/dbg_trap.h"
+#include "kfd/session.h"
+#include "kfd/version.h"
+
+using namespace gpreempt;
+using namespace gpreempt::kfd;
+using gpreempt::testing::FakeKfd;
+
+namespace {
+constexpr uint32_t kPid = 4242;
+
+std::vector<uint32_t> ids_of(const std::vector<QueueInfo>& qs) {
+  std::vector<uint32_t> out;
+  for (const auto& q : qs) out.push_back(q.queue_id);
+  return out;
+}
+}  // namespace
+
+TEST(CoreSession, EnableReportsRuntimeStateAndRejectsSecondDebugger) {
+  FakeKfd kfd;
+  kfd.proc(kPid).runtime_state = DEBUG_RUNTIME_STATE_ENABLED;
+  DebugSession s(kfd, kPid);
+  s.enable();
+  EXPECT_TRUE(s.enabled());
+  EXPECT_EQ(s.runtime_state(), DEBUG_RUNTIME_STATE_ENABLED);
+  EXPECT_EQ(kfd.proc(kPid).enable_mask, kSessionExceptionMask);
+  DebugSession other(kfd, kPid);
+  try {
+    other.enable();
+    FAIL() << "second ENABLE succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), EALREADY);
+    EXPECT_NE(std::string(e.what()).find("another debugger"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CoreSession, SnapshotGrowsBufferAndClearsNewBit) {
+  FakeKfd kfd;
+  for (int i = 0; i < 40; ++i) kfd.create_queue(kPid);
+  DebugSession s(kfd, kPid);
+  s.enable();
+  const auto& snap = s.refresh_snapshot();
+  ASSERT_EQ(snap.size(), 40u);
+  // First call with the initial capacity (16), the second with room for all.
+  ASSERT_EQ(kfd.snapshot_caps.size(), 2u);
+  EXPECT_EQ(kfd.snapshot_caps[0], 16u);
+  EXPECT_GE(kfd.snapshot_caps[1], 40u);
+  // Newest first, as the kernel lists them; status as seen before clearing. The first (too small)
+  // call already wrote — and cleared — the 16 newest; the oldest were seen new by the second call.
+  EXPECT_EQ(snap.front().queue_id, 39u);
+  EXPECT_FALSE(snap.front().exception_status & KFD_EC_MASK(EC_QUEUE_NEW));
+  EXPECT_EQ(snap.back().queue_id, 0u);
+  EXPECT_TRUE(snap.back().exception_status & KFD_EC_MASK(EC_QUEUE_NEW));
+  for (auto& q : kfd.proc(kPid).queues) EXPECT_FALSE(q.status & KFD_EC_MASK(EC_QUEUE_NEW));
+}
+
+TEST(CoreSession, NewQueueIsInvalidUntilSnapshotted) {
+  FakeKfd kfd;
+  DebugSession s(kfd, kPid);
+  s.enable();
+  uint32_t a = kfd.create_queue(kPid);
+  std::vector<uint32_t> ids{a};
+  auto r = s.suspend(ids, KFD_USE_DEFAULT_GRACE_PERIOD);
+  EXPECT_EQ(r.count, 0);
+  ASSERT_EQ(r.queues.size(), 1u);
+  EXPECT_EQ(r.queues[0].outcome, QueueOutcome::kInvalid);
+  EXPECT_TRUE(r.inconsistency.empty());
+  s.refresh_snapshot();
+  r = s.suspend(ids, KFD_USE_DEFAULT_GRACE_PERIOD);
+  EXPECT_EQ(r.count, 1);
+  EXPECT_TRUE(r.all_done());
+  EXPECT_TRUE(kfd.suspended(kPid, a));
+  r = s.resume(ids);
+  EXPECT_TRUE(r.all_done());
+  EXPECT_FALSE(kfd.suspended(kPid, a));
+}
+
+TEST(CoreSession, PartialSuspendReportsEachQueue) {
+  FakeKfd kfd;
+  kfd.create_queue(kPid);
+  kfd.create_queue(kPid);
+  DebugSession s(kfd, kPid);
+  s.enable();
+  s.refresh_snapshot();
+  std::vector<uint32_t> ids{0, 7, 1};
+  auto r = s.suspend(ids, 100);
+  EXPECT_EQ(r.count, 2);
+  EXPECT_EQ(r.invalid, 1u);
+  EXPECT_EQ(r.queues[1].queue_id, 7u);
+  EXPECT_EQ(r.queues[1].outcome, QueueOutcome::kInvalid);
+  EXPECT_EQ(r.queues[0].outcome, QueueOutcome::kDone);
+  EXPECT_FALSE(r.all_done());
+  EXPECT_TRUE(r.inconsistency.empty());
+}
+
+TEST(CoreSession, SchedulerFailureSetsErrorOutcome) {
+  FakeKfd kfd;
+  kfd.create_queue(kPid);
+  DebugSession s(kfd, kPid);
+  s.enable();
+  s.refresh_snapshot();
+  kfd.error_bit_next_suspend = true;
+  std::vector<uint32_t> ids{0};
+  auto r = s.suspend(ids, 0);
+  EXPECT_EQ(r.errors, 1u);
+  EXPECT_EQ(r.queues[0].outcome, QueueOutcome::kError);
+  EXPECT_TRUE(r.inconsistency.empty());  // count 0 == #done 0
+}
+
+TEST(CoreSession, CountThatContradictsBitsIsFlagged) {
+  FakeKfd kfd;
+  kfd.create_queue(kPid);
+  DebugSession s(kfd, kPid);
+  s.enable();
+  s.refresh_snapshot();
+  kfd.count_skew = 1;
+  std::vector<uint32_t> ids{0};
+  auto r = s.suspend(ids, 0);
+  EXPECT_FALSE(r.inconsistency.empty());
+  EXPECT_FALSE(r.all_done());
+}
+
+TEST(CoreSession, EintrIsRetriedWithTheOriginalArray) {
+  FakeKfd kfd;
+  kfd.create_queue(kPid);
+  DebugSession s(kfd, kPid);
+  s.enable();
+  s.refresh_snapshot();
+  kfd.eintr_next = 2;
+  std::vector<uint32_t> ids{0};
+  auto r = s.suspend(ids, 0);
+  EXPECT_TRUE(r.all_done());
+  EXPECT_EQ(kfd.count_ops(KFD_IOC_DBG_TRAP_SUSPEND_QUEUES), 3u);
+}
+
+TEST(CoreSession, DuplicateAndReservedIdsAreRejectedBeforeTheKernel) {
+  FakeKfd kfd;
+  kfd.create_queue(kPid);
+  DebugSession s(kfd, kPid);
+  s.enable();
+  std::vector<uint32_t> dup{0, 0};
+  EXPECT_THROW(s.suspend(dup, 0), Error);
+  std::vector<uint32_t> reserved{0x80000001u};
+  EXPECT_THROW(s.suspend(reserved, 0), Error);
+  EXPECT_EQ(kfd.count_ops(KFD_IOC_DBG_TRAP_SUSPEND_QUEUES), 0u);
+}
+
+TEST(CoreSession, RuntimeEventsAreAnsweredAndTracked) {
+  FakeKfd kfd;
+  kfd.proc(kPid).runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
+  DebugSession s(kfd, kPid);
+  s.enable();
+  EXPECT_EQ(s.runtime_state(), DEBUG_RUNTIME_STATE_DISABLED);
+  kfd.set_runtime(kPid, DEBUG_RUNTIME_STATE_ENABLED);
+  auto ev = s.process_events();
+  EXPECT_TRUE(ev.runtime_enabled);
+  EXPECT_EQ(ev.runtime_acks, 1u);
+  EXPECT_EQ(kfd.proc(kPid).runtime_acks, 1u);
+  EXPECT_EQ(s.runtime_state(), DEBUG_RUNTIME_STATE_ENABLED);
+  kfd.create_queue(kPid);
+  ev = s.process_events();
+  EXPECT_TRUE(ev.new_queues);
+  kfd.set_runtime(kPid, DEBUG_RUNTIME_STATE_DISABLED);
+  ev = s.process_events();
+  EXPECT_TRUE(ev.runtime_disabled);
+  EXPECT_EQ(kfd.proc(kPid).runtime_acks, 2u);
+  // Nothing pending: one QUERY_DEBUG_EVENT answering EAGAIN.
+  ev = s.process_events();
+  EXPECT_FALSE(ev.new_queues || ev.runtime_enabled || ev.runtime_disabled);
+}
+
+TEST(CoreSession, DeletedQueueEventIsReported) {
+  FakeKfd kfd;
+  kfd.create_queue(kPid);
+  DebugSession s(kfd, kPid);
+  s.enable();
+  s.refresh_snapshot();
+  kfd.destroy_queue(kPid, 0);
+  auto ev = s.process_events();
+  EXPECT_TRUE(ev.deleted_queues);
+  EXPECT_TRUE(ids_of(s.refresh_snapshot()).empty());
+}
+
+TEST(CoreSession, SuspendWithoutRuntimeExplainsEperm) {
+  FakeKfd kfd;
+  kfd.create_queue(kPid);
+  kfd.proc(kPid).runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
+  DebugSession s(kfd, kPid);
+  s.enable();
+  std::vector<uint32_t> ids{0};
+  try {
+    s.suspend(ids, 0);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), EPERM);
+    EXPECT_NE(std::string(e.what()).find("runtime is not enabled"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CoreSession, ExitedTargetIsEsrch) {
+  FakeKfd kfd;
+  DebugSession s(kfd, kPid);
+  s.enable();
+  kfd.proc(kPid).gone = true;
+  try {
+    s.refresh_snapshot();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ESRCH);
+    EXPECT_NE(std::string(e.what()).find("has exited"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CoreSession, DisableResumesEverything) {
+  FakeKfd kfd;
+  kfd.create_queue(kPid);
+  DebugSession s(kfd, kPid);
+  s.enable();
+  s.refresh_snapshot();
+  std::vector<uint32_t> ids{0};
+  s.suspend(ids, 0);
+  EXPECT_TRUE(kfd.suspended(kPid, 0));
+  EXPECT_EQ(s.disable(), 0);
+  EXPECT_FALSE(kfd.suspended(kPid, 0));
+  EXPECT_FALSE(s.enabled());
+}
+
+TEST(CoreVersionGate, RefusesOutsideTheDebuggerApiWindow) {
+  FakeKfd kfd;
+  kfd.version = {1, 12};
+  try {
+    check_version(kfd);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), EPROTO);
+    EXPECT_NE(std::string(e.what()).find("1.12 found"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(">= 1.13 and < 2.0"), std::string::npos) << e.what();
+  }
+  kfd.version = {2, 0};
+  EXPECT_THROW(check_version(kfd), Error);
+  kfd.version = {1, 13};
+  EXPECT_EQ(check_version(kfd).minor, 13u);
+}
+
+TEST(CoreDecodeBatch, RocdbgapiInvariant) {
+  std::vector<uint32_t> req{1, 2, 3};
+  std::vector<uint32_t> written{1, 2 | KFD_DBG_QUEUE_INVALID_MASK, 3};
+  EXPECT_TRUE(decode_batch(req, written, 2, "SUSPEND_QUEUES").inconsistency.empty());
+  EXPECT_FALSE(decode_batch(req, written, 3, "SUSPEND_QUEUES").inconsistency.empty());
+  EXPECT_FALSE(decode_batch(req, written, 1, "SUSPEND_QUEUES").inconsistency.empty());
+}
