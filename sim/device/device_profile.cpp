@@ -1,5 +1,7 @@
 #include "device_profile.h"
 
+#include "topology_caps.h"
+
 #include <stdexcept>
 
 namespace gpreempt::sim {
@@ -28,6 +30,26 @@ const GpuInstance kMi210Gpus[] = {
     {0x6699, 0x0300, 128, 0}, {0x1a2b, 0x2300, 136, 0}, {0x4d5e, 0x4300, 144, 0},
     {0x7f80, 0x6300, 152, 0},
 };
+
+// kfd_topology_set_capabilities() and the CRAT-derived bits of a GFX9 data-center part: 4
+// address watch points, doorbell type 2.0, debug trap + wave launch override/mode, firmware
+// debug support, EDC/RAS, SVM, the ASIC revision; precise memory operations from GFX 9.4.2;
+// per-queue reset on 9.4.3. No profile is coherent with the host (rocminfo "Coherent Host
+// Access: FALSE" on the MI308X).
+uint32_t gfx9_capability(uint32_t revision, bool precise_memory, bool per_queue_reset) {
+  using namespace caps;
+  uint32_t c = HSA_CAP_WATCH_POINTS_SUPPORTED | (2u << HSA_CAP_WATCH_POINTS_TOTALBITS_SHIFT) |
+               (HSA_CAP_DOORBELL_TYPE_2_0 << HSA_CAP_DOORBELL_TYPE_TOTALBITS_SHIFT) |
+               HSA_CAP_AQL_QUEUE_DOUBLE_MAP | HSA_CAP_TRAP_DEBUG_SUPPORT |
+               HSA_CAP_TRAP_DEBUG_WAVE_LAUNCH_TRAP_OVERRIDE_SUPPORTED |
+               HSA_CAP_TRAP_DEBUG_WAVE_LAUNCH_MODE_SUPPORTED | HSA_CAP_MEM_EDCSUPPORTED |
+               HSA_CAP_RASEVENTNOTIFY | ((revision & 0xf) << HSA_CAP_ASIC_REVISION_SHIFT) |
+               HSA_CAP_SRAM_EDCSUPPORTED | HSA_CAP_SVMAPI_SUPPORTED |
+               HSA_CAP_TRAP_DEBUG_FIRMWARE_SUPPORTED;
+  if (precise_memory) c |= HSA_CAP_TRAP_DEBUG_PRECISE_MEMORY_OPERATIONS_SUPPORTED;
+  if (per_queue_reset) c |= HSA_CAP_PER_QUEUE_RESET_SUPPORTED;
+  return c;
+}
 
 template <std::size_t N>
 void take_gpus(DeviceProfile& p, const GpuInstance (&all)[N], uint32_t n, uint32_t dflt) {
@@ -66,7 +88,7 @@ DeviceProfile mi308x(uint32_t n) {
   p.max_engine_clk_fcompute = 1420;
   p.fw_version = 185;
   p.sdma_fw_version = 24;
-  p.capability = 0x2ba2a000;
+  p.capability = gfx9_capability(p.revision_id, true, true);
   p.capability2 = 0;
   p.debug_prop = 0x5d7;
   p.cpu_nodes = 2;
@@ -93,6 +115,7 @@ DeviceProfile mi300x(uint32_t n) {
   p.device_id = 0x74a1;
   p.revision_id = 0;
   p.subsystem_device_id = 0x74a1;
+  p.capability = gfx9_capability(p.revision_id, true, true);
   p.max_engine_clk_fcompute = 2100;
   p.fw_version = 138;
   p.sdma_fw_version = 19;
@@ -132,7 +155,7 @@ DeviceProfile mi210(uint32_t n) {
   p.max_engine_clk_fcompute = 1700;
   p.fw_version = 78;
   p.sdma_fw_version = 8;
-  p.capability = 0x2c7c2280;
+  p.capability = gfx9_capability(p.revision_id, true, false);
   p.debug_prop = 0x5d7;
   p.cpu_nodes = 1;
   p.cpu_cores_per_node = 64;

@@ -115,6 +115,7 @@ class ManualHws final : public Hws {
     uint32_t grace_period;
     std::vector<QueueView> runnable;
     std::function<void(int)> done;
+    bool finished = false;
   };
   std::vector<Request> requests;
   std::vector<std::pair<int, uint32_t>> destroyed;
@@ -124,19 +125,25 @@ class ManualHws final : public Hws {
   void queue_destroyed(int pid, uint32_t qid, uint32_t) override { destroyed.emplace_back(pid, qid); }
   void execute_runlist(uint32_t gpu_id, uint32_t grace, const std::vector<QueueView>& runnable,
                        std::function<void(int)> done) override {
-    requests.push_back({gpu_id, grace, runnable, done});
+    requests.push_back({gpu_id, grace, runnable, done, auto_complete});
     if (auto_complete) done(auto_result);
   }
   // Completes the oldest outstanding request.
   void complete_next(int result = 0) {
-    ASSERT_LT(completed_, requests.size()) << "no runlist change is waiting";
-    auto done = requests[completed_++].done;
-    done(result);
+    for (auto& r : requests)
+      if (!r.finished) {
+        r.finished = true;
+        auto done = r.done;
+        done(result);
+        return;
+      }
+    ADD_FAILURE() << "no runlist change is waiting";
   }
-  std::size_t outstanding() const { return requests.size() - completed_; }
-
- private:
-  std::size_t completed_ = 0;
+  std::size_t outstanding() const {
+    std::size_t n = 0;
+    for (const auto& r : requests) n += !r.finished;
+    return n;
+  }
 };
 
 struct Completion {
