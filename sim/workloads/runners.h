@@ -37,7 +37,9 @@ struct OfflineOptions {
   Preset preset;
   double duration_s = 10;
   uint32_t priority = 7;
-  uint32_t in_flight = 2;  // iterations queued ahead, so the GPU never waits for the host
+  // Iterations queued ahead, as an asynchronous framework keeps the GPU fed: the host (and the
+  // simulated CP, which notices packets at its write-pointer poll) never leaves the queue dry.
+  uint32_t in_flight = 4;
 };
 
 struct OfflineResult {
