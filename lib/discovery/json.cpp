@@ -197,4 +197,22 @@ ordered_json to_json(const QueueMap& m) {
   return {{"queues", std::move(rows)}, {"notes", m.notes}};
 }
 
+ordered_json to_json(const ProcessInfo& p) {
+  ordered_json queues = ordered_json::array();
+  for (const auto& q : p.queues)
+    queues.push_back({{"queue_id", q.queue_id},
+                      {"gpu_id", gpu_id_hex(q.gpu_id)},
+                      {"type", q.type},
+                      {"size", opt(q.ring_size)}});
+  return {{"pid", p.pid},
+          {"container_pid", opt(p.container_pid)},
+          {"nspid", p.nspid},
+          {"container_id", opt(p.container_id)},
+          {"cmdline", p.cmdline},
+          {"kfd_open", p.has_kfd_open},
+          {"kfd_sysfs", p.has_kfd_sysfs},
+          {"queues", std::move(queues)},
+          {"problems", p.problems}};
+}
+
 }  // namespace gpreempt::discovery

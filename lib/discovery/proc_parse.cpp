@@ -1,0 +1,75 @@
+#include "discovery/proc_parse.h"
+
+#include <cctype>
+
+#include "discovery/text_scan.h"
+
+namespace gpreempt::discovery {
+
+std::vector<int> parse_nspid(std::string_view text) {
+  std::vector<int> out;
+  detail::LineReader lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
+    if (!detail::starts_with(line, "NSpid:")) continue;
+    std::string_view rest = line.substr(6);
+    while (!rest.empty()) {
+      while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+      std::size_t e = 0;
+      while (e < rest.size() && rest[e] != ' ' && rest[e] != '\t') ++e;
+      if (e == 0) break;
+      auto v = detail::parse_signed(rest.substr(0, e));
+      if (!v) return {};
+      out.push_back(static_cast<int>(*v));
+      rest.remove_prefix(e);
+    }
+    break;
+  }
+  return out;
+}
+
+std::vector<std::string> parse_cmdline(std::string_view text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '\0') continue;
+    out.emplace_back(text.substr(start, i - start));
+    start = i + 1;
+  }
+  if (start < text.size()) out.emplace_back(text.substr(start));
+  return out;
+}
+
+std::optional<std::string> container_id_from_cgroup(std::string_view text) {
+  std::optional<std::string> found;
+  std::size_t run_start = 0, run = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    const bool hex = i < text.size() && std::isxdigit(static_cast<unsigned char>(text[i])) &&
+                     !std::isupper(static_cast<unsigned char>(text[i]));
+    if (hex) {
+      if (run == 0) run_start = i;
+      ++run;
+      continue;
+    }
+    // A container id is a whole path component (or the id part of "docker-<id>.scope").
+    const bool ends_ok = i == text.size() || text[i] == '/' || text[i] == '.' || text[i] == '\n';
+    const bool starts_ok = run_start == 0 || text[run_start - 1] == '/' || text[run_start - 1] == '-' ||
+                           text[run_start - 1] == ':';
+    if (run >= 32 && ends_ok && starts_ok) found = std::string(text.substr(run_start, run));
+    run = 0;
+  }
+  return found;
+}
+
+std::string sysfs_queue_type_name(int code) {
+  switch (code) {
+    case 0: return "compute";
+    case 1: return "sdma";
+    case 2: return "hiq";
+    case 3: return "sdma_xgmi_or_diq";
+    case 4: return "sdma_xgmi";
+    default: return "unknown";
+  }
+}
+
+}  // namespace gpreempt::discovery

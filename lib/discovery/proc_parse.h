@@ -1,0 +1,28 @@
+// Pure parsers for the /proc and per-process KFD sysfs files process discovery reads
+// (process_discovery.h does the reading). Text in, values out.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpreempt::discovery {
+
+// "NSpid:" line of /proc/<pid>/status: the pid in every pid namespace, outermost (host view from
+// where /proc is mounted) first, innermost (what the process sees as its own pid) last.
+std::vector<int> parse_nspid(std::string_view status_text);
+
+// /proc/<pid>/cmdline: NUL-separated arguments.
+std::vector<std::string> parse_cmdline(std::string_view text);
+
+// Container id from /proc/<pid>/cgroup (docker, containerd/CRI, podman/libpod, kubepods): the
+// last run of >= 32 hex digits in a cgroup path; nullopt for processes in no container.
+std::optional<std::string> container_id_from_cgroup(std::string_view cgroup_text);
+
+// KFD's per-process sysfs queue type (`queues/<id>/type`): 0 compute, 1 sdma, 2 hiq; 3 is DIQ on
+// older kernels but SDMA_XGMI on the newest (FACTS §13.2) and 4 SDMA_XGMI on older ones.
+std::string sysfs_queue_type_name(int type_code);
+
+}  // namespace gpreempt::discovery

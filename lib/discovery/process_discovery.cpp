@@ -1,0 +1,166 @@
+#include "discovery/process_discovery.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <system_error>
+
+#include "discovery/proc_parse.h"
+#include "discovery/text_scan.h"
+
+namespace gpreempt::discovery {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<std::string> slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::optional<int> as_pid(const std::string& name) {
+  if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  auto v = detail::parse_number(name);
+  if (!v || *v > 0x7fffffff) return std::nullopt;
+  return static_cast<int>(*v);
+}
+
+std::vector<int> numeric_dirs(const fs::path& dir) {
+  std::vector<int> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (auto pid = as_pid(it->path().filename().string())) out.push_back(*pid);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool has_fd_on(const fs::path& fd_dir, const std::string& device, bool& unreadable) {
+  std::error_code ec;
+  fs::directory_iterator it(fd_dir, ec);
+  if (ec) {
+    unreadable = true;
+    return false;
+  }
+  for (fs::directory_iterator end; it != end; it.increment(ec)) {
+    if (ec) break;
+    std::error_code lec;
+    const fs::path target = fs::read_symlink(it->path(), lec);
+    if (!lec && target == device) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<int> kfd_users(const SystemRoots& roots, std::size_t* unreadable) {
+  std::vector<int> out;
+  std::size_t skipped = 0;
+  for (int pid : numeric_dirs(roots.proc)) {
+    bool denied = false;
+    if (has_fd_on(fs::path(roots.proc) / std::to_string(pid) / "fd", roots.kfd_device, denied)) out.push_back(pid);
+    if (denied) ++skipped;
+  }
+  if (unreadable) *unreadable = skipped;
+  return out;
+}
+
+std::vector<int> kfd_sysfs_processes(const SystemRoots& roots) {
+  return numeric_dirs(fs::path(roots.kfd_sysfs) / "proc");
+}
+
+std::vector<KnownQueue> sysfs_queues(const SystemRoots& roots, int pid, std::vector<std::string>* problems) {
+  std::vector<KnownQueue> out;
+  const fs::path dir = fs::path(roots.kfd_sysfs) / "proc" / std::to_string(pid) / "queues";
+  for (int id : numeric_dirs(dir)) {
+    const fs::path q = dir / std::to_string(id);
+    auto type = slurp(q / "type"), gpuid = slurp(q / "gpuid"), size = slurp(q / "size");
+    auto t = type ? detail::parse_signed(detail::trim(*type)) : std::nullopt;
+    auto g = gpuid ? detail::parse_number(detail::trim(*gpuid)) : std::nullopt;
+    auto s = size ? detail::parse_number(detail::trim(*size)) : std::nullopt;
+    if (!t || !g) {
+      if (problems)
+        problems->push_back(q.string() + ": expected decimal type and gpuid files" +
+                            (!type || !gpuid ? " (unreadable)" : " (malformed)"));
+      continue;
+    }
+    KnownQueue k;
+    k.pid = pid;
+    k.queue_id = static_cast<std::uint32_t>(id);
+    k.gpu_id = static_cast<std::uint32_t>(*g);
+    k.type = sysfs_queue_type_name(static_cast<int>(*t));
+    if (s) k.ring_size = *s;
+    k.source = "sysfs";
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+ProcessInfo describe_process(const SystemRoots& roots, int pid) {
+  ProcessInfo info;
+  info.pid = pid;
+  const fs::path dir = fs::path(roots.proc) / std::to_string(pid);
+  if (auto status = slurp(dir / "status")) {
+    info.nspid = parse_nspid(*status);
+    if (info.nspid.size() > 1 && info.nspid.back() != pid) info.container_pid = info.nspid.back();
+  } else {
+    info.problems.push_back((dir / "status").string() + ": unreadable");
+  }
+  if (auto cmd = slurp(dir / "cmdline")) info.cmdline = parse_cmdline(*cmd);
+  if (auto cg = slurp(dir / "cgroup")) info.container_id = container_id_from_cgroup(*cg);
+  bool denied = false;
+  info.has_kfd_open = has_fd_on(dir / "fd", roots.kfd_device, denied);
+  if (denied) info.problems.push_back((dir / "fd").string() + ": not readable (needs the same user or root)");
+  std::error_code ec;
+  info.has_kfd_sysfs = fs::is_directory(fs::path(roots.kfd_sysfs) / "proc" / std::to_string(pid), ec);
+  if (info.has_kfd_sysfs) info.queues = sysfs_queues(roots, pid, &info.problems);
+  return info;
+}
+
+std::vector<ProcessInfo> gpu_processes(const SystemRoots& roots, const std::optional<std::string>& container_id) {
+  std::set<int> pids;
+  for (int p : kfd_users(roots)) pids.insert(p);
+  for (int p : kfd_sysfs_processes(roots)) pids.insert(p);
+  std::vector<ProcessInfo> out;
+  for (int p : pids) {
+    ProcessInfo info = describe_process(roots, p);
+    if (container_id && (!info.container_id || info.container_id->rfind(*container_id, 0) != 0)) continue;
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+std::optional<int> host_pid_of(const SystemRoots& roots, int container_pid, const std::string& container_id) {
+  std::optional<int> found;
+  for (int pid : numeric_dirs(roots.proc)) {
+    const fs::path dir = fs::path(roots.proc) / std::to_string(pid);
+    auto status = slurp(dir / "status");
+    if (!status) continue;
+    auto ns = parse_nspid(*status);
+    if (ns.size() < 2 || ns.back() != container_pid) continue;
+    if (!container_id.empty()) {
+      auto cg = slurp(dir / "cgroup");
+      auto id = cg ? container_id_from_cgroup(*cg) : std::nullopt;
+      if (!id || id->rfind(container_id, 0) != 0) continue;
+    }
+    if (found) return std::nullopt;  // ambiguous: the same pid in two containers
+    found = pid;
+  }
+  return found;
+}
+
+std::optional<int> container_pid_of(const SystemRoots& roots, int host_pid) {
+  auto status = slurp(fs::path(roots.proc) / std::to_string(host_pid) / "status");
+  if (!status) return std::nullopt;
+  auto ns = parse_nspid(*status);
+  if (ns.empty()) return std::nullopt;
+  return ns.back();
+}
+
+}  // namespace gpreempt::discovery

@@ -1,0 +1,133 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "discovery/json.h"
+#include "discovery/proc_parse.h"
+#include "discovery/process_discovery.h"
+#include "fixtures.h"
+
+using namespace gpreempt::discovery;
+namespace fs = std::filesystem;
+
+TEST(ProcParse, NsPidCmdlineCgroup) {
+  EXPECT_EQ(parse_nspid("Name:\tpython\nNSpid:\t3934101\t157868\nPPid:\t1\n"), (std::vector<int>{3934101, 157868}));
+  EXPECT_EQ(parse_nspid("Name:\tx\n"), std::vector<int>{});
+  EXPECT_EQ(parse_cmdline(std::string("python3\0-m\0vllm\0", 16)), (std::vector<std::string>{"python3", "-m", "vllm"}));
+  EXPECT_EQ(parse_cmdline(std::string("a\0\0b", 4)), (std::vector<std::string>{"a", "", "b"}));
+  const std::string id(64, 'a');
+  EXPECT_EQ(container_id_from_cgroup("0::/system.slice/docker-" + id + ".scope\n").value(), id);
+  EXPECT_EQ(container_id_from_cgroup("12:pids:/docker/" + id + "\n").value(), id);
+  EXPECT_EQ(container_id_from_cgroup("0::/kubepods/besteffort/pod1234/cri-containerd-" + id + ".scope\n").value(), id);
+  EXPECT_FALSE(container_id_from_cgroup("0::/user.slice/user-1000.slice/session-2.scope\n").has_value());
+  EXPECT_EQ(sysfs_queue_type_name(0), "compute");
+  EXPECT_EQ(sysfs_queue_type_name(3), "sdma_xgmi_or_diq");
+}
+
+namespace {
+struct FakeSystem {
+  fs::path root;
+  SystemRoots roots;
+  FakeSystem() {
+    root = fs::temp_directory_path() / ("gpreempt_fake_proc_" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    roots.proc = (root / "proc").string();
+    roots.kfd_sysfs = (root / "kfd").string();
+    roots.kfd_device = "/dev/kfd";
+    add(100, "100", "0::/user.slice\n", true);
+    add(200, "200\t7", "0::/system.slice/docker-" + std::string(64, 'c') + ".scope\n", true);
+    add(300, "300", "0::/\n", false);
+    fs::create_directories(root / "kfd/proc/200/queues/0");
+    fs::create_directories(root / "kfd/proc/200/queues/3");
+    write(root / "kfd/proc/200/queues/0/type", "0");
+    write(root / "kfd/proc/200/queues/0/gpuid", "63420");
+    write(root / "kfd/proc/200/queues/0/size", "1048576");
+    write(root / "kfd/proc/200/queues/3/type", "1");
+    write(root / "kfd/proc/200/queues/3/gpuid", "63420");
+    write(root / "kfd/proc/200/queues/3/size", "4096");
+  }
+  ~FakeSystem() { fs::remove_all(root); }
+  static void write(const fs::path& p, const std::string& s) { std::ofstream(p, std::ios::binary) << s; }
+  void add(int pid, const std::string& nspid, const std::string& cgroup, bool kfd) {
+    fs::path d = root / "proc" / std::to_string(pid);
+    fs::create_directories(d / "fd");
+    write(d / "status", "Name:\tw\nNSpid:\t" + nspid + "\n");
+    write(d / "cmdline", std::string("worker\0--id\0", 12) + std::to_string(pid) + std::string(1, '\0'));
+    write(d / "cgroup", cgroup);
+    fs::create_symlink("/dev/null", d / "fd/0");
+    if (kfd) fs::create_symlink("/dev/kfd", d / "fd/5");
+  }
+};
+}  // namespace
+
+TEST(ProcessDiscovery, KfdUsersQueuesAndContainers) {
+  FakeSystem sys;
+  EXPECT_EQ(kfd_users(sys.roots), (std::vector<int>{100, 200}));
+  EXPECT_EQ(kfd_sysfs_processes(sys.roots), (std::vector<int>{200}));
+  auto q = sysfs_queues(sys.roots, 200);
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q[0].queue_id, 0u);
+  EXPECT_EQ(q[0].gpu_id, 63420u);
+  EXPECT_EQ(q[0].type, "compute");
+  EXPECT_EQ(q[0].ring_size.value(), 1048576u);
+  EXPECT_EQ(q[1].queue_id, 3u);
+  EXPECT_EQ(q[1].type, "sdma");
+
+  auto all = gpu_processes(sys.roots);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].pid, 200);
+  EXPECT_EQ(all[1].container_pid.value(), 7);
+  EXPECT_EQ(all[1].container_id.value(), std::string(64, 'c'));
+  EXPECT_EQ(all[1].cmdline, (std::vector<std::string>{"worker", "--id", "200"}));
+  EXPECT_TRUE(all[1].has_kfd_open);
+  EXPECT_TRUE(all[1].has_kfd_sysfs);
+  EXPECT_FALSE(all[0].container_pid.has_value());
+
+  auto in_container = gpu_processes(sys.roots, std::string("cccccccccccc"));
+  ASSERT_EQ(in_container.size(), 1u);
+  EXPECT_EQ(in_container[0].pid, 200);
+
+  EXPECT_EQ(host_pid_of(sys.roots, 7, "cccc").value(), 200);
+  EXPECT_EQ(host_pid_of(sys.roots, 7, "").value(), 200);
+  EXPECT_FALSE(host_pid_of(sys.roots, 7, "dddd").has_value());
+  EXPECT_EQ(container_pid_of(sys.roots, 200).value(), 7);
+  EXPECT_EQ(container_pid_of(sys.roots, 100).value(), 100);
+
+  auto j = to_json(all[1]);
+  EXPECT_EQ(j["container_pid"], 7);
+  EXPECT_EQ(j["queues"][0]["gpu_id"], "f7bc");
+}
+
+TEST(ProcessDiscovery, MalformedSysfsQueueIsReportedNotGuessed) {
+  FakeSystem sys;
+  fs::create_directories(sys.root / "kfd/proc/200/queues/5");
+  FakeSystem::write(sys.root / "kfd/proc/200/queues/5/type", "x");
+  FakeSystem::write(sys.root / "kfd/proc/200/queues/5/gpuid", "1");
+  std::vector<std::string> problems;
+  auto q = sysfs_queues(sys.roots, 200, &problems);
+  EXPECT_EQ(q.size(), 2u);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("queues/5"), std::string::npos);
+}
+
+TEST(ProcessDiscovery, ExampleSysfsTree) {
+  GPREEMPT_REQUIRE_SHARED();
+  SystemRoots roots;
+  roots.kfd_sysfs = (gpreempt::testing::shared_dir() / "kfd/examples/sys_class_kfd_kfd").string();
+  EXPECT_EQ(kfd_sysfs_processes(roots), (std::vector<int>{4242}));
+  auto q = sysfs_queues(roots, 4242);
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q[0].gpu_id, 6699u);
+  EXPECT_EQ(q[1].type, "sdma");
+}
+
+TEST(ProcessDiscovery, RealProcSelf) {
+  SystemRoots roots;
+  auto me = describe_process(roots, ::getpid());
+  ASSERT_FALSE(me.nspid.empty());
+  EXPECT_FALSE(me.cmdline.empty());
+  EXPECT_FALSE(me.has_kfd_open);
+  EXPECT_EQ(container_pid_of(roots, ::getpid()).value(), me.nspid.back());
+}
