@@ -1,6 +1,7 @@
 #include "sim/daemon/server.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/mman.h>
@@ -74,6 +75,8 @@ struct Server::Proc {
   int pidfd = -1;
   uint64_t watch = 0;
   int anchor_fd = -1;
+  bool client = false;   // said hello: keeps an on-demand daemon alive while it lives
+  bool retired = false;  // its image is gone (exec); the device already forgot it
   std::map<uint64_t, Mapping> mappings;  // by mmap offset
 };
 
@@ -296,6 +299,8 @@ void Server::handle_hello(int fd, const protocol::Request& req) {
     return;
   }
   it->second->anchor_fd = fd;
+  it->second->client = true;
+  it->second->retired = false;
   conn.anchor_of = pid;
   protocol::HelloReply h{getpid(), tree_.root()};
   reply(fd, 0, protocol::encode(h));
@@ -352,7 +357,7 @@ void Server::handle_mmap(int fd, const protocol::Request& req) {
   std::memcpy(&length, req.payload.data(), sizeof length);
   watch_process(req.pid);
   auto pit = procs_.find(req.pid);
-  if (pit == procs_.end() || length == 0) {
+  if (pit == procs_.end() || pit->second->retired || length == 0) {
     reply(fd, pit == procs_.end() ? -ESRCH : -EINVAL);
     return;
   }
@@ -406,31 +411,51 @@ void Server::close_conn(int fd) {
   }
   if (c->anchor_of) {
     auto p = procs_.find(c->anchor_of);
-    if (p != procs_.end() && p->second->anchor_fd == fd) process_gone(c->anchor_of, "exec or exit");
+    if (p != procs_.end() && p->second->anchor_fd == fd) {
+      p->second->anchor_fd = -1;
+      // The close-on-exec anchor hung up: the process exited, or it exec'd (then it is still
+      // alive and stays a client, but its kfd_process ends with the old address space).
+      pollfd pf{p->second->pidfd, POLLIN, 0};
+      if (poll(&pf, 1, 0) == 1)
+        process_gone(c->anchor_of);
+      else
+        retire_image(*p->second);
+    }
   }
   maybe_exit();
 }
 
-void Server::on_pidfd(int pid) { process_gone(pid, "exit"); }
+void Server::on_pidfd(int pid) {
+  process_gone(pid);
+  maybe_exit();
+}
 
-void Server::process_gone(int pid, const char* why) {
+void Server::retire_image(Proc& p) {
+  if (p.retired) return;
+  p.retired = true;
+  for (auto& [off, m] : p.mappings) {
+    if (m.doorbell && m.addr) hardware_->doorbell_unmapped(p.pid, m.gpu_id);
+    if (m.addr) munmap(m.addr, m.bytes);
+    ::close(m.memfd);
+  }
+  p.mappings.clear();
+  device_->process_exited(p.pid);
+}
+
+void Server::process_gone(int pid) {
   auto it = procs_.find(pid);
   if (it == procs_.end()) return;
   std::unique_ptr<Proc> p = std::move(it->second);
   procs_.erase(it);
   remove_watch(p->watch);
   ::close(p->pidfd);
-  for (auto& [off, m] : p->mappings) {
-    if (m.doorbell && m.addr) hardware_->doorbell_unmapped(pid, m.gpu_id);
-    if (m.addr) munmap(m.addr, m.bytes);
-    ::close(m.memfd);
-  }
-  device_->process_exited(pid);
-  (void)why;
+  retire_image(*p);
 }
 
 void Server::maybe_exit() {
   if (config_.persistent || stop_ || !conns_.empty()) return;
+  for (const auto& [pid, p] : procs_)
+    if (p->client) return;
   // The shim takes this lock to start a daemon; holding it, a connection either is already in
   // the backlog (then stay) or will find no socket and start a fresh daemon.
   int lock = ::open(config_.paths.lock().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -473,7 +498,7 @@ std::string Server::status_json() const {
   j["gpus"] = gpus;
   nlohmann::json clients = nlohmann::json::array();
   for (const auto& [pid, p] : procs_)
-    if (p->anchor_fd >= 0) clients.push_back(pid);
+    if (p->client) clients.push_back(pid);
   j["clients"] = clients;
   j["queues"] = device_->queues().size();
   return j.dump();

@@ -59,7 +59,8 @@ class Server {
   void on_conn(int fd);
   void on_pidfd(int pid);
   void close_conn(int fd);
-  void process_gone(int pid, const char* why);
+  void process_gone(int pid);
+  void retire_image(Proc& p);
   void watch_process(int pid);
   void maybe_exit();
   void rearm_timer();

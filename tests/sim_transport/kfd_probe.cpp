@@ -4,7 +4,9 @@
 // Commands (pid 0 = this process):
 //   open | close | fstat | read | version | enotty | dup | fork_version | create [gpu_index] | destroy QID
 //   runtime_enable | seize PID | enable PID | disable PID | snapshot PID | snapshot0 PID
-//   suspend PID QID... | resume PID QID... | thread CMD... (run CMD on a new thread)
+//   suspend PID QID... | resume PID QID... | thread CMD... (run CMD on a new thread, wait for it)
+//   bg CMD... (run CMD on a new thread; its answer comes later as "bg <answer>")
+//   exec (execve this program again: same pid, new address space)
 //   cat PATH (open/read) | fcat PATH (fopen) | icat PATH (ifstream) → "<size> <fnv1a hex>"
 //   ls PATH (opendir/readdir, sorted, comma-joined) | stat PATH → "<type> <size>"
 //   access PATH | readlink PATH | realpath PATH
@@ -29,6 +31,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -295,12 +298,34 @@ std::string run(const std::string& line) {
   return "-1 22 unknown-command";
 }
 
+std::mutex g_out;
+
+void answer(const std::string& s) {
+  std::lock_guard lock(g_out);
+  std::cout << s << std::endl;
+}
+
 }  // namespace
 
 int main() {
   std::string line;
   while (std::getline(std::cin, line)) {
     if (line == "exit") break;
+    if (line == "exec") {
+      answer("0 0");
+      char self[PATH_MAX];
+      ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+      if (n > 0) {
+        self[n] = 0;
+        char* argv[] = {self, nullptr};
+        execv(self, argv);
+      }
+      return 1;
+    }
+    if (line.rfind("bg ", 0) == 0) {
+      std::thread([cmd = line.substr(3)] { answer("bg " + run(cmd)); }).detach();
+      continue;
+    }
     std::string out;
     if (line.rfind("thread ", 0) == 0) {
       std::thread t([&] { out = run(line.substr(7)); });
@@ -308,7 +333,7 @@ int main() {
     } else {
       out = run(line);
     }
-    std::cout << out << std::endl;
+    answer(out);
   }
   return 0;
 }

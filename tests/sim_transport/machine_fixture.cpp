@@ -18,7 +18,13 @@ extern char** environ;
 
 namespace gpreempt::testing {
 
-std::filesystem::path build_path(const std::string& relative) { return binary_dir() / relative; }
+std::filesystem::path build_path(const std::string& relative) {
+  // Test programs live in <build>/bin, so the build tree is also found from our own executable
+  // when GPREEMPT_BINARY_DIR is not in the environment.
+  std::filesystem::path root = binary_dir();
+  if (root.empty()) root = std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path();
+  return root / relative;
+}
 
 Child::Child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env) {
   int in[2], out[2];

@@ -127,3 +127,32 @@ TEST(MultiProcess, TargetExitDestroysItsQueues) {
   t.p->finish();
   EXPECT_TRUE(m.wait_queues([](const nlohmann::json& q) { return q.empty(); }));
 }
+
+TEST(MultiProcess, BlockedThreadDoesNotHoldUpItsSiblings) {
+  // Each thread has its own daemon connection: while one thread waits in a blocked destroy, the
+  // process's other threads keep issuing ioctls.
+  Machine m;
+  Target t(m);
+  auto d = attach(m, t);
+  ASSERT_EQ(d->call("suspend " + t.pid + " 1"), "1 0 0x1 ");
+  t.p->send("bg destroy 1");
+  EXPECT_EQ(t.p->call("version"), "0 0 1 22");
+  EXPECT_EQ(t.p->call("create"), "0 0 2");
+  EXPECT_EQ(d->call("resume " + t.pid + " 1"), "1 0 0x1 ");
+  auto done = t.p->line();
+  ASSERT_TRUE(done);
+  EXPECT_EQ(*done, "bg 0 0");
+}
+
+TEST(MultiProcess, ExecEndsTheKfdProcess) {  // FACTS §3: the kfd_process lives until exit or exec
+  Machine m;
+  auto p = m.probe();
+  p->call("open");
+  ASSERT_EQ(p->call("create"), "0 0 0");
+  std::string pid = first_field(p->call("getpid"));
+  ASSERT_EQ(p->call("exec"), "0 0");
+  EXPECT_TRUE(m.wait_queues([](const nlohmann::json& q) { return q.empty(); }));
+  EXPECT_EQ(first_field(p->call("getpid")), pid) << "same process, new image";
+  p->call("open");
+  EXPECT_EQ(p->call("create"), "0 0 0") << "a fresh kfd_process: queue ids start over";
+}
