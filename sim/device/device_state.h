@@ -45,6 +45,7 @@ struct Queue {
   uint32_t doorbell_id = 0;
   uint64_t doorbell_offset = 0;
   uint64_t mqd_gpu_addr = 0;  // GPU address of the first XCC's MQD (cp_mqd_base_addr)
+  uint32_t logical_xcc_start = 0;  // logical id of physical XCC 0 in this queue's MQDs
   uint64_t exception_status = 0;
   bool suspended = false;
   bool being_destroyed = false;
@@ -150,6 +151,7 @@ struct KfdDevice::State {
   std::map<CallToken, detail::CallPtr> pending;     // parked calls, by token
   std::map<uint32_t, std::vector<bool>> sdma_used;  // per gpu_id: engine-major slot use
   std::map<uint32_t, uint32_t> device_queue_count;  // per gpu_id: dqm total_queue_count
+  std::map<uint32_t, uint32_t> compute_queues_created;  // per gpu_id: rotates logical XCC ids
   uint64_t next_mqd_addr = 0;
   uint64_t next_register_seq = 1;
 

@@ -545,6 +545,12 @@ Outcome KfdDevice::State::create_queue(const CallPtr& call) {
   q.mqd_gpu_addr = next_mqd_addr;
   next_mqd_addr += compute ? uint64_t{profile.mqd_stride_per_xcc} * profile.num_xcc : 4096;
   q.exception_status = KFD_EC_MASK(EC_QUEUE_NEW);
+  if (compute) {
+    // Each new compute queue's XCC copies start one logical XCC lower (realdata 03: queues 0..4
+    // of a process have logical ids 0,3,2,1,0 on physical XCC 0).
+    const uint32_t k = compute_queues_created[a.gpu_id]++;
+    q.logical_xcc_start = (profile.num_xcc - k % profile.num_xcc) % profile.num_xcc;
+  }
 
   p->queue_ids.set(qid);
   if (pdd->queue_count == 0) pdd->registered_seq = next_register_seq++;  // register_process()

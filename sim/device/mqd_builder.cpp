@@ -55,9 +55,9 @@ std::array<uint32_t, 512> build_compute_mqd(const DeviceProfile& prof, const Pro
   d[m::compute_static_thread_mgmt_se2] = 0xffffffff;
   d[m::compute_static_thread_mgmt_se3] = 0xffffffff;
   if (multi_xcc) {
-    // GFX 9.4.3 layout of dwords 39..42 as the MI308X capture shows them: the logical XCC id,
-    // two more SE masks and a thread-group chunk size of 1.
-    d[39] = xcc;
+    // GFX 9.4.3 layout of dwords 39..42 as the MI308X capture shows them: the logical XCC id
+    // (rotating per queue), two more SE masks and a thread-group chunk size of 1.
+    d[39] = (q.logical_xcc_start + xcc) % prof.num_xcc;
     d[40] = 0xffffffff;
     d[41] = 1;
     d[42] = 0xffffffff;
@@ -201,6 +201,7 @@ std::vector<std::pair<uint32_t, uint32_t>> sdma_rlc_registers(uint32_t base,
     d[10] = 0x100;
     d[17] = 4;
     d[27] = 0xf;
+    d[30] = 0x4000;  // rb_aql_cntl
   }
   std::vector<std::pair<uint32_t, uint32_t>> out;
   for (const auto& run : kSdmaRuns)

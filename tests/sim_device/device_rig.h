@@ -39,8 +39,8 @@ class FakeHost final : public HostEnv {
   // Memory of `pid`: one region per call, at user addresses.
   uint64_t alloc(int pid, std::size_t n) {
     auto& regions = mem_[pid];
-    uint64_t base = 0x7f0000000000ull + static_cast<uint64_t>(pid) * 0x1000000ull +
-                    regions.size() * 0x100000ull;
+    uint64_t base = 0x100000000ull + static_cast<uint64_t>(pid % 1024) * 0x1000000000ull +
+                    regions.size() * 0x1000000ull;
     regions.push_back({base, std::vector<uint8_t>(n, 0)});
     return base;
   }
