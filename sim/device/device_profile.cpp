@@ -2,6 +2,7 @@
 
 #include "topology_caps.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace gpreempt::sim {
@@ -17,13 +18,13 @@ const GpuInstance kMi308xGpus[] = {
     {0xeedc, 42240, 176, 0x18f82111596cc166ull}, {0xc3f1, 51456, 184, 0x21b6d61638a86f8cull},
 };
 
-// MI300X: the rocm-smi capture (realdata/debugfs/10) gives PCI buses and unique ids of four
-// GPUs but no gpu_ids; those ids are synthetic (documented as such).
+// MI300X: the rocm-smi capture (realdata/debugfs/10, a 4-GPU machine) gives PCI buses and unique
+// ids; it shows no gpu_ids, so those are synthetic, as are GPUs 5..8 (docs/sim-device-profiles.md).
 const GpuInstance kMi300xGpus[] = {
-    {0x5e2a, 0x2600, 128, 0x8d1457e2c20f59d2ull}, {0x9b71, 0x4600, 136, 0x0000000000000000ull},
-    {0x3c94, 0x8600, 144, 0x0000000000000000ull}, {0xd40f, 0xa600, 152, 0x0000000000000000ull},
-    {0x71e3, 0x0600, 160, 0}, {0x2ab8, 0x1600, 168, 0}, {0xe65d, 0x3600, 176, 0},
-    {0x8c06, 0x5600, 184, 0},
+    {0x5e2a, 0x2600, 128, 0x8d1457e2c20f59d2ull}, {0x9b71, 0x4600, 136, 0xb4fa34630e85d42aull},
+    {0x3c94, 0x6500, 144, 0xe8986800e182538aull}, {0xd40f, 0x8500, 152, 0xeff71edc82169115ull},
+    {0x71e3, 0xa600, 160, 0}, {0x2ab8, 0xc600, 168, 0}, {0xe65d, 0xe500, 176, 0},
+    {0x8c06, 0xf500, 184, 0},
 };
 
 const GpuInstance kMi210Gpus[] = {
@@ -49,6 +50,18 @@ uint32_t gfx9_capability(uint32_t revision, bool precise_memory, bool per_queue_
   if (precise_memory) c |= HSA_CAP_TRAP_DEBUG_PRECISE_MEMORY_OPERATIONS_SUPPORTED;
   if (per_queue_reset) c |= HSA_CAP_PER_QUEUE_RESET_SUPPORTED;
   return c;
+}
+
+// kfd_queue_ctx_save_restore_size() for GFX9: per XCC, a control stack of 8 bytes per wave
+// (+8, + the 40-byte save-area header, page aligned) and 0x95000 bytes of wave state per CU
+// (512 KiB VGPR/AGPR + 16 KiB SGPR + 64 KiB LDS + 4 KiB HW registers). The MI308X numbers this
+// gives (0x2000, 0xba6000) are the ones its captured MQDs carry.
+void set_cwsr_sizes(DeviceProfile& p) {
+  const uint32_t cu_per_xcc = p.cu_count / p.num_xcc;
+  const uint32_t waves = std::min(cu_per_xcc * 40, p.array_count / p.simd_arrays_per_engine * 512);
+  auto page_align = [](uint32_t v) { return (v + 4095u) & ~4095u; };
+  p.ctl_stack_size = page_align(40 + waves * 8 + 8);
+  p.cwsr_size = p.ctl_stack_size + page_align(cu_per_xcc * 0x95000u);
 }
 
 template <std::size_t N>
@@ -83,14 +96,13 @@ DeviceProfile mi308x(uint32_t n) {
   p.num_sdma_xgmi_engines = 6;
   p.num_sdma_queues_per_engine = 8;
   p.num_cp_queues = 24;
-  p.cwsr_size = 0xba6000 - 0x2000;
-  p.ctl_stack_size = 0x2000;
+  set_cwsr_sizes(p);
   p.max_engine_clk_fcompute = 1420;
   p.fw_version = 185;
   p.sdma_fw_version = 24;
   p.capability = gfx9_capability(p.revision_id, true, true);
   p.capability2 = 0;
-  p.debug_prop = 0x5d7;
+  p.debug_prop = caps::gfx9_debug_prop(true);
   p.cpu_nodes = 2;
   p.cpu_cores_per_node = 112;
   p.cpu_max_engine_clk_ccompute = 3800;
@@ -101,7 +113,7 @@ DeviceProfile mi308x(uint32_t n) {
   p.mqd_stride_per_xcc = 0x3000;
   p.first_vmid = 3;
   p.per_process_queue_cap = 255;
-  take_gpus(p, kMi308xGpus, n, 1);
+  take_gpus(p, kMi308xGpus, n, 8);
   return p;
 }
 
@@ -112,6 +124,7 @@ DeviceProfile mi300x(uint32_t n) {
   p.num_xcc = 8;
   p.cu_count = 304;
   p.array_count = 32;
+  set_cwsr_sizes(p);
   p.device_id = 0x74a1;
   p.revision_id = 0;
   p.subsystem_device_id = 0x74a1;
@@ -124,7 +137,7 @@ DeviceProfile mi300x(uint32_t n) {
   // 0x200000-byte aperture further up (docs/sim-device-profiles.md).
   for (uint32_t i = 0; i < 4; ++i) p.xcc_reg_offsets.push_back(p.xcc_reg_offsets[i] + 0x200000);
   for (uint32_t i = 0; i < 8; ++i) p.sdma_reg_bases.push_back(p.sdma_reg_bases[i] + 0x200000);
-  take_gpus(p, kMi300xGpus, n, 1);
+  take_gpus(p, kMi300xGpus, n, 4);
   return p;
 }
 
@@ -150,13 +163,12 @@ DeviceProfile mi210(uint32_t n) {
   p.num_sdma_xgmi_engines = 3;
   p.num_sdma_queues_per_engine = 8;
   p.num_cp_queues = 24;
-  p.cwsr_size = 0x2a5000;
-  p.ctl_stack_size = 0x3000;
+  set_cwsr_sizes(p);
   p.max_engine_clk_fcompute = 1700;
   p.fw_version = 78;
   p.sdma_fw_version = 8;
   p.capability = gfx9_capability(p.revision_id, true, false);
-  p.debug_prop = 0x5d7;
+  p.debug_prop = caps::gfx9_debug_prop(false);
   p.cpu_nodes = 1;
   p.cpu_cores_per_node = 64;
   p.cpu_max_engine_clk_ccompute = 3500;

@@ -87,7 +87,8 @@ struct DeviceProfile {
 };
 
 // Builds the named profile with `num_gpus` GPUs (0 = the machine the captures came from: 8 for
-// MI308X, 8 for MI300X, 1 for MI210). Throws std::invalid_argument naming the valid profiles.
+// MI308X, 4 for MI300X, 1 for MI210; at most 8, 8, 4). Throws std::invalid_argument naming the
+// valid profiles, or the maximum when too many GPUs are asked for.
 DeviceProfile make_profile(std::string_view name, uint32_t num_gpus = 1);
 
 // The names make_profile accepts, in documentation order.

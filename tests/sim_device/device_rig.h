@@ -209,8 +209,8 @@ class Rig {
     a.queue_percentage = 100;
     a.queue_priority = 7;
     a.ctx_save_restore_address = host.alloc(pid, 0x1000);
-    a.ctx_save_restore_size = 0xba6000;
-    a.ctl_stack_size = 0x2000;
+    a.ctx_save_restore_size = profile_.cwsr_size;
+    a.ctl_stack_size = profile_.ctl_stack_size;
     return a;
   }
   long create(int pid, kfd_ioctl_create_queue_args& a) {
