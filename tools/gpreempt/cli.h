@@ -49,5 +49,8 @@ std::string hex(uint64_t value);
 
 // ---- command groups (one file each) ---------------------------------------------------------
 void register_info_commands(CLI::App& app, Globals& globals);
+void register_queues_commands(CLI::App& app, Globals& globals);
+void register_suspend_commands(CLI::App& app, Globals& globals);
+void register_bench_commands(CLI::App& app, Globals& globals);
 
 }  // namespace gpreempt::cli

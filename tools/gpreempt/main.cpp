@@ -16,6 +16,9 @@ using Registrar = void (*)(CLI::App&, gpreempt::cli::Globals&);
 // One line per command group.
 constexpr Registrar kCommandGroups[] = {
     gpreempt::cli::register_info_commands,
+    gpreempt::cli::register_queues_commands,
+    gpreempt::cli::register_suspend_commands,
+    gpreempt::cli::register_bench_commands,
 };
 
 const char* kFooter =

@@ -1,0 +1,239 @@
+// `gpreempt bench preempt`: the latency of the suspend/resume path as a caller sees it (control
+// thread hop + snapshot refresh + ioctl), and — on the simulator — the simulated preemption
+// latency the GPU model recorded for the same runlist updates.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+#include "cli.h"
+#include "common/error.h"
+#include "session_options.h"
+
+namespace gpreempt::cli {
+
+namespace {
+
+struct BenchOptions {
+  SessionOptions session;
+  std::vector<std::string> queues;
+  GraceOptions grace;
+  unsigned cycles = 100;
+  unsigned hold_us = 0;
+  unsigned gap_us = 0;
+};
+
+struct Summary {
+  nlohmann::json json;
+  std::string row(const std::string& name) const {
+    auto f = [&](const char* k) {
+      std::ostringstream s;
+      s.setf(std::ios::fixed);
+      s.precision(1);
+      s << json.value(k, 0.0);
+      return s.str();
+    };
+    return name + "  " + f("p50") + "  " + f("p95") + "  " + f("p99") + "  " + f("max") + "  " +
+           f("mean");
+  }
+};
+
+// Nearest-rank percentiles of `v` (any unit), plus max and mean.
+nlohmann::json percentiles(std::vector<double> v) {
+  if (v.empty()) return nullptr;
+  std::sort(v.begin(), v.end());
+  auto pct = [&](double p) {
+    std::size_t rank = static_cast<std::size_t>(std::ceil(p / 100.0 * v.size()));
+    return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
+  };
+  double sum = 0;
+  for (double x : v) sum += x;
+  return {{"count", v.size()}, {"p50", pct(50)}, {"p95", pct(95)}, {"p99", pct(99)},
+          {"max", v.back()},   {"mean", sum / v.size()}};
+}
+
+std::string sim_stats_path() {
+  if (const char* p = std::getenv("GPREEMPT_SIM_STATS"); p && *p) return p;
+  if (const char* d = std::getenv("KFDSIM_DIR"); d && *d) return std::string(d) + "/gpu-stats.json";
+  return "";
+}
+
+std::optional<nlohmann::json> read_sim_stats() {
+  const std::string path = sim_stats_path();
+  if (path.empty()) return std::nullopt;
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+// Highest runlist record sequence number per GPU in a stats document.
+std::map<uint32_t, uint64_t> last_seq(const nlohmann::json& stats) {
+  std::map<uint32_t, uint64_t> out;
+  for (const auto& g : stats.value("gpus", nlohmann::json::array())) {
+    uint64_t m = 0;
+    for (const auto& r : g.value("runlist", nlohmann::json::array()))
+      m = std::max<uint64_t>(m, r.value("seq", 0));
+    out[g.value("gpu_id", 0u)] = m;
+  }
+  return out;
+}
+
+void run_bench(const Globals& g, const BenchOptions& o) {
+  if (o.cycles == 0) throw UsageError("--cycles must be at least 1");
+  std::optional<std::vector<uint32_t>> ids;
+  if (!o.queues.empty()) ids = parse_queue_ids(o.queues);
+  auto ctx = open_context(o.session);
+  const int pid = o.session.pid;
+  ctx->attach(pid);
+  std::vector<kfd::QueueInfo> infos;
+  for (const auto& q : ctx->queues(pid)) infos.push_back(q.info);
+  if (infos.empty())
+    throw Failure("process " + std::to_string(pid) + " has no KFD queues to preempt");
+  uint32_t clock_mhz = 0;
+  const uint32_t grace = resolve_grace(o.grace, infos, &clock_mhz);
+
+  auto before = read_sim_stats();
+  const auto baseline = before ? last_seq(*before) : std::map<uint32_t, uint64_t>{};
+
+  std::vector<double> s_wall, s_hop, s_ioctl, r_wall, r_hop, r_ioctl;
+  unsigned incomplete = 0;
+  for (unsigned i = 0; i < o.cycles; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto s = ctx->suspend(pid, ids, grace);
+    auto t1 = std::chrono::steady_clock::now();
+    if (!s.result.all_done()) ++incomplete;
+    if (o.hold_us) std::this_thread::sleep_for(std::chrono::microseconds(o.hold_us));
+    auto t2 = std::chrono::steady_clock::now();
+    auto r = ctx->resume(pid, ids);
+    auto t3 = std::chrono::steady_clock::now();
+    s_wall.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    r_wall.push_back(std::chrono::duration<double, std::micro>(t3 - t2).count());
+    s_hop.push_back(s.timing.hop_ns / 1000.0);
+    r_hop.push_back(r.timing.hop_ns / 1000.0);
+    s_ioctl.push_back(s.timing.ioctl_ns / 1000.0);
+    r_ioctl.push_back(r.timing.ioctl_ns / 1000.0);
+    if (o.gap_us) std::this_thread::sleep_for(std::chrono::microseconds(o.gap_us));
+  }
+  ctx->detach(pid);
+
+  nlohmann::json j{{"pid", pid},
+                   {"cycles", o.cycles},
+                   {"queues", ids ? nlohmann::json(*ids) : nlohmann::json("all")},
+                   {"grace_units", grace},
+                   {"incomplete_suspends", incomplete},
+                   {"unit", "us"}};
+  j["suspend"] = {{"wall", percentiles(s_wall)}, {"hop", percentiles(s_hop)},
+                  {"ioctl", percentiles(s_ioctl)}};
+  j["resume"] = {{"wall", percentiles(r_wall)}, {"hop", percentiles(r_hop)},
+                 {"ioctl", percentiles(r_ioctl)}};
+
+  // Simulated device: the GPU model's own record of each runlist update we caused.
+  j["simulated"] = nullptr;
+  std::vector<double> sim_stop, sim_suspend_rt, sim_resume;
+  if (before) {
+    // The stats file is rewritten right after each runlist update; give the last one a moment.
+    std::optional<nlohmann::json> after;
+    for (int i = 0; i < 20; ++i) {
+      after = read_sim_stats();
+      std::size_t n = 0;
+      if (after)
+        for (const auto& gpu : after->value("gpus", nlohmann::json::array())) {
+          const uint32_t id = gpu.value("gpu_id", 0u);
+          const uint64_t base = baseline.count(id) ? baseline.at(id) : 0;
+          for (const auto& r : gpu.value("runlist", nlohmann::json::array()))
+            if (r.value("seq", 0ull) > base) ++n;
+        }
+      if (n >= 2ull * o.cycles) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (after) {
+      for (const auto& gpu : after->value("gpus", nlohmann::json::array())) {
+        const uint32_t id = gpu.value("gpu_id", 0u);
+        const uint64_t base = baseline.count(id) ? baseline.at(id) : 0;
+        for (const auto& r : gpu.value("runlist", nlohmann::json::array())) {
+          if (r.value("seq", 0ull) <= base) continue;
+          const std::string kind = r.value("kind", "");
+          if (kind == "suspend") {
+            if (r["stop_latency_ns"].is_number()) sim_stop.push_back(r["stop_latency_ns"].get<double>() / 1000.0);
+            if (r["round_trip_ns"].is_number()) sim_suspend_rt.push_back(r["round_trip_ns"].get<double>() / 1000.0);
+          } else if (kind == "resume" && r["round_trip_ns"].is_number()) {
+            sim_resume.push_back(r["round_trip_ns"].get<double>() / 1000.0);
+          }
+        }
+      }
+      j["simulated"] = {{"stats_file", sim_stats_path()},
+                        {"suspend_stop_latency", percentiles(sim_stop)},
+                        {"suspend_runlist_round_trip", percentiles(sim_suspend_rt)},
+                        {"resume_runlist_round_trip", percentiles(sim_resume)}};
+    }
+  }
+
+  std::ostringstream out;
+  out << "preemption bench: process " << pid << ", " << o.cycles << " suspend/resume cycles of "
+      << (ids ? std::to_string(ids->size()) : std::string("all")) << " queue(s), grace "
+      << (grace == kfd::KFD_USE_DEFAULT_GRACE_PERIOD ? std::string("driver default")
+                                                     : std::to_string(grace) + " x 1K clocks")
+      << "\n\nwall-clock latency, microseconds:\n"
+      << "                       p50  p95  p99  max  mean\n"
+      << Summary{j["suspend"]["wall"]}.row("suspend (caller)     ") << "\n"
+      << Summary{j["suspend"]["hop"]}.row("  hop to ctl thread  ") << "\n"
+      << Summary{j["suspend"]["ioctl"]}.row("  SUSPEND ioctl      ") << "\n"
+      << Summary{j["resume"]["wall"]}.row("resume (caller)      ") << "\n"
+      << Summary{j["resume"]["hop"]}.row("  hop to ctl thread  ") << "\n"
+      << Summary{j["resume"]["ioctl"]}.row("  RESUME ioctl       ") << "\n";
+  if (!j["simulated"].is_null()) {
+    out << "\nsimulated GPU (model time, microseconds):\n";
+    if (!sim_stop.empty())
+      out << Summary{j["simulated"]["suspend_stop_latency"]}.row("queues stopped       ") << "\n";
+    if (!sim_suspend_rt.empty())
+      out << Summary{j["simulated"]["suspend_runlist_round_trip"]}.row("suspend unmap+remap  ") << "\n";
+    if (!sim_resume.empty())
+      out << Summary{j["simulated"]["resume_runlist_round_trip"]}.row("resume remap         ") << "\n";
+    if (sim_stop.empty() && sim_resume.empty())
+      out << "  (no runlist records: the machine runs the instant hardware model)\n";
+  }
+  if (incomplete) out << "\n" << incomplete << " suspend(s) did not suspend every queue\n";
+  emit(g, out.str(), j);
+  if (incomplete) {
+    std::cerr << "gpreempt bench preempt: " << incomplete << " incomplete suspend(s)\n";
+    std::exit(kExitFailure);
+  }
+}
+
+}  // namespace
+
+void register_bench_commands(CLI::App& app, Globals& globals) {
+  CLI::App* bench = app.add_subcommand("bench", "Measure the preemption path");
+  bench->require_subcommand(1);
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* pre = add_command(
+      *bench, globals, "preempt", "Suspend/resume a process's queues N times and time each call",
+      "Each cycle suspends the queues (all, or --queues) and resumes them. Reported per call:\n"
+      "the wall-clock time as the caller sees it (hand-off to the control thread, event drain,\n"
+      "snapshot refresh, the ioctl), the hop to the control thread alone, and the ioctl alone.\n"
+      "Under kfdsim the GPU model's own records are added: how long until the queues stopped and\n"
+      "the runlist unmap/remap round trips, in simulated time.\n"
+      "Every cycle preempts the whole device runlist twice (HWS): do not run this against a\n"
+      "production job.\n"
+      "Examples:\n  gpreempt bench preempt --pid 1234 --cycles 200\n"
+      "  kfdsim run -- gpreempt bench preempt --pid $(pgrep trainer) --cycles 50 --json\n"
+      "Exit codes: 0 ok, 1 attach failed or a suspend was incomplete, 2 usage.");
+  add_session_options(pre, o->session);
+  pre->add_option("--cycles,-n", o->cycles, "Number of suspend/resume cycles")->capture_default_str();
+  pre->add_option("--queues,-q", o->queues, "Queue ids (default: all queues)")->delimiter(',');
+  add_grace_options(pre, o->grace);
+  pre->add_option("--hold-us", o->hold_us, "Time to keep the queues suspended in each cycle");
+  pre->add_option("--gap-us", o->gap_us, "Time between cycles");
+  pre->callback([&globals, o] { run_bench(globals, *o); });
+}
+
+}  // namespace gpreempt::cli
