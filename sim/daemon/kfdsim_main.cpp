@@ -333,7 +333,7 @@ int main(int argc, char** argv) {
       "holding the daemon's socket (kfdsim.sock), its log (kfdsimd.log) and the materialised files "
       "(root/). Programs reach it through the LD_PRELOAD shim libkfdshim.so, which starts a "
       "daemon on demand (exiting after its last client) if none runs. Defaults for the machine "
-      "options come from KFDSIM_PROFILE, KFDSIM_GPUS, KFDSIM_KFD_MINOR, KFDSIM_SCHED_POLICY."};
+      "options come from KFDSIM_PROFILE, KFDSIM_GPUS, KFDSIM_KFD_MINOR, KFDSIM_SCHED_POLICY, KFDSIM_CPU_NODES."};
   app.require_subcommand(1);
   std::string dir;
   app.add_option("--dir", dir, "machine directory (default $KFDSIM_DIR)");
@@ -353,6 +353,11 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0, 2))
         ->capture_default_str();
     sub->add_option("--hardware", machine.hardware, "GPU model behind the KFD")->capture_default_str();
+    sub->add_option("--cpu-nodes", machine.cpu_nodes,
+                    "topology CPU nodes: 'host' describes this host (needed by libhsakmt/ROCr), "
+                    "'profile' the captured machine (to compare files with real captures)")
+        ->check(CLI::IsMember({"host", "profile"}))
+        ->capture_default_str();
   };
   bool json = false;
   auto* start = app.add_subcommand("start", "start a persistent simulated machine (idempotent)");

@@ -18,6 +18,11 @@ std::string apply_environment(MachineOptions& o,
                               const std::function<const char*(const char*)>& getenv) {
   if (const char* v = getenv("KFDSIM_PROFILE"); v && *v) o.profile = v;
   if (const char* v = getenv("KFDSIM_HARDWARE"); v && *v) o.hardware = v;
+  if (const char* v = getenv("KFDSIM_CPU_NODES"); v && *v) {
+    o.cpu_nodes = v;
+    if (o.cpu_nodes != "host" && o.cpu_nodes != "profile")
+      return std::string("KFDSIM_CPU_NODES='") + v + "' is not 'host' or 'profile'";
+  }
   if (const char* v = getenv("KFDSIM_GPUS"); v && *v) {
     if (!parse_number(v, o.gpus)) return std::string("KFDSIM_GPUS='") + v + "' is not a GPU count";
   }
@@ -35,7 +40,8 @@ std::string apply_environment(MachineOptions& o,
 std::vector<std::string> to_flags(const MachineOptions& o) {
   return {"--profile=" + o.profile, "--gpus=" + std::to_string(o.gpus),
           "--kfd-minor=" + std::to_string(o.kfd_minor),
-          "--sched-policy=" + std::to_string(o.sched_policy), "--hardware=" + o.hardware};
+          "--sched-policy=" + std::to_string(o.sched_policy), "--hardware=" + o.hardware,
+          "--cpu-nodes=" + o.cpu_nodes};
 }
 
 }  // namespace gpreempt::sim::daemon

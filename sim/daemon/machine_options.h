@@ -15,9 +15,13 @@ struct MachineOptions {
   uint32_t kfd_minor = 22;    // GET_VERSION minor (lower it to test version gates)
   int sched_policy = 0;       // amdgpu.sched_policy: 0 HWS, 1 HWS without oversubscription, 2 no HWS
   std::string hardware = "instant";
+  // CPU nodes of the topology: "host" describes this host's NUMA nodes and CPUs (what libhsakmt and
+  // ROCr cross-check), "profile" keeps the captured machine's (for comparing files with captures).
+  std::string cpu_nodes = "host";
 };
 
-// KFDSIM_PROFILE, KFDSIM_GPUS, KFDSIM_KFD_MINOR, KFDSIM_SCHED_POLICY, KFDSIM_HARDWARE.
+// KFDSIM_PROFILE, KFDSIM_GPUS, KFDSIM_KFD_MINOR, KFDSIM_SCHED_POLICY, KFDSIM_HARDWARE,
+// KFDSIM_CPU_NODES.
 // Returns an error message naming the variable and the expected form, or "" (pure: getenv injected).
 std::string apply_environment(MachineOptions& o, const std::function<const char*(const char*)>& getenv);
 

@@ -20,6 +20,8 @@
 #include <stdexcept>
 
 #include "gpreempt/kfd_abi.h"
+#include "sim/daemon/drm_files.h"
+#include "sim/daemon/host_cpu_topology.h"
 #include "sim/protocol/socket_io.h"
 
 namespace gpreempt::sim::daemon {
@@ -80,9 +82,23 @@ struct Server::Proc {
   std::map<uint64_t, Mapping> mappings;  // by mmap offset
 };
 
+namespace {
+DeviceProfile machine_profile(const MachineOptions& m) {
+  DeviceProfile p = make_profile(m.profile, m.gpus);
+  if (m.cpu_nodes == "host") {
+    HostCpuTopology host = read_host_cpu_topology();
+    p.cpu_nodes = host.numa_nodes;
+    p.cpu_cores_per_node = host.cores_per_node;
+  } else if (m.cpu_nodes != "profile") {
+    throw std::invalid_argument("--cpu-nodes must be 'host' or 'profile', not '" + m.cpu_nodes + "'");
+  }
+  return p;
+}
+}  // namespace
+
 Server::Server(ServerConfig config)
     : config_(std::move(config)),
-      profile_(make_profile(config_.machine.profile, config_.machine.gpus)),
+      profile_(machine_profile(config_.machine)),
       hardware_(make_hardware(profile_, HardwareOptions{config_.machine.hardware})),
       tree_(config_.paths.root()) {
   DeviceOptions opts;
@@ -94,7 +110,7 @@ Server::Server(ServerConfig config)
   };
   hardware_->attach(*device_);
   tree_.init();
-  tree_.sync(device_->render_files());
+  tree_.sync(rendered_files());
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   if (epoll_fd_ < 0 || timer_fd_ < 0) throw std::runtime_error("epoll/timerfd: " + std::string(std::strerror(errno)));
@@ -238,6 +254,12 @@ void Server::on_conn(int fd) {
   hardware_->tick(Clock::now());
 }
 
+std::map<std::string, std::string> Server::rendered_files() const {
+  auto files = device_->render_files();
+  files.merge(drm_sysfs_files(profile_));
+  return files;
+}
+
 void Server::reply(int fd, int64_t ret, std::vector<uint8_t> payload, int pass_fd) {
   protocol::Reply r{ret, std::move(payload)};
   auto msg = protocol::encode(r);
@@ -256,7 +278,7 @@ void Server::handle(int fd, protocol::Request& req) {
     case Op::kMmap: handle_mmap(fd, req); return;
     case Op::kRefreshFiles:
       try {
-        tree_.sync(device_->render_files());
+        tree_.sync(rendered_files());
         reply(fd, 0);
       } catch (const std::exception& e) {
         log("refreshing files failed: %s", e.what());
@@ -271,6 +293,29 @@ void Server::handle(int fd, protocol::Request& req) {
     case Op::kQueues: {
       std::string s = queues_json();
       reply(fd, 0, std::vector<uint8_t>(s.begin(), s.end()));
+      return;
+    }
+    case Op::kDrmDevice: {
+      for (const auto& g : profile_.gpus) {
+        if (g.drm_render_minor != req.arg) continue;
+        protocol::DrmDeviceInfo d;
+        d.render_minor = g.drm_render_minor;
+        d.gpu_id = g.gpu_id;
+        d.device_id = profile_.device_id;
+        d.revision_id = profile_.revision_id;
+        d.gfx_target_version = profile_.gfx_target_version;
+        d.shader_arrays_per_engine = profile_.simd_arrays_per_engine;
+        d.num_shader_engines =
+            profile_.simd_arrays_per_engine ? profile_.array_count / profile_.simd_arrays_per_engine : 0;
+        d.cu_count = profile_.cu_count;
+        d.max_engine_clock_mhz = profile_.max_engine_clk_fcompute;
+        d.wave_front_size = profile_.wave_front_size;
+        d.num_xcc = profile_.num_xcc;
+        d.location_id = g.location_id;
+        reply(fd, 0, protocol::encode(d));
+        return;
+      }
+      reply(fd, -ENODEV);
       return;
     }
     case Op::kShutdown:
@@ -490,6 +535,8 @@ std::string Server::status_json() const {
   j["kfd_version"] = "1." + std::to_string(config_.machine.kfd_minor);
   j["sched_policy"] = config_.machine.sched_policy;
   j["hardware"] = config_.machine.hardware;
+  j["cpu_nodes"] = {{"source", config_.machine.cpu_nodes}, {"count", profile_.cpu_nodes},
+                    {"cores_per_node", profile_.cpu_cores_per_node}};
   j["persistent"] = config_.persistent;
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& g : profile_.gpus)

@@ -72,6 +72,8 @@ class Server {
   void handle_ioctl(int fd, protocol::Request& req);
   void handle_mmap(int fd, const protocol::Request& req);
   std::string status_json() const;
+  // The device's sysfs/debugfs files plus the DRM nodes' sysfs entries.
+  std::map<std::string, std::string> rendered_files() const;
   std::string queues_json() const;
 
   ServerConfig config_;

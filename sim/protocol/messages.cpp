@@ -6,7 +6,7 @@ namespace gpreempt::sim::protocol {
 namespace {
 
 bool valid_op(uint16_t op) {
-  return op >= static_cast<uint16_t>(Op::kHelloProcess) && op <= static_cast<uint16_t>(Op::kShutdown);
+  return op >= static_cast<uint16_t>(Op::kHelloProcess) && op <= static_cast<uint16_t>(Op::kDrmDevice);
 }
 
 void fail(DecodeError* err, std::string what) {
@@ -116,6 +116,19 @@ std::optional<HelloReply> decode_hello(std::span<const uint8_t> payload) {
   return h;
 }
 
+std::vector<uint8_t> encode(const DrmDeviceInfo& d) {
+  std::vector<uint8_t> out(sizeof d);
+  std::memcpy(out.data(), &d, sizeof d);
+  return out;
+}
+
+std::optional<DrmDeviceInfo> decode_drm_device(std::span<const uint8_t> payload) {
+  if (payload.size() != sizeof(DrmDeviceInfo)) return std::nullopt;
+  DrmDeviceInfo d;
+  std::memcpy(&d, payload.data(), sizeof d);
+  return d;
+}
+
 const char* op_name(Op op) {
   switch (op) {
     case Op::kHelloProcess: return "hello";
@@ -126,6 +139,7 @@ const char* op_name(Op op) {
     case Op::kStatus: return "status";
     case Op::kQueues: return "queues";
     case Op::kShutdown: return "shutdown";
+    case Op::kDrmDevice: return "drm-device";
   }
   return "?";
 }

@@ -37,6 +37,8 @@ enum class Op : uint16_t {
   kQueues = 7,
   // Stop the daemon (kfdsim stop). Reply first, then exit.
   kShutdown = 8,
+  // Which GPU answers at /dev/dri/renderD<arg>: ret = 0 and payload = DrmDeviceInfo, or -ENODEV.
+  kDrmDevice = 9,
 };
 
 struct RequestHeader {
@@ -89,6 +91,26 @@ struct HelloReply {
 };
 std::vector<uint8_t> encode(const HelloReply& h);
 std::optional<HelloReply> decode_hello(std::span<const uint8_t> payload);
+
+// kDrmDevice reply: what the amdgpu DRM render node of one simulated GPU reports (the shim answers
+// DRM_IOCTL_VERSION and DRM_IOCTL_AMDGPU_INFO from it, in the process, like Mesa's drm-shim).
+struct DrmDeviceInfo {
+  uint32_t render_minor = 0;
+  uint32_t gpu_id = 0;
+  uint32_t device_id = 0;
+  uint32_t revision_id = 0;
+  uint32_t gfx_target_version = 0;  // major*10000 + minor*100 + stepping
+  uint32_t num_shader_engines = 0;
+  uint32_t shader_arrays_per_engine = 0;
+  uint32_t cu_count = 0;
+  uint32_t max_engine_clock_mhz = 0;
+  uint32_t wave_front_size = 0;
+  uint32_t num_xcc = 0;
+  uint32_t location_id = 0;  // PCI bus/dev/fn as topology's location_id
+};
+static_assert(sizeof(DrmDeviceInfo) == 48);
+std::vector<uint8_t> encode(const DrmDeviceInfo& d);
+std::optional<DrmDeviceInfo> decode_drm_device(std::span<const uint8_t> payload);
 
 const char* op_name(Op op);
 

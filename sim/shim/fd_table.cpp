@@ -16,11 +16,24 @@ bool FdTable::set_kfd(int fd, int opener_pid) {
 void FdTable::clear(int fd) {
   if (fd < 0 || fd >= kMaxFd) return;
   kfd_[fd].store(0, std::memory_order_release);
+  drm_[fd].store(0, std::memory_order_release);
 }
 
 void FdTable::copy(int from, int to) {
   if (to < 0 || to >= kMaxFd) return;
   kfd_[to].store(kfd_opener(from), std::memory_order_release);
+  drm_[to].store(drm_minor(from) + 1, std::memory_order_release);
+}
+
+int FdTable::drm_minor(int fd) const {
+  if (fd < 0 || fd >= kMaxFd) return -1;
+  return drm_[fd].load(std::memory_order_acquire) - 1;
+}
+
+bool FdTable::set_drm(int fd, int minor) {
+  if (fd < 0 || fd >= kMaxFd) return false;
+  drm_[fd].store(minor + 1, std::memory_order_release);
+  return true;
 }
 
 bool FdTable::is_internal(int fd) const {

@@ -1,5 +1,5 @@
 // Which descriptors of this process are simulated /dev/kfd files (and who opened them), and which
-// belong to the shim itself (its daemon connections). Lock-free so that close/dup stay
+// are emulated DRM render nodes, and which belong to the shim itself (its daemon connections). Lock-free so that close/dup stay
 // async-signal-safe; descriptors beyond kMaxFd are never kfd files (open gives the lowest free
 // number, so that limit is only reached by programs with tens of thousands of open files).
 #pragma once
@@ -22,6 +22,11 @@ class FdTable {
   // dup/dup2/fcntl(F_DUPFD): `to` becomes whatever `from` is (or is cleared).
   void copy(int from, int to);
 
+  // The render-node minor of an emulated /dev/dri/renderD<N> descriptor, or -1. DRM files are
+  // not bound to a process: a forked child may use them.
+  int drm_minor(int fd) const;
+  bool set_drm(int fd, int minor);
+
   bool is_internal(int fd) const;
   void set_internal(int fd, bool internal);
   // Calls f(fd) for every internal descriptor (after fork, to drop the parent's connections).
@@ -33,6 +38,7 @@ class FdTable {
 
  private:
   std::atomic<int32_t> kfd_[kMaxFd] = {};
+  std::atomic<int32_t> drm_[kMaxFd] = {};  // minor + 1; 0 = not a DRM node
   std::atomic<uint8_t> internal_[kMaxFd] = {};
 };
 

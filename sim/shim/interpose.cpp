@@ -25,8 +25,10 @@
 #include "gpreempt/kfd_abi.h"
 #include "sim/protocol/machine_paths.h"
 #include "sim/shim/daemon_client.h"
+#include "sim/shim/drm_render.h"
 #include "sim/shim/fd_table.h"
 #include "sim/shim/real_libc.h"
+#include "sim/shim/user_copy.h"
 
 // glibc >= 2.33 still exports the __xstat family for old binaries but no longer declares it.
 extern "C" {
@@ -45,6 +47,15 @@ using protocol::Op;
 // Device number reported for /dev/kfd. The real major is allocated dynamically at module load, so
 // no value is "right"; this one is outside the statically assigned ranges.
 constexpr unsigned kKfdMajor = 234;
+
+// KFDSIM_DEBUG=1: one stderr line per simulated ioctl.
+bool debug_enabled() {
+  static const bool on = [] {
+    const char* v = getenv("KFDSIM_DEBUG");
+    return v && *v && *v != '0';
+  }();
+  return on;
+}
 
 // Cheap pre-filter: only absolute paths naming "kfd" can be ours.
 bool maybe_ours(const char* path) { return path && path[0] == '/' && strstr(path, "kfd"); }
@@ -66,7 +77,22 @@ struct Resolved {
     return kind == GuestPathKind::kNone ? original : host.c_str();
   }
 };
+// /sys/dev/char/226:<minor>… of a simulated render node lives in the machine's files too.
+bool is_simulated_drm_sysfs(const char* path) {
+  static constexpr char kPrefix[] = "/sys/dev/char/226:";
+  if (!path || strncmp(path, kPrefix, sizeof kPrefix - 1) != 0) return false;
+  const char* p = path + sizeof kPrefix - 1;
+  int minor = 0;
+  if (*p < '0' || *p > '9') return false;
+  while (*p >= '0' && *p <= '9' && minor < 100000) minor = minor * 10 + (*p++ - '0');
+  return (*p == '\0' || *p == '/') && drm_node_exists(minor);
+}
+
 Resolved resolve(const char* path) {
+  if (is_simulated_drm_sysfs(path)) {
+    refresh_files();
+    return {GuestPathKind::kFile, configured_root() + protocol::normalize_path(path)};
+  }
   auto g = classify(path);
   if (g.kind != GuestPathKind::kNone) refresh_files();
   return {g.kind, std::move(g.host)};
@@ -93,17 +119,6 @@ int kfd_open(int flags) {
   return fd;
 }
 
-// copy_from_user/copy_to_user on our own address space: a bad pointer fails with EFAULT instead
-// of crashing the caller.
-bool copy_in(void* dst, const void* src, std::size_t n) {
-  iovec local{dst, n}, remote{const_cast<void*>(src), n};
-  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(n);
-}
-bool copy_out(void* dst, const void* src, std::size_t n) {
-  iovec local{const_cast<void*>(src), n}, remote{dst, n};
-  return process_vm_writev(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(n);
-}
-
 int kfd_ioctl(int fd, unsigned long request, void* arg) {
   // The kernel binds the file to the opening process: another process (a forked child) gets EBADF.
   if (fd_table().kfd_opener(fd) != getpid()) return set_errno(-EBADF);
@@ -121,6 +136,9 @@ int kfd_ioctl(int fd, unsigned long request, void* arg) {
   if (size && back.size() == size && ((dir & kfd::IOC_READ) || back != sent)) {
     if (!copy_out(arg, back.data(), size)) ret = -EFAULT;
   }
+  if (debug_enabled())
+    fprintf(stderr, "kfdshim[%d]: kfd ioctl nr 0x%02x size %zu -> %ld%s%s\n", getpid(),
+            kfd::ioc_nr(request), size, ret, ret < 0 ? " " : "", ret < 0 ? strerror(static_cast<int>(-ret)) : "");
   return set_errno(ret);
 }
 
@@ -194,13 +212,49 @@ mode_t open_mode(int flags, va_list ap) {
   return 0;
 }
 
+// A /dev/dri/renderD<N> of the simulated machine (asks the daemon only for such paths).
+std::optional<int> simulated_render_minor(const char* path) {
+  auto minor = render_minor_of_path(path);
+  if (minor && drm_node_exists(*minor)) return minor;
+  return std::nullopt;
+}
+
+void patch_fd_stat(int fd, struct stat* st) {
+  if (is_kfd_fd(fd)) as_kfd_node(st);
+  if (int minor = fd_table().drm_minor(fd); minor >= 0) as_drm_node(st, minor);
+}
+
+void patch_fd_statx(int fd, struct statx* st) {
+  if (is_kfd_fd(fd)) as_kfd_node(st);
+  if (int minor = fd_table().drm_minor(fd); minor >= 0) {
+    st->stx_mode = static_cast<uint16_t>(S_IFCHR | 0666);
+    st->stx_rdev_major = 226;
+    st->stx_rdev_minor = static_cast<uint32_t>(minor);
+    st->stx_size = 0;
+  }
+}
+
+// stat of an emulated render node: /dev/null's metadata dressed as the DRM character device.
+template <typename Stat>
+bool stat_render_node(const char* path, Stat* st) {
+  auto minor = simulated_render_minor(path);
+  if (!minor) return false;
+  REAL(stat)("/dev/null", reinterpret_cast<struct stat*>(st));
+  as_drm_node(reinterpret_cast<struct stat*>(st), *minor);
+  return true;
+}
+
 int open_common(const char* path, int flags, mode_t mode) {
+  if (auto minor = render_minor_of_path(path))
+    if (auto fd = drm_open(*minor, flags)) return *fd;
   auto g = resolve(path);
   if (g.kind == GuestPathKind::kKfdNode) return kfd_open(flags);
   return REAL(open)(g.c_str(path), flags, mode);
 }
 
 int openat_common(int dirfd, const char* path, int flags, mode_t mode) {
+  if (auto minor = render_minor_of_path(path))
+    if (auto fd = drm_open(*minor, flags)) return *fd;
   auto g = resolve(path);
   if (g.kind == GuestPathKind::kKfdNode) return kfd_open(flags);
   return REAL(openat)(dirfd, g.c_str(path), flags, mode);
@@ -333,6 +387,7 @@ SHIM_EXPORT int ioctl(int fd, unsigned long request, ...) {
   void* arg = va_arg(ap, void*);
   va_end(ap);
   if (is_kfd_fd(fd)) return kfd_ioctl(fd, request, arg);
+  if (fd_table().drm_minor(fd) >= 0) return drm_ioctl(fd, request, arg);
   return REAL(ioctl)(fd, request, arg);
 }
 
@@ -363,6 +418,7 @@ SHIM_EXPORT ssize_t pread64(int fd, void* buf, size_t n, off_t off) { return pre
 
 // ---- stat family --------------------------------------------------------------------------------------
 SHIM_EXPORT int stat(const char* path, struct stat* st) {
+  if (stat_render_node(path, st)) return 0;
   auto g = resolve(path);
   int r = REAL(stat)(g.c_str(path), st);
   if (r == 0 && g.kind == GuestPathKind::kKfdNode) as_kfd_node(st);
@@ -372,6 +428,7 @@ SHIM_EXPORT int stat64(const char* path, struct stat64* st) {
   return stat(path, reinterpret_cast<struct stat*>(st));
 }
 SHIM_EXPORT int lstat(const char* path, struct stat* st) {
+  if (stat_render_node(path, st)) return 0;
   auto g = resolve(path);
   int r = REAL(lstat)(g.c_str(path), st);
   if (r == 0 && g.kind == GuestPathKind::kKfdNode) as_kfd_node(st);
@@ -382,18 +439,18 @@ SHIM_EXPORT int lstat64(const char* path, struct stat64* st) {
 }
 SHIM_EXPORT int fstat(int fd, struct stat* st) {
   int r = REAL(fstat)(fd, st);
-  if (r == 0 && is_kfd_fd(fd)) as_kfd_node(st);
+  if (r == 0) patch_fd_stat(fd, st);
   return r;
 }
 SHIM_EXPORT int fstat64(int fd, struct stat64* st) {
   return fstat(fd, reinterpret_cast<struct stat*>(st));
 }
 SHIM_EXPORT int fstatat(int dirfd, const char* path, struct stat* st, int flags) {
+  if (stat_render_node(path, st)) return 0;
   auto g = resolve(path);
   int r = REAL(fstatat)(dirfd, g.c_str(path), st, flags);
-  bool node = g.kind == GuestPathKind::kKfdNode ||
-              ((flags & AT_EMPTY_PATH) && path && !*path && is_kfd_fd(dirfd));
-  if (r == 0 && node) as_kfd_node(st);
+  if (r == 0 && g.kind == GuestPathKind::kKfdNode) as_kfd_node(st);
+  if (r == 0 && (flags & AT_EMPTY_PATH) && path && !*path) patch_fd_stat(dirfd, st);
   return r;
 }
 SHIM_EXPORT int fstatat64(int dirfd, const char* path, struct stat64* st, int flags) {
@@ -402,13 +459,13 @@ SHIM_EXPORT int fstatat64(int dirfd, const char* path, struct stat64* st, int fl
 SHIM_EXPORT int statx(int dirfd, const char* path, int flags, unsigned mask, struct statx* st) {
   auto g = resolve(path);
   int r = REAL(statx)(dirfd, g.c_str(path), flags, mask, st);
-  bool node = g.kind == GuestPathKind::kKfdNode ||
-              ((flags & AT_EMPTY_PATH) && path && !*path && is_kfd_fd(dirfd));
-  if (r == 0 && node) as_kfd_node(st);
+  if (r == 0 && g.kind == GuestPathKind::kKfdNode) as_kfd_node(st);
+  if (r == 0 && (flags & AT_EMPTY_PATH) && (!path || !*path)) patch_fd_statx(dirfd, st);
   return r;
 }
 // Programs built against glibc < 2.33 call the versioned __xstat family instead.
 SHIM_EXPORT int __xstat(int ver, const char* path, struct stat* st) {
+  if (stat_render_node(path, st)) return 0;
   auto g = resolve(path);
   int r = REAL(__xstat)(ver, g.c_str(path), st);
   if (r == 0 && g.kind == GuestPathKind::kKfdNode) as_kfd_node(st);
@@ -428,7 +485,7 @@ SHIM_EXPORT int __lxstat64(int ver, const char* path, struct stat64* st) {
 }
 SHIM_EXPORT int __fxstat(int ver, int fd, struct stat* st) {
   int r = REAL(__fxstat)(ver, fd, st);
-  if (r == 0 && is_kfd_fd(fd)) as_kfd_node(st);
+  if (r == 0) patch_fd_stat(fd, st);
   return r;
 }
 SHIM_EXPORT int __fxstat64(int ver, int fd, struct stat64* st) {
@@ -446,6 +503,7 @@ SHIM_EXPORT int __fxstatat64(int ver, int dirfd, const char* path, struct stat64
 
 // ---- access, links, directories -----------------------------------------------------------------------
 SHIM_EXPORT int access(const char* path, int mode) {
+  if (simulated_render_minor(path)) return 0;
   auto g = resolve(path);
   return REAL(access)(g.c_str(path), mode);
 }

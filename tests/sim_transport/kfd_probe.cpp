@@ -10,7 +10,7 @@
 //   cat PATH (open/read) | fcat PATH (fopen) | icat PATH (ifstream) → "<size> <fnv1a hex>"
 //   ls PATH (opendir/readdir, sorted, comma-joined) | stat PATH → "<type> <size>"
 //   access PATH | readlink PATH | realpath PATH
-//   getpid | exit
+//   raw NR SIZE (ioctl nr NR (hex) with SIZE zero bytes, _IOWR) | getpid | exit
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -185,6 +185,12 @@ std::string run(const std::string& line) {
     kfd_ioctl_get_version_args v{};
     long r = ioctl(g_kfd, AMDKFD_IOC_GET_VERSION, &v);
     return result(r, std::to_string(v.major_version) + " " + std::to_string(v.minor_version));
+  }
+  if (cmd == "raw") {
+    unsigned nr = 0, size = 0;
+    in >> std::hex >> nr >> std::dec >> size;
+    std::vector<uint8_t> buf(size, 0);
+    return result(ioctl(g_kfd, ioc(IOC_READ | IOC_WRITE, AMDKFD_IOCTL_BASE, nr, size), buf.data()));
   }
   if (cmd == "enotty") {
     uint64_t buf[4] = {};

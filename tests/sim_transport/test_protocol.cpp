@@ -7,6 +7,7 @@
 #include <map>
 
 #include "sim/daemon/file_tree.h"
+#include "sim/daemon/host_cpu_topology.h"
 #include "sim/daemon/host_env_linux.h"
 #include "sim/daemon/machine_options.h"
 #include "sim/protocol/machine_paths.h"
@@ -161,4 +162,23 @@ TEST(MachineOptions, EnvironmentErrorsNameTheVariable) {
   EXPECT_EQ(o.gpus, 2u);
   env["KFDSIM_SCHED_POLICY"] = "7";
   EXPECT_NE(daemon::apply_environment(o, get).find("KFDSIM_SCHED_POLICY"), std::string::npos);
+}
+
+TEST(HostCpuTopology, CountsKernelCpuLists) {
+  EXPECT_EQ(daemon::count_cpulist("0-3,8,10-11\n"), 7u);
+  EXPECT_EQ(daemon::count_cpulist("0"), 1u);
+  EXPECT_EQ(daemon::count_cpulist(""), 0u);
+  EXPECT_FALSE(daemon::count_cpulist("3-1"));
+  EXPECT_FALSE(daemon::count_cpulist("a-b"));
+}
+
+TEST(Protocol, DrmDeviceInfoRoundTrip) {
+  DrmDeviceInfo d;
+  d.render_minor = 129;
+  d.device_id = 0x74a2;
+  auto back = decode_drm_device(encode(d));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->render_minor, 129u);
+  EXPECT_EQ(back->device_id, 0x74a2u);
+  EXPECT_FALSE(decode_drm_device(std::vector<uint8_t>(3)));
 }

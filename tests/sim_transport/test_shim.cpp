@@ -164,3 +164,36 @@ print('gpu_id' in [e.name for e in os.scandir('/sys/class/kfd/kfd/topology/nodes
   EXPECT_EQ(*l4, "True");
   EXPECT_EQ(py->finish(), 0);
 }
+
+TEST(ShimDrm, RenderNodeAnswersLibdrmAmdgpu) {
+  Machine m;
+  auto s = m.probe();
+  s->call("open");  // starts the machine
+  auto status = m.status();
+  ASSERT_TRUE(status);
+  int minor = (*status)["gpus"][0]["drm_render_minor"].get<int>();
+  auto topo = m.dir() / "root/sys/devices/virtual/kfd/kfd/topology/nodes";
+  std::string device_id;
+  for (const auto& e : std::filesystem::directory_iterator(topo)) {
+    std::ifstream in(e.path() / "properties");
+    std::string key, value, found_id, found_minor;
+    while (in >> key >> value) {
+      if (key == "device_id") found_id = value;
+      if (key == "drm_render_minor") found_minor = value;
+    }
+    if (found_minor == std::to_string(minor)) device_id = found_id;
+  }
+  ASSERT_FALSE(device_id.empty());
+  auto d = m.spawn({gpreempt::testing::build_path("bin/drm_probe").string(), std::to_string(minor)});
+  EXPECT_EQ(*d->line(), "stat chr 1 226:" + std::to_string(minor));
+  EXPECT_EQ(*d->line(), "node_type 2") << "DRM_NODE_RENDER, via /sys/dev/char/226:N/device/drm";
+  EXPECT_EQ(*d->line(), "version amdgpu 3");
+  EXPECT_EQ(*d->line(), "initialize 0 3");
+  auto info = d->line();
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->rfind("gpu_info 0 device_id " + device_id + " family 141 ", 0), 0u) << *info;
+  auto name = d->line();
+  ASSERT_TRUE(name);
+  EXPECT_EQ(name->rfind("name ", 0), 0u);
+  EXPECT_EQ(d->finish(), 0);
+}
