@@ -155,7 +155,9 @@ class Decoder {
       return;
     }
     if (row.malformed_value || row.values.size() != 8) {
-      diag_.add(line_, "expected 8 hex words of 8 digits after \"" + hex32(row.offset).substr(2) +
+      char off[16];
+      std::snprintf(off, sizeof off, "%.8llx", static_cast<unsigned long long>(row.offset));
+      diag_.add(line_, std::string("expected 8 hex words of 8 digits after \"") + off +
                            ":\", got " + std::to_string(row.values.size()) +
                            (row.malformed_value ? " and a malformed token" : ""));
       queue_->complete = false;

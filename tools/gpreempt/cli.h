@@ -52,5 +52,10 @@ void register_info_commands(CLI::App& app, Globals& globals);
 void register_queues_commands(CLI::App& app, Globals& globals);
 void register_suspend_commands(CLI::App& app, Globals& globals);
 void register_bench_commands(CLI::App& app, Globals& globals);
+void register_decode_commands(CLI::App& app, Globals& globals);
+void register_map_commands(CLI::App& app, Globals& globals);
+void register_ps_commands(CLI::App& app, Globals& globals);
+void register_log_commands(CLI::App& app, Globals& globals);
+void register_demo_commands(CLI::App& app, Globals& globals);
 
 }  // namespace gpreempt::cli

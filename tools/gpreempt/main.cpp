@@ -19,6 +19,11 @@ constexpr Registrar kCommandGroups[] = {
     gpreempt::cli::register_queues_commands,
     gpreempt::cli::register_suspend_commands,
     gpreempt::cli::register_bench_commands,
+    gpreempt::cli::register_decode_commands,
+    gpreempt::cli::register_map_commands,
+    gpreempt::cli::register_ps_commands,
+    gpreempt::cli::register_log_commands,
+    gpreempt::cli::register_demo_commands,
 };
 
 const char* kFooter =

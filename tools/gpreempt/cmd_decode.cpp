@@ -1,0 +1,192 @@
+// `gpreempt decode properties|mqds|hqds|rls FILE|-`: the KFD text formats (topology properties,
+// debugfs mqds/hqds/rls) decoded into values, from live files or saved captures.
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli.h"
+#include "discovery/json.h"
+
+namespace gpreempt::cli {
+
+namespace {
+
+using discovery::Diagnostic;
+
+constexpr const char* kDebugfs = "/sys/kernel/debug/kfd/";
+
+std::string read_input(const std::string& path) {
+  std::ostringstream ss;
+  if (path == "-") {
+    ss << std::cin.rdbuf();
+    return ss.str();
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    const int e = errno;
+    throw Failure("cannot read " + path + ": " + std::strerror(e) +
+                  (e == EACCES && path.rfind(kDebugfs, 0) == 0 ? " (debugfs needs root)" : ""));
+  }
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string display_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
+// Prints the document (human or --json), the diagnostics on stderr, and fails (exit 1) when the
+// input was incomplete: the partial result is still printed.
+void finish(const Globals& g, const std::string& human, const nlohmann::ordered_json& j,
+            const std::vector<Diagnostic>& diags, bool complete, const std::string& what) {
+  if (g.json)
+    std::cout << j.dump(2) << "\n";
+  else
+    std::cout << human;
+  std::cout.flush();
+  for (const auto& d : diags) std::cerr << "gpreempt: " << d.to_string() << "\n";
+  if (!complete) {
+    // The partial document is already on stdout; exit 1 without a second (error) document.
+    std::cerr << "gpreempt: " << what << " incomplete: " << diags.size()
+              << " problem(s), partial result printed\n";
+    std::exit(kExitFailure);
+  }
+}
+
+void run_properties(const Globals& g, const std::string& file) {
+  auto p = discovery::decode_properties(read_input(file), display_name(file));
+  std::ostringstream out;
+  out << (p.gpu ? "GPU node" : "CPU node");
+  if (p.gfx_target) out << ", " << *p.gfx_target;
+  if (p.compute_units) out << ", " << *p.compute_units << " compute units";
+  if (p.num_xcc) out << ", " << *p.num_xcc << " XCC(s)";
+  out << "\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [k, v] : p.properties) rows.push_back({k, std::to_string(v)});
+  out << table({"KEY", "VALUE"}, rows);
+  finish(g, out.str(), discovery::to_json(p), p.diagnostics, p.complete, display_name(file));
+}
+
+void run_mqds(const Globals& g, const std::string& file) {
+  auto m = discovery::decode_mqds(read_input(file), display_name(file));
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& p : m.processes)
+    for (const auto& q : p.queues)
+      for (const auto& c : q.xcc_copies) {
+        if (c.sdma) {
+          rows.push_back({std::to_string(p.pid), std::to_string(p.pasid), q.type, q.gpu_id_hex,
+                          std::to_string(c.xcc), "-", "-", hex(c.sdma->ring_base),
+                          hex(c.sdma->rptr_report_address), "-", c.complete ? "" : "INCOMPLETE"});
+          continue;
+        }
+        const auto& d = c.compute;
+        rows.push_back({std::to_string(p.pid), std::to_string(p.pasid), q.type, q.gpu_id_hex,
+                        std::to_string(c.xcc), hex(d.mqd_base), d.active ? "yes" : "no", hex(d.ring_base),
+                        hex(d.rptr_report_address),
+                        std::to_string(d.pipe_priority) + "/" + std::to_string(d.queue_priority),
+                        c.complete ? "" : "INCOMPLETE"});
+      }
+  std::string human = table({"PID", "PASID", "TYPE", "GPU", "XCC", "MQD_BASE", "ACTIVE", "RING_BASE",
+                             "RPTR_ADDR", "PIPE/QUEUE_PRIO", ""},
+                            rows);
+  finish(g, human, discovery::to_json(m), m.diagnostics, m.complete, display_name(file));
+}
+
+void run_hqds(const Globals& g, const std::string& file) {
+  auto h = discovery::decode_hqds(read_input(file), display_name(file));
+  std::ostringstream out;
+  for (const auto& n : h.nodes) {
+    std::size_t active = 0, cp = 0;
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& s : n.slots) {
+      if (s.kind == "CP") ++cp;
+      if (!s.active.value_or(false) || s.kind != "CP") continue;
+      ++active;
+      const auto& d = *s.decoded;
+      rows.push_back({std::to_string(s.xcc), std::to_string(s.pipe), std::to_string(s.queue), hex(d.mqd_base),
+                      std::to_string(d.vmid), hex(d.ring_base), hex(d.rptr_report_address),
+                      std::to_string(d.rptr) + "/" + std::to_string(d.wptr),
+                      std::to_string(d.pipe_priority) + "/" + std::to_string(d.queue_priority), hex(d.quantum)});
+    }
+    out << "Node " << n.node << ", gpu_id " << n.gpu_id_hex << ": ";
+    if (n.stopped) {
+      out << "device is stopped\n";
+      continue;
+    }
+    out << active << " active of " << cp << " CP slots\n";
+    if (!rows.empty())
+      out << table({"XCC", "PIPE", "QUEUE", "MQD_BASE", "VMID", "RING_BASE", "RPTR_ADDR", "RPTR/WPTR",
+                    "PIPE/QUEUE_PRIO", "QUANTUM"},
+                   rows);
+  }
+  finish(g, out.str(), discovery::to_json(h), h.diagnostics, h.complete, display_name(file));
+}
+
+void run_rls(const Globals& g, const std::string& file) {
+  auto r = discovery::decode_rls(read_input(file), display_name(file));
+  std::ostringstream out;
+  for (const auto& n : r.nodes) {
+    out << "Node " << n.node << ", gpu_id " << n.gpu_id_hex << ": ";
+    if (!n.active_runlist) {
+      out << "no active runlist\n";
+      continue;
+    }
+    out << n.packets.size() << " packet(s)\n";
+    for (const auto& p : n.packets) {
+      out << "  +" << hex(p.dword_offset * 4) << " " << p.opcode_name;
+      for (const auto& f : p.fields) {
+        if (p.opcode_name == "MAP_PROCESS" && f.name != "pasid" && f.name != "num_queues" &&
+            f.name != "process_quantum")
+          continue;
+        out << " " << f.name << "=" << (f.address ? hex(f.value) : std::to_string(f.value));
+      }
+      out << (p.complete ? "" : " INCOMPLETE") << "\n";
+    }
+  }
+  finish(g, out.str(), discovery::to_json(r), r.diagnostics, r.complete, display_name(file));
+}
+
+}  // namespace
+
+void register_decode_commands(CLI::App& app, Globals& globals) {
+  CLI::App* decode = app.add_subcommand("decode", "Decode KFD sysfs/debugfs text formats");
+  decode->require_subcommand(1);
+  const std::string exits =
+      "FILE may be '-' (stdin). Malformed or truncated input: each problem is printed on stderr as\n"
+      "FILE:LINE: what was expected; the partial result is still printed (marked incomplete).\n"
+      "Exit codes: 0 decoded completely, 1 unreadable or incomplete input, 2 usage.";
+  struct Spec {
+    const char* name;
+    const char* help;
+    const char* footer;
+    void (*run)(const Globals&, const std::string&);
+    bool live_default;
+  };
+  static const Spec specs[] = {
+      {"properties", "A KFD topology node's properties file (any kernel age)",
+       "Example: gpreempt decode properties /sys/class/kfd/kfd/topology/nodes/1/properties --json\n",
+       run_properties, false},
+      {"mqds", "debugfs mqds: per process its queues and their GFX9 MQDs (one per XCC)",
+       "Example: sudo gpreempt decode mqds            (reads /sys/kernel/debug/kfd/mqds)\n"
+       "         gpreempt decode mqds saved_mqds.txt --json\n",
+       run_mqds, true},
+      {"hqds", "debugfs hqds: hardware queue slots per node/XCC/pipe/queue, active ones decoded",
+       "Example: sudo gpreempt decode hqds            (reads /sys/kernel/debug/kfd/hqds)\n", run_hqds, true},
+      {"rls", "debugfs rls: the scheduler's runlist as PM4 packets (MAP_PROCESS, MAP_QUEUES, ...)",
+       "Example: sudo gpreempt decode rls             (reads /sys/kernel/debug/kfd/rls)\n", run_rls, true},
+  };
+  for (const Spec& s : specs) {
+    auto file = std::make_shared<std::string>(s.live_default ? std::string(kDebugfs) + s.name : "");
+    CLI::App* sub = add_command(*decode, globals, s.name, s.help, std::string(s.footer) + exits);
+    auto* opt = sub->add_option("FILE", *file, "File to decode, or - for stdin");
+    if (s.live_default)
+      opt->capture_default_str();
+    else
+      opt->required();
+    auto run = s.run;
+    sub->callback([&globals, file, run] { run(globals, *file); });
+  }
+}
+
+}  // namespace gpreempt::cli

@@ -1,0 +1,167 @@
+// `gpreempt log analyze|compare`: what a HIP runtime log (AMD_LOG_LEVEL 1-5) says about hardware
+// queues, dispatches, kernels, threads and errors — streamed, so multi-GB logs are fine.
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "cli.h"
+#include "logs/json.h"
+
+namespace gpreempt::cli {
+
+namespace {
+
+struct LogOptions {
+  std::vector<std::string> files;
+  std::optional<int> pid;
+  std::string config_dir;
+  std::size_t max_errors = 1000;
+};
+
+logs::LogSummary analyze_file(const std::string& path, const LogOptions& o) {
+  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) throw Failure("cannot read " + path + ": " + std::strerror(errno));
+  logs::AnalyzerOptions ao;
+  ao.pid = o.pid;
+  ao.max_errors = o.max_errors;
+  logs::LogAnalyzer a(ao);
+  std::vector<char> buf(1u << 20);
+  while (true) {
+    const std::size_t n = std::fread(buf.data(), 1, buf.size(), f);
+    if (n > 0) a.feed(std::string_view(buf.data(), n));
+    if (n < buf.size()) break;
+  }
+  const bool failed = std::ferror(f) != 0;
+  const int e = errno;
+  if (f != stdin) std::fclose(f);
+  if (failed) throw Failure("error reading " + path + ": " + std::strerror(e));
+  return a.finish();
+}
+
+std::string opt_str(const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : "-"; }
+
+std::string human_summary(const std::string& file, const logs::LogSummary& s) {
+  std::ostringstream out;
+  out << file << ": " << s.lines << " lines, " << s.recognized << " of " << s.records
+      << " records recognized, " << s.dispatches << " dispatches, " << s.barriers << " barriers, "
+      << s.errors_total << " error(s)\n";
+  for (const auto& p : s.processes)
+    out << "  process " << (p.pid ? std::to_string(*p.pid) : std::string("(pid not printed)")) << ": "
+        << p.tids.size() << " thread(s)\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& q : s.hw_queues) {
+    std::string ids;
+    for (auto id : q.ids) ids += (ids.empty() ? "" : ",") + std::to_string(id);
+    rows.push_back({hex(q.address), q.pid ? std::to_string(*q.pid) : "-", std::to_string(q.sw_queues.size()),
+                    opt_str(q.size), q.priority ? std::to_string(*q.priority) : "-", ids.empty() ? "-" : ids,
+                    std::to_string(q.acquired), std::to_string(q.dispatches), std::to_string(q.barriers)});
+  }
+  if (!rows.empty())
+    out << table({"HWQ", "PID", "SWQS", "SIZE", "PRIORITY", "IDS", "STREAMS", "DISPATCHES", "BARRIERS"}, rows);
+  if (!s.kernels.empty()) {
+    std::vector<std::vector<std::string>> k;
+    for (const auto& [name, n] : s.kernels)
+      k.push_back({std::to_string(n), name.size() > 100 ? name.substr(0, 97) + "..." : name});
+    out << table({"COUNT", "KERNEL"}, k);
+  }
+  for (const auto& e : s.errors) out << "  error at line " << e.line << ": " << e.text << "\n";
+  if (s.errors_total > s.errors.size())
+    out << "  (" << s.errors_total - s.errors.size() << " more errors not listed)\n";
+  return out.str();
+}
+
+void write_configs(const std::string& dir, const logs::LogSummary& s, std::optional<int> pid,
+                   std::vector<std::string>& written) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Failure("cannot create " + dir + ": " + ec.message());
+  for (const auto& c : logs::queue_configs(s, pid)) {
+    const std::string name = dir + "/queue_config_pid_" + (c.pid ? std::to_string(*c.pid) : "unknown") + ".json";
+    std::ofstream out(name);
+    out << logs::to_json(c).dump(2) << "\n";
+    if (!out) throw Failure("cannot write " + name);
+    written.push_back(name);
+  }
+}
+
+void run_analyze(const Globals& g, const LogOptions& o) {
+  nlohmann::ordered_json files = nlohmann::ordered_json::array();
+  std::string human;
+  std::vector<std::string> written;
+  for (const auto& f : o.files) {
+    auto s = analyze_file(f, o);
+    auto j = logs::to_json(s);
+    nlohmann::ordered_json doc = {{"file", f == "-" ? "<stdin>" : f}};
+    doc.update(j);
+    files.push_back(std::move(doc));
+    human += human_summary(f == "-" ? "<stdin>" : f, s);
+    if (!o.config_dir.empty()) write_configs(o.config_dir, s, o.pid, written);
+  }
+  for (const auto& w : written) human += "wrote " + w + "\n";
+  nlohmann::ordered_json out = files.size() == 1 ? files[0] : nlohmann::ordered_json{{"files", files}};
+  if (!written.empty()) out["config_files"] = written;
+  if (g.json)
+    std::cout << out.dump(2) << "\n";
+  else
+    std::cout << human;
+}
+
+void run_compare(const Globals& g, const std::string& a, const std::string& b, const LogOptions& o) {
+  auto sa = analyze_file(a, o), sb = analyze_file(b, o);
+  auto c = logs::compare(sa, sb);
+  if (g.json) {
+    std::cout << logs::to_json(c).dump(2) << "\n";
+    return;
+  }
+  std::ostringstream out;
+  out << "A = " << a << "\nB = " << b << "\n";
+  out << table({"", "A", "B"},
+               {{"hardware queues", std::to_string(c.hw_queues_a), std::to_string(c.hw_queues_b)},
+                {"dispatches", std::to_string(c.dispatches_a), std::to_string(c.dispatches_b)},
+                {"barriers", std::to_string(c.barriers_a), std::to_string(c.barriers_b)},
+                {"errors", std::to_string(c.errors_a), std::to_string(c.errors_b)}});
+  out << "HWq addresses: " << c.hwq_common.size() << " in both, " << c.hwq_only_a.size() << " only in A, "
+      << c.hwq_only_b.size() << " only in B (addresses are per process: equal addresses in two runs are "
+      << "a coincidence of the allocator, not the same queue)\n";
+  std::vector<std::vector<std::string>> k;
+  for (const auto& d : c.kernels) k.push_back({std::to_string(d.a), std::to_string(d.b), d.name.substr(0, 100)});
+  if (!k.empty()) out << table({"A", "B", "KERNEL"}, k);
+  std::cout << out.str();
+}
+
+}  // namespace
+
+void register_log_commands(CLI::App& app, Globals& globals) {
+  CLI::App* log = app.add_subcommand("log", "Analyze HIP runtime logs (AMD_LOG_LEVEL=1..5)");
+  log->require_subcommand(1);
+  auto o = std::make_shared<LogOptions>();
+  CLI::App* analyze = add_command(
+      *log, globals, "analyze", "Hardware queues, dispatches, kernels, threads and errors of a log",
+      "Reads every ROCclr line format (ROCm 5 to 7: [pid:N tid:X], 'N : [tid:X]', no prefix; ANSI\n"
+      "colour; terminal-wrapped pastes), streaming: any size, constant memory. FILE may be '-'.\n"
+      "HWq is the address of ROCr's amd_queue_t; HWq + 0x80 is the queue's read-pointer address\n"
+      "that `gpreempt map --log` joins with debugfs. --config DIR writes queue_config_pid_<pid>.json.\n"
+      "Examples:\n  AMD_LOG_LEVEL=4 ./app 2> app.log; gpreempt log analyze app.log\n"
+      "  gpreempt log analyze app.log --pid 4242 --config out/ --json\n"
+      "Exit codes: 0 ok, 1 unreadable file, 2 usage.");
+  analyze->add_option("FILE", o->files, "Log file(s), or - for stdin")->required();
+  analyze->add_option("--pid", o->pid, "Only records of this pid (records without a pid are kept)");
+  analyze->add_option("--config", o->config_dir, "Write queue_config_pid_<pid>.json files into this directory");
+  analyze->add_option("--max-errors", o->max_errors, "Errors listed (all are counted)")->capture_default_str();
+  analyze->callback([&globals, o] { run_analyze(globals, *o); });
+
+  auto a = std::make_shared<std::string>(), b = std::make_shared<std::string>();
+  CLI::App* cmp = add_command(
+      *log, globals, "compare", "Compare two logs: queues, priorities, dispatches, kernels",
+      "Example: gpreempt log compare run1.log run2.log --json\nExit codes: 0 ok, 1 unreadable file, 2 usage.");
+  cmp->add_option("A", *a, "First log")->required();
+  cmp->add_option("B", *b, "Second log")->required();
+  cmp->add_option("--pid", o->pid, "Only records of this pid");
+  cmp->callback([&globals, a, b, o] { run_compare(globals, *a, *b, *o); });
+}
+
+}  // namespace gpreempt::cli
