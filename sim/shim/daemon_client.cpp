@@ -240,8 +240,14 @@ CallResult call(Op op, uint64_t arg, std::vector<uint8_t> payload) {
   protocol::Request req{op, getpid(), gettid(), arg, std::move(payload)};
   r = round_trip(s, req);
   if (r.error == -ECONNRESET || r.error == -EPIPE) {
-    // The daemon went away (kfdsim stop, crash): the next call reconnects.
+    // The daemon went away (kfdsim stop, crash): the next call reconnects and introduces the
+    // process again, to whichever daemon then serves the machine.
     drop_internal(t_conn.fd);
+    std::lock_guard lock(g_mutex);
+    if (g_anchor_pid == getpid()) {
+      drop_internal(g_anchor_fd);
+      g_anchor_pid = 0;
+    }
   }
   return r;
 }

@@ -147,6 +147,11 @@ void* kfd_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
     errno = EBADF;
     return MAP_FAILED;
   }
+  // The kernel's own checks come before the driver's mmap: page-aligned offset, non-zero length.
+  if (len == 0 || (static_cast<uint64_t>(off) & (static_cast<uint64_t>(getpagesize()) - 1)) != 0) {
+    errno = EINVAL;
+    return MAP_FAILED;
+  }
   uint64_t length = len;
   std::vector<uint8_t> payload(sizeof length);
   memcpy(payload.data(), &length, sizeof length);

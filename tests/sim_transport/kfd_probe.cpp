@@ -10,6 +10,7 @@
 //   cat PATH (open/read) | fcat PATH (fopen) | icat PATH (ifstream) → "<size> <fnv1a hex>"
 //   ls PATH (opendir/readdir, sorted, comma-joined) | stat PATH → "<type> <size>"
 //   access PATH | readlink PATH | realpath PATH
+//   doorbell (create a queue, map its doorbell page twice: "<aligned-map ok> <shared> <unaligned errno>")
 //   raw NR SIZE (ioctl nr NR (hex) with SIZE zero bytes, _IOWR) | getpid | exit
 #include <dirent.h>
 #include <fcntl.h>
@@ -244,6 +245,32 @@ std::string run(const std::string& line) {
     a.queue_priority = 7;
     long r = ioctl(g_kfd, AMDKFD_IOC_CREATE_QUEUE, &a);
     return result(r, std::to_string(a.queue_id));
+  }
+  if (cmd == "doorbell") {
+    auto ids = gpu_ids();
+    if (ids.empty()) return "-1 19 no-gpu";
+    void* ring = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    auto* ptrs = static_cast<uint64_t*>(aligned_alloc(64, 64));
+    kfd_ioctl_create_queue_args a{};
+    a.ring_base_address = reinterpret_cast<uint64_t>(ring);
+    a.ring_size = 4096;
+    a.read_pointer_address = reinterpret_cast<uint64_t>(&ptrs[0]);
+    a.write_pointer_address = reinterpret_cast<uint64_t>(&ptrs[1]);
+    a.gpu_id = ids[0];
+    a.queue_type = KFD_IOC_QUEUE_TYPE_COMPUTE_AQL;
+    a.queue_percentage = 100;
+    if (ioctl(g_kfd, AMDKFD_IOC_CREATE_QUEUE, &a) != 0) return result(-1);
+    const uint64_t page = static_cast<uint64_t>(getpagesize());
+    off_t base = static_cast<off_t>(a.doorbell_offset & ~(page - 1));
+    std::size_t in_page = a.doorbell_offset & (page - 1);
+    auto* m1 = static_cast<uint8_t*>(mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, g_kfd, base));
+    auto* m2 = static_cast<uint8_t*>(mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, g_kfd, base));
+    if (m1 == MAP_FAILED || m2 == MAP_FAILED) return result(-1);
+    *reinterpret_cast<volatile uint64_t*>(m1 + in_page) = 0x1234;
+    bool shared = *reinterpret_cast<volatile uint64_t*>(m2 + in_page) == 0x1234;
+    void* bad = mmap(nullptr, 4096, PROT_READ, MAP_SHARED, g_kfd, base + 8);
+    int bad_errno = bad == MAP_FAILED ? errno : 0;
+    return result(0, std::string("1 ") + (shared ? "1 " : "0 ") + std::to_string(bad_errno));
   }
   if (cmd == "destroy") {
     kfd_ioctl_destroy_queue_args a{};

@@ -92,6 +92,15 @@ TEST(ShimIoctl, DuplicatedFdsStayKfdFiles) {
   EXPECT_EQ(p->call("dup"), "0 0 22 22 22 ") << "dup, fcntl(F_DUPFD_CLOEXEC), dup2 after close";
 }
 
+TEST(ShimIoctl, DoorbellPageIsSharedMemory) {
+  // Two mappings of the queue's doorbell page see the same bytes (the daemon's memfd), and the
+  // kernel's generic mmap rule holds: an offset that is not page-aligned is EINVAL.
+  Machine m;
+  auto p = m.probe();
+  p->call("open");
+  EXPECT_EQ(p->call("doorbell"), "0 0 1 1 22");
+}
+
 TEST(ShimIoctl, OtherFdsPassThrough) {
   Machine m;
   auto p = m.probe();
