@@ -84,6 +84,7 @@ struct Process {
   bool alive = true;
   uint32_t pasid = 0;          // amdgpu PASID (MAP_PROCESS), lowest free from 0x8000
   uint32_t doorbell_slot = 0;  // index of the process doorbell frame (2 pages)
+  bool xnack_enabled = false;
   std::vector<ProcessDevice> devices;  // process device order = machine GPU order
   std::list<Queue> queues;             // newest first
   std::bitset<kMaxQueuesPerProcessBitmap> queue_ids;
@@ -117,6 +118,22 @@ struct Process {
   Queue* queue(uint32_t id);
 };
 using ProcessPtr = std::shared_ptr<Process>;
+
+// Kernel-side struct size and copy directions of one ioctl (the kernel's table, FACTS §2).
+struct IoctlTableEntry {
+  std::size_t ksize = 0;
+  bool in = false;
+  bool out = false;
+};
+// GFX9 process apertures (GET_PROCESS_APERTURES_NEW, the device snapshot).
+struct Apertures {
+  uint64_t lds_base = 0, lds_limit = 0, scratch_base = 0, scratch_limit = 0, gpuvm_base = 0,
+           gpuvm_limit = 0;
+};
+Apertures gfx9_apertures();
+
+// The pre-1.13 ioctls the simulator serves for libhsakmt's start-up (legacy_ioctls.cpp).
+std::optional<IoctlTableEntry> legacy_ioctl_entry(uint32_t nr);
 
 // Result of a handler: either finished now, or the call is parked (completes via on_complete).
 struct Outcome {
@@ -169,8 +186,8 @@ struct KfdDevice::State {
   detail::Outcome destroy_queue(const detail::CallPtr& call);
   detail::Outcome update_queue(const detail::CallPtr& call);
   detail::Outcome runtime_enable(const detail::CallPtr& call);
-  detail::Outcome get_process_apertures_new(const detail::CallPtr& call);
-  detail::Outcome acquire_vm(const detail::CallPtr& call);
+  // legacy_ioctls.cpp: GET_PROCESS_APERTURES_NEW, ACQUIRE_VM, SET_MEMORY_POLICY, ...
+  detail::Outcome legacy_ioctl(const detail::CallPtr& call);
   void remove_queue(detail::Process& p, std::list<detail::Queue>::iterator it);
   void wake_destroy_waiters(const detail::ProcessPtr& p);
 

@@ -34,29 +34,7 @@ constexpr uint32_t kDoorbellSize = 8;  // SOC15 doorbells are 64-bit
 // SDMA doorbells follow the compute ones inside the process doorbell frame (2 pages, 1024 slots).
 constexpr uint32_t kSdmaDoorbellBase = 0x100;
 
-// Kernel-side struct sizes and copy directions of the ioctls this device implements.
-struct TableEntry {
-  std::size_t ksize;
-  bool in;
-  bool out;
-};
-
-// Layouts older than 1.13 that our ABI header does not carry (Debian's 1.11 header has them).
-struct ProcessDeviceApertures {
-  uint64_t lds_base, lds_limit, scratch_base, scratch_limit, gpuvm_base, gpuvm_limit;
-  uint32_t gpu_id, pad;
-};
-struct GetProcessAperturesNewArgs {
-  uint64_t apertures_ptr;
-  uint32_t num_of_nodes;
-  uint32_t pad;
-};
-struct AcquireVmArgs {
-  uint32_t drm_fd;
-  uint32_t gpu_id;
-};
-constexpr uint32_t NR_GET_PROCESS_APERTURES_NEW = 0x14;
-constexpr uint32_t NR_ACQUIRE_VM = 0x15;
+using TableEntry = detail::IoctlTableEntry;
 
 template <class T>
 T load(const CallPtr& c) {
@@ -219,11 +197,13 @@ IoctlResult KfdDevice::ioctl(const Caller& caller, unsigned long request, std::s
       break;
     case NR_DESTROY_QUEUE: e = {sizeof(kfd_ioctl_destroy_queue_args), true, true}; break;
     case NR_UPDATE_QUEUE: e = {sizeof(kfd_ioctl_update_queue_args), true, false}; break;
-    case NR_GET_PROCESS_APERTURES_NEW: e = {sizeof(GetProcessAperturesNewArgs), true, true}; break;
-    case NR_ACQUIRE_VM: e = {sizeof(AcquireVmArgs), true, false}; break;
     case NR_RUNTIME_ENABLE: e = {sizeof(kfd_ioctl_runtime_enable_args), true, true}; break;
     case NR_DBG_TRAP: e = {sizeof(kfd_ioctl_dbg_trap_args), true, true}; break;
     default:
+      if (auto legacy = detail::legacy_ioctl_entry(nr)) {
+        e = {legacy->ksize, legacy->in, legacy->out};
+        break;
+      }
       // In the kernel's table but not simulated (memory management, events, SVM, ...): an error,
       // never a silent success, so a client that needs it fails visibly.
       return {false, -ENOTTY};
@@ -256,12 +236,10 @@ Outcome KfdDevice::State::dispatch(const CallPtr& call) {
     case NR_CREATE_QUEUE: return create_queue(call);
     case NR_DESTROY_QUEUE: return destroy_queue(call);
     case NR_UPDATE_QUEUE: return update_queue(call);
-    case NR_GET_PROCESS_APERTURES_NEW: return get_process_apertures_new(call);
-    case NR_ACQUIRE_VM: return acquire_vm(call);
     case NR_RUNTIME_ENABLE: return runtime_enable(call);
     case NR_DBG_TRAP: return dbg_trap(call);
   }
-  return Outcome::done(-ENOTTY);
+  return legacy_ioctl(call);
 }
 
 void KfdDevice::State::complete(const CallPtr& call, long ret) {
@@ -693,49 +671,6 @@ Outcome KfdDevice::State::runtime_enable(const CallPtr& call) {
                       if (r) p->ttmp_setup = 0;
                       return r;
                     });
-}
-
-// ---- GET_PROCESS_APERTURES_NEW / ACQUIRE_VM (hsakmt start-up) ---------------------------------
-
-Outcome KfdDevice::State::get_process_apertures_new(const CallPtr& call) {
-  auto a = load<GetProcessAperturesNewArgs>(call);
-  ProcessPtr p = find_process(call->caller.pid);
-  if (!p) return Outcome::done(-EINVAL);
-  if (a.num_of_nodes == 0) {
-    a.num_of_nodes = static_cast<uint32_t>(p->devices.size());
-    store(call, a);
-    return Outcome::done(0);
-  }
-  std::vector<ProcessDeviceApertures> pa;
-  for (std::size_t i = 0; i < p->devices.size() && i < a.num_of_nodes; ++i) {
-    // GFX9 apertures (kfd_init_apertures_v9): LDS and scratch in the 1st/2nd 2^48 window,
-    // GPUVM covering the 47-bit user address space above the reserved bottom.
-    ProcessDeviceApertures ap{};
-    ap.lds_base = 1ull << 48;
-    ap.lds_limit = (ap.lds_base & 0xFFFFFFFF00000000ull) | 0xFFFFFFFFull;
-    ap.scratch_base = 2ull << 48;
-    ap.scratch_limit = (ap.scratch_base & 0xFFFFFFFF00000000ull) | 0xFFFFFFFFull;
-    ap.gpuvm_base = 1ull << 21;
-    ap.gpuvm_limit = (1ull << 47) - 1;
-    ap.gpu_id = p->devices[i].gpu_id;
-    pa.push_back(ap);
-  }
-  a.num_of_nodes = static_cast<uint32_t>(pa.size());
-  store(call, a);
-  if (!env.write_memory(call->caller.pid, a.apertures_ptr, pa.data(),
-                        pa.size() * sizeof(ProcessDeviceApertures)))
-    return Outcome::done(-EFAULT);
-  return Outcome::done(0);
-}
-
-Outcome KfdDevice::State::acquire_vm(const CallPtr& call) {
-  auto a = load<AcquireVmArgs>(call);
-  ProcessPtr p = find_process(call->caller.pid);
-  if (!p || !p->device(a.gpu_id)) return Outcome::done(-EINVAL);
-  auto f = env.acquire_file(call->caller.pid, static_cast<int>(a.drm_fd));
-  if (!f) return Outcome::done(-EINVAL);
-  env.release_file(*f);
-  return Outcome::done(0);
 }
 
 // ---- process lifetime (FACTS §3, §9) -------------------------------------------------------------

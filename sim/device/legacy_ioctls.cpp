@@ -1,0 +1,125 @@
+// The pre-1.13 ioctls libhsakmt issues while it opens the device (hsaKmtOpenKFD): process
+// apertures, ACQUIRE_VM, SET_MEMORY_POLICY and SET_XNACK_MODE. Their layouts are in Debian's own
+// <linux/kfd_ioctl.h> (KFD 1.11), so this file uses that header rather than repeating them.
+#include <linux/kfd_ioctl.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "device_state.h"
+
+namespace gpreempt::sim {
+
+using detail::CallPtr;
+using detail::Outcome;
+using detail::ProcessPtr;
+
+namespace {
+
+constexpr uint32_t kNrSetMemoryPolicy = 0x04;
+constexpr uint32_t kNrGetProcessAperturesNew = 0x14;
+constexpr uint32_t kNrAcquireVm = 0x15;
+constexpr uint32_t kNrSetXnackMode = 0x21;
+
+template <class T>
+T load(const CallPtr& c) {
+  T v;
+  std::memcpy(&v, c->kbuf.data(), sizeof(T));
+  return v;
+}
+template <class T>
+void store(const CallPtr& c, const T& v) {
+  std::memcpy(c->kbuf.data(), &v, sizeof(T));
+}
+
+}  // namespace
+
+std::optional<detail::IoctlTableEntry> detail::legacy_ioctl_entry(uint32_t nr) {
+  switch (nr) {
+    case kNrSetMemoryPolicy: return IoctlTableEntry{sizeof(kfd_ioctl_set_memory_policy_args), true, false};
+    case kNrGetProcessAperturesNew:
+      return IoctlTableEntry{sizeof(kfd_ioctl_get_process_apertures_new_args), true, true};
+    case kNrAcquireVm: return IoctlTableEntry{sizeof(kfd_ioctl_acquire_vm_args), true, false};
+    case kNrSetXnackMode: return IoctlTableEntry{sizeof(kfd_ioctl_set_xnack_mode_args), true, true};
+    default: return std::nullopt;
+  }
+}
+
+detail::Apertures detail::gfx9_apertures() {
+  // kfd_init_apertures_v9(): LDS and scratch in the 1st and 2nd 2^48 window (4 GiB each), GPUVM
+  // from the reserved bottom (2 MiB) to the top of the 47-bit user address space.
+  Apertures a;
+  a.lds_base = 1ull << 48;
+  a.lds_limit = a.lds_base | 0xFFFFFFFFull;
+  a.scratch_base = 2ull << 48;
+  a.scratch_limit = a.scratch_base | 0xFFFFFFFFull;
+  a.gpuvm_base = 1ull << 21;
+  a.gpuvm_limit = (1ull << 47) - 1;
+  return a;
+}
+
+Outcome KfdDevice::State::legacy_ioctl(const CallPtr& call) {
+  ProcessPtr p = find_process(call->caller.pid);
+  if (!p) return Outcome::done(-EINVAL);
+  switch (call->nr) {
+    case kNrGetProcessAperturesNew: {
+      auto a = load<kfd_ioctl_get_process_apertures_new_args>(call);
+      if (a.num_of_nodes == 0) {  // a count query
+        a.num_of_nodes = static_cast<uint32_t>(p->devices.size());
+        store(call, a);
+        return Outcome::done(0);
+      }
+      std::vector<kfd_process_device_apertures> pa;
+      const auto ap = detail::gfx9_apertures();
+      for (std::size_t i = 0; i < p->devices.size() && i < a.num_of_nodes; ++i) {
+        kfd_process_device_apertures d{};
+        d.lds_base = ap.lds_base;
+        d.lds_limit = ap.lds_limit;
+        d.scratch_base = ap.scratch_base;
+        d.scratch_limit = ap.scratch_limit;
+        d.gpuvm_base = ap.gpuvm_base;
+        d.gpuvm_limit = ap.gpuvm_limit;
+        d.gpu_id = p->devices[i].gpu_id;
+        pa.push_back(d);
+      }
+      a.num_of_nodes = static_cast<uint32_t>(pa.size());
+      store(call, a);
+      if (!env.write_memory(call->caller.pid, a.kfd_process_device_apertures_ptr, pa.data(),
+                            pa.size() * sizeof(kfd_process_device_apertures)))
+        return Outcome::done(-EFAULT);
+      return Outcome::done(0);
+    }
+    case kNrAcquireVm: {
+      auto a = load<kfd_ioctl_acquire_vm_args>(call);
+      if (!p->device(a.gpu_id)) return Outcome::done(-EINVAL);
+      // fget(drm_fd): the render node file must exist in the caller's fd table.
+      auto f = env.acquire_file(call->caller.pid, static_cast<int>(a.drm_fd));
+      if (!f) return Outcome::done(-EINVAL);
+      env.release_file(*f);
+      return Outcome::done(0);
+    }
+    case kNrSetMemoryPolicy: {
+      auto a = load<kfd_ioctl_set_memory_policy_args>(call);
+      auto valid = [](uint32_t policy) {
+        return policy == KFD_IOC_CACHE_POLICY_COHERENT || policy == KFD_IOC_CACHE_POLICY_NONCOHERENT;
+      };
+      if (!valid(a.default_policy) || !valid(a.alternate_policy)) return Outcome::done(-EINVAL);
+      if (!p->device(a.gpu_id)) return Outcome::done(-EINVAL);
+      return Outcome::done(0);
+    }
+    case kNrSetXnackMode: {
+      auto a = load<kfd_ioctl_set_xnack_mode_args>(call);
+      if (a.xnack_enabled >= 0) {
+        if (!p->queues.empty()) return Outcome::done(-EBUSY);
+        p->xnack_enabled = a.xnack_enabled != 0;  // every simulated GPU supports XNACK
+      } else {
+        a.xnack_enabled = p->xnack_enabled ? 1 : 0;
+        store(call, a);
+      }
+      return Outcome::done(0);
+    }
+  }
+  return Outcome::done(-ENOTTY);
+}
+
+}  // namespace gpreempt::sim
