@@ -111,6 +111,22 @@ std::vector<KfdDevice::State::Step> KfdDevice::State::deactivate_steps(const Pro
   return steps;
 }
 
+void KfdDevice::State::write_wave_state_headers(const Process& p) {
+  // copy_context_work_handler(): after a suspend, every compute queue's context-save-area header
+  // gets the used control-stack and wave-state sizes read back from its MQD. The device does not
+  // see waves (the GPU model owns them), so it reports the MQD as the driver built it: nothing
+  // used, both offsets at the end of the control stack.
+  for (const auto& q : p.queues) {
+    if (!q.is_compute() || !q.ctx_save_addr) continue;
+    kfd_context_save_area_header h{};
+    h.wave_state.control_stack_offset = q.ctl_stack_size;
+    h.wave_state.control_stack_size = 0;
+    h.wave_state.wave_state_offset = q.ctl_stack_size;
+    h.wave_state.wave_state_size = 0;
+    env.write_memory(p.pid, q.ctx_save_addr, &h.wave_state, sizeof(h.wave_state));
+  }
+}
+
 void KfdDevice::State::finish_disable(Process& p) {
   if (p.event_file) env.release_file(*p.event_file);
   p.event_file.reset();
@@ -358,7 +374,8 @@ Outcome KfdDevice::State::dbg_trap(const CallPtr& call) {
         steps.push_back(std::move(st));
       }
       return run_locked(t, call, std::move(steps),
-                        [this, c, s, shared_ids, total]() -> std::optional<long> {
+                        [this, t, c, s, shared_ids, total]() -> std::optional<long> {
+                          if (*total > 0) write_wave_state_headers(*t);
                           // The copy back failing is only logged by the kernel.
                           if (!shared_ids->empty())
                             env.write_memory(c.pid, s.queue_array_ptr, shared_ids->data(),

@@ -224,6 +224,7 @@ struct KfdDevice::State {
   std::vector<Step> activate_steps(const detail::ProcessPtr& p);
   // kfd_dbg_trap_disable minus the runlist work (done by deactivate_steps beforehand).
   void finish_disable(detail::Process& p);
+  void write_wave_state_headers(const detail::Process& p);
   // Debug session teardown when the debugger's address space is gone (FACTS §9).
   void debugger_exited(int debugger_pid);
 

@@ -114,6 +114,10 @@ struct DeviceOptions {
   int sched_policy = 0;
 };
 
+// Thread safety: every member may be called from any thread (an internal recursive mutex
+// serialises them). `on_complete` runs with that mutex held, on the thread that finished the call:
+// the one calling Hws's `done`, or the one whose ioctl released it (SEND_RUNTIME_EVENT, RESUME).
+// It may call back into the device from there.
 class KfdDevice {
  public:
   KfdDevice(const DeviceProfile& profile, DeviceOptions options, HostEnv& env,

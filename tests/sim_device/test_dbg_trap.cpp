@@ -795,3 +795,34 @@ TEST(SimDeviceLifetime, Facts9_EalreadyStillRecordsCallerAsDebugger) {
 
 }  // namespace
 }  // namespace gpreempt::sim::testing
+
+namespace gpreempt::sim::testing {
+namespace {
+
+TEST(SimDeviceSuspend, Facts8_4_SuspendWritesWaveStateIntoContextSaveHeader) {
+  Rig r;
+  r.spawn(kTarget);
+  r.spawn(kDebugger);
+  ASSERT_EQ(r.runtime_enable(kTarget), 0);
+  auto a = r.aql_queue(kTarget);
+  r.host.put<uint64_t>(kTarget, a.ctx_save_restore_address, ~0ull);
+  r.host.put<uint64_t>(kTarget, a.ctx_save_restore_address + 8, ~0ull);
+  r.host.put<uint64_t>(kTarget, a.ctx_save_restore_address + 16, 0x1234);  // debug_offset/size
+  ASSERT_EQ(r.create(kTarget, a), 0);
+  r.attach(kDebugger, kTarget);
+  r.snapshot(kDebugger, kTarget);
+  std::vector<uint32_t> ids{77};  // nothing suspended: the headers stay untouched
+  EXPECT_EQ(r.suspend(kDebugger, kTarget, ids), 0);
+  EXPECT_EQ(r.host.get<uint64_t>(kTarget, a.ctx_save_restore_address), ~0ull);
+  ids = {a.queue_id};
+  ASSERT_EQ(r.suspend(kDebugger, kTarget, ids), 1);
+  auto h = r.host.get<kfd_context_save_area_header>(kTarget, a.ctx_save_restore_address);
+  EXPECT_EQ(h.wave_state.control_stack_offset, a.ctl_stack_size);
+  EXPECT_EQ(h.wave_state.control_stack_size, 0u);
+  EXPECT_EQ(h.wave_state.wave_state_offset, a.ctl_stack_size);
+  EXPECT_EQ(h.wave_state.wave_state_size, 0u);
+  EXPECT_EQ(h.debug_offset, 0x1234u) << "only the wave_state part is written";
+}
+
+}  // namespace
+}  // namespace gpreempt::sim::testing
