@@ -23,6 +23,7 @@ constexpr Registrar kCommandGroups[] = {
     gpreempt::cli::register_map_commands,
     gpreempt::cli::register_ps_commands,
     gpreempt::cli::register_log_commands,
+    gpreempt::cli::register_demo_commands,
 };
 
 const char* kFooter =
