@@ -443,3 +443,93 @@ TEST(SimDeviceRender, Facts12_3_RlsNoActiveRunlistThenPackets) {
 
 }  // namespace
 }  // namespace gpreempt::sim::testing
+
+namespace gpreempt::sim::testing {
+namespace {
+
+std::vector<uint32_t> rls_dwords(const std::string& text) {
+  std::vector<uint32_t> ib;
+  for (const auto& l : lines(text)) {
+    if (!l.starts_with("  0")) continue;
+    std::istringstream in(l.substr(12));
+    for (std::string w; in >> w;) ib.push_back(static_cast<uint32_t>(std::stoul(w, nullptr, 16)));
+  }
+  return ib;
+}
+
+TEST(SimDeviceRender, Facts12_3_RlsNewestProcessFirstSdmaEngineSelect) {
+  Rig r;
+  r.spawn(1000);
+  r.new_queue(1000);
+  r.spawn(2000);
+  auto a = r.aql_queue(2000);
+  a.queue_type = KFD_IOC_QUEUE_TYPE_SDMA;
+  ASSERT_EQ(r.create(2000, a), 0);  // engine 0
+  a = r.aql_queue(2000);
+  a.queue_type = KFD_IOC_QUEUE_TYPE_SDMA_XGMI;
+  ASSERT_EQ(r.create(2000, a), 0);  // first XGMI engine = 2: extended engine select
+  auto ib = rls_dwords(r.dev->render_files().at(kRls));
+  ASSERT_EQ(ib.size(), 21u + 2 * 7 + 21 + 7);
+  EXPECT_EQ(ib[1] & 0xffff, 0x8001u) << "the process registered last comes first";
+  const uint32_t xgmi = ib[21 + 1], sdma = ib[21 + 7 + 1];
+  EXPECT_EQ((xgmi >> 2) & 3, 1u) << "extended_engine_sel sdma0..7";
+  EXPECT_EQ((xgmi >> 26) & 7, 2u);
+  EXPECT_EQ((sdma >> 2) & 3, 0u);
+  EXPECT_EQ((sdma >> 26) & 7, 2u) << "engine_sel sdma0";
+  EXPECT_EQ(ib[35 + 1] & 0xffff, 0x8000u);
+  const uint32_t compute = ib[35 + 21 + 1];
+  EXPECT_EQ((compute >> 26) & 7, 0u) << "compute";
+  EXPECT_EQ((compute >> 4) & 3, 1u) << "HWS chooses the slot";
+}
+
+TEST(SimDeviceRender, Facts12_3_OversubscribedRunlistChains) {
+  Rig r;
+  r.spawn(kPid);
+  for (uint32_t i = 0; i <= r.profile_.num_cp_queues; ++i) r.new_queue(kPid);
+  auto ib = rls_dwords(r.dev->render_files().at(kRls));
+  ASSERT_EQ(ib.size(), 21u + (r.profile_.num_cp_queues + 1) * 7 + 4);
+  const std::size_t tail = ib.size() - 4;
+  EXPECT_EQ(ib[tail], 0xC002A500u) << "RUN_LIST";
+  EXPECT_EQ(ib[tail + 3] & 0xfffff, ib.size()) << "chained IB size in dwords";
+  EXPECT_EQ((ib[tail + 3] >> 20) & 1, 1u) << "chain";
+  // Only the CP slots are resident in hqds: 24 per XCC.
+  std::size_t active = 0;
+  const auto l = lines(r.dev->render_files().at(kHqds));
+  for (std::size_t i = 0; i + 1 < l.size(); ++i)
+    if (l[i].find(",  CP Pipe ") != std::string::npos && l[i + 1].substr(32, 8) == "00000001") ++active;
+  EXPECT_EQ(active, r.profile_.num_cp_queues * 4);
+}
+
+TEST(SimDeviceRender, Facts12_2_VmidPerProcessInRunlistOrder) {
+  Rig r;
+  r.spawn(1000);
+  r.new_queue(1000);
+  r.spawn(2000);
+  r.new_queue(2000);
+  const auto l = lines(r.dev->render_files().at(kHqds));
+  // P0Q2 holds the newest process (2000, first VMID), P1Q2 the older one.
+  auto vmid_of = [&](const std::string& header) {
+    for (std::size_t i = 0; i + 1 < l.size(); ++i)
+      if (l[i] == header) return l[i + 1].substr(41, 8);
+    return std::string("missing");
+  };
+  EXPECT_EQ(vmid_of(" Inst 0,  CP Pipe 0, Queue 2"), "00000303");
+  EXPECT_EQ(vmid_of(" Inst 0,  CP Pipe 1, Queue 2"), "00000404");
+  EXPECT_EQ(vmid_of(" Inst 0,  CP Pipe 2, Queue 2"), "00000000");
+}
+
+TEST(SimDeviceRender, Mi210SingleXccShapes) {
+  Rig r({}, "mi210");
+  r.spawn(kPid);
+  r.new_queue(kPid);
+  auto f = r.dev->render_files();
+  auto m = lines(f.at(kMqds));
+  EXPECT_EQ(m.size(), 1u + 1 + 64);
+  auto h = lines(f.at(kHqds));
+  EXPECT_EQ(h[0], "Node 1, gpu_id 6699:");
+  EXPECT_EQ(h[2].substr(0, 14), "    0000fea4: ");
+  EXPECT_EQ(f.at("sys/class/kfd/kfd/topology/nodes/1/name"), "aldebaran\n");
+}
+
+}  // namespace
+}  // namespace gpreempt::sim::testing
