@@ -154,6 +154,13 @@ struct LogAnalyzer::Impl {
   }
 
   void split_glued(std::string_view text, std::size_t line_no) {
+    // ROCm colours only the message; a record whose prefix itself is coloured fails to parse and
+    // is retried here without the escapes.
+    detail::LogRecord rec;
+    if (!text.empty() && text[0] != '\x1b' && detail::parse_record(text, rec)) {
+      const std::size_t off = static_cast<std::size_t>(rec.message.data() - text.data());
+      if (!std::memchr(text.data() + off, '\x1b', text.size() - off)) return record(text, line_no, &rec);
+    }
     if (std::memchr(text.data(), '\x1b', text.size())) text = strip_ansi(text);
     record(text, line_no);
   }
@@ -201,11 +208,15 @@ struct LogAnalyzer::Impl {
   }
 
   // --- one logical record ---------------------------------------------------------------------
-  void record(std::string_view s, std::size_t line_no) {
+  // `parsed`: the caller already parsed `s` (untrimmed start is the record start).
+  void record(std::string_view s, std::size_t line_no, const detail::LogRecord* parsed = nullptr) {
     s = trim(s);
     if (s.empty()) return;
     detail::LogRecord rec;
-    if (!detail::parse_record(s, rec)) {
+    if (parsed) {
+      rec = *parsed;
+      rec.message = trim(rec.message);
+    } else if (!detail::parse_record(s, rec)) {
       // Not a record: maybe one glued in later on the line (the paste's first row was other text).
       const std::size_t g = next_glued(s, 1);
       ++sum.records;

@@ -26,9 +26,15 @@ bool parse_record(std::string_view s, LogRecord& r) {
   const char* p = s.data();
   const std::size_t n = s.size();
   // file, up to the next ':'
-  const void* colon = std::memchr(p + 3, ':', n - 3);
-  if (!colon) return false;
-  std::size_t i = static_cast<std::size_t>(static_cast<const char*>(colon) - p);
+  // ROCclr pads the file name to 25 columns ("%-25s"): the colon is at 28 unless the name is longer.
+  std::size_t i;
+  if (n > 28 && p[28] == ':' && p[27] == ' ') {
+    i = 28;
+  } else {
+    const void* colon = std::memchr(p + 3, ':', n - 3);
+    if (!colon) return false;
+    i = static_cast<std::size_t>(static_cast<const char*>(colon) - p);
+  }
   r.file = std::string_view(p + 3, i - 3);
   // source line number: blanks, digits, blanks, ':'
   ++i;
