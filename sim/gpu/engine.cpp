@@ -594,6 +594,7 @@ struct GpuEngine::Impl {
       fill_counts(u.rec);
     }
     u.rec.result = result;
+    ++self.counters_.runlist_completed;
     self.records_.push_back(u.rec);
     while (self.records_.size() > opt.max_records) self.records_.pop_front();
     if (u.done) u.done(result);

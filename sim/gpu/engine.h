@@ -55,7 +55,8 @@ struct EngineCounters {
   uint64_t kernels_completed = 0;
   uint64_t barriers_completed = 0;
   uint64_t workgroups_completed = 0;
-  uint64_t runlist_updates = 0;
+  uint64_t runlist_updates = 0;    // started
+  uint64_t runlist_completed = 0;  // finished (recorded)
   uint64_t suspends = 0;
   uint64_t resumes = 0;
   uint64_t quantum_rotations = 0;

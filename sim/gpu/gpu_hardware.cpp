@@ -20,7 +20,8 @@ using daemon::Clock;
 // How often the CP looks at the write pointers of its queues (CP_HQD_PQ_WPTR_POLL): a dispatch
 // is noticed at most this late. The doorbell pages need no reading: the write pointer says it all.
 constexpr std::chrono::microseconds kPollPeriod{250};
-// The stats file is rewritten at most this often (always right after a runlist update).
+// The stats file is rewritten at most this often, and whenever a runlist update finishes (before
+// the device completes the ioctl that asked for it).
 constexpr std::chrono::milliseconds kStatsPeriod{200};
 
 class GpuHardware final : public daemon::Hardware {
@@ -28,7 +29,9 @@ class GpuHardware final : public daemon::Hardware {
   GpuHardware(GpuModelOptions options, std::string stats_path)
       : model_(std::make_shared<GpuModel>(std::move(options), memory_)),
         stats_path_(std::move(stats_path)),
-        epoch_(Clock::now()) {}
+        epoch_(Clock::now()) {
+    model_->set_runlist_observer([this] { write_stats(Clock::now(), true); });
+  }
 
   std::shared_ptr<Hws> hws() override { return model_; }
 
@@ -56,11 +59,11 @@ class GpuHardware final : public daemon::Hardware {
   }
 
  private:
-  void write_stats(Clock::time_point now) {
+  void write_stats(Clock::time_point now, bool force = false) {
     if (stats_path_.empty()) return;
     uint64_t updates = 0;
-    for (uint32_t id : model_->gpu_ids()) updates += model_->engine(id).counters().runlist_updates;
-    if (updates == written_updates_ && now - last_stats_ < kStatsPeriod) return;
+    for (uint32_t id : model_->gpu_ids()) updates += model_->engine(id).counters().runlist_completed;
+    if (!force && updates == written_updates_ && now - last_stats_ < kStatsPeriod) return;
     written_updates_ = updates;
     last_stats_ = now;
     const std::string tmp = stats_path_ + ".tmp";

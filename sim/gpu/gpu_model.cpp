@@ -77,7 +77,10 @@ void GpuModel::execute_runlist(uint32_t gpu_id, uint32_t grace_period,
   std::vector<QueueKey> keys;
   for (const auto& v : runnable)
     if (is_compute(v.uapi_type) && v.gpu_id == gpu_id) keys.push_back({v.pid, v.queue_id});
-  engine(gpu_id).execute_runlist(grace_period, keys, std::move(done));
+  engine(gpu_id).execute_runlist(grace_period, keys, [this, done = std::move(done)](int r) {
+    if (runlist_observer_) runlist_observer_();
+    if (done) done(r);
+  });
 }
 
 void GpuModel::fail_queue(CpQueue& q, std::string why) {
@@ -248,6 +251,7 @@ nlohmann::json GpuModel::stats_json() const {
                      {"barriers_completed", c.barriers_completed},
                      {"workgroups_completed", c.workgroups_completed},
                      {"runlist_updates", c.runlist_updates},
+                     {"runlist_completed", c.runlist_completed},
                      {"suspends", c.suspends},
                      {"resumes", c.resumes},
                      {"quantum_rotations", c.quantum_rotations},

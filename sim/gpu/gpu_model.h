@@ -68,6 +68,9 @@ class GpuModel final : public Hws {
   // {"now_ns", "profile", "gpus":[{gpu_id, counters, runlist:[records]}], "queues":[...]}
   nlohmann::json stats_json() const;
   const GpuModelOptions& options() const { return options_; }
+  // Called after a runlist update is recorded and before the device hears `done`, so whoever
+  // publishes the records (the stats file) is never behind the ioctl's caller.
+  void set_runlist_observer(std::function<void()> f) { runlist_observer_ = std::move(f); }
 
  private:
   struct CpQueue;
@@ -81,6 +84,7 @@ class GpuModel final : public Hws {
   SimTime now_ = 0;
   std::map<uint32_t, std::unique_ptr<GpuEngine>> engines_;
   std::map<QueueKey, std::unique_ptr<CpQueue>> queues_;
+  std::function<void()> runlist_observer_;
 };
 
 }  // namespace gpreempt::sim::gpu

@@ -1,0 +1,185 @@
+// simrt, gpreempt-workload and the GPU model end to end: real processes under the shim on a
+// private kfdsimd with the "gpu" hardware model; faults observed by a real debugger client.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "../sim_transport/machine_fixture.h"
+#include "sim/gpu/profile.h"
+#include "support/fixtures.h"
+
+namespace gpreempt::testing {
+namespace {
+
+std::map<std::string, std::string> gpu_env(std::map<std::string, std::string> extra = {}) {
+  extra["KFDSIM_HARDWARE"] = "gpu";
+  return extra;
+}
+
+std::map<std::string, std::string> read_kv(Child& c) {
+  std::map<std::string, std::string> kv;
+  while (auto l = c.line()) {
+    const auto sp = l->find(' ');
+    kv[l->substr(0, sp)] = sp == std::string::npos ? "" : l->substr(sp + 1);
+    if (*l == "ok" || l->rfind("error", 0) == 0) break;
+  }
+  return kv;
+}
+
+nlohmann::json run_json(Machine& m, const std::vector<std::string>& argv) {
+  auto c = m.spawn(argv);
+  const int status = c->finish();
+  const std::string out = c->rest();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status << "\n" << out;
+  return nlohmann::json::parse(out);
+}
+
+std::map<std::string, std::string> faults(const char* plan, const char* timeout_ms = nullptr) {
+  std::map<std::string, std::string> e{{"GPREEMPT_SIM_FAULTS", plan}};
+  if (timeout_ms) e["GPREEMPT_SIM_PREEMPT_TIMEOUT_MS"] = timeout_ms;
+  return e;
+}
+
+std::string workload() { return build_path("bin/gpreempt-workload").string(); }
+
+TEST(SimrtE2E, CApiDispatchesBarriersSignalsAndWrapsTheRing) {
+  Machine m(gpu_env());
+  auto c = m.spawn({build_path("bin/simrt_smoke").string()});
+  auto kv = read_kv(*c);
+  ASSERT_TRUE(kv.count("ok")) << (kv.count("error") ? kv["error"] : "no output");
+  EXPECT_EQ(kv["version"], "1.22");
+  EXPECT_EQ(kv["queues"], "0 1");
+  EXPECT_EQ(kv["barrier_order"], "1");
+  EXPECT_EQ(kv["barrier_signal"], "0");
+  EXPECT_EQ(kv["in_order"], "1");
+  EXPECT_EQ(kv["countdown"], "0");
+  EXPECT_EQ(kv["ring_wrapped"], "1");
+  EXPECT_EQ(kv["timeout_rc"], "-110");  // -ETIMEDOUT
+  const int status = c->finish();
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+TEST(SimrtE2E, OnlineWorkloadReportsLatencyJson) {
+  Machine m(gpu_env());
+  auto j = run_json(m, {workload(), "online", "--preset", "cnn", "--duration", "0.6", "--rate",
+                        "20", "--arrival", "fixed", "--json"});
+  EXPECT_EQ(j["mode"], "online");
+  EXPECT_EQ(j["requests_sent"], 11);  // arrivals at 50, 100, ... 550 ms
+  EXPECT_EQ(j["requests_completed"], j["requests_sent"]);
+  const auto& l = j["latency_ms"];
+  EXPECT_EQ(l["count"], 11);
+  for (const char* k : {"mean", "std", "p50", "p95", "p99", "max"}) ASSERT_TRUE(l.contains(k)) << k;
+  // 18 kernels, two of them 2-round 40 us convolutions each: never faster than the model allows.
+  EXPECT_GT(l["p50"].get<double>(), 0.5);
+  EXPECT_LE(l["p50"].get<double>(), l["p99"].get<double>());
+}
+
+TEST(SimrtE2E, OfflineWorkloadReportsIterations) {
+  Machine m(gpu_env());
+  auto j = run_json(m, {workload(), "offline", "--preset", "gemm2048", "--duration", "0.5", "--json"});
+  EXPECT_EQ(j["mode"], "offline");
+  EXPECT_GT(j["iterations"].get<int>(), 0);
+  EXPECT_GT(j["iterations_per_s"].get<double>(), 0);
+  EXPECT_EQ(j["kernels"], j["iterations"]);  // every dispatched GEMM completed
+}
+
+// A GEMM loop as the target, a kfd_probe as its debugger (real ptrace, real DBG_TRAP ioctls).
+struct Preempted {
+  Machine m;
+  std::unique_ptr<Child> target, debugger;
+  std::string pid;
+  explicit Preempted(std::map<std::string, std::string> env) : m(gpu_env(std::move(env))) {
+    target = m.spawn({workload(), "offline", "--preset", "gemm2048", "--duration", "60"});
+    pid = std::to_string(target->pid());
+    const bool up = m.wait_queues([&](const nlohmann::json& q) {
+      for (const auto& e : q)
+        if (e["pid"] == target->pid()) return true;
+      return false;
+    });
+    EXPECT_TRUE(up) << "the workload never created its queue";
+    debugger = m.probe();
+    debugger->call("open");
+    EXPECT_EQ(debugger->call("seize " + pid), "0 0");
+    EXPECT_EQ(debugger->call("enable " + pid), "0 0 1 16");
+    EXPECT_EQ(debugger->call("snapshot " + pid).substr(0, 5), "0 0 1");
+  }
+  ~Preempted() {
+    if (target) target->kill(SIGKILL);
+  }
+  nlohmann::json last_record() const {
+    auto j = nlohmann::json::parse(read_file(m.dir() / "gpu-stats.json"));
+    return j["gpus"][0]["runlist"].back();
+  }
+};
+
+TEST(SimrtE2E, PreemptionTimeoutSetsBit30) {
+  Preempted p(faults("timeout@1", "200"));
+  EXPECT_EQ(p.debugger->call("suspend " + p.pid + " 0"), "0 0 0x40000000 ");
+  const auto r = p.last_record();
+  EXPECT_EQ(r["kind"], "suspend");
+  EXPECT_EQ(r["fault"], "timeout");
+  EXPECT_EQ(r["result"], -ETIME);
+  EXPECT_EQ(r["stop_latency_ns"], 200'000'000);
+  // The next suspend is healthy.
+  EXPECT_EQ(p.debugger->call("resume " + p.pid + " 0"), "1 0 0x0 ");
+  EXPECT_EQ(p.debugger->call("suspend " + p.pid + " 0"), "1 0 0x0 ");
+  EXPECT_EQ(p.last_record()["result"], 0);
+  EXPECT_EQ(p.debugger->call("resume " + p.pid + " 0"), "1 0 0x0 ");
+}
+
+TEST(SimrtE2E, ResetInProgressEioSetsBit30AtOnce) {
+  Preempted p(faults("eio@1"));
+  EXPECT_EQ(p.debugger->call("suspend " + p.pid + " 0"), "0 0 0x40000000 ");
+  const auto r = p.last_record();
+  EXPECT_EQ(r["fault"], "eio");
+  EXPECT_EQ(r["result"], -EIO);
+  EXPECT_EQ(r["round_trip_ns"], nullptr);
+}
+
+TEST(SimrtE2E, HangEndsOnlyWithThePreemptionTimeout) {
+  Preempted p(faults("hang@1", "300"));
+  EXPECT_EQ(p.debugger->call("suspend " + p.pid + " 0"), "0 0 0x40000000 ");
+  const auto r = p.last_record();
+  EXPECT_EQ(r["fault"], "hang");
+  EXPECT_EQ(r["result"], -ETIME);
+  EXPECT_EQ(r["stop_latency_ns"], 300'000'000);
+}
+
+TEST(SimrtE2E, SlowCwsrSaveShowsInTheRecordedSaveCost) {
+  Preempted p(faults("slow_save@1x100"));
+  EXPECT_EQ(p.debugger->call("suspend " + p.pid + " 0"), "1 0 0x0 ");
+  const auto r = p.last_record();
+  EXPECT_EQ(r["fault"], "slow_save");
+  EXPECT_EQ(r["result"], 0);
+  const auto waves = r["waves_saved"].get<uint64_t>();
+  ASSERT_GT(waves, 0u) << "the GEMM loop keeps the device busy";
+  const auto prof = sim::gpu::mi308x_profile();
+  EXPECT_EQ(r["save_ns"].get<int64_t>(), static_cast<int64_t>(prof.save_ns(waves) * 100.0));
+  EXPECT_EQ(p.debugger->call("resume " + p.pid + " 0"), "1 0 0x0 ");
+}
+
+TEST(SimrtE2E, TargetKilledDuringAHungSuspendLeavesTheMachineUsable) {
+  Preempted p(faults("hang@1", "1500"));
+  p.debugger->send("bg suspend " + p.pid + " 0");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // Not reaped here: the seized target's exit is reported to its tracer (the probe) first.
+  p.target->kill(SIGKILL);
+  auto answer = p.debugger->line(std::chrono::seconds(20));
+  ASSERT_TRUE(answer) << "the blocked suspend never returned";
+  EXPECT_EQ(answer->rfind("bg ", 0), 0u) << *answer;
+  ASSERT_TRUE(p.m.status());
+  // The same machine still runs work.
+  auto c = p.m.spawn({build_path("bin/simrt_smoke").string()});
+  EXPECT_TRUE(read_kv(*c).count("ok"));
+  c->finish();
+}
+
+}  // namespace
+}  // namespace gpreempt::testing
