@@ -379,11 +379,16 @@ int main(int argc, char** argv) {
   add_machine_options(run);
   run->add_flag("--keep", keep, "keep the machine directory (log, files) afterwards");
   run->add_option("command", command, "the program and its arguments (after --)")->required();
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help is success; every other parse problem is a usage error (exit code 2).
+    return app.exit(e) == 0 ? 0 : 2;
+  }
 
   bool explicit_dir = !dir.empty();
   if (explicit_dir) {
-    paths.dir = protocol::normalize_path(fs::absolute(dir).string());
+    paths.dir = protocol::normalize_dir(fs::absolute(dir).string());
     paths.socket = paths.dir + "/kfdsim.sock";
   }
   try {

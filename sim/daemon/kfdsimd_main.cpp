@@ -37,16 +37,21 @@ int main(int argc, char** argv) {
   app.add_option("--hardware", cfg.machine.hardware, "GPU model behind the KFD (instant)");
   app.add_option("--cpu-nodes", cfg.machine.cpu_nodes, "CPU nodes: host (this host's) or profile (captured)")
       ->check(CLI::IsMember({"host", "profile"}));
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // --help is success; every other parse problem is a usage error (exit code 2).
+    return app.exit(e) == 0 ? 0 : 2;
+  }
   if (!env_error.empty()) {
     std::fprintf(stderr, "kfdsimd: %s\n", env_error.c_str());
     return 2;
   }
   if (!dir.empty()) {
-    cfg.paths.dir = protocol::normalize_path(dir);
+    cfg.paths.dir = protocol::normalize_dir(dir);
     if (socket.empty() && !std::getenv(protocol::kEnvSocket)) cfg.paths.socket = cfg.paths.dir + "/kfdsim.sock";
   }
-  if (!socket.empty()) cfg.paths.socket = protocol::normalize_path(socket);
+  if (!socket.empty()) cfg.paths.socket = protocol::normalize_dir(socket);
 
   int ready = -1;
   if (daemonize) {

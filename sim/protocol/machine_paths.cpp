@@ -4,34 +4,44 @@
 
 namespace gpreempt::sim::protocol {
 
+std::string normalize_dir(std::string_view path) {
+  std::string p = normalize_path(path);
+  if (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p;
+}
+
 MachinePaths machine_paths(const std::function<const char*(const char*)>& getenv, unsigned uid) {
   MachinePaths p;
   const char* dir = getenv(kEnvDir);
   const char* sock = getenv(kEnvSocket);
   if (dir && *dir) {
-    p.dir = normalize_path(dir);
+    p.dir = normalize_dir(dir);
   } else if (sock && *sock) {
-    std::string s = normalize_path(sock);
+    std::string s = normalize_dir(sock);
     auto slash = s.rfind('/');
     p.dir = slash == std::string::npos || slash == 0 ? std::string("/") : s.substr(0, slash);
   } else {
     const char* xdg = getenv("XDG_RUNTIME_DIR");
-    p.dir = (xdg && *xdg) ? normalize_path(std::string(xdg) + "/kfdsim")
+    p.dir = (xdg && *xdg) ? normalize_dir(std::string(xdg) + "/kfdsim")
                           : "/tmp/kfdsim-" + std::to_string(uid);
   }
-  p.socket = (sock && *sock) ? normalize_path(sock) : p.dir + "/kfdsim.sock";
+  p.socket = (sock && *sock) ? normalize_dir(sock) : p.dir + "/kfdsim.sock";
   return p;
 }
 
 std::string normalize_path(std::string_view path) {
   if (path.empty() || path[0] != '/') return std::string(path);
   std::vector<std::string_view> parts;
+  // A final "/", "/." or "/.." makes the kernel resolve the last component as a directory
+  // (following a symlink there): the result keeps a trailing slash to preserve that.
+  bool trailing = path.back() == '/';
   std::size_t i = 0;
   while (i < path.size()) {
     while (i < path.size() && path[i] == '/') ++i;
     std::size_t j = i;
     while (j < path.size() && path[j] != '/') ++j;
     std::string_view part = path.substr(i, j - i);
+    if (!part.empty()) trailing = j == path.size() ? (part == "." || part == "..") : trailing;
     if (part.empty() || part == ".") {
     } else if (part == "..") {
       if (!parts.empty()) parts.pop_back();
@@ -45,7 +55,9 @@ std::string normalize_path(std::string_view path) {
     out += '/';
     out += p;
   }
-  return out.empty() ? "/" : out;
+  if (out.empty()) return "/";
+  if (trailing) out += '/';
+  return out;
 }
 
 namespace {

@@ -30,8 +30,12 @@ inline constexpr const char* kEnvDaemon = "KFDSIM_DAEMON";  // path of kfdsimd (
 MachinePaths machine_paths(const std::function<const char*(const char*)>& getenv, unsigned uid);
 
 // Lexical normalisation of an absolute path: collapses "//", "." and ".." (no symlinks followed,
-// as the kernel would for these synthetic trees). Relative paths come back unchanged.
+// as the kernel would for these synthetic trees) and keeps one trailing slash (it makes the kernel
+// follow a final symlink). Relative paths come back unchanged.
 std::string normalize_path(std::string_view path);
+
+// normalize_path without the trailing slash: for directory and socket names used as prefixes.
+std::string normalize_dir(std::string_view path);
 
 enum class GuestPathKind {
   kNone,     // not ours: pass through untouched

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/uio.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -462,6 +463,16 @@ SHIM_EXPORT int fstatat64(int dirfd, const char* path, struct stat64* st, int fl
   return fstatat(dirfd, path, reinterpret_cast<struct stat*>(st), flags);
 }
 SHIM_EXPORT int statx(int dirfd, const char* path, int flags, unsigned mask, struct statx* st) {
+  if (simulated_render_minor(path)) {
+    int r = REAL(statx)(AT_FDCWD, "/dev/null", flags, mask, st);
+    if (r == 0) {
+      int minor = *render_minor_of_path(path);
+      st->stx_mode = static_cast<uint16_t>(S_IFCHR | 0666);
+      st->stx_rdev_major = 226;
+      st->stx_rdev_minor = static_cast<uint32_t>(minor);
+    }
+    return r;
+  }
   auto g = resolve(path);
   int r = REAL(statx)(dirfd, g.c_str(path), flags, mask, st);
   if (r == 0 && g.kind == GuestPathKind::kKfdNode) as_kfd_node(st);
@@ -504,6 +515,24 @@ SHIM_EXPORT int __fxstatat(int ver, int dirfd, const char* path, struct stat* st
 }
 SHIM_EXPORT int __fxstatat64(int ver, int dirfd, const char* path, struct stat64* st, int flags) {
   return __fxstatat(ver, dirfd, path, reinterpret_cast<struct stat*>(st), flags);
+}
+
+// ---- extended attributes (ls -l asks for security labels and ACLs) ----------------------------
+SHIM_EXPORT ssize_t getxattr(const char* path, const char* name, void* value, size_t size) {
+  auto g = resolve(path);
+  return REAL(getxattr)(g.c_str(path), name, value, size);
+}
+SHIM_EXPORT ssize_t lgetxattr(const char* path, const char* name, void* value, size_t size) {
+  auto g = resolve(path);
+  return REAL(lgetxattr)(g.c_str(path), name, value, size);
+}
+SHIM_EXPORT ssize_t listxattr(const char* path, char* list, size_t size) {
+  auto g = resolve(path);
+  return REAL(listxattr)(g.c_str(path), list, size);
+}
+SHIM_EXPORT ssize_t llistxattr(const char* path, char* list, size_t size) {
+  auto g = resolve(path);
+  return REAL(llistxattr)(g.c_str(path), list, size);
 }
 
 // ---- access, links, directories -----------------------------------------------------------------------

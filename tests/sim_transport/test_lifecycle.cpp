@@ -130,3 +130,11 @@ TEST(Kfdsim, QueuesAndFilesShowTheMachine) {
   auto bad = kfdsim(m, {"files", "/etc/passwd"});
   EXPECT_EQ(WEXITSTATUS(bad->finish()), 2);
 }
+
+TEST(Kfdsim, UsageErrorsExitTwo) {
+  Machine m;
+  EXPECT_EQ(WEXITSTATUS(kfdsim(m, {})->finish()), 2);
+  EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"start", "--profile", "mi999"})->finish()), 2);
+  EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"run", "--gpus", "x", "--", "true"})->finish()), 2);
+  EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"--help"})->finish()), 0);
+}

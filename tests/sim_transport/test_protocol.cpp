@@ -87,7 +87,8 @@ TEST(MachinePaths, FromEnvironment) {
 }
 
 TEST(MachinePaths, Normalize) {
-  EXPECT_EQ(normalize_path("//sys/./class//kfd/../kfd/kfd/"), "/sys/class/kfd/kfd");
+  EXPECT_EQ(normalize_path("//sys/./class//kfd/../kfd/kfd"), "/sys/class/kfd/kfd");
+  EXPECT_EQ(normalize_path("/sys/class/kfd/kfd//"), "/sys/class/kfd/kfd/");
   EXPECT_EQ(normalize_path("/.."), "/");
   EXPECT_EQ(normalize_path("relative/../x"), "relative/../x");
 }

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sys/wait.h>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -205,4 +207,23 @@ TEST(ShimDrm, RenderNodeAnswersLibdrmAmdgpu) {
   ASSERT_TRUE(name);
   EXPECT_EQ(name->rfind("name ", 0), 0u);
   EXPECT_EQ(d->finish(), 0);
+}
+
+TEST(ShimFiles, CoreutilsSeeADeviceAndATree) {
+  // ls -l asks for xattrs and statx, find walks with openat relative to directory fds, stat -c
+  // prints device numbers, readlink -f resolves through the class symlink.
+  Machine m;
+  auto keeper = m.probe();  // keeps the machine up to ask it which render minor GPU 0 has
+  keeper->call("open");
+  ASSERT_EQ((*m.status())["gpus"][0]["drm_render_minor"], 128);
+  auto sh = m.spawn({"/bin/sh", "-c",
+                     "ls -ld /dev/kfd /sys/class/kfd/kfd/ >/dev/null && "
+                     "stat -c '%F %t:%T' /dev/kfd /dev/dri/renderD128 && "
+                     "find /sys/class/kfd/kfd/topology/nodes -name gpu_id | sort | head -1 && "
+                     "readlink -f /sys/class/kfd/kfd/topology"});
+  EXPECT_EQ(sh->line(), "character special file ea:0");
+  EXPECT_EQ(sh->line(), "character special file e2:80");
+  EXPECT_EQ(sh->line(), "/sys/class/kfd/kfd/topology/nodes/0/gpu_id");
+  EXPECT_EQ(sh->line(), "/sys/devices/virtual/kfd/kfd/topology");
+  EXPECT_EQ(WEXITSTATUS(sh->finish()), 0) << "ls exits 1 when an xattr lookup fails";
 }
