@@ -1,6 +1,8 @@
 #include "discovery/mqds.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "discovery/gfx9_mqd_layout.h"
 #include "discovery/text_scan.h"
@@ -81,6 +83,7 @@ class Decoder {
       handle(line);
     }
     close_queue();
+    check_copy_counts();
     if (!text.empty() && !lines.ended_with_newline()) {
       diag_.add(line_, "file ends in the middle of a line (no final newline): output cut short");
       mark_last_incomplete();
@@ -209,6 +212,24 @@ class Decoder {
       out_.complete = false;
     }
     queue_ = nullptr;
+  }
+
+  // Every compute queue of a GPU has one MQD per XCC. A dump cut exactly between two copies
+  // looks well-formed, but shows up as a queue with fewer copies than its siblings.
+  void check_copy_counts() {
+    std::map<std::uint32_t, std::size_t> most;
+    for (const auto& p : out_.processes)
+      for (const auto& q : p.queues)
+        if (q.type == "compute") most[q.gpu_id] = std::max(most[q.gpu_id], q.xcc_copies.size());
+    for (auto& p : out_.processes)
+      for (auto& q : p.queues) {
+        if (q.type != "compute" || q.xcc_copies.empty() || q.xcc_copies.size() == most[q.gpu_id]) continue;
+        diag_.add(q.line, "the compute queue on device " + q.gpu_id_hex + " has " +
+                              std::to_string(q.xcc_copies.size()) + " MQD copies, other compute queues on it have " +
+                              std::to_string(most[q.gpu_id]) + " (one per XCC): dump cut short");
+        q.complete = false;
+        out_.complete = false;
+      }
   }
 
   void mark_last_incomplete() {

@@ -33,6 +33,24 @@ TEST(DecoderRobustness, EveryCutOfTheMqdsCaptureIsIncompleteUnlessAtAQueueEnd) {
   EXPECT_TRUE(decode_mqds(text, "whole").complete);
 }
 
+TEST(DecoderRobustness, CutBetweenTwoXccCopiesIsCaughtBySiblingQueues) {
+  GPREEMPT_REQUIRE_SHARED();
+  const std::string text = gt::read_file(gt::shared_dir() / "realdata/debugfs/03_mi308x_rocm702_mqds.txt");
+  // Line 1 process, line 2 queue, 256 rows per queue: cut the third queue after its 2nd copy.
+  std::size_t pos = 0;
+  const int keep = 1 + 2 * 257 + 1 + 2 * 64;
+  for (int i = 0; i < keep; ++i) pos = text.find('\n', pos) + 1;
+  auto m = decode_mqds(text.substr(0, pos), "cut");
+  EXPECT_FALSE(m.complete);
+  ASSERT_EQ(m.processes[0].queues.size(), 3u);
+  EXPECT_EQ(m.processes[0].queues[2].xcc_copies.size(), 2u);
+  EXPECT_FALSE(m.processes[0].queues[2].complete);
+  EXPECT_TRUE(m.processes[0].queues[1].complete);
+  ASSERT_EQ(m.diagnostics.size(), 1u);
+  EXPECT_EQ(m.diagnostics[0].line, 516u);
+  EXPECT_NE(m.diagnostics[0].message.find("has 2 MQD copies"), std::string::npos);
+}
+
 TEST(DecoderRobustness, CutsOfTheHqdsCaptureInsideASlotAreIncomplete) {
   GPREEMPT_REQUIRE_SHARED();
   const std::string text = capture("02_mi308x_rocm702_hqds_baseline_node2.txt");
