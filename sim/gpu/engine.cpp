@@ -20,6 +20,7 @@ enum class EvKind : uint8_t {
   kFailTimeout,   // a = update seq: a timeout/hang fault ends with -ETIME
   kQuantum,       // a = quantum generation
   kWake,          // dispatch again (a queue's restore finished)
+  kDispatch,      // a = XCC: hand out the slots freed by every cohort that ended at this instant
 };
 
 struct Event {
@@ -90,6 +91,7 @@ struct Xcc {
   uint64_t free_waves = 0;
   uint64_t free_wgs = 0;
   uint64_t rr = 0;
+  bool dispatch_pending = false;
 };
 
 struct Update {
@@ -370,7 +372,12 @@ struct GpuEngine::Impl {
       if (k->second.outstanding == 0) finish_kernel(c.kernel);
     }
     if (phase == Phase::kDraining && cohorts.empty()) begin_save();
-    dispatch(c.xcc);
+    // Slots freed at one instant are handed out together, after every cohort ending now: one
+    // cohort per contender instead of one per freed cohort (which would fragment without end).
+    if (!xc.dispatch_pending) {
+      xc.dispatch_pending = true;
+      schedule(now(), EvKind::kDispatch, c.xcc);
+    }
   }
 
   // Move live cohorts of the selected queues into their kernels' save lists; returns waves.
@@ -660,6 +667,10 @@ struct GpuEngine::Impl {
       case EvKind::kFailTimeout: on_fail_timeout(e.a); break;
       case EvKind::kQuantum: on_quantum(e.a); break;
       case EvKind::kWake: resume_everything(); break;
+      case EvKind::kDispatch:
+        xccs[e.a].dispatch_pending = false;
+        dispatch(static_cast<uint32_t>(e.a));
+        break;
     }
   }
 };
