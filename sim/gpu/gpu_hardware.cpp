@@ -35,10 +35,8 @@ class GpuHardware final : public daemon::Hardware {
 
   std::shared_ptr<Hws> hws() override { return model_; }
 
-  void doorbell_mapped(int pid, uint32_t gpu_id, volatile void*, std::size_t) override {
-    doorbells_[{pid, gpu_id}] = true;
-  }
-  void doorbell_unmapped(int pid, uint32_t gpu_id) override { doorbells_.erase({pid, gpu_id}); }
+  // doorbell_mapped/unmapped keep the base class's no-ops: the CP polls the write pointers, which
+  // carry everything a doorbell write announces.
 
   std::optional<Clock::time_point> next_tick() override {
     std::optional<Clock::time_point> t;
@@ -82,7 +80,6 @@ class GpuHardware final : public daemon::Hardware {
   Clock::time_point last_poll_{};
   Clock::time_point last_stats_{};
   uint64_t written_updates_ = ~0ull;
-  std::map<std::pair<int, uint32_t>, bool> doorbells_;
 };
 
 }  // namespace
