@@ -215,4 +215,16 @@ ordered_json to_json(const ProcessInfo& p) {
           {"problems", p.problems}};
 }
 
+ordered_json to_json(const WatchEvent& e) {
+  ordered_json j = {{"event", e.kind}, {"pid", e.pid}, {"container_pid", opt(e.container_pid)}};
+  if (e.queue_id) {
+    j["queue_id"] = *e.queue_id;
+    j["gpu_id"] = gpu_id_hex(e.gpu_id.value_or(0));
+    j["type"] = e.queue_type;
+  } else {
+    j["cmdline"] = e.cmdline;
+  }
+  return j;
+}
+
 }  // namespace gpreempt::discovery

@@ -8,6 +8,7 @@
 #include "discovery/hqds.h"
 #include "discovery/mqds.h"
 #include "discovery/process_discovery.h"
+#include "discovery/process_watch.h"
 #include "discovery/properties.h"
 #include "discovery/queue_map.h"
 #include "discovery/rls.h"
@@ -22,6 +23,7 @@ nlohmann::ordered_json to_json(const HqdsDump& h);
 nlohmann::ordered_json to_json(const RlsDump& r);
 nlohmann::ordered_json to_json(const QueueMap& m);
 nlohmann::ordered_json to_json(const ProcessInfo& p);
+nlohmann::ordered_json to_json(const WatchEvent& e);
 
 std::string gpu_id_hex(std::uint32_t gpu_id);  // "f7bc", as debugfs prints it
 

@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
@@ -127,5 +128,17 @@ TEST(CliInspection, PsOnFakeProcTree) {
   EXPECT_EQ(gt::run_gpreempt("ps --container ffff --host-pid-of 9" + roots).exit_code, 1);
   auto c = gt::run_gpreempt("ps --container-pid-of 321" + roots);
   EXPECT_EQ(c.out, "9\n");
+  // watch: the first look reports what exists, one JSON object per line.
+  auto w = gt::run_gpreempt("watch --json --count 1" + roots);
+  ASSERT_EQ(w.exit_code, 0) << w.err;
+  std::istringstream lines(w.out);
+  std::vector<json> events;
+  for (std::string l; std::getline(lines, l);) events.push_back(json::parse(l));
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0]["event"], "process_started");
+  EXPECT_EQ(events[0]["pid"], 321);
+  EXPECT_EQ(events[1]["event"], "queue_created");
+  EXPECT_EQ(events[1]["queue_id"], 0);
+  EXPECT_EQ(gt::run_gpreempt("watch --interval 0 --count 1" + roots).exit_code, 2);
   fs::remove_all(root);
 }

@@ -7,6 +7,7 @@
 #include "discovery/json.h"
 #include "discovery/proc_parse.h"
 #include "discovery/process_discovery.h"
+#include "discovery/process_watch.h"
 #include "fixtures.h"
 
 using namespace gpreempt::discovery;
@@ -130,4 +131,35 @@ TEST(ProcessDiscovery, RealProcSelf) {
   EXPECT_FALSE(me.cmdline.empty());
   EXPECT_FALSE(me.has_kfd_open);
   EXPECT_EQ(container_pid_of(roots, ::getpid()).value(), me.nspid.back());
+}
+
+TEST(ProcessWatch, DiffReportsStartsExitsAndQueueChanges) {
+  auto proc = [](int pid, std::vector<std::uint32_t> qids) {
+    ProcessInfo p;
+    p.pid = pid;
+    p.cmdline = {"w" + std::to_string(pid)};
+    for (auto id : qids) p.queues.push_back({pid, id, 0xf7bc, "compute", {}, {}, {}, {}, "sysfs"});
+    return p;
+  };
+  std::vector<ProcessInfo> a = {proc(1, {0, 1}), proc(2, {0})};
+  std::vector<ProcessInfo> b = {proc(2, {0, 3}), proc(5, {0})};
+  auto ev = diff_processes(a, b);
+  ASSERT_EQ(ev.size(), 4u);
+  EXPECT_EQ(ev[0].kind, "process_exited");
+  EXPECT_EQ(ev[0].pid, 1);
+  EXPECT_EQ(ev[1].kind, "process_started");
+  EXPECT_EQ(ev[1].pid, 5);
+  EXPECT_EQ(ev[2].kind, "queue_created");
+  EXPECT_EQ(ev[2].pid, 2);
+  EXPECT_EQ(ev[2].queue_id.value(), 3u);
+  EXPECT_EQ(ev[3].kind, "queue_created");
+  EXPECT_EQ(ev[3].pid, 5);
+  auto back = diff_processes(b, a);
+  std::size_t destroyed = 0;
+  for (const auto& e : back) destroyed += e.kind == "queue_destroyed";
+  EXPECT_EQ(destroyed, 1u);  // pid 2's queue 3; pid 5's queue goes with its process
+  EXPECT_TRUE(diff_processes(a, a).empty());
+  auto j = to_json(ev[2]);
+  EXPECT_EQ(j["event"], "queue_created");
+  EXPECT_EQ(j["gpu_id"], "f7bc");
 }

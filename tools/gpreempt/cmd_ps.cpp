@@ -1,11 +1,17 @@
 // `gpreempt ps`: GPU processes (who has /dev/kfd open, who KFD lists in sysfs), their queues,
 // command lines and containers, and container <-> host pid resolution through NSpid.
+#include <unistd.h>
+
+#include <chrono>
+#include <deque>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "cli.h"
 #include "discovery/json.h"
 #include "discovery/process_discovery.h"
+#include "discovery/process_watch.h"
 
 namespace gpreempt::cli {
 
@@ -67,9 +73,86 @@ void run_ps(const Globals& g, const PsOptions& o) {
   std::cout << out.str();
 }
 
+struct WatchOptions {
+  double interval = 1.0;
+  unsigned count = 0;  // snapshots to take; 0 = until interrupted
+  std::optional<std::string> container;
+  discovery::SystemRoots roots;
+};
+
+std::string event_text(const discovery::WatchEvent& e) {
+  std::string s = e.kind + " pid " + std::to_string(e.pid);
+  if (e.container_pid) s += " (container pid " + std::to_string(*e.container_pid) + ")";
+  if (e.queue_id)
+    s += " queue " + std::to_string(*e.queue_id) + " " + e.queue_type + " on gpu " +
+         discovery::gpu_id_hex(e.gpu_id.value_or(0));
+  else if (!e.cmdline.empty())
+    s += ": " + join(e.cmdline, 60);
+  return s;
+}
+
+// Polls /proc and KFD sysfs. --json: one event per line (JSON Lines) as changes happen; on a
+// terminal: a table redrawn every interval with the latest events under it.
+void run_watch(const Globals& g, const WatchOptions& o) {
+  if (o.interval <= 0) throw UsageError("--interval must be > 0 seconds");
+  const bool redraw = !g.json && ::isatty(STDOUT_FILENO);
+  std::vector<discovery::ProcessInfo> prev;
+  std::deque<std::string> recent;
+  for (unsigned n = 0; o.count == 0 || n < o.count; ++n) {
+    if (n > 0) std::this_thread::sleep_for(std::chrono::duration<double>(o.interval));
+    auto now = discovery::gpu_processes(o.roots, o.container);
+    auto events = discovery::diff_processes(prev, now);
+    prev = std::move(now);
+    if (g.json) {
+      for (const auto& e : events) std::cout << discovery::to_json(e).dump() << "\n";
+      std::cout.flush();
+      continue;
+    }
+    for (const auto& e : events) {
+      recent.push_back(event_text(e));
+      if (!redraw) std::cout << recent.back() << "\n";
+    }
+    while (recent.size() > 10) recent.pop_front();
+    if (!redraw) {
+      std::cout.flush();
+      continue;
+    }
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& p : prev) {
+      std::size_t compute = 0;
+      for (const auto& q : p.queues) compute += q.type == "compute";
+      rows.push_back({std::to_string(p.pid), p.container_pid ? std::to_string(*p.container_pid) : "-",
+                      std::to_string(p.queues.size()) + " (" + std::to_string(compute) + " compute)",
+                      join(p.cmdline, 60)});
+    }
+    std::cout << "\x1b[H\x1b[2J" << "gpreempt watch: " << prev.size() << " GPU process(es), every "
+              << o.interval << " s (Ctrl-C to stop)\n\n"
+              << table({"PID", "CONTAINER_PID", "QUEUES", "COMMAND"}, rows) << "\nRecent events:\n";
+    for (const auto& r : recent) std::cout << "  " << r << "\n";
+    std::cout.flush();
+  }
+}
+
 }  // namespace
 
 void register_ps_commands(CLI::App& app, Globals& globals) {
+  {
+    auto w = std::make_shared<WatchOptions>();
+    CLI::App* watch = add_command(
+        app, globals, "watch", "Follow GPU processes and their KFD queues as they come and go",
+        "Polls /proc (who has /dev/kfd open) and /sys/class/kfd/kfd/proc (queues) every --interval.\n"
+        "On a terminal: a table that refreshes. --json: one JSON object per line per event\n"
+        "(process_started, process_exited, queue_created, queue_destroyed); the first look reports\n"
+        "what already exists as started/created.\n"
+        "Examples:\n  gpreempt watch\n  gpreempt watch --json --interval 0.2 | jq -c .\n"
+        "Exit codes: 0 ok (after --count looks, or interrupted), 2 usage.");
+    watch->add_option("--interval", w->interval, "Seconds between looks")->capture_default_str();
+    watch->add_option("--count", w->count, "Stop after this many looks (0 = never)")->capture_default_str();
+    watch->add_option("--container", w->container, "Only processes of this container (id prefix)");
+    watch->add_option("--proc", w->roots.proc, "procfs root")->capture_default_str();
+    watch->add_option("--sysfs", w->roots.kfd_sysfs, "KFD sysfs directory")->capture_default_str();
+    watch->callback([&globals, w] { run_watch(globals, *w); });
+  }
   auto o = std::make_shared<PsOptions>();
   CLI::App* ps = add_command(
       app, globals, "ps", "GPU processes: pids (host and container), queues, command, container",
