@@ -1,10 +1,10 @@
 // AMDKFD_IOC_DBG_TRAP: the common prologue (FACTS §7), every operation (§8), event-file writes
 // (§10) and the debugger-exit rule of §9.
+#include <gpreempt/kfd_abi.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-
-#include <gpreempt/kfd_abi.h>
 
 #include "device_state.h"
 #include "topology_caps.h"
@@ -40,13 +40,20 @@ int array_index(const std::vector<uint32_t>& ids, uint32_t queue_id) {
   return -1;
 }
 
-bool ec_is_queue(uint32_t ec) { return ec >= 1 && ec < EC_MAX && (KFD_EC_MASK(ec) & KFD_EC_MASK_QUEUE); }
-bool ec_is_device(uint32_t ec) { return ec >= 1 && ec < EC_MAX && (KFD_EC_MASK(ec) & KFD_EC_MASK_DEVICE); }
-bool ec_is_process(uint32_t ec) { return ec >= 1 && ec < EC_MAX && (KFD_EC_MASK(ec) & KFD_EC_MASK_PROCESS); }
+bool ec_is_queue(uint32_t ec) {
+  return ec >= 1 && ec < EC_MAX && (KFD_EC_MASK(ec) & KFD_EC_MASK_QUEUE);
+}
+bool ec_is_device(uint32_t ec) {
+  return ec >= 1 && ec < EC_MAX && (KFD_EC_MASK(ec) & KFD_EC_MASK_DEVICE);
+}
+bool ec_is_process(uint32_t ec) {
+  return ec >= 1 && ec < EC_MAX && (KFD_EC_MASK(ec) & KFD_EC_MASK_PROCESS);
+}
 
 }  // namespace
 
-// ---- activation / deactivation (kfd_dbg_trap_activate / _deactivate) -------------------------------
+// ---- activation / deactivation (kfd_dbg_trap_activate / _deactivate)
+// -------------------------------
 
 std::vector<KfdDevice::State::Step> KfdDevice::State::activate_steps(const ProcessPtr& p) {
   // debug_refresh_runlist() per device; a device without an active runlist has nothing to unmap.
@@ -230,15 +237,14 @@ Outcome KfdDevice::State::dbg_trap(const CallPtr& call) {
         return {};
       };
       steps.push_back(std::move(copy));
-      return run_locked(t, call, std::move(steps),
-                        [t, call, a, efault]() -> std::optional<long> {
-                          auto out = a;
-                          out.enable.rinfo_size = sizeof(kfd_runtime_info);
-                          store_args(call, out);
-                          if (*efault) return -EFAULT;
-                          t->exception_enable_mask = a.enable.exception_mask;
-                          return 0;
-                        });
+      return run_locked(t, call, std::move(steps), [t, call, a, efault]() -> std::optional<long> {
+        auto out = a;
+        out.enable.rinfo_size = sizeof(kfd_runtime_info);
+        store_args(call, out);
+        if (*efault) return -EFAULT;
+        t->exception_enable_mask = a.enable.exception_mask;
+        return 0;
+      });
     }
 
     case KFD_IOC_DBG_TRAP_DISABLE: {
@@ -331,9 +337,8 @@ Outcome KfdDevice::State::dbg_trap(const CallPtr& call) {
       std::vector<uint32_t> ids(s.num_queues);
       // memdup_user(): the only negative return. A NULL array with entries would oops the
       // kernel; the simulator answers -EFAULT instead.
-      if (s.num_queues &&
-          (!s.queue_array_ptr ||
-           !env.read_memory(c.pid, s.queue_array_ptr, ids.data(), ids.size() * 4)))
+      if (s.num_queues && (!s.queue_array_ptr ||
+                           !env.read_memory(c.pid, s.queue_array_ptr, ids.data(), ids.size() * 4)))
         return Outcome::done(-EFAULT);
       auto shared_ids = std::make_shared<std::vector<uint32_t>>(std::move(ids));
       for (auto& id : *shared_ids) id |= KFD_DBG_QUEUE_INVALID_MASK;
@@ -428,13 +433,12 @@ Outcome KfdDevice::State::dbg_trap(const CallPtr& call) {
         };
         steps.push_back(std::move(st));
       }
-      return run_locked(t, call, std::move(steps),
-                        [this, c, r, ids, total]() -> std::optional<long> {
-                          if (!ids->empty())
-                            env.write_memory(c.pid, r.queue_array_ptr, ids->data(),
-                                             ids->size() * 4);
-                          return *total;
-                        });
+      return run_locked(
+          t, call, std::move(steps), [this, c, r, ids, total]() -> std::optional<long> {
+            if (!ids->empty())
+              env.write_memory(c.pid, r.queue_array_ptr, ids->data(), ids->size() * 4);
+            return *total;
+          });
     }
 
     case KFD_IOC_DBG_TRAP_SET_NODE_ADDRESS_WATCH: {
@@ -451,8 +455,7 @@ Outcome KfdDevice::State::dbg_trap(const CallPtr& call) {
     case KFD_IOC_DBG_TRAP_CLEAR_NODE_ADDRESS_WATCH: {
       auto& w = a.clear_node_address_watch;
       auto* d = t->device(w.gpu_id);
-      if (w.id >= detail::kAddressWatchSlots || !d->watch_used[w.id])
-        return Outcome::done(-EINVAL);
+      if (w.id >= detail::kAddressWatchSlots || !d->watch_used[w.id]) return Outcome::done(-EINVAL);
       d->watch_used[w.id] = false;
       return Outcome::done(0);
     }
@@ -568,11 +571,11 @@ Outcome KfdDevice::State::dbg_trap(const CallPtr& call) {
           e.gpu_id = q.gpu_id;
           e.ring_size = q.ring_size;
           // BY_ENG_ID queues are reported as what they are on the engine they got.
-          e.queue_type = q.uapi_type == KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID
-                             ? (q.sdma_engine >= profile.num_sdma_engines
-                                    ? KFD_IOC_QUEUE_TYPE_SDMA_XGMI
-                                    : KFD_IOC_QUEUE_TYPE_SDMA)
-                             : q.uapi_type;
+          e.queue_type =
+              q.uapi_type == KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID
+                  ? (q.sdma_engine >= profile.num_sdma_engines ? KFD_IOC_QUEUE_TYPE_SDMA_XGMI
+                                                               : KFD_IOC_QUEUE_TYPE_SDMA)
+                  : q.uapi_type;
           e.ctx_save_restore_area_size = q.ctx_save_size;
           q.exception_status &= ~s.exception_mask;
           if (!env.write_memory(c.pid, buf, &e, s.entry_size)) {
@@ -641,7 +644,8 @@ Outcome KfdDevice::State::dbg_trap(const CallPtr& call) {
       return Outcome::done(r);
     }
 
-    default: return Outcome::done(-EINVAL);  // §7.10 op >= 15
+    default:
+      return Outcome::done(-EINVAL);  // §7.10 op >= 15
   }
 }
 

@@ -1,9 +1,9 @@
 #include "device_profile.h"
 
-#include "topology_caps.h"
-
 #include <algorithm>
 #include <stdexcept>
+
+#include "topology_caps.h"
 
 namespace gpreempt::sim {
 namespace {
@@ -21,14 +21,20 @@ const GpuInstance kMi308xGpus[] = {
 // MI300X: the rocm-smi capture (realdata/debugfs/10, a 4-GPU machine) gives PCI buses and unique
 // ids; it shows no gpu_ids, so those are synthetic, as are GPUs 5..8 (docs/sim-device-profiles.md).
 const GpuInstance kMi300xGpus[] = {
-    {0x5e2a, 0x2600, 128, 0x8d1457e2c20f59d2ull}, {0x9b71, 0x4600, 136, 0xb4fa34630e85d42aull},
-    {0x3c94, 0x6500, 144, 0xe8986800e182538aull}, {0xd40f, 0x8500, 152, 0xeff71edc82169115ull},
-    {0x71e3, 0xa600, 160, 0}, {0x2ab8, 0xc600, 168, 0}, {0xe65d, 0xe500, 176, 0},
+    {0x5e2a, 0x2600, 128, 0x8d1457e2c20f59d2ull},
+    {0x9b71, 0x4600, 136, 0xb4fa34630e85d42aull},
+    {0x3c94, 0x6500, 144, 0xe8986800e182538aull},
+    {0xd40f, 0x8500, 152, 0xeff71edc82169115ull},
+    {0x71e3, 0xa600, 160, 0},
+    {0x2ab8, 0xc600, 168, 0},
+    {0xe65d, 0xe500, 176, 0},
     {0x8c06, 0xf500, 184, 0},
 };
 
 const GpuInstance kMi210Gpus[] = {
-    {0x6699, 0x0300, 128, 0}, {0x1a2b, 0x2300, 136, 0}, {0x4d5e, 0x4300, 144, 0},
+    {0x6699, 0x0300, 128, 0},
+    {0x1a2b, 0x2300, 136, 0},
+    {0x4d5e, 0x4300, 144, 0},
     {0x7f80, 0x6300, 152, 0},
 };
 
@@ -185,7 +191,9 @@ DeviceProfile mi210(uint32_t n) {
 
 }  // namespace
 
-std::vector<std::string> profile_names() { return {"mi308x", "mi300x", "mi210"}; }
+std::vector<std::string> profile_names() {
+  return {"mi308x", "mi300x", "mi210"};
+}
 
 DeviceProfile make_profile(std::string_view name, uint32_t num_gpus) {
   if (name == "mi308x") return mi308x(num_gpus);

@@ -15,10 +15,10 @@ namespace gpreempt::sim {
 // One GPU as KFD's topology shows it. Values that differ between GPUs of the same machine (ids,
 // PCI location, serial) live here; the per-model values live in DeviceProfile.
 struct GpuInstance {
-  uint32_t gpu_id = 0;      // 16-bit topology hash, never 0
-  uint32_t location_id = 0; // PCI bus/dev/fn (rocminfo BDFID)
+  uint32_t gpu_id = 0;       // 16-bit topology hash, never 0
+  uint32_t location_id = 0;  // PCI bus/dev/fn (rocminfo BDFID)
   uint32_t drm_render_minor = 0;
-  uint64_t unique_id = 0;   // rocminfo "Uuid: GPU-<hex>"
+  uint64_t unique_id = 0;  // rocminfo "Uuid: GPU-<hex>"
 };
 
 struct DeviceProfile {
@@ -30,9 +30,9 @@ struct DeviceProfile {
   // Compute geometry (topology properties of a GPU node).
   uint32_t gfx_target_version = 0;  // major*10000 + minor*100 + stepping
   uint32_t num_xcc = 1;
-  uint32_t cu_count = 0;            // compute units of the whole GPU (all XCCs)
+  uint32_t cu_count = 0;  // compute units of the whole GPU (all XCCs)
   uint32_t simd_per_cu = 4;
-  uint32_t array_count = 0;         // shader arrays, all XCCs (= shader engines x arrays/engine)
+  uint32_t array_count = 0;  // shader arrays, all XCCs (= shader engines x arrays/engine)
   uint32_t simd_arrays_per_engine = 1;
   uint32_t max_waves_per_simd = 8;
   uint32_t lds_size_in_kb = 64;
@@ -50,7 +50,7 @@ struct DeviceProfile {
   uint32_t num_sdma_engines = 0;
   uint32_t num_sdma_xgmi_engines = 0;
   uint32_t num_sdma_queues_per_engine = 0;
-  uint32_t num_cp_queues = 0;        // KFD-owned CP queue slots (topology value)
+  uint32_t num_cp_queues = 0;  // KFD-owned CP queue slots (topology value)
   uint32_t cwsr_size = 0;
   uint32_t ctl_stack_size = 0;
   uint32_t max_engine_clk_fcompute = 0;  // MHz
@@ -59,7 +59,7 @@ struct DeviceProfile {
   uint32_t capability = 0;
   uint32_t capability2 = 0;
   uint64_t debug_prop = 0;
-  uint64_t local_mem_size = 0;           // the kernel always reports 0 here
+  uint64_t local_mem_size = 0;  // the kernel always reports 0 here
 
   // The host CPU nodes that precede the GPUs in topology.
   uint32_t cpu_nodes = 1;
@@ -69,15 +69,15 @@ struct DeviceProfile {
   // Hardware queue-slot geometry used by hqds/mqds/rls.
   uint32_t pipes_per_mec = 4;
   uint32_t queues_per_pipe = 8;
-  uint32_t first_kfd_queue = 2;      // queues 0..1 of every pipe belong to amdgpu itself
-  uint32_t hqd_reg_base = 0;         // byte address of CP_MQD_BASE_ADDR in the hqds dump
-  std::vector<uint32_t> xcc_reg_offsets;   // per XCC: added to every register byte address
-  std::vector<uint32_t> sdma_reg_bases;    // per SDMA engine: byte address of RLC0_RB_CNTL
-  uint32_t sdma_rlc_stride = 0x160;        // bytes between RLC register blocks of an engine
-  uint32_t mqd_stride_per_xcc = 0x1000;    // bytes between the per-XCC copies of an MQD
-  uint32_t first_mqd_addr = 0x006ed000;    // GPU address of the first MQD the driver allocates
-  uint32_t first_vmid = 8;                 // first VMID the HWS hands to KFD processes
-  uint32_t per_process_queue_cap = 127;  // FACTS §5.11 (255 on GFX 9.4.3)
+  uint32_t first_kfd_queue = 2;           // queues 0..1 of every pipe belong to amdgpu itself
+  uint32_t hqd_reg_base = 0;              // byte address of CP_MQD_BASE_ADDR in the hqds dump
+  std::vector<uint32_t> xcc_reg_offsets;  // per XCC: added to every register byte address
+  std::vector<uint32_t> sdma_reg_bases;   // per SDMA engine: byte address of RLC0_RB_CNTL
+  uint32_t sdma_rlc_stride = 0x160;       // bytes between RLC register blocks of an engine
+  uint32_t mqd_stride_per_xcc = 0x1000;   // bytes between the per-XCC copies of an MQD
+  uint32_t first_mqd_addr = 0x006ed000;   // GPU address of the first MQD the driver allocates
+  uint32_t first_vmid = 8;                // first VMID the HWS hands to KFD processes
+  uint32_t per_process_queue_cap = 127;   // FACTS §5.11 (255 on GFX 9.4.3)
 
   // GPUs of the machine (a machine has 1..N identical GPUs).
   std::vector<GpuInstance> gpus;

@@ -14,8 +14,8 @@
 #include <optional>
 #include <vector>
 
-#include "kfd_device.h"
 #include "device_profile.h"
+#include "kfd_device.h"
 
 namespace gpreempt::sim::detail {
 
@@ -44,7 +44,7 @@ struct Queue {
   uint32_t sdma_queue = 0;
   uint32_t doorbell_id = 0;
   uint64_t doorbell_offset = 0;
-  uint64_t mqd_gpu_addr = 0;  // GPU address of the first XCC's MQD (cp_mqd_base_addr)
+  uint64_t mqd_gpu_addr = 0;       // GPU address of the first XCC's MQD (cp_mqd_base_addr)
   uint32_t logical_xcc_start = 0;  // logical id of physical XCC 0 in this queue's MQDs
   uint64_t exception_status = 0;
   bool suspended = false;
@@ -62,7 +62,7 @@ struct ProcessDevice {
   uint32_t gpu_id = 0;
   uint64_t exception_status = 0;
   std::array<bool, kAddressWatchSlots> watch_used{};
-  uint32_t queue_count = 0;  // qpd.queue_count
+  uint32_t queue_count = 0;     // qpd.queue_count
   uint64_t registered_seq = 0;  // when the process registered with the device's DQM (first queue)
 };
 
@@ -70,12 +70,12 @@ struct ProcessDevice {
 struct Call {
   Caller caller;
   uint32_t nr = 0;
-  std::size_t usize = 0;       // the caller's _IOC_SIZE
-  bool copy_out = true;        // kernel table direction has OUT
-  std::vector<uint8_t> kbuf;   // max(usize, kernel size) bytes, zero-filled beyond usize
+  std::size_t usize = 0;      // the caller's _IOC_SIZE
+  bool copy_out = true;       // kernel table direction has OUT
+  std::vector<uint8_t> kbuf;  // max(usize, kernel size) bytes, zero-filled beyond usize
   CallToken token = 0;
   bool cancelled = false;
-  bool has_token = false;      // false for internal (no caller to answer)
+  bool has_token = false;  // false for internal (no caller to answer)
 };
 using CallPtr = std::shared_ptr<Call>;
 
@@ -164,10 +164,10 @@ struct KfdDevice::State {
   std::shared_ptr<Hws> hws;
   std::shared_ptr<detail::Guard> guard = std::make_shared<detail::Guard>();
 
-  std::map<int, detail::ProcessPtr> processes;      // by tgid
-  std::map<CallToken, detail::CallPtr> pending;     // parked calls, by token
-  std::map<uint32_t, std::vector<bool>> sdma_used;  // per gpu_id: engine-major slot use
-  std::map<uint32_t, uint32_t> device_queue_count;  // per gpu_id: dqm total_queue_count
+  std::map<int, detail::ProcessPtr> processes;          // by tgid
+  std::map<CallToken, detail::CallPtr> pending;         // parked calls, by token
+  std::map<uint32_t, std::vector<bool>> sdma_used;      // per gpu_id: engine-major slot use
+  std::map<uint32_t, uint32_t> device_queue_count;      // per gpu_id: dqm total_queue_count
   std::map<uint32_t, uint32_t> compute_queues_created;  // per gpu_id: rotates logical XCC ids
   uint64_t next_mqd_addr = 0;
   uint64_t next_register_seq = 1;
@@ -199,10 +199,10 @@ struct KfdDevice::State {
   struct Step {
     uint32_t gpu_id = 0;
     uint32_t grace_period = 0;
-    std::function<bool()> skip;          // checked when the step is reached
-    std::function<void()> before;        // state change right before the runlist is rebuilt
-    std::function<void(int err)> after;  // the scheduler's answer
-    bool no_runlist = false;             // a state change between remaps, no scheduler call
+    std::function<bool()> skip;                 // checked when the step is reached
+    std::function<void()> before;               // state change right before the runlist is rebuilt
+    std::function<void(int err)> after;         // the scheduler's answer
+    bool no_runlist = false;                    // a state change between remaps, no scheduler call
     std::function<std::vector<Step>()> expand;  // no_runlist only: steps to run next
   };
   struct Chain {

@@ -1,9 +1,9 @@
 // The simulated KFD: ioctl dispatch (FACTS §2), processes (§3), GET_VERSION (§4), queues (§5) and
 // RUNTIME_ENABLE (§6). DBG_TRAP lives in dbg_trap.cpp, the file renderers in render_*.cpp.
+#include <gpreempt/kfd_abi.h>
+
 #include <cerrno>
 #include <cstring>
-
-#include <gpreempt/kfd_abi.h>
 
 #include "device_state.h"
 
@@ -23,7 +23,9 @@ constexpr uint64_t kTaskSizeMax = (1ull << 47) - 4096;
 bool access_ok(uint64_t addr, uint64_t size) {
   return size <= kTaskSizeMax && addr <= kTaskSizeMax - size;
 }
-bool is_power_of_2(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+bool is_power_of_2(uint64_t v) {
+  return v != 0 && (v & (v - 1)) == 0;
+}
 
 // mmap cookie for the doorbell page (kfd_priv.h KFD_MMAP_TYPE_DOORBELL / KFD_MMAP_GPU_ID).
 constexpr uint64_t kMmapTypeDoorbell = 0x3ull << 62;
@@ -72,10 +74,9 @@ KfdDevice::State::State(KfdDevice& s, const DeviceProfile& prof, DeviceOptions o
   if (!hws) hws = std::make_shared<InstantHws>();
   next_mqd_addr = profile.first_mqd_addr;
   for (const auto& g : profile.gpus) {
-    sdma_used[g.gpu_id].assign(
-        (profile.num_sdma_engines + profile.num_sdma_xgmi_engines) *
-            profile.num_sdma_queues_per_engine,
-        false);
+    sdma_used[g.gpu_id].assign((profile.num_sdma_engines + profile.num_sdma_xgmi_engines) *
+                                   profile.num_sdma_queues_per_engine,
+                               false);
     device_queue_count[g.gpu_id] = 0;
   }
 }
@@ -92,7 +93,9 @@ KfdDevice::~KfdDevice() {
     if (p->event_file) state_->env.release_file(*p->event_file);
 }
 
-const DeviceProfile& KfdDevice::profile() const { return state_->profile; }
+const DeviceProfile& KfdDevice::profile() const {
+  return state_->profile;
+}
 
 ProcessPtr KfdDevice::State::find_process(int pid) const {
   auto it = processes.find(pid);
@@ -173,7 +176,8 @@ std::vector<QueueView> KfdDevice::State::runnable(uint32_t gpu_id) const {
   return out;
 }
 
-// ---- calls: dispatch, completion, cancellation ---------------------------------------------------
+// ---- calls: dispatch, completion, cancellation
+// ---------------------------------------------------
 
 IoctlResult KfdDevice::ioctl(const Caller& caller, unsigned long request, std::span<uint8_t> args,
                              CallToken token) {
@@ -183,22 +187,32 @@ IoctlResult KfdDevice::ioctl(const Caller& caller, unsigned long request, std::s
 
   // FACTS §2: only _IOC_NR selects the handler; outside the table -> ENOTTY. The table grows
   // with the version: the debugger API (0x25/0x26) from 1.13, CREATE_PROCESS (0x27) from 1.19.
-  const uint32_t end = minor >= 19 ? AMDKFD_COMMAND_END
+  const uint32_t end = minor >= 19   ? AMDKFD_COMMAND_END
                        : minor >= 13 ? AMDKFD_COMMAND_END_V116
                                      : NR_RUNTIME_ENABLE;
   if (nr < AMDKFD_COMMAND_START || nr >= end) return {false, -ENOTTY};
 
   TableEntry e{};
   switch (nr) {
-    case NR_GET_VERSION: e = {sizeof(kfd_ioctl_get_version_args), false, true}; break;
+    case NR_GET_VERSION:
+      e = {sizeof(kfd_ioctl_get_version_args), false, true};
+      break;
     case NR_CREATE_QUEUE:
       e = {minor >= 17 ? sizeof(kfd_ioctl_create_queue_args) : KFD_CREATE_QUEUE_ARGS_SIZE_V116,
            true, true};
       break;
-    case NR_DESTROY_QUEUE: e = {sizeof(kfd_ioctl_destroy_queue_args), true, true}; break;
-    case NR_UPDATE_QUEUE: e = {sizeof(kfd_ioctl_update_queue_args), true, false}; break;
-    case NR_RUNTIME_ENABLE: e = {sizeof(kfd_ioctl_runtime_enable_args), true, true}; break;
-    case NR_DBG_TRAP: e = {sizeof(kfd_ioctl_dbg_trap_args), true, true}; break;
+    case NR_DESTROY_QUEUE:
+      e = {sizeof(kfd_ioctl_destroy_queue_args), true, true};
+      break;
+    case NR_UPDATE_QUEUE:
+      e = {sizeof(kfd_ioctl_update_queue_args), true, false};
+      break;
+    case NR_RUNTIME_ENABLE:
+      e = {sizeof(kfd_ioctl_runtime_enable_args), true, true};
+      break;
+    case NR_DBG_TRAP:
+      e = {sizeof(kfd_ioctl_dbg_trap_args), true, true};
+      break;
     default:
       if (auto legacy = detail::legacy_ioctl_entry(nr)) {
         e = {legacy->ksize, legacy->in, legacy->out};
@@ -232,12 +246,18 @@ IoctlResult KfdDevice::ioctl(const Caller& caller, unsigned long request, std::s
 
 Outcome KfdDevice::State::dispatch(const CallPtr& call) {
   switch (call->nr) {
-    case NR_GET_VERSION: return get_version(call);
-    case NR_CREATE_QUEUE: return create_queue(call);
-    case NR_DESTROY_QUEUE: return destroy_queue(call);
-    case NR_UPDATE_QUEUE: return update_queue(call);
-    case NR_RUNTIME_ENABLE: return runtime_enable(call);
-    case NR_DBG_TRAP: return dbg_trap(call);
+    case NR_GET_VERSION:
+      return get_version(call);
+    case NR_CREATE_QUEUE:
+      return create_queue(call);
+    case NR_DESTROY_QUEUE:
+      return destroy_queue(call);
+    case NR_UPDATE_QUEUE:
+      return update_queue(call);
+    case NR_RUNTIME_ENABLE:
+      return runtime_enable(call);
+    case NR_DBG_TRAP:
+      return dbg_trap(call);
   }
   return legacy_ioctl(call);
 }
@@ -434,11 +454,13 @@ Outcome KfdDevice::State::create_queue(const CallPtr& call) {
     case KFD_IOC_QUEUE_TYPE_COMPUTE:
     case KFD_IOC_QUEUE_TYPE_SDMA:
     case KFD_IOC_QUEUE_TYPE_COMPUTE_AQL:
-    case KFD_IOC_QUEUE_TYPE_SDMA_XGMI: break;
+    case KFD_IOC_QUEUE_TYPE_SDMA_XGMI:
+      break;
     case KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID:
       if (minor >= 17) break;
       [[fallthrough]];
-    default: return Outcome::done(-detail::kENOTSUPP);
+    default:
+      return Outcome::done(-detail::kENOTSUPP);
   }
 
   ProcessPtr p = find_process(call->caller.pid);
@@ -673,7 +695,8 @@ Outcome KfdDevice::State::runtime_enable(const CallPtr& call) {
                     });
 }
 
-// ---- process lifetime (FACTS §3, §9) -------------------------------------------------------------
+// ---- process lifetime (FACTS §3, §9)
+// -------------------------------------------------------------
 
 void KfdDevice::process_exited(int pid) {
   std::lock_guard lock(state_->guard->mutex);

@@ -58,15 +58,15 @@ struct QueueView {
   uint64_t ring_size = 0;
   uint64_t read_pointer_address = 0;
   uint64_t write_pointer_address = 0;
-  uint32_t priority = 0;   // 0..15 as created
+  uint32_t priority = 0;  // 0..15 as created
   bool suspended = false;
   // Extensions (appended so existing aggregate initialisers keep working).
   uint64_t doorbell_offset = 0;  // the mmap cookie CREATE_QUEUE returned
   uint32_t doorbell_id = 0;      // doorbell index inside the process doorbell page(s)
   uint64_t ctx_save_restore_address = 0;
   uint32_t ctx_save_restore_size = 0;
-  uint32_t percentage = 0;       // queue_percentage & 0xff
-  bool active = false;           // mapped when the runlist is (re)built
+  uint32_t percentage = 0;  // queue_percentage & 0xff
+  bool active = false;      // mapped when the runlist is (re)built
 };
 
 // The hardware scheduler (HWS firmware + CP) behind the device. The default one completes every

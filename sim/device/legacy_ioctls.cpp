@@ -36,12 +36,16 @@ void store(const CallPtr& c, const T& v) {
 
 std::optional<detail::IoctlTableEntry> detail::legacy_ioctl_entry(uint32_t nr) {
   switch (nr) {
-    case kNrSetMemoryPolicy: return IoctlTableEntry{sizeof(kfd_ioctl_set_memory_policy_args), true, false};
+    case kNrSetMemoryPolicy:
+      return IoctlTableEntry{sizeof(kfd_ioctl_set_memory_policy_args), true, false};
     case kNrGetProcessAperturesNew:
       return IoctlTableEntry{sizeof(kfd_ioctl_get_process_apertures_new_args), true, true};
-    case kNrAcquireVm: return IoctlTableEntry{sizeof(kfd_ioctl_acquire_vm_args), true, false};
-    case kNrSetXnackMode: return IoctlTableEntry{sizeof(kfd_ioctl_set_xnack_mode_args), true, true};
-    default: return std::nullopt;
+    case kNrAcquireVm:
+      return IoctlTableEntry{sizeof(kfd_ioctl_acquire_vm_args), true, false};
+    case kNrSetXnackMode:
+      return IoctlTableEntry{sizeof(kfd_ioctl_set_xnack_mode_args), true, true};
+    default:
+      return std::nullopt;
   }
 }
 
@@ -101,7 +105,8 @@ Outcome KfdDevice::State::legacy_ioctl(const CallPtr& call) {
     case kNrSetMemoryPolicy: {
       auto a = load<kfd_ioctl_set_memory_policy_args>(call);
       auto valid = [](uint32_t policy) {
-        return policy == KFD_IOC_CACHE_POLICY_COHERENT || policy == KFD_IOC_CACHE_POLICY_NONCOHERENT;
+        return policy == KFD_IOC_CACHE_POLICY_COHERENT ||
+               policy == KFD_IOC_CACHE_POLICY_NONCOHERENT;
       };
       if (!valid(a.default_policy) || !valid(a.alternate_policy)) return Outcome::done(-EINVAL);
       if (!p->device(a.gpu_id)) return Outcome::done(-EINVAL);

@@ -1,10 +1,10 @@
 #include "mqd_builder.h"
 
-#include <bit>
-
 #include <discovery/gfx9_mqd_layout.h>
 #include <discovery/pm4_packets.h>
 #include <gpreempt/kfd_abi.h>
+
+#include <bit>
 
 namespace gpreempt::sim::detail {
 
@@ -15,11 +15,19 @@ using namespace gpreempt::kfd;
 
 namespace {
 
-uint32_t lo(uint64_t v) { return static_cast<uint32_t>(v); }
-uint32_t hi(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
-uint32_t log2_floor(uint64_t v) { return v ? 63u - static_cast<uint32_t>(std::countl_zero(v)) : 0; }
+uint32_t lo(uint64_t v) {
+  return static_cast<uint32_t>(v);
+}
+uint32_t hi(uint64_t v) {
+  return static_cast<uint32_t>(v >> 32);
+}
+uint32_t log2_floor(uint64_t v) {
+  return v ? 63u - static_cast<uint32_t>(std::countl_zero(v)) : 0;
+}
 // order_base_2(x) - 1 of the driver, for power-of-two sizes; 0 for an empty ring.
-uint32_t size_field(uint64_t bytes_div4) { return bytes_div4 > 1 ? log2_floor(bytes_div4) - 1 : 0; }
+uint32_t size_field(uint64_t bytes_div4) {
+  return bytes_div4 > 1 ? log2_floor(bytes_div4) - 1 : 0;
+}
 
 // Register values the captures show in mapped slots but no driver code writes: the firmware's.
 constexpr uint32_t kDoorbellEnAndSchdHit = 0x60000000;  // CP_HQD_PQ_DOORBELL_CONTROL EN|SCHD_HIT
@@ -85,8 +93,8 @@ std::array<uint32_t, 512> build_compute_mqd(const DeviceProfile& prof, const Pro
   // other than the first NO_UPDATE_RPTR (only XCC 0 reports the read pointer).
   d[m::cp_hqd_pq_control] =
       0x14014500u | size_field(q.ring_size / 4) | (multi_xcc && xcc ? 0x08000000u : 0u);
-  d[149] = 0x00b00000;  // cp_hqd_ib_control: MIN_IB_AVAIL_SIZE 3, IB_EXE_DISABLE
-  d[160] = 0x4000;      // cp_hqd_hq_status0
+  d[149] = 0x00b00000;           // cp_hqd_ib_control: MIN_IB_AVAIL_SIZE 3, IB_EXE_DISABLE
+  d[160] = 0x4000;               // cp_hqd_hq_status0
   d[m::cp_mqd_control] = 0x100;  // PRIV_STATE
   if (q.eop_addr) {
     d[m::cp_hqd_eop_base_addr_lo] = lo(q.eop_addr >> 8);
@@ -106,8 +114,7 @@ std::array<uint32_t, 512> build_compute_mqd(const DeviceProfile& prof, const Pro
   return d;
 }
 
-std::array<uint32_t, 128> build_sdma_mqd(const DeviceProfile&, const Process& p,
-                                         const Queue& q) {
+std::array<uint32_t, 128> build_sdma_mqd(const DeviceProfile&, const Process& p, const Queue& q) {
   std::array<uint32_t, 128> d{};
   // RB_SIZE (order of dwords) at bit 1, RPTR_WRITEBACK_ENABLE bit 12, WRITEBACK_TIMER 6 at 16.
   d[0] = (log2_floor(q.ring_size / 4) << 1) | (1u << 12) | (6u << 16);

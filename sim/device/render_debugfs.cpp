@@ -22,7 +22,9 @@ std::string hex(const char* fmt, uint32_t v) {
 }
 
 // Where the packet manager's runlist IB lives (GTT, kernel-owned); one per device.
-uint64_t runlist_ib_addr(uint32_t gpu_index) { return 0x00000000006f8000ull + gpu_index * 0x10000; }
+uint64_t runlist_ib_addr(uint32_t gpu_index) {
+  return 0x00000000006f8000ull + gpu_index * 0x10000;
+}
 
 }  // namespace
 
@@ -32,7 +34,8 @@ std::vector<KfdDevice::State::RunlistProcess> KfdDevice::State::runlist_of(uint3
   for (const auto& [pid, p] : processes)
     for (const auto& d : p->devices)
       if (d.gpu_id == gpu_id && d.queue_count > 0) procs.emplace_back(d.registered_seq, p.get());
-  std::sort(procs.begin(), procs.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::sort(procs.begin(), procs.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
   for (const auto& [seq, p] : procs) {
     RunlistProcess e;
     e.process = p;
@@ -100,14 +103,13 @@ std::string KfdDevice::State::render_hqds() const {
       s += seq_reg_dump(register_run(base, detail::hiq_registers(xcc)));
       for (uint32_t pipe = 0; pipe < profile.pipes_per_mec; ++pipe)
         for (uint32_t queue = profile.first_kfd_queue; queue < profile.queues_per_pipe; ++queue) {
-          s += " Inst " + std::to_string(xcc) + ",  CP Pipe " + std::to_string(pipe) +
-               ", Queue " + std::to_string(queue) + "\n";
+          s += " Inst " + std::to_string(xcc) + ",  CP Pipe " + std::to_string(pipe) + ", Queue " +
+               std::to_string(queue) + "\n";
           const uint32_t slot = (queue - profile.first_kfd_queue) * profile.pipes_per_mec + pipe;
-          const auto regs =
-              slot < compute.size()
-                  ? detail::mapped_hqd_registers(profile, *compute[slot].p, *compute[slot].q,
-                                                 xcc, compute[slot].vmid)
-                  : detail::idle_hqd_registers();
+          const auto regs = slot < compute.size() ? detail::mapped_hqd_registers(
+                                                        profile, *compute[slot].p, *compute[slot].q,
+                                                        xcc, compute[slot].vmid)
+                                                  : detail::idle_hqd_registers();
           s += seq_reg_dump(register_run(base, regs));
         }
     }
@@ -144,7 +146,8 @@ std::string KfdDevice::State::render_rls() const {
       s += "  No active runlist\n";
       continue;
     }
-    s += seq_hex_dump("  ", detail::build_runlist_ib(profile, rl, runlist_ib_addr(static_cast<uint32_t>(i))));
+    s += seq_hex_dump(
+        "  ", detail::build_runlist_ib(profile, rl, runlist_ib_addr(static_cast<uint32_t>(i))));
   }
   return s;
 }

@@ -1,11 +1,11 @@
 // sysfs files of the simulated machine: KFD topology (FACTS §13.1) and the per-process queue
 // directories (§13.2), both under /sys/class/kfd/kfd and /sys/devices/virtual/kfd/kfd (the class
 // entry is a symlink to the device in the real tree, so both show the same content).
+#include <gpreempt/kfd_abi.h>
+
 #include <cinttypes>
 #include <cstdio>
 #include <string>
-
-#include <gpreempt/kfd_abi.h>
 
 #include "device_state.h"
 
@@ -27,10 +27,15 @@ void prop(std::string& s, const char* key, uint64_t v) {
 // The kernel-internal queue type the sysfs `type` file prints (enum kfd_queue_type, newest).
 uint32_t internal_queue_type(const detail::Queue& q, const DeviceProfile& prof) {
   switch (q.uapi_type) {
-    case KFD_IOC_QUEUE_TYPE_SDMA: return KFD_QUEUE_TYPE_SDMA;
-    case KFD_IOC_QUEUE_TYPE_SDMA_XGMI: return KFD_QUEUE_TYPE_SDMA_XGMI;
-    case KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID: return 4;  // KFD_QUEUE_TYPE_SDMA_BY_ENG_ID
-    default: (void)prof; return KFD_QUEUE_TYPE_COMPUTE;
+    case KFD_IOC_QUEUE_TYPE_SDMA:
+      return KFD_QUEUE_TYPE_SDMA;
+    case KFD_IOC_QUEUE_TYPE_SDMA_XGMI:
+      return KFD_QUEUE_TYPE_SDMA_XGMI;
+    case KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID:
+      return 4;  // KFD_QUEUE_TYPE_SDMA_BY_ENG_ID
+    default:
+      (void)prof;
+      return KFD_QUEUE_TYPE_COMPUTE;
   }
 }
 

@@ -41,6 +41,8 @@ constexpr uint32_t gfx9_debug_prop(bool gfx943) {
 
 // SPI trap-mask bits a GFX 9.4.2/9.4.3 debugger may override (FP, integer divide, address
 // watch, memory violation = KFD_DBG_TRAP_MASK_* bits 0..8).
-inline uint32_t wave_launch_trap_override_supported(const DeviceProfile&) { return 0x1ff; }
+inline uint32_t wave_launch_trap_override_supported(const DeviceProfile&) {
+  return 0x1ff;
+}
 
 }  // namespace gpreempt::sim::caps

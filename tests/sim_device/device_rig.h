@@ -2,16 +2,15 @@
 // and a scheduler the test controls: the unit-test rig for sim/device.
 #pragma once
 
+#include <gpreempt/kfd_abi.h>
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <vector>
-
-#include <gtest/gtest.h>
-
-#include <gpreempt/kfd_abi.h>
 
 #include "device_profile.h"
 #include "kfd_device.h"
@@ -22,8 +21,8 @@ using namespace gpreempt::kfd;
 
 class FakeHost final : public HostEnv {
  public:
-  std::map<int, int> tgids;    // tid -> tgid (a process's pid maps to itself)
-  std::map<int, int> tracers;  // tid -> TracerPid
+  std::map<int, int> tgids;                // tid -> tgid (a process's pid maps to itself)
+  std::map<int, int> tracers;              // tid -> TracerPid
   std::map<std::pair<int, int>, int> fds;  // (pid, fd) -> file id
   std::map<int, int> live_refs;            // handle -> references held by the device
   std::map<int, int> signals;              // file id -> bytes written
@@ -99,7 +98,8 @@ class FakeHost final : public HostEnv {
   };
   uint8_t* find(int pid, uint64_t addr, std::size_t len) {
     for (auto& r : mem_[pid])
-      if (addr >= r.base && addr + len <= r.base + r.bytes.size()) return r.bytes.data() + (addr - r.base);
+      if (addr >= r.base && addr + len <= r.base + r.bytes.size())
+        return r.bytes.data() + (addr - r.base);
     return nullptr;
   }
   std::map<int, std::vector<Region>> mem_;
@@ -122,7 +122,9 @@ class ManualHws final : public Hws {
   bool auto_complete = false;
   int auto_result = 0;
 
-  void queue_destroyed(int pid, uint32_t qid, uint32_t) override { destroyed.emplace_back(pid, qid); }
+  void queue_destroyed(int pid, uint32_t qid, uint32_t) override {
+    destroyed.emplace_back(pid, qid);
+  }
   void execute_runlist(uint32_t gpu_id, uint32_t grace, const std::vector<QueueView>& runnable,
                        std::function<void(int)> done) override {
     requests.push_back({gpu_id, grace, runnable, done, auto_complete});
@@ -254,7 +256,8 @@ class Rig {
   std::vector<kfd_queue_snapshot_entry> snapshot(int debugger, int target, uint32_t capacity = 64,
                                                  uint64_t clear = KFD_EC_MASK(EC_QUEUE_NEW),
                                                  uint32_t* total = nullptr) {
-    uint64_t buf = host.alloc(debugger, std::max<uint32_t>(capacity, 1) * sizeof(kfd_queue_snapshot_entry));
+    uint64_t buf =
+        host.alloc(debugger, std::max<uint32_t>(capacity, 1) * sizeof(kfd_queue_snapshot_entry));
     auto a = op(target, KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT);
     a.queue_snapshot.exception_mask = clear;
     a.queue_snapshot.snapshot_buf_ptr = buf;
@@ -264,7 +267,8 @@ class Rig {
     if (total) *total = a.queue_snapshot.num_queues;
     std::vector<kfd_queue_snapshot_entry> out;
     for (uint32_t i = 0; i < std::min(capacity, a.queue_snapshot.num_queues); ++i)
-      out.push_back(host.get<kfd_queue_snapshot_entry>(debugger, buf + i * sizeof(kfd_queue_snapshot_entry)));
+      out.push_back(
+          host.get<kfd_queue_snapshot_entry>(debugger, buf + i * sizeof(kfd_queue_snapshot_entry)));
     return out;
   }
   // SUSPEND or RESUME of `ids`; returns the ioctl value and leaves the array in `ids`.
@@ -289,7 +293,8 @@ class Rig {
     return r;
   }
   void read_back(std::vector<uint32_t>& ids) {
-    for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = host.get<uint32_t>(array_owner, array_ptr + i * 4);
+    for (std::size_t i = 0; i < ids.size(); ++i)
+      ids[i] = host.get<uint32_t>(array_owner, array_ptr + i * 4);
   }
   long suspend(int debugger, int target, std::vector<uint32_t>& ids, uint64_t clear = 0) {
     auto r = suspend_resume(debugger, target, ids, true, clear);

@@ -23,7 +23,8 @@ std::vector<uint32_t> debugged_target(Rig& r, int n) {
   return ids;
 }
 
-// ---- §7 prologue ---------------------------------------------------------------------------------
+// ---- §7 prologue
+// ---------------------------------------------------------------------------------
 
 TEST(SimDeviceDbgTrapPrologue, Facts7_2_NoHwsSchedPolicyIsEinval) {
   DeviceOptions o;
@@ -144,7 +145,8 @@ TEST(SimDeviceDbgTrapPrologue, Facts7_8_HwOpsNeedRuntimeEnabledEperm) {
   r.spawn(kTarget);
   r.spawn(kDebugger);
   r.attach(kDebugger, kTarget);  // runtime never enabled
-  for (uint32_t op = KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_OVERRIDE; op <= KFD_IOC_DBG_TRAP_SET_FLAGS; ++op) {
+  for (uint32_t op = KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_OVERRIDE; op <= KFD_IOC_DBG_TRAP_SET_FLAGS;
+       ++op) {
     auto a = Rig::op(kTarget, op);
     a.set_node_address_watch.gpu_id = 0xdead;  // EPERM comes before the watch gpu check
     EXPECT_EQ(r.dbg({kDebugger, kDebugger}, a), -EPERM) << "op " << op;
@@ -171,7 +173,8 @@ TEST(SimDeviceDbgTrapPrologue, Facts7_10_OpOutOfRangeIsEinval) {
   EXPECT_EQ(r.dbg({kDebugger, kDebugger}, a), -EINVAL);
 }
 
-// ---- §8 ENABLE / DISABLE ----------------------------------------------------------------------------
+// ---- §8 ENABLE / DISABLE
+// ----------------------------------------------------------------------------
 
 TEST(SimDeviceDbgTrapEnable, Facts8_AlreadyEnabledIsEalready) {
   Rig r;
@@ -257,7 +260,8 @@ TEST(SimDeviceDbgTrapDisable, Facts8_DisableResumesAllAndClearsStatus) {
   EXPECT_EQ(r.dbg({kDebugger, kDebugger}, e), -EAGAIN);
 }
 
-// ---- §8 SUSPEND / RESUME --------------------------------------------------------------------------
+// ---- §8 SUSPEND / RESUME
+// --------------------------------------------------------------------------
 
 TEST(SimDeviceSuspend, Facts8_NewQueueIsInvalidUntilSnapshotClearsIt) {
   Rig r;
@@ -442,7 +446,8 @@ TEST(SimDeviceResume, Facts8_NullArrayResumesEverything) {
   EXPECT_FALSE(r.suspended(kTarget, 1));
 }
 
-// ---- §5 / §9 blocking destroy ---------------------------------------------------------------------
+// ---- §5 / §9 blocking destroy
+// ---------------------------------------------------------------------
 
 TEST(SimDeviceDestroyQueue, Facts5_DestroyOfSuspendedQueueBlocksUntilResume) {
   Rig r;
@@ -477,7 +482,8 @@ TEST(SimDeviceDestroyQueue, Facts5_BeingDestroyedQueueIsInvalidForSuspend) {
   EXPECT_EQ(again[0], q[0] | KFD_DBG_QUEUE_INVALID_MASK);
 }
 
-// ---- §8 events and queries ------------------------------------------------------------------------
+// ---- §8 events and queries
+// ------------------------------------------------------------------------
 
 TEST(SimDeviceEvents, Facts10_SetExceptionsEnabledSignalsPendingStatus) {
   Rig r;
@@ -571,7 +577,8 @@ TEST(SimDeviceEvents, Facts8_SendRuntimeEventUnknownGpuIsEnodev) {
   EXPECT_EQ(r.dbg({kDebugger, kDebugger}, a), -ENODEV);
 }
 
-// ---- §8 snapshots ----------------------------------------------------------------------------------
+// ---- §8 snapshots
+// ----------------------------------------------------------------------------------
 
 TEST(SimDeviceSnapshot, Facts8_QueueSnapshotTwoCallSizing) {
   Rig r;
@@ -667,7 +674,8 @@ TEST(SimDeviceSnapshot, Facts8_DeviceSnapshotEntriesAndSizes) {
   EXPECT_EQ(c.device_snapshot.entry_size, 120u);
 }
 
-// ---- §8 hardware ops ---------------------------------------------------------------------------------
+// ---- §8 hardware ops
+// ---------------------------------------------------------------------------------
 
 TEST(SimDeviceHwOps, Facts8_WaveLaunchOverrideAndMode) {
   Rig r;
@@ -723,7 +731,8 @@ TEST(SimDeviceHwOps, Facts8_AddressWatchSlots) {
   EXPECT_EQ(r.dbg({kDebugger, kDebugger}, c), -EINVAL) << "not owned any more";
 }
 
-// ---- §9 lifetime ---------------------------------------------------------------------------------
+// ---- §9 lifetime
+// ---------------------------------------------------------------------------------
 
 TEST(SimDeviceLifetime, Facts9_DebuggerExitResumesTargetQueues) {
   Rig r;

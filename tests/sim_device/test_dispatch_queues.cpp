@@ -9,7 +9,9 @@ namespace {
 
 constexpr int kPid = 100;
 
-unsigned long request(uint32_t nr, uint32_t size) { return ioc(IOC_READ | IOC_WRITE, 'K', nr, size); }
+unsigned long request(uint32_t nr, uint32_t size) {
+  return ioc(IOC_READ | IOC_WRITE, 'K', nr, size);
+}
 
 // ---- §2 dispatch -------------------------------------------------------------------------------
 
@@ -66,7 +68,8 @@ TEST(SimDeviceDispatch, Facts2_CallerSizeHonoured_88ByteCreateQueue) {
   r.spawn(kPid);
   auto a = r.aql_queue(kPid);
   a.sdma_engine_id = 0xdeadbeef;  // beyond the caller's 88 bytes: never read
-  EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_CREATE_QUEUE_V116, a, KFD_CREATE_QUEUE_ARGS_SIZE_V116), 0);
+  EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_CREATE_QUEUE_V116, a, KFD_CREATE_QUEUE_ARGS_SIZE_V116),
+            0);
   EXPECT_EQ(a.queue_id, 0u);
   EXPECT_NE(a.doorbell_offset, 0u);
   EXPECT_EQ(a.sdma_engine_id, 0xdeadbeefu) << "bytes past the caller's size must stay untouched";
@@ -102,7 +105,8 @@ TEST(SimDeviceVersion, Facts4_GetVersionConfigurableMinor) {
   EXPECT_EQ(v.minor_version, 12u);
 }
 
-// ---- §5 CREATE_QUEUE validation order and errno --------------------------------------------------
+// ---- §5 CREATE_QUEUE validation order and errno
+// --------------------------------------------------
 
 TEST(SimDeviceCreateQueue, Facts5_1_PercentageOver100IsEinval_LowByteOnly) {
   Rig r;
@@ -184,10 +188,18 @@ TEST(SimDeviceCreateQueue, Facts5_6_PointersOutsideUserSpaceAreEfault) {
   for (int field = 0; field < 4; ++field) {
     auto a = r.aql_queue(kPid);
     switch (field) {
-      case 0: a.read_pointer_address = kernel; break;
-      case 1: a.write_pointer_address = kernel; break;
-      case 2: a.eop_buffer_address = kernel; break;
-      case 3: a.ctx_save_restore_address = kernel; break;
+      case 0:
+        a.read_pointer_address = kernel;
+        break;
+      case 1:
+        a.write_pointer_address = kernel;
+        break;
+      case 2:
+        a.eop_buffer_address = kernel;
+        break;
+      case 3:
+        a.ctx_save_restore_address = kernel;
+        break;
     }
     EXPECT_EQ(r.create(kPid, a), -EFAULT) << "field " << field;
   }
@@ -307,7 +319,8 @@ TEST(SimDeviceCreateQueue, Facts5_QueueNewSignalsSubscribedDebugger) {
   EXPECT_EQ(r.host.signals[file], 1);
 }
 
-// ---- §5 DESTROY_QUEUE ----------------------------------------------------------------------------
+// ---- §5 DESTROY_QUEUE
+// ----------------------------------------------------------------------------
 
 TEST(SimDeviceDestroyQueue, Facts5_UnknownIdIsEinval) {
   Rig r;
@@ -334,7 +347,8 @@ TEST(SimDeviceDestroyQueue, Facts5_RaisesDeviceQueueDeleteToDebugger) {
   EXPECT_EQ(a.query_debug_event.queue_id, 0u);
 }
 
-// ---- UPDATE_QUEUE -----------------------------------------------------------------------------------
+// ---- UPDATE_QUEUE
+// -----------------------------------------------------------------------------------
 
 TEST(SimDeviceUpdateQueue, ValidationAndUnknownQueue) {
   Rig r;

@@ -1,11 +1,11 @@
 // The pre-1.13 ioctls libhsakmt issues while opening the device, with Debian's KFD 1.11 header
 // (the layouts and request codes the client compiles with). Only the system header's names are
 // used here, never kfd_abi.h's of the same spelling.
+#include <linux/kfd_ioctl.h>
+
 #include <cerrno>
 
 #include "device_rig.h"
-
-#include <linux/kfd_ioctl.h>
 
 namespace gpreempt::sim::testing {
 namespace {
@@ -40,7 +40,8 @@ TEST(SimDeviceLegacyIoctls, AcquireVmAndMemoryPolicyValidateGpuAndArguments) {
   EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm), 0);
   vm.gpu_id = 1;
   EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm), -EINVAL);
-  ::kfd_ioctl_set_memory_policy_args m{0, 0, r.gpu(), KFD_IOC_CACHE_POLICY_COHERENT, KFD_IOC_CACHE_POLICY_NONCOHERENT, 0};
+  ::kfd_ioctl_set_memory_policy_args m{
+      0, 0, r.gpu(), KFD_IOC_CACHE_POLICY_COHERENT, KFD_IOC_CACHE_POLICY_NONCOHERENT, 0};
   EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_SET_MEMORY_POLICY, m), 0);
   m.default_policy = 2;
   EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_SET_MEMORY_POLICY, m), -EINVAL);

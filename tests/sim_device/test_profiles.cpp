@@ -1,10 +1,10 @@
 // Device profiles: lookup, GPU counts, internal consistency, and the MI308X values against the
 // real captures of that machine (docs/sim-device-profiles.md lists every source).
+#include <fixtures.h>
+
 #include <regex>
 #include <set>
 #include <stdexcept>
-
-#include <fixtures.h>
 
 #include "device_profile.h"
 
@@ -67,7 +67,8 @@ TEST(SimDeviceProfiles, Mi308xMatchesCapturedGpuIdsAndCwsrSizes) {
                                                  "debugfs" / "01_mi308x_rocm702_hqds_full.txt");
   std::vector<uint32_t> captured;
   std::regex node(R"(Node (\d+), gpu_id ([0-9a-f]+):)");
-  for (auto it = std::sregex_iterator(hqds.begin(), hqds.end(), node); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(hqds.begin(), hqds.end(), node); it != std::sregex_iterator();
+       ++it)
     captured.push_back(static_cast<uint32_t>(std::stoul((*it)[2], nullptr, 16)));
   const auto p = make_profile("mi308x", 0);
   ASSERT_EQ(captured.size(), p.gpus.size());
@@ -75,8 +76,10 @@ TEST(SimDeviceProfiles, Mi308xMatchesCapturedGpuIdsAndCwsrSizes) {
   // The captured MQDs: cp_hqd_cntl_stack_size 0x2000, cp_hqd_ctx_save_size 0xba6000 per XCC.
   const auto mqds = gpreempt::testing::read_file(gpreempt::testing::shared_dir() / "realdata" /
                                                  "debugfs" / "03_mi308x_rocm702_mqds.txt");
-  EXPECT_NE(mqds.find("    000002a0: 00000000 00000000 00000000 a4000000 00007f41 00000000 00002000 00002000"),
-            std::string::npos);
+  EXPECT_NE(
+      mqds.find(
+          "    000002a0: 00000000 00000000 00000000 a4000000 00007f41 00000000 00002000 00002000"),
+      std::string::npos);
   EXPECT_NE(mqds.find("    000002c0: 00002000 00ba6000"), std::string::npos);
   EXPECT_EQ(p.ctl_stack_size, 0x2000u);
   EXPECT_EQ(p.cwsr_size, 0xba6000u);

@@ -1,12 +1,12 @@
 // The simulated sysfs/debugfs files: kernel format rules (FACTS §12, §13) and, where
 // ../shared/realdata has a capture of the same machine (MI308X), line-for-line structure and
 // byte-identical blocks for the state the capture shows.
+#include <discovery/gfx9_mqd_layout.h>
+#include <fixtures.h>
+
 #include <regex>
 #include <set>
 #include <sstream>
-
-#include <discovery/gfx9_mqd_layout.h>
-#include <fixtures.h>
 
 #include "device_rig.h"
 
@@ -26,10 +26,11 @@ std::vector<std::string> lines(const std::string& text) {
 }
 
 const std::regex kHexRow4(R"(    [0-9a-f]{8}:( [0-9a-f]{8}){1,8})");  // mqds / hqds rows
-const std::regex kHexRow2(R"(  [0-9a-f]{8}:( [0-9a-f]{8}){1,8})");   // rls rows
+const std::regex kHexRow2(R"(  [0-9a-f]{8}:( [0-9a-f]{8}){1,8})");    // rls rows
 
 std::string real_capture(const char* name) {
-  return gpreempt::testing::read_file(gpreempt::testing::shared_dir() / "realdata" / "debugfs" / name);
+  return gpreempt::testing::read_file(gpreempt::testing::shared_dir() / "realdata" / "debugfs" /
+                                      name);
 }
 
 // Five queues as the captured process had, plus runtime enabled.
@@ -50,17 +51,45 @@ TEST(SimDeviceRender, Facts13_1_TopologyKeyOrderCpuFirstAndSubdirs) {
   const std::string t = "sys/class/kfd/kfd/topology/";
   EXPECT_EQ(f.at(t + "generation_id"), "3\n");
   EXPECT_EQ(f.at(t + "system_properties"), "platform_oem 0\nplatform_id 0\nplatform_rev 0\n");
-  const std::vector<std::string> common = {
-      "cpu_cores_count", "simd_count", "mem_banks_count", "caches_count", "io_links_count",
-      "p2p_links_count", "cpu_core_id_base", "simd_id_base", "max_waves_per_simd",
-      "lds_size_in_kb", "gds_size_in_kb", "num_gws", "wave_front_size", "array_count",
-      "simd_arrays_per_engine", "cu_per_simd_array", "simd_per_cu", "max_slots_scratch_cu",
-      "gfx_target_version", "vendor_id", "device_id", "location_id", "domain",
-      "drm_render_minor", "hive_id", "num_sdma_engines", "num_sdma_xgmi_engines",
-      "num_sdma_queues_per_engine", "num_cp_queues", "cwsr_size", "ctl_stack_size"};
-  const std::vector<std::string> gpu_only = {"max_engine_clk_fcompute", "local_mem_size",
-                                             "fw_version", "capability", "capability2",
-                                             "debug_prop", "sdma_fw_version", "unique_id",
+  const std::vector<std::string> common = {"cpu_cores_count",
+                                           "simd_count",
+                                           "mem_banks_count",
+                                           "caches_count",
+                                           "io_links_count",
+                                           "p2p_links_count",
+                                           "cpu_core_id_base",
+                                           "simd_id_base",
+                                           "max_waves_per_simd",
+                                           "lds_size_in_kb",
+                                           "gds_size_in_kb",
+                                           "num_gws",
+                                           "wave_front_size",
+                                           "array_count",
+                                           "simd_arrays_per_engine",
+                                           "cu_per_simd_array",
+                                           "simd_per_cu",
+                                           "max_slots_scratch_cu",
+                                           "gfx_target_version",
+                                           "vendor_id",
+                                           "device_id",
+                                           "location_id",
+                                           "domain",
+                                           "drm_render_minor",
+                                           "hive_id",
+                                           "num_sdma_engines",
+                                           "num_sdma_xgmi_engines",
+                                           "num_sdma_queues_per_engine",
+                                           "num_cp_queues",
+                                           "cwsr_size",
+                                           "ctl_stack_size"};
+  const std::vector<std::string> gpu_only = {"max_engine_clk_fcompute",
+                                             "local_mem_size",
+                                             "fw_version",
+                                             "capability",
+                                             "capability2",
+                                             "debug_prop",
+                                             "sdma_fw_version",
+                                             "unique_id",
                                              "num_xcc"};
   auto keys = [](const std::string& props) {
     std::vector<std::string> k;
@@ -121,14 +150,16 @@ TEST(SimDeviceRender, Facts13_1_Mi308xTopologyMatchesRocminfoCapture) {
   };
   EXPECT_EQ(prop("simd_count") / prop("simd_per_cu"), std::stoull(field("Compute Unit:")));
   EXPECT_EQ(prop("simd_per_cu"), std::stoull(field("SIMDs per CU:")));
-  EXPECT_EQ(prop("array_count") / prop("simd_arrays_per_engine"), std::stoull(field("Shader Engines:")));
+  EXPECT_EQ(prop("array_count") / prop("simd_arrays_per_engine"),
+            std::stoull(field("Shader Engines:")));
   EXPECT_EQ(prop("device_id"), std::stoull(field("Chip ID:")));
   EXPECT_EQ(prop("location_id"), std::stoull(field("BDFID:")));
   EXPECT_EQ(prop("max_engine_clk_fcompute"), std::stoull(field("Max Clock Freq. (MHz):")));
   EXPECT_EQ(prop("fw_version"), std::stoull(field("Packet Processor uCode::")));
   EXPECT_EQ(prop("sdma_fw_version"), std::stoull(field("SDMA engine uCode::")));
   EXPECT_EQ(prop("wave_front_size"), std::stoull(field("Wavefront Size:")));
-  EXPECT_EQ(prop("max_waves_per_simd") * prop("simd_per_cu"), std::stoull(field("Max Waves Per CU:")));
+  EXPECT_EQ(prop("max_waves_per_simd") * prop("simd_per_cu"),
+            std::stoull(field("Max Waves Per CU:")));
   EXPECT_EQ(prop("unique_id"), std::stoull(field("Uuid:").substr(4), nullptr, 16));
   EXPECT_EQ(prop("gfx_target_version"), 90402u) << field("Name:");
   EXPECT_EQ(prop("max_engine_clk_ccompute"), 3800u);
@@ -162,7 +193,8 @@ TEST(SimDeviceRender, Facts13_2_ProcQueuesNoTrailingNewlineInternalType) {
   EXPECT_FALSE(f.count(d + "pasid"));
 }
 
-// ---- mqds (FACTS §12.1, §14, §18) -----------------------------------------------------------------
+// ---- mqds (FACTS §12.1, §14, §18)
+// -----------------------------------------------------------------
 
 TEST(SimDeviceRender, Facts12_1_MqdsShape64LinesPerXccNewestFirst) {
   Rig r;
@@ -198,7 +230,8 @@ std::vector<std::vector<std::vector<uint32_t>>> decode_mqds(const std::string& t
     if (!l.starts_with("    ") || queues.empty()) continue;
     if (l.substr(4, 8) == "00000000") queues.back().emplace_back();
     std::istringstream in(l.substr(14));
-    for (std::string w; in >> w;) queues.back().back().push_back(static_cast<uint32_t>(std::stoul(w, nullptr, 16)));
+    for (std::string w; in >> w;)
+      queues.back().back().push_back(static_cast<uint32_t>(std::stoul(w, nullptr, 16)));
   }
   return queues;
 }
@@ -234,8 +267,10 @@ TEST(SimDeviceRender, Facts14_MqdFieldsDriverFills) {
     EXPECT_EQ(d[m::cp_hqd_active], 1u);
     EXPECT_EQ(d[m::cp_hqd_vmid], 0u);
     EXPECT_EQ(d[m::cp_hqd_aql_control], 1u);
-    EXPECT_EQ(uint64_t{d[m::cp_mqd_base_addr_lo]} - mq[0][0][m::cp_mqd_base_addr_lo], xcc * 0x3000u);
-    EXPECT_EQ(uint64_t{d[m::cp_hqd_ctx_save_base_addr_lo]} | uint64_t{d[m::cp_hqd_ctx_save_base_addr_hi]} << 32,
+    EXPECT_EQ(uint64_t{d[m::cp_mqd_base_addr_lo]} - mq[0][0][m::cp_mqd_base_addr_lo],
+              xcc * 0x3000u);
+    EXPECT_EQ(uint64_t{d[m::cp_hqd_ctx_save_base_addr_lo]} |
+                  uint64_t{d[m::cp_hqd_ctx_save_base_addr_hi]} << 32,
               a.ctx_save_restore_address + xcc * uint64_t{a.ctx_save_restore_size});
     EXPECT_EQ(d[m::cp_hqd_ctx_save_size], a.ctx_save_restore_size);
     EXPECT_EQ(d[m::cp_hqd_cntl_stack_size], a.ctl_stack_size);
@@ -265,13 +300,29 @@ TEST(SimDeviceRender, Facts18_MqdsMatchCaptureStructureAndStaticFields) {
   // too. CP_HQD_PQ_CONTROL is compared without PQ_EMPTY (bit 15), which the CP writes back.
   // (Dword 42 is left out: queue 0 of the capture has 1 there, a per-queue setting such as a CU
   // mask the simulator's queues never get.)
-  const std::set<std::size_t> fixed = {m::header, m::compute_pipelinestat_enable, 20, 23, 24, 26,
-                                       27, 39, 40, 41, m::cp_hqd_persistent_state,
-                                       m::cp_hqd_pipe_priority, m::cp_hqd_queue_priority,
-                                       m::cp_hqd_quantum, m::cp_hqd_pq_control, 149,
-                                       m::cp_mqd_control, m::cp_hqd_cntl_stack_offset,
-                                       m::cp_hqd_cntl_stack_size, m::cp_hqd_wg_state_offset,
-                                       m::cp_hqd_ctx_save_size, m::cp_hqd_aql_control, 226};
+  const std::set<std::size_t> fixed = {m::header,
+                                       m::compute_pipelinestat_enable,
+                                       20,
+                                       23,
+                                       24,
+                                       26,
+                                       27,
+                                       39,
+                                       40,
+                                       41,
+                                       m::cp_hqd_persistent_state,
+                                       m::cp_hqd_pipe_priority,
+                                       m::cp_hqd_queue_priority,
+                                       m::cp_hqd_quantum,
+                                       m::cp_hqd_pq_control,
+                                       149,
+                                       m::cp_mqd_control,
+                                       m::cp_hqd_cntl_stack_offset,
+                                       m::cp_hqd_cntl_stack_size,
+                                       m::cp_hqd_wg_state_offset,
+                                       m::cp_hqd_ctx_save_size,
+                                       m::cp_hqd_aql_control,
+                                       226};
   auto a = decode_mqds(r.dev->render_files().at(kMqds));
   auto b = decode_mqds(real_capture("03_mi308x_rocm702_mqds.txt"));
   for (std::size_t i = 0; i < ours.size(); ++i) {
@@ -291,7 +342,8 @@ TEST(SimDeviceRender, Facts18_MqdsMatchCaptureStructureAndStaticFields) {
       }
 }
 
-// ---- hqds (FACTS §12.2, §18) -----------------------------------------------------------------------
+// ---- hqds (FACTS §12.2, §18)
+// -----------------------------------------------------------------------
 
 std::vector<std::string> non_register_lines(const std::string& text) {
   std::vector<std::string> out;
@@ -395,7 +447,8 @@ TEST(SimDeviceRender, Facts12_2_SuspendedQueuesVanishFromSlots) {
     std::size_t n = 0;
     const auto l = lines(r.dev->render_files().at(kHqds));
     for (std::size_t i = 0; i + 1 < l.size(); ++i)
-      if (l[i].find(",  CP Pipe ") != std::string::npos && l[i + 1].substr(32, 8) == "00000001") ++n;
+      if (l[i].find(",  CP Pipe ") != std::string::npos && l[i + 1].substr(32, 8) == "00000001")
+        ++n;
     return n;
   };
   EXPECT_EQ(count_active(), 5u * 4u);
@@ -407,7 +460,8 @@ TEST(SimDeviceRender, Facts12_2_SuspendedQueuesVanishFromSlots) {
   EXPECT_EQ(mq[0][0][gpreempt::discovery::gfx9::mqd::cp_hqd_active], 1u);
 }
 
-// ---- rls (FACTS §12.3) -----------------------------------------------------------------------------
+// ---- rls (FACTS §12.3)
+// -----------------------------------------------------------------------------
 
 TEST(SimDeviceRender, Facts12_3_RlsNoActiveRunlistThenPackets) {
   Rig r;
@@ -496,7 +550,8 @@ TEST(SimDeviceRender, Facts12_3_OversubscribedRunlistChains) {
   std::size_t active = 0;
   const auto l = lines(r.dev->render_files().at(kHqds));
   for (std::size_t i = 0; i + 1 < l.size(); ++i)
-    if (l[i].find(",  CP Pipe ") != std::string::npos && l[i + 1].substr(32, 8) == "00000001") ++active;
+    if (l[i].find(",  CP Pipe ") != std::string::npos && l[i + 1].substr(32, 8) == "00000001")
+      ++active;
   EXPECT_EQ(active, r.profile_.num_cp_queues * 4);
 }
 
