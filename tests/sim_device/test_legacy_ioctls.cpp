@@ -1,11 +1,14 @@
 // The pre-1.13 ioctls libhsakmt issues while opening the device, with Debian's KFD 1.11 header
 // (the layouts and request codes the client compiles with). Only the system header's names are
 // used here, never kfd_abi.h's of the same spelling.
-#include <linux/kfd_ioctl.h>
-
 #include <cerrno>
 
 #include "device_rig.h"
+
+// After our headers: its macros must not rewrite kfd_abi.h's constexpr names of the same spelling.
+// clang-format off
+#include <linux/kfd_ioctl.h>
+// clang-format on
 
 namespace gpreempt::sim::testing {
 namespace {
