@@ -279,18 +279,16 @@ Outcome KfdDevice::State::dbg_trap(const CallPtr& call) {
         mask &= ~KFD_EC_MASK(EC_PROCESS_RUNTIME);
       }
       if (mask) {
-        // kfd_send_exception_to_runtime(): OR into the queue's error payload named by its
-        // context-save-area header.
-        Queue* q = t->queue(a.send_runtime_event.queue_id);
-        if (!q) return Outcome::done(-EINVAL);
+        // kfd_send_exception_to_runtime(): OR into the error payload the queue's context-save-
+        // area header names (its event is not simulated). An unknown queue or an unreadable
+        // header is silently skipped: the call returns 0 regardless.
+        const Queue* q = t->queue(a.send_runtime_event.queue_id);
         kfd_context_save_area_header h{};
-        if (q->ctx_save_addr && env.read_memory(t->pid, q->ctx_save_addr, &h, sizeof(h)) &&
-            h.err_payload_addr) {
-          uint64_t payload = 0;
-          if (env.read_memory(t->pid, h.err_payload_addr, &payload, sizeof(payload))) {
-            payload |= mask;
-            env.write_memory(t->pid, h.err_payload_addr, &payload, sizeof(payload));
-          }
+        uint64_t payload = 0;
+        if (q && q->ctx_save_addr && env.read_memory(t->pid, q->ctx_save_addr, &h, sizeof(h)) &&
+            env.read_memory(t->pid, h.err_payload_addr, &payload, sizeof(payload))) {
+          payload |= mask;
+          env.write_memory(t->pid, h.err_payload_addr, &payload, sizeof(payload));
         }
       }
       return Outcome::done(0);

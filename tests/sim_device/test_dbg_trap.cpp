@@ -835,3 +835,31 @@ TEST(SimDeviceSuspend, Facts8_4_SuspendWritesWaveStateIntoContextSaveHeader) {
 
 }  // namespace
 }  // namespace gpreempt::sim::testing
+
+namespace gpreempt::sim::testing {
+namespace {
+
+TEST(SimDeviceEvents, Facts8_SendRuntimeEventOrsIntoQueueErrorPayload) {
+  Rig r;
+  r.spawn(kTarget);
+  r.spawn(kDebugger);
+  ASSERT_EQ(r.runtime_enable(kTarget), 0);
+  auto a = r.aql_queue(kTarget);
+  const uint64_t payload = r.host.alloc(kTarget, 8);
+  r.host.put<uint64_t>(kTarget, payload, 0x1);
+  kfd_context_save_area_header h{};
+  h.err_payload_addr = payload;
+  r.host.put(kTarget, a.ctx_save_restore_address, h);
+  ASSERT_EQ(r.create(kTarget, a), 0);
+  r.attach(kDebugger, kTarget);
+  auto ev = Rig::op(kTarget, KFD_IOC_DBG_TRAP_SEND_RUNTIME_EVENT);
+  ev.send_runtime_event.exception_mask = KFD_EC_MASK(EC_QUEUE_WAVE_TRAP);
+  ev.send_runtime_event.queue_id = a.queue_id;
+  EXPECT_EQ(r.dbg({kDebugger, kDebugger}, ev), 0);
+  EXPECT_EQ(r.host.get<uint64_t>(kTarget, payload), 0x1 | KFD_EC_MASK(EC_QUEUE_WAVE_TRAP));
+  ev.send_runtime_event.queue_id = 99;  // unknown queue: nothing to do, still 0
+  EXPECT_EQ(r.dbg({kDebugger, kDebugger}, ev), 0);
+}
+
+}  // namespace
+}  // namespace gpreempt::sim::testing
