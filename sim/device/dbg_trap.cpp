@@ -514,6 +514,7 @@ Outcome KfdDevice::State::dbg_trap(const CallPtr& call) {
     case KFD_IOC_DBG_TRAP_QUERY_EXCEPTION_INFO: {
       auto& x = a.query_exception_info;
       const uint32_t ec = x.exception_code;
+      if (!x.info_ptr) return Outcome::done(-EINVAL);  // checked first, for every source
       uint64_t* status = nullptr;
       uint32_t actual = 0;
       if (ec_is_queue(ec)) {
@@ -530,7 +531,6 @@ Outcome KfdDevice::State::dbg_trap(const CallPtr& call) {
       } else if (ec_is_process(ec)) {
         if (!(t->exception_status & KFD_EC_MASK(ec))) return Outcome::done(-ENODATA);
         if (ec == EC_PROCESS_RUNTIME) {
-          if (!x.info_ptr) return Outcome::done(-EINVAL);
           kfd_runtime_info ri{t->r_debug, t->runtime_state, t->ttmp_setup};
           const uint32_t n = std::min<uint32_t>(x.info_size, sizeof(ri));
           if (n && !env.write_memory(c.pid, x.info_ptr, &ri, n)) return Outcome::done(-EFAULT);

@@ -534,6 +534,9 @@ TEST(SimDeviceEvents, Facts8_QueryExceptionInfoErrors) {
   r.attach(kDebugger, kTarget, ~0ull);
   auto a = Rig::op(kTarget, KFD_IOC_DBG_TRAP_QUERY_EXCEPTION_INFO);
   a.query_exception_info.exception_code = EC_QUEUE_NEW;
+  a.query_exception_info.source_id = q;
+  EXPECT_EQ(r.dbg({kDebugger, kDebugger}, a), -EINVAL) << "NULL info_ptr, checked first";
+  a.query_exception_info.info_ptr = r.host.alloc(kDebugger, 16);
   a.query_exception_info.source_id = 55;
   EXPECT_EQ(r.dbg({kDebugger, kDebugger}, a), -EINVAL) << "unknown queue";
   a.query_exception_info.source_id = q;
