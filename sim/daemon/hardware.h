@@ -46,7 +46,8 @@ class Hardware {
 };
 
 struct HardwareOptions {
-  std::string model;  // "instant" (default): runlist changes complete at once, no timing
+  std::string model;        // "instant" (default): runlist changes complete at once; "gpu": sim/gpu
+  std::string machine_dir;  // the machine's directory (models put their files there)
 };
 
 // The composition point: which hardware model a machine with `profile` gets.

@@ -1,11 +1,15 @@
-// The one place that decides which GPU model drives a simulated machine. The GPU timing model
-// (sim/gpu) plugs in here as another Hardware implementation selected by HardwareOptions::model.
+// The one place that decides which GPU model drives a simulated machine (--hardware /
+// KFDSIM_HARDWARE): "instant" completes every runlist change at once; "gpu" is the timing model of
+// sim/gpu (CU sharing, HWS slots, CWSR costs, the AQL command processor).
 #include <cstdlib>
 #include <stdexcept>
+#include <string_view>
 
 #include "sim/daemon/hardware.h"
 #include "sim/device/device_profile.h"
-#include "sim/gpu/gpu_hardware.h"  // "gpu": the GPU timing model + AQL command processor (sim/gpu)
+#ifdef GPREEMPT_HAVE_GPU_MODEL
+#include "sim/gpu/gpu_hardware.h"
+#endif
 
 namespace gpreempt::sim::daemon {
 namespace {
@@ -24,10 +28,22 @@ class InstantHardware final : public Hardware {
 std::unique_ptr<Hardware> make_hardware(const DeviceProfile& profile,
                                         const HardwareOptions& options) {
   if (options.model.empty() || options.model == "instant") return std::make_unique<InstantHardware>();
-  // sim/gpu owns this branch: configured by the GPREEMPT_SIM_* variables (sim/gpu/model_config.h).
-  if (options.model == "gpu")
-    return gpu::make_gpu_hardware(profile, [](const char* k) { return std::getenv(k); });
+#ifdef GPREEMPT_HAVE_GPU_MODEL
+  if (options.model == "gpu") {
+    // The model reads its GPREEMPT_SIM_* settings from the environment; the machine directory is
+    // the daemon's own (a daemon started for `kfdsim run` has no KFDSIM_DIR in its environment).
+    std::string dir = options.machine_dir;
+    return gpu::make_gpu_hardware(profile, [dir](const char* name) -> const char* {
+      if (!dir.empty() && std::string_view(name) == "KFDSIM_DIR") return dir.c_str();
+      return std::getenv(name);
+    });
+  }
   throw std::invalid_argument("unknown hardware model '" + options.model + "' (known: instant, gpu)");
+#else
+  (void)profile;
+  throw std::invalid_argument("unknown hardware model '" + options.model +
+                              "' (known: instant; this build has no sim/gpu model)");
+#endif
 }
 
 }  // namespace gpreempt::sim::daemon

@@ -352,7 +352,10 @@ int main(int argc, char** argv) {
                     "amdgpu.sched_policy: 0 HWS, 1 HWS without oversubscription, 2 no HWS")
         ->check(CLI::Range(0, 2))
         ->capture_default_str();
-    sub->add_option("--hardware", machine.hardware, "GPU model behind the KFD")->capture_default_str();
+    sub->add_option("--hardware", machine.hardware,
+                    "GPU model behind the KFD: instant (runlist changes complete at once) or gpu "
+                    "(the timing model of sim/gpu, GPREEMPT_SIM_* settings)")
+        ->capture_default_str();
     sub->add_option("--cpu-nodes", machine.cpu_nodes,
                     "topology CPU nodes: 'host' describes this host (needed by libhsakmt/ROCr), "
                     "'profile' the captured machine (to compare files with real captures)")

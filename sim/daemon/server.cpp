@@ -99,7 +99,7 @@ DeviceProfile machine_profile(const MachineOptions& m) {
 Server::Server(ServerConfig config)
     : config_(std::move(config)),
       profile_(machine_profile(config_.machine)),
-      hardware_(make_hardware(profile_, HardwareOptions{config_.machine.hardware})),
+      hardware_(make_hardware(profile_, HardwareOptions{config_.machine.hardware, config_.paths.dir})),
       tree_(config_.paths.root()) {
   DeviceOptions opts;
   opts.minor_version = config_.machine.kfd_minor;

@@ -138,3 +138,23 @@ TEST(Kfdsim, UsageErrorsExitTwo) {
   EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"run", "--gpus", "x", "--", "true"})->finish()), 2);
   EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"--help"})->finish()), 0);
 }
+
+TEST(Kfdsim, HardwareModelIsChosenByName) {
+  Machine m;
+  auto start = kfdsim(m, {"start", "--hardware", "gpu"});
+  EXPECT_EQ(WEXITSTATUS(start->finish()), 0) << start->rest();
+  auto s = m.status();
+  ASSERT_TRUE(s);
+  EXPECT_EQ((*s)["hardware"], "gpu");
+  {
+    auto p = m.probe();
+    p->call("open");
+    EXPECT_EQ(p->call("create"), "0 0 0") << "queue creation goes through the model's runlist";
+  }
+  EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"stop"})->finish()), 0);
+  m.wait_daemon_gone((*s)["daemon_pid"].get<int>());
+
+  auto bad = kfdsim(m, {"start", "--hardware", "warp-drive"});
+  EXPECT_EQ(WEXITSTATUS(bad->finish()), 1) << "the daemon refuses an unknown model";
+  EXPECT_FALSE(m.status());
+}
