@@ -22,9 +22,11 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "logs/hip_log_analyzer.h"
+#include "logs/log_file.h"
 
 extern char** environ;
 
@@ -74,20 +76,9 @@ fs::path generate(std::size_t bytes) {
   return path;
 }
 
-double run_analyzer(const fs::path& path, gpreempt::logs::LogSummary& last) {
+double run_analyzer(const fs::path& path, unsigned threads, gpreempt::logs::LogSummary& last) {
   const auto t0 = Clock::now();
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw std::runtime_error("cannot open " + path.string());
-  std::vector<char> buf(4u << 20);
-  gpreempt::logs::LogAnalyzer a;
-  while (true) {
-    const ssize_t n = ::read(fd, buf.data(), buf.size());
-    if (n < 0) throw std::runtime_error("read failed");
-    if (n == 0) break;
-    a.feed(std::string_view(buf.data(), static_cast<std::size_t>(n)));
-  }
-  ::close(fd);
-  last = a.finish();
+  last = gpreempt::logs::analyze_file(path.string(), {}, threads);
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
@@ -148,23 +139,31 @@ int main(int argc, char** argv) {
     fs::path path = file.empty() ? generate(size_mb << 20) : fs::path(file);
     const double mib = static_cast<double>(fs::file_size(path)) / (1 << 20);
     gpreempt::logs::LogSummary summary;
-    run_analyzer(path, summary);  // warm the page cache for both tools
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    run_analyzer(path, 1, summary);  // warm the page cache for every tool
     std::string count;
     run_grep(path, pattern, count);
-    std::vector<double> ta, tg;
+    std::vector<double> t1, tn, tg;
     for (int r = 0; r < runs; ++r) {
-      ta.push_back(run_analyzer(path, summary));
+      t1.push_back(run_analyzer(path, 1, summary));
+      if (cores > 1) tn.push_back(run_analyzer(path, cores, summary));
       tg.push_back(run_grep(path, pattern, count));
     }
-    const double ma = median(ta), mg = median(tg);
+    const double m1 = median(t1), mg = median(tg);
     std::printf("file        %s (%.0f MiB, %llu lines)\n", path.c_str(), mib,
                 static_cast<unsigned long long>(summary.lines));
-    std::printf("analyzer    median %.3f s  %.0f MiB/s  (%llu records, %zu HW queues, %llu dispatches)\n", ma,
-                mib / ma, static_cast<unsigned long long>(summary.records), summary.hw_queues.size(),
+    std::printf("analyzer    1 thread   median %.3f s  %.0f MiB/s  (%llu records, %zu HW queues, %llu dispatches)\n",
+                m1, mib / m1, static_cast<unsigned long long>(summary.records), summary.hw_queues.size(),
                 static_cast<unsigned long long>(summary.dispatches));
+    if (cores > 1) {
+      const double mn = median(tn);
+      std::printf("analyzer    %u threads  median %.3f s  %.0f MiB/s\n", cores, mn, mib / mn);
+    }
     std::printf("grep -c %s  median %.3f s  %.0f MiB/s  (count %s)\n", pattern.c_str(), mg, mib / mg,
                 count.c_str());
-    std::printf("ratio       %.2f x grep (median of %d runs; target <= 2)\n", ma / mg, runs);
+    std::printf("ratio       %.2f x grep with 1 thread", m1 / mg);
+    if (cores > 1) std::printf(", %.2f x grep with %u threads", median(tn) / mg, cores);
+    std::printf(" (median of %d runs; target <= 2)\n", runs);
     if (file.empty() && !keep) fs::remove(path);
   } catch (const std::exception& e) {
     std::cerr << "bench_log_analyzer: " << e.what() << "\n";

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "logs/json.h"
+#include "logs/log_file.h"
 
 namespace gpreempt::cli {
 
@@ -20,26 +21,18 @@ struct LogOptions {
   std::optional<int> pid;
   std::string config_dir;
   std::size_t max_errors = 1000;
+  unsigned threads = 0;  // 0 = one per core (regular files only)
 };
 
-logs::LogSummary analyze_file(const std::string& path, const LogOptions& o) {
-  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
-  if (!f) throw Failure("cannot read " + path + ": " + std::strerror(errno));
+logs::LogSummary analyze(const std::string& path, const LogOptions& o) {
   logs::AnalyzerOptions ao;
   ao.pid = o.pid;
   ao.max_errors = o.max_errors;
-  logs::LogAnalyzer a(ao);
-  std::vector<char> buf(1u << 20);
-  while (true) {
-    const std::size_t n = std::fread(buf.data(), 1, buf.size(), f);
-    if (n > 0) a.feed(std::string_view(buf.data(), n));
-    if (n < buf.size()) break;
+  try {
+    return logs::analyze_file(path, ao, o.threads);
+  } catch (const std::runtime_error& e) {
+    throw Failure(e.what());
   }
-  const bool failed = std::ferror(f) != 0;
-  const int e = errno;
-  if (f != stdin) std::fclose(f);
-  if (failed) throw Failure("error reading " + path + ": " + std::strerror(e));
-  return a.finish();
 }
 
 std::string opt_str(const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : "-"; }
@@ -93,7 +86,7 @@ void run_analyze(const Globals& g, const LogOptions& o) {
   std::string human;
   std::vector<std::string> written;
   for (const auto& f : o.files) {
-    auto s = analyze_file(f, o);
+    auto s = analyze(f, o);
     auto j = logs::to_json(s);
     nlohmann::ordered_json doc = {{"file", f == "-" ? "<stdin>" : f}};
     doc.update(j);
@@ -111,7 +104,7 @@ void run_analyze(const Globals& g, const LogOptions& o) {
 }
 
 void run_compare(const Globals& g, const std::string& a, const std::string& b, const LogOptions& o) {
-  auto sa = analyze_file(a, o), sb = analyze_file(b, o);
+  auto sa = analyze(a, o), sb = analyze(b, o);
   auto c = logs::compare(sa, sb);
   if (g.json) {
     std::cout << logs::to_json(c).dump(2) << "\n";
@@ -152,6 +145,9 @@ void register_log_commands(CLI::App& app, Globals& globals) {
   analyze->add_option("--pid", o->pid, "Only records of this pid (records without a pid are kept)");
   analyze->add_option("--config", o->config_dir, "Write queue_config_pid_<pid>.json files into this directory");
   analyze->add_option("--max-errors", o->max_errors, "Errors listed (all are counted)")->capture_default_str();
+  analyze->add_option("--threads", o->threads,
+                      "Threads for a regular file (0 = one per core); the result is the same")
+      ->capture_default_str();
   analyze->callback([&globals, o] { run_analyze(globals, *o); });
 
   auto a = std::make_shared<std::string>(), b = std::make_shared<std::string>();
