@@ -112,6 +112,20 @@ Runtime::Runtime(const Options& o) {
 }
 
 Runtime::~Runtime() {
+  // As ROCr's shutdown: queues first, then the runtime disable, then the fd.
+  std::vector<Queue*> qs;
+  {
+    std::lock_guard lk(mu_);
+    qs.swap(queues_);
+  }
+  for (Queue* q : qs) {
+    try {
+      q->destroy();
+    } catch (const Error&) {
+      // The KFD removes the queue at exit; the Queue object only forgets its runtime.
+    }
+    q->rt_ = nullptr;
+  }
   if (runtime_enabled_) {
     try {
       runtime_disable();
@@ -165,13 +179,16 @@ uint64_t Runtime::kernel_object(const std::string& name, uint64_t wg_cost_ns) {
 }
 
 std::unique_ptr<Queue> Runtime::create_queue(uint32_t priority, uint32_t ring_packets) {
-  return std::unique_ptr<Queue>(new Queue(*this, priority, ring_packets));
+  std::unique_ptr<Queue> q(new Queue(*this, priority, ring_packets));
+  std::lock_guard lk(mu_);
+  queues_.push_back(q.get());
+  return q;
 }
 
 // ---- Queue -----------------------------------------------------------------------------------
 
 Queue::Queue(Runtime& rt, uint32_t priority, uint32_t ring_packets)
-    : rt_(rt), priority_(priority), slots_(ring_packets ? ring_packets : 4096) {
+    : rt_(&rt), priority_(priority), slots_(ring_packets ? ring_packets : 4096) {
   if (slots_ < 16 || (slots_ & (slots_ - 1)))
     throw Error(EINVAL, "ring_packets must be a power of two >= 16, got " + std::to_string(slots_));
   if (priority > kfd::KFD_MAX_QUEUE_PRIORITY)
@@ -240,6 +257,10 @@ Queue::~Queue() {
   } catch (const Error&) {
     // The queue stays with the KFD until the process exits; nothing else can be done here.
   }
+  if (rt_) {
+    std::lock_guard lk(rt_->mu_);
+    std::erase(rt_->queues_, this);
+  }
   if (doorbell_map_) munmap(doorbell_map_, kDoorbellFrame);
   std::free(ring_);
   std::free(amd_queue_);
@@ -249,10 +270,10 @@ Queue::~Queue() {
 
 void Queue::destroy() {
   std::lock_guard lk(mu_);
-  if (!alive_) return;
+  if (!alive_ || !rt_) return;
   kfd::kfd_ioctl_destroy_queue_args a{};
   a.queue_id = queue_id_;
-  rt_.ioctl_retry(kfd::AMDKFD_IOC_DESTROY_QUEUE, &a, "AMDKFD_IOC_DESTROY_QUEUE");
+  rt_->ioctl_retry(kfd::AMDKFD_IOC_DESTROY_QUEUE, &a, "AMDKFD_IOC_DESTROY_QUEUE");
   alive_ = false;
 }
 
@@ -264,7 +285,7 @@ uint64_t Queue::read_index() const {
 }
 
 void* Queue::reserve_slot(uint64_t& index) {
-  if (!alive_) throw Error(EINVAL, "queue " + std::to_string(queue_id_) + " was destroyed");
+  if (!alive_ || !rt_) throw Error(EINVAL, "queue " + std::to_string(queue_id_) + " was destroyed");
   index = write_index();
   // Ring full: wait for the CP to consume (read_dispatch_id moves on completion).
   wait_until([&] { return index - read_index() < slots_; }, std::chrono::nanoseconds::max());
@@ -283,7 +304,8 @@ void Queue::publish(void* slot, uint16_t header, uint64_t index) {
 }
 
 void Queue::dispatch(const Kernel& k, Signal* done) {
-  const uint64_t object = rt_.kernel_object(k.name, k.wg_cost_ns);
+  if (!rt_) throw Error(EINVAL, "queue " + std::to_string(queue_id_) + ": its runtime was closed");
+  const uint64_t object = rt_->kernel_object(k.name, k.wg_cost_ns);
   std::lock_guard lk(mu_);
   uint64_t index = 0;
   void* slot = reserve_slot(index);

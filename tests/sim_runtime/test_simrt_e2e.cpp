@@ -28,7 +28,7 @@ std::map<std::string, std::string> read_kv(Child& c) {
   while (auto l = c.line()) {
     const auto sp = l->find(' ');
     kv[l->substr(0, sp)] = sp == std::string::npos ? "" : l->substr(sp + 1);
-    if (*l == "ok" || l->rfind("error", 0) == 0) break;
+    if (*l == "ok" || *l == "closed" || l->rfind("error", 0) == 0) break;
   }
   return kv;
 }
@@ -53,7 +53,14 @@ TEST(SimrtE2E, CApiDispatchesBarriersSignalsAndWrapsTheRing) {
   Machine m(gpu_env());
   auto c = m.spawn({build_path("bin/simrt_smoke").string()});
   auto kv = read_kv(*c);
-  ASSERT_TRUE(kv.count("ok")) << (kv.count("error") ? kv["error"] : "no output");
+  ASSERT_TRUE(kv.count("closed")) << (kv.count("error") ? kv["error"] : "no output");
+  // simrt_close destroyed the queue the program left open (the process is still alive).
+  auto queues = m.queues();
+  ASSERT_TRUE(queues);
+  for (const auto& q : *queues) EXPECT_NE(q["pid"], c->pid()) << q.dump();
+  EXPECT_EQ(kv["dispatch_after_close"], "-22");
+  c->send("go");
+  ASSERT_EQ(c->line(), "ok");
   EXPECT_EQ(kv["version"], "1.22");
   EXPECT_EQ(kv["queues"], "0 1");
   EXPECT_EQ(kv["barrier_order"], "1");
@@ -119,6 +126,31 @@ struct Preempted {
   }
 };
 
+// The GEMM queue's completed packets, as the stats file shows them (rewritten every 200 ms).
+uint64_t completed(const Preempted& p) {
+  auto j = nlohmann::json::parse(read_file(p.m.dir() / "gpu-stats.json"));
+  for (const auto& q : j["queues"])
+    if (q["pid"] == p.target->pid()) return q["completed"].get<uint64_t>();
+  return 0;
+}
+
+TEST(SimrtE2E, SuspendedWorkloadMakesNoProgressUntilResumed) {
+  Preempted p({});
+  ASSERT_EQ(p.debugger->call("suspend " + p.pid + " 0"), "1 0 0x0 ");
+  const auto r = p.last_record();
+  EXPECT_EQ(r["kind"], "suspend");
+  EXPECT_GT(r["waves_saved"].get<uint64_t>(), 0u);  // the GEMM was caught in flight
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const uint64_t frozen = completed(p);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(completed(p), frozen);
+  ASSERT_EQ(p.debugger->call("resume " + p.pid + " 0"), "1 0 0x0 ");
+  EXPECT_EQ(p.last_record()["kind"], "resume");
+  EXPECT_EQ(p.last_record()["waves_restored"], r["waves_saved"]);  // nothing lost, nothing redone
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_GT(completed(p), frozen);
+}
+
 TEST(SimrtE2E, PreemptionTimeoutSetsBit30) {
   Preempted p(faults("timeout@1", "200"));
   EXPECT_EQ(p.debugger->call("suspend " + p.pid + " 0"), "0 0 0x40000000 ");
@@ -177,7 +209,9 @@ TEST(SimrtE2E, TargetKilledDuringAHungSuspendLeavesTheMachineUsable) {
   ASSERT_TRUE(p.m.status());
   // The same machine still runs work.
   auto c = p.m.spawn({build_path("bin/simrt_smoke").string()});
-  EXPECT_TRUE(read_kv(*c).count("ok"));
+  EXPECT_TRUE(read_kv(*c).count("closed"));
+  c->send("go");
+  EXPECT_EQ(c->line(), "ok");
   c->finish();
 }
 

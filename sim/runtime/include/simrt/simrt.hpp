@@ -71,7 +71,8 @@ class Queue {
   void barrier_and(std::span<Signal* const> deps, Signal* done = nullptr);
   uint64_t write_index() const;
   uint64_t read_index() const;
-  // KFD DESTROY_QUEUE (also done by the destructor); blocks while the queue is suspended.
+  // KFD DESTROY_QUEUE (also done by the destructor, or by the Runtime's destructor for queues
+  // still alive then); blocks while the queue is suspended.
   void destroy();
 
  private:
@@ -80,7 +81,7 @@ class Queue {
   void* reserve_slot(uint64_t& index);
   void publish(void* slot, uint16_t header, uint64_t index);
 
-  Runtime& rt_;
+  Runtime* rt_;  // null once the runtime is gone
   uint32_t priority_;
   uint32_t queue_id_ = 0;
   bool alive_ = false;
@@ -126,6 +127,7 @@ class Runtime {
   bool runtime_enabled_ = false;
   std::mutex mu_;
   std::map<std::pair<std::string, uint64_t>, void*> descriptors_;
+  std::vector<Queue*> queues_;  // alive, destroyed before the runtime is disabled
   char r_debug_[64] = {};  // stands in for ROCr's _r_debug, whose address RUNTIME_ENABLE carries
 };
 
