@@ -304,20 +304,29 @@ Outcome KfdDevice::State::dbg_trap(const CallPtr& call) {
     }
 
     case KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_OVERRIDE: {
+      // kfd_dbg_validate_trap_override_request(): the supported mask starts as all ones and is
+      // written back on every path; a bad mode fails before the device narrows it.
       auto& o = a.launch_override;
       if (o.override_mode != KFD_DBG_TRAP_OVERRIDE_OR &&
-          o.override_mode != KFD_DBG_TRAP_OVERRIDE_REPLACE)
+          o.override_mode != KFD_DBG_TRAP_OVERRIDE_REPLACE) {
+        o.support_request_mask = 0xffffffffu;
+        store_args(call, a);
         return Outcome::done(-EINVAL);
+      }
       const uint32_t supported = caps::wave_launch_trap_override_supported(profile);
-      const uint32_t prev = t->wave_launch_override_mask;
       const uint32_t request = o.support_request_mask, bits = o.enable_mask;
-      o.enable_mask = prev;
       o.support_request_mask = supported;
+      if (request & ~supported) {
+        store_args(call, a);
+        return Outcome::done(-EACCES);
+      }
+      // set_wave_launch_trap_override(): requested bits replaced, the others kept; the mode
+      // (OR / REPLACE) tells the hardware how to combine them with the wave's own mask.
+      const uint32_t prev = t->wave_launch_override_mask;
+      t->wave_launch_override_mask = (bits & request) | (prev & ~request);
+      t->wave_launch_override_mode = o.override_mode;
+      o.enable_mask = prev;
       store_args(call, a);
-      if (request & ~supported) return Outcome::done(-EACCES);
-      t->wave_launch_override_mask = o.override_mode == KFD_DBG_TRAP_OVERRIDE_OR
-                                         ? prev | (bits & request)
-                                         : (prev & ~request) | (bits & request);
       return Outcome::done(0);
     }
 

@@ -105,6 +105,7 @@ struct Process {
   uint64_t exception_status = 0;  // process-level (EC_PROCESS_*)
   uint32_t wave_launch_mode = 0;
   uint32_t wave_launch_override_mask = 0;
+  uint32_t wave_launch_override_mode = 0;
   uint32_t trap_flags = 0;
   int debugged_process_count = 0;  // as a debugger
 

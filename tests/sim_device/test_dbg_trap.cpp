@@ -686,14 +686,24 @@ TEST(SimDeviceHwOps, Facts8_WaveLaunchOverrideAndMode) {
   auto a = Rig::op(kTarget, KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_OVERRIDE);
   a.launch_override.override_mode = 7;
   EXPECT_EQ(r.dbg({kDebugger, kDebugger}, a), -EINVAL);
+  EXPECT_EQ(a.launch_override.support_request_mask, 0xffffffffu) << "before any device narrowed it";
   a.launch_override.override_mode = KFD_DBG_TRAP_OVERRIDE_OR;
   a.launch_override.support_request_mask = KFD_DBG_TRAP_MASK_TRAP_ON_WAVE_START;
+  a.launch_override.enable_mask = 0x55;
   EXPECT_EQ(r.dbg({kDebugger, kDebugger}, a), -EACCES);
   EXPECT_EQ(a.launch_override.support_request_mask, 0x1ffu) << "supported mask written back";
-  a.launch_override.support_request_mask = KFD_DBG_TRAP_MASK_DBG_ADDRESS_WATCH;
+  EXPECT_EQ(a.launch_override.enable_mask, 0x55u) << "no previous mask on failure";
+  a.launch_override.support_request_mask = KFD_DBG_TRAP_MASK_DBG_ADDRESS_WATCH | 1;
   a.launch_override.enable_mask = KFD_DBG_TRAP_MASK_DBG_ADDRESS_WATCH;
   EXPECT_EQ(r.dbg({kDebugger, kDebugger}, a), 0);
   EXPECT_EQ(a.launch_override.enable_mask, 0u) << "previous mask";
+  a.launch_override.support_request_mask = 1;  // FP_INVALID on, address watch kept
+  a.launch_override.enable_mask = 1;
+  EXPECT_EQ(r.dbg({kDebugger, kDebugger}, a), 0);
+  EXPECT_EQ(a.launch_override.enable_mask, KFD_DBG_TRAP_MASK_DBG_ADDRESS_WATCH);
+  a.launch_override.support_request_mask = 0;
+  EXPECT_EQ(r.dbg({kDebugger, kDebugger}, a), 0);
+  EXPECT_EQ(a.launch_override.enable_mask, KFD_DBG_TRAP_MASK_DBG_ADDRESS_WATCH | 1);
   auto m = Rig::op(kTarget, KFD_IOC_DBG_TRAP_SET_WAVE_LAUNCH_MODE);
   m.launch_mode.launch_mode = 2;
   EXPECT_EQ(r.dbg({kDebugger, kDebugger}, m), -EINVAL);
