@@ -101,8 +101,8 @@ std::vector<KfdDevice::State::Step> KfdDevice::State::deactivate_steps(const Pro
   // Address watches cleared, wave launch mode normal, flags 0; then each runlist refreshed.
   Step reset;
   reset.no_runlist = true;
-  reset.before = [p] {
-    for (auto& d : p->devices) d.watch_used.fill(false);
+  reset.before = [this, p] {
+    clear_address_watches(*p);
     p->wave_launch_mode = KFD_DBG_TRAP_WAVE_LAUNCH_MODE_NORMAL;
     p->trap_flags = 0;
   };
@@ -131,6 +131,14 @@ void KfdDevice::State::write_wave_state_headers(const Process& p) {
     h.wave_state.wave_state_offset = q.ctl_stack_size;
     h.wave_state.wave_state_size = 0;
     env.write_memory(p.pid, q.ctx_save_addr, &h.wave_state, sizeof(h.wave_state));
+  }
+}
+
+void KfdDevice::State::clear_address_watches(Process& p) {
+  for (auto& d : p.devices) {
+    for (uint32_t i = 0; i < detail::kAddressWatchSlots; ++i)
+      if (d.watch_used[i]) device_watch_ids[d.gpu_id] &= ~(1u << i);
+    d.watch_used.fill(false);
   }
 }
 
@@ -449,14 +457,21 @@ Outcome KfdDevice::State::dbg_trap(const CallPtr& call) {
     }
 
     case KFD_IOC_DBG_TRAP_SET_NODE_ADDRESS_WATCH: {
+      // kfd_dbg_get_dev_watch_id(): the four watch slots belong to the device, shared by every
+      // process on it; the id field is INVALID (4) when none is free.
       auto& w = a.set_node_address_watch;
       auto* d = t->device(w.gpu_id);
-      auto slot = std::find(d->watch_used.begin(), d->watch_used.end(), false);
-      if (slot == d->watch_used.end()) return Outcome::done(-ENOMEM);
-      *slot = true;
-      w.id = static_cast<uint32_t>(slot - d->watch_used.begin());
+      uint32_t& in_use = device_watch_ids[w.gpu_id];
+      w.id = detail::kAddressWatchSlots;
+      for (uint32_t i = 0; i < detail::kAddressWatchSlots; ++i) {
+        if (in_use & (1u << i)) continue;
+        in_use |= 1u << i;
+        d->watch_used[i] = true;
+        w.id = i;
+        break;
+      }
       store_args(call, a);
-      return Outcome::done(0);
+      return Outcome::done(w.id == detail::kAddressWatchSlots ? -ENOMEM : 0);
     }
 
     case KFD_IOC_DBG_TRAP_CLEAR_NODE_ADDRESS_WATCH: {
@@ -464,6 +479,7 @@ Outcome KfdDevice::State::dbg_trap(const CallPtr& call) {
       auto* d = t->device(w.gpu_id);
       if (w.id >= detail::kAddressWatchSlots || !d->watch_used[w.id]) return Outcome::done(-EINVAL);
       d->watch_used[w.id] = false;
+      device_watch_ids[w.gpu_id] &= ~(1u << w.id);
       return Outcome::done(0);
     }
 

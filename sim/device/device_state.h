@@ -165,11 +165,13 @@ struct KfdDevice::State {
   std::shared_ptr<Hws> hws;
   std::shared_ptr<detail::Guard> guard = std::make_shared<detail::Guard>();
 
-  std::map<int, detail::ProcessPtr> processes;          // by tgid
-  std::map<CallToken, detail::CallPtr> pending;         // parked calls, by token
-  std::map<uint32_t, std::vector<bool>> sdma_used;      // per gpu_id: engine-major slot use
-  std::map<uint32_t, uint32_t> device_queue_count;      // per gpu_id: dqm total_queue_count
-  std::map<uint32_t, uint32_t> compute_queues_created;  // per gpu_id: rotates logical XCC ids
+  std::map<int, detail::ProcessPtr> processes;      // by tgid
+  std::map<CallToken, detail::CallPtr> pending;     // parked calls, by token
+  std::map<uint32_t, std::vector<bool>> sdma_used;  // per gpu_id: engine-major slot use
+  std::map<uint32_t, uint32_t> device_queue_count;  // per gpu_id: dqm total_queue_count
+  std::map<uint32_t, uint32_t> compute_queues_created;
+  std::map<uint32_t, uint32_t> device_watch_ids;  // per gpu_id: address-watch slots in use (bits)
+                                                  // // per gpu_id: rotates logical XCC ids
   uint64_t next_mqd_addr = 0;
   uint64_t next_register_seq = 1;
 
@@ -226,6 +228,8 @@ struct KfdDevice::State {
   // kfd_dbg_trap_disable minus the runlist work (done by deactivate_steps beforehand).
   void finish_disable(detail::Process& p);
   void write_wave_state_headers(const detail::Process& p);
+  // kfd_dbg_clear_process_address_watch(): frees the process's slots on every device.
+  void clear_address_watches(detail::Process& p);
   // Debug session teardown when the debugger's address space is gone (FACTS §9).
   void debugger_exited(int debugger_pid);
 

@@ -724,6 +724,7 @@ void KfdDevice::process_exited(int pid) {
     p->event_file.reset();
     p->debug_trap_enabled = false;
   }
+  st.clear_address_watches(*p);
   while (!p->queues.empty()) st.remove_queue(*p, p->queues.begin());
   p->destroy_waiters.clear();
   p->runtime_waiter.reset();

@@ -735,6 +735,7 @@ TEST(SimDeviceHwOps, Facts8_AddressWatchSlots) {
   auto a = Rig::op(kTarget, KFD_IOC_DBG_TRAP_SET_NODE_ADDRESS_WATCH);
   a.set_node_address_watch.gpu_id = r.gpu();
   EXPECT_EQ(r.dbg({kDebugger, kDebugger}, a), -ENOMEM);
+  EXPECT_EQ(a.set_node_address_watch.id, 4u) << "KFD_DEBUGGER_INVALID_WATCH_POINT_ID";
   auto c = Rig::op(kTarget, KFD_IOC_DBG_TRAP_CLEAR_NODE_ADDRESS_WATCH);
   c.clear_node_address_watch.gpu_id = r.gpu();
   c.clear_node_address_watch.id = 4;
@@ -872,6 +873,42 @@ TEST(SimDeviceEvents, Facts8_SendRuntimeEventOrsIntoQueueErrorPayload) {
   EXPECT_EQ(r.host.get<uint64_t>(kTarget, payload), 0x1 | KFD_EC_MASK(EC_QUEUE_WAVE_TRAP));
   ev.send_runtime_event.queue_id = 99;  // unknown queue: nothing to do, still 0
   EXPECT_EQ(r.dbg({kDebugger, kDebugger}, ev), 0);
+}
+
+}  // namespace
+}  // namespace gpreempt::sim::testing
+
+namespace gpreempt::sim::testing {
+namespace {
+
+TEST(SimDeviceHwOps, Facts8_AddressWatchSlotsAreSharedByTheDevice) {
+  Rig r;
+  debugged_target(r, 0);
+  r.spawn(700);
+  ASSERT_EQ(r.runtime_enable(700), 0);
+  r.host.open_file(700, 7);
+  auto e = Rig::op(700, KFD_IOC_DBG_TRAP_ENABLE);  // a second, self-debugged process
+  e.enable.dbg_fd = 7;
+  ASSERT_EQ(r.dbg({700, 700}, e), 0);
+  for (int i = 0; i < 3; ++i) {
+    auto a = Rig::op(kTarget, KFD_IOC_DBG_TRAP_SET_NODE_ADDRESS_WATCH);
+    a.set_node_address_watch.gpu_id = r.gpu();
+    ASSERT_EQ(r.dbg({kDebugger, kDebugger}, a), 0);
+  }
+  auto b = Rig::op(700, KFD_IOC_DBG_TRAP_SET_NODE_ADDRESS_WATCH);
+  b.set_node_address_watch.gpu_id = r.gpu();
+  EXPECT_EQ(r.dbg({700, 700}, b), 0);
+  EXPECT_EQ(b.set_node_address_watch.id, 3u);
+  EXPECT_EQ(r.dbg({700, 700}, b), -ENOMEM);
+  auto c = Rig::op(700, KFD_IOC_DBG_TRAP_CLEAR_NODE_ADDRESS_WATCH);
+  c.clear_node_address_watch.gpu_id = r.gpu();
+  c.clear_node_address_watch.id = 0;
+  EXPECT_EQ(r.dbg({700, 700}, c), -EINVAL) << "slot 0 belongs to the other process";
+  // DISABLE of the first session frees its three slots.
+  auto d = Rig::op(kTarget, KFD_IOC_DBG_TRAP_DISABLE);
+  ASSERT_EQ(r.dbg({kDebugger, kDebugger}, d), 0);
+  EXPECT_EQ(r.dbg({700, 700}, b), 0);
+  EXPECT_EQ(b.set_node_address_watch.id, 0u);
 }
 
 }  // namespace
