@@ -174,8 +174,7 @@ void KfdDevice::State::debugger_exited(int debugger_pid) {
     a.pid = static_cast<uint32_t>(t->pid);
     a.op = KFD_IOC_DBG_TRAP_DISABLE;
     store_args(call, a);
-    Outcome o = dispatch(call);
-    (void)o;  // nobody waits for it
+    dispatch(call);  // nobody waits for the answer
     if (dbg->debugged_process_count <= 0) break;
   }
 }

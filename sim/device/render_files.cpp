@@ -25,7 +25,7 @@ void prop(std::string& s, const char* key, uint64_t v) {
 }
 
 // The kernel-internal queue type the sysfs `type` file prints (enum kfd_queue_type, newest).
-uint32_t internal_queue_type(const detail::Queue& q, const DeviceProfile& prof) {
+uint32_t internal_queue_type(const detail::Queue& q) {
   switch (q.uapi_type) {
     case KFD_IOC_QUEUE_TYPE_SDMA:
       return KFD_QUEUE_TYPE_SDMA;
@@ -34,7 +34,6 @@ uint32_t internal_queue_type(const detail::Queue& q, const DeviceProfile& prof) 
     case KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID:
       return 4;  // KFD_QUEUE_TYPE_SDMA_BY_ENG_ID
     default:
-      (void)prof;
       return KFD_QUEUE_TYPE_COMPUTE;
   }
 }
@@ -160,7 +159,7 @@ void KfdDevice::State::render_proc(std::map<std::string, std::string>& out) cons
     for (const auto& q : p->queues) {
       const std::string qd = dir + "queues/" + std::to_string(q.id) + "/";
       t[qd + "size"] = std::to_string(uint64_t{q.ring_size});  // no trailing newline
-      t[qd + "type"] = std::to_string(internal_queue_type(q, profile));
+      t[qd + "type"] = std::to_string(internal_queue_type(q));
       t[qd + "gpuid"] = std::to_string(q.gpu_id);
     }
   }
