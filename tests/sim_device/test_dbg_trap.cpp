@@ -913,3 +913,37 @@ TEST(SimDeviceHwOps, Facts8_AddressWatchSlotsAreSharedByTheDevice) {
 
 }  // namespace
 }  // namespace gpreempt::sim::testing
+
+namespace gpreempt::sim::testing {
+namespace {
+
+TEST(SimDeviceDbgTrapFaults, Facts8_UnwritableBuffersAreEfault) {
+  Rig r;
+  debugged_target(r, 1);
+  const uint64_t unmapped = 0x3000;
+  auto res = Rig::op(kTarget, KFD_IOC_DBG_TRAP_RESUME_QUEUES);
+  res.resume_queues.queue_array_ptr = unmapped;
+  res.resume_queues.num_queues = 1;
+  EXPECT_EQ(r.dbg({kDebugger, kDebugger}, res), -EFAULT) << "RESUME_QUEUES array";
+  auto qs = Rig::op(kTarget, KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT);
+  qs.queue_snapshot.snapshot_buf_ptr = unmapped;
+  qs.queue_snapshot.num_queues = 1;
+  qs.queue_snapshot.entry_size = 64;
+  EXPECT_EQ(r.dbg({kDebugger, kDebugger}, qs), -EFAULT) << "GET_QUEUE_SNAPSHOT buffer";
+  auto ds = Rig::op(kTarget, KFD_IOC_DBG_TRAP_GET_DEVICE_SNAPSHOT);
+  ds.device_snapshot.snapshot_buf_ptr = unmapped;
+  ds.device_snapshot.num_devices = 1;
+  ds.device_snapshot.entry_size = 128;
+  EXPECT_EQ(r.dbg({kDebugger, kDebugger}, ds), -EFAULT) << "GET_DEVICE_SNAPSHOT buffer";
+  // EC_PROCESS_RUNTIME is raised by a runtime disable; its info copy then faults.
+  kfd_ioctl_runtime_enable_args off{0, 0, 0};
+  ASSERT_TRUE(r.raw({kTarget, kTarget}, AMDKFD_IOC_RUNTIME_ENABLE, off).blocked);
+  auto qi = Rig::op(kTarget, KFD_IOC_DBG_TRAP_QUERY_EXCEPTION_INFO);
+  qi.query_exception_info.exception_code = EC_PROCESS_RUNTIME;
+  qi.query_exception_info.info_ptr = unmapped;
+  qi.query_exception_info.info_size = 16;
+  EXPECT_EQ(r.dbg({kDebugger, kDebugger}, qi), -EFAULT) << "QUERY_EXCEPTION_INFO info";
+}
+
+}  // namespace
+}  // namespace gpreempt::sim::testing
