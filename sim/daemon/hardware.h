@@ -41,6 +41,9 @@ class Hardware {
   // The next instant the model wants `tick`, or nullopt when it has nothing to do.
   virtual std::optional<Clock::time_point> next_tick() { return std::nullopt; }
   virtual void tick(Clock::time_point /*now*/) {}
+  // Whether tick() may change the device's state (by completing runlist changes through Hws
+  // callbacks). The daemon re-renders the machine's files only after something could have changed.
+  virtual bool ticks_change_state() const { return true; }
   // The KfdDevice exists now (constructed with hws()); the model may read its queues from here on.
   virtual void attach(const KfdDevice& /*device*/) {}
 };

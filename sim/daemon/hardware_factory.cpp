@@ -18,6 +18,7 @@ namespace {
 class InstantHardware final : public Hardware {
  public:
   std::shared_ptr<Hws> hws() override { return hws_; }
+  bool ticks_change_state() const override { return false; }
 
  private:
   std::shared_ptr<Hws> hws_ = std::make_shared<InstantHws>();

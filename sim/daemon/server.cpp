@@ -199,7 +199,7 @@ int Server::run() {
         case Kind::kTimer: {
           uint64_t expirations;
           (void)!::read(timer_fd_, &expirations, sizeof expirations);
-          hardware_->tick(Clock::now());
+          tick_hardware();
           break;
         }
       }
@@ -251,7 +251,12 @@ void Server::on_conn(int fd) {
     return;
   }
   handle(fd, *req);
+  tick_hardware();
+}
+
+void Server::tick_hardware() {
   hardware_->tick(Clock::now());
+  if (hardware_->ticks_change_state()) files_dirty_ = true;
 }
 
 std::map<std::string, std::string> Server::rendered_files() const {
@@ -271,6 +276,7 @@ void Server::handle(int fd, protocol::Request& req) {
     case Op::kHelloProcess: handle_hello(fd, req); return;
     case Op::kOpenKfd: {
       watch_process(req.pid);
+      files_dirty_ = true;
       reply(fd, device_->open(Caller{req.pid, req.tid}));
       return;
     }
@@ -278,9 +284,13 @@ void Server::handle(int fd, protocol::Request& req) {
     case Op::kMmap: handle_mmap(fd, req); return;
     case Op::kRefreshFiles:
       try {
-        tree_.sync(rendered_files());
+        if (files_dirty_) {
+          files_dirty_ = false;
+          tree_.sync(rendered_files());
+        }
         reply(fd, 0);
       } catch (const std::exception& e) {
+        files_dirty_ = true;
         log("refreshing files failed: %s", e.what());
         reply(fd, -EIO);
       }
@@ -364,6 +374,7 @@ void Server::watch_process(int pid) {
 
 void Server::handle_ioctl(int fd, protocol::Request& req) {
   auto& conn = *conns_[fd];
+  files_dirty_ = true;
   CallToken token = next_token_++;
   token_conn_[token] = fd;
   conn.pending = token;
@@ -383,6 +394,7 @@ void Server::handle_ioctl(int fd, protocol::Request& req) {
 }
 
 void Server::complete(CallToken token, long ret, std::vector<uint8_t> args) {
+  files_dirty_ = true;
   auto it = token_conn_.find(token);
   if (it == token_conn_.end()) return;
   int fd = it->second;
@@ -452,6 +464,7 @@ void Server::close_conn(int fd) {
   if (c->pending) {
     // The thread blocked in this call died or was interrupted away: the kernel's -ERESTARTSYS.
     token_conn_.erase(*c->pending);
+    files_dirty_ = true;
     device_->cancel(*c->pending);
   }
   if (c->anchor_of) {
@@ -484,6 +497,7 @@ void Server::retire_image(Proc& p) {
     ::close(m.memfd);
   }
   p.mappings.clear();
+  files_dirty_ = true;
   device_->process_exited(p.pid);
 }
 

@@ -94,6 +94,10 @@ class Server {
   std::map<CallToken, int> token_conn_;
   CallToken next_token_ = 1;
   bool stop_ = false;
+  // Something reached the device since the files were last rendered (rendering is the expensive
+  // part of a refresh, and most refreshes follow no change at all).
+  bool files_dirty_ = true;
+  void tick_hardware();
 };
 
 }  // namespace gpreempt::sim::daemon
