@@ -141,8 +141,9 @@ std::string KfdDevice::State::render_rls() const {
       active += e.active.size();
     }
     // map_queues_cpsch() builds no runlist without active queues, and the unmap that took the
-    // last one away released the IB: "No active runlist".
-    if (active == 0) {
+    // last one away released the IB: "No active runlist". Without HWS (sched_policy 2) the
+    // packet manager never builds one.
+    if (active == 0 || options.sched_policy == 2) {
       s += "  No active runlist\n";
       continue;
     }

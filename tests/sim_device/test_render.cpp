@@ -588,3 +588,17 @@ TEST(SimDeviceRender, Mi210SingleXccShapes) {
 
 }  // namespace
 }  // namespace gpreempt::sim::testing
+
+namespace gpreempt::sim::testing {
+namespace {
+
+TEST(SimDeviceRender, Facts12_3_NoRunlistWithoutHws) {
+  DeviceOptions o;
+  o.sched_policy = 2;
+  Rig r(o);
+  five_queues(r);
+  EXPECT_EQ(r.dev->render_files().at(kRls), "Node 2, gpu_id f7bc:\n  No active runlist\n");
+}
+
+}  // namespace
+}  // namespace gpreempt::sim::testing
