@@ -1,7 +1,7 @@
 include(GoogleTest)
 
-# Environment every test sees: where the fixtures are and where the build put its programs
-# (bin/, lib/ under the build directory), so a test never guesses a path.
+# Environment for tests registered with plain add_test (pytest, scripts): where the fixtures are
+# and where the build put its programs (bin/, lib/ under the build directory).
 function(gpreempt_test_environment out)
   set(${out} "GPREEMPT_SHARED_DIR=${GPREEMPT_SHARED_DIR}"
              "GPREEMPT_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
@@ -10,15 +10,23 @@ endfunction()
 
 # gpreempt_add_gtest(NAME SOURCES a.cpp b.cpp LIBS x y [DEPENDS targets...])
 # One GoogleTest executable; each TEST becomes its own ctest entry. GTEST_SKIP shows as skipped.
+# Where the fixtures and the build's programs are is compiled in (tests/support/fixtures.h reads
+# GPREEMPT_TEST_*), and the environment variables of the same names without _TEST override it.
+# (gtest_discover_tests passes PROPERTIES as name/value pairs, so a multi-variable ENVIRONMENT
+# list would be cut after its first element: only GPREEMPT_BINARY_DIR travels that way.)
 function(gpreempt_add_gtest name)
   cmake_parse_arguments(T "" "" "SOURCES;LIBS;DEPENDS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gtest_main gpreempt_warnings)
+  target_compile_definitions(${name} PRIVATE
+    GPREEMPT_TEST_SHARED_DIR="${GPREEMPT_SHARED_DIR}"
+    GPREEMPT_TEST_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    GPREEMPT_TEST_BINARY_DIR="${PROJECT_BINARY_DIR}")
   if(T_DEPENDS)
     add_dependencies(${name} ${T_DEPENDS})
   endif()
-  gpreempt_test_environment(env)
   gtest_discover_tests(${name}
     DISCOVERY_MODE PRE_TEST
-    PROPERTIES ENVIRONMENT "${env}" SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" TIMEOUT 120)
+    PROPERTIES ENVIRONMENT "GPREEMPT_BINARY_DIR=${PROJECT_BINARY_DIR}"
+               SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" TIMEOUT 120)
 endfunction()

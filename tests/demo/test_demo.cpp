@@ -33,7 +33,9 @@ TEST(Demo, JsonHasEveryScenarioAndThePreemptionSummary) {
       }
       EXPECT_LE(s["online_latency_ms"]["p50"].get<double>(), s["online_latency_ms"]["p99"].get<double>());
     }
-    if (offline) EXPECT_GT(s["offline_iterations_per_s"].get<double>(), 0) << names[i];
+    if (offline) {
+      EXPECT_GT(s["offline_iterations_per_s"].get<double>(), 0) << names[i];
+    }
   }
 
   const auto& p = j["preemption"];

@@ -14,20 +14,31 @@
 
 namespace gpreempt::testing {
 
-inline std::filesystem::path env_path(const char* var) {
+// The environment variable if set, else the value CMake compiled in (gpreempt_add_gtest).
+inline std::filesystem::path env_path(const char* var, const char* compiled) {
   const char* v = std::getenv(var);
-  return v ? std::filesystem::path(v) : std::filesystem::path();
+  return v ? std::filesystem::path(v) : std::filesystem::path(compiled);
 }
+
+#ifndef GPREEMPT_TEST_SHARED_DIR
+#define GPREEMPT_TEST_SHARED_DIR ""
+#define GPREEMPT_TEST_SOURCE_DIR ""
+#define GPREEMPT_TEST_BINARY_DIR ""
+#endif
 
 // ../shared beside the checkout, as CMake saw it; empty when it does not exist.
 inline std::filesystem::path shared_dir() {
-  auto p = env_path("GPREEMPT_SHARED_DIR");
+  auto p = env_path("GPREEMPT_SHARED_DIR", GPREEMPT_TEST_SHARED_DIR);
   if (p.empty() || !std::filesystem::is_directory(p / "kfd")) return {};
   return p;
 }
 
-inline std::filesystem::path binary_dir() { return env_path("GPREEMPT_BINARY_DIR"); }
-inline std::filesystem::path source_dir() { return env_path("GPREEMPT_SOURCE_DIR"); }
+inline std::filesystem::path binary_dir() {
+  return env_path("GPREEMPT_BINARY_DIR", GPREEMPT_TEST_BINARY_DIR);
+}
+inline std::filesystem::path source_dir() {
+  return env_path("GPREEMPT_SOURCE_DIR", GPREEMPT_TEST_SOURCE_DIR);
+}
 
 inline std::string read_file(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
