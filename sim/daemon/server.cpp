@@ -385,7 +385,10 @@ void Server::handle_ioctl(int fd, protocol::Request& req) {
   if (kfd::ioc_nr(req.arg) == kfd::NR_DBG_TRAP && req.payload.size() >= sizeof(uint32_t)) {
     uint32_t target;
     std::memcpy(&target, req.payload.data(), sizeof target);
-    if (auto tgid = env_.tgid_of(static_cast<int>(target))) watch_process(*tgid);
+    // Usually the target names its main thread (pid == tgid) and is watched already: no /proc
+    // read on the suspend/resume path then.
+    if (!procs_.count(static_cast<int>(target)))
+      if (auto tgid = env_.tgid_of(static_cast<int>(target))) watch_process(*tgid);
   }
   if (r.blocked) return;  // complete() answers, now or later
   token_conn_.erase(token);

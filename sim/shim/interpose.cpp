@@ -63,7 +63,15 @@ bool maybe_ours(const char* path) { return path && path[0] == '/' && strstr(path
 
 protocol::GuestPath classify(const char* path) {
   if (!maybe_ours(path)) return {};
-  return protocol::classify_path(protocol::normalize_path(path), configured_root());
+  // Host paths are relative for now: the root is the one the daemon announces (see files_root).
+  return protocol::classify_path(protocol::normalize_path(path), "");
+}
+
+// Where the files are: the directory the machine's daemon announced, or (daemon unreachable) the
+// one the environment names, where nothing will be found.
+const std::string& files_root() {
+  const std::string& announced = machine_root();
+  return announced.empty() ? configured_root() : announced;
 }
 
 // The daemon rewrites the materialised files from the device's current state.
@@ -92,11 +100,12 @@ bool is_simulated_drm_sysfs(const char* path) {
 Resolved resolve(const char* path) {
   if (is_simulated_drm_sysfs(path)) {
     refresh_files();
-    return {GuestPathKind::kFile, configured_root() + protocol::normalize_path(path)};
+    return {GuestPathKind::kFile, files_root() + protocol::normalize_path(path)};
   }
   auto g = classify(path);
-  if (g.kind != GuestPathKind::kNone) refresh_files();
-  return {g.kind, std::move(g.host)};
+  if (g.kind == GuestPathKind::kNone) return {};
+  refresh_files();
+  return {g.kind, files_root() + g.host};
 }
 
 int set_errno(long ret) {
@@ -573,7 +582,7 @@ SHIM_EXPORT char* realpath(const char* path, char* resolved) {
   }
   char* host = REAL(realpath)(g.host.c_str(), nullptr);
   if (!host) return nullptr;
-  const std::string& root = configured_root();
+  const std::string& root = files_root();
   const char* guest = strncmp(host, root.c_str(), root.size()) == 0 ? host + root.size() : host;
   char* out = resolved ? resolved : static_cast<char*>(malloc(strlen(guest) + 1));
   if (out) strcpy(out, guest);
