@@ -1,0 +1,99 @@
+"""gpreempt: suspend and resume the KFD compute queues of AMD GPU processes.
+
+Preemptive GPU sharing on AMD Instinct GPUs through the upstream KFD debug-trap ioctls, without
+kernel or runtime patches::
+
+    import gpreempt
+
+    with gpreempt.Context() as ctx, ctx.attach(offline_pid) as target:
+        with target.suspended(grace=gpreempt.grace_from_us(100, 2100)) as s:
+            print("suspended", s.result.count, "queues")
+            run_online_request()
+        # resumed here, also on exceptions (KeyboardInterrupt included)
+
+Errors raise gpreempt.Error (an OSError: ``e.errno``, ``e.strerror`` is the detail message).
+Without an AMD GPU, run under the simulator: ``kfdsim run -- python3 your_script.py``.
+From a build tree: ``PYTHONPATH=<build>/python python3 ...``.
+"""
+
+from ._gpreempt import (  # noqa: F401
+    GRACE_DEFAULT,
+    BatchResult,
+    Context,
+    Error,
+    Queue,
+    SysfsQueue,
+    Target,
+    __version__,
+    find_queues_by_process,
+    gpu_clock_mhz,
+    grace_from_us,
+    my_queues,
+)
+
+__all__ = [
+    "GRACE_DEFAULT", "BatchResult", "Context", "Error", "Queue", "SysfsQueue", "Target",
+    "Suspension", "find_queues_by_process", "gpu_clock_mhz", "grace_from_us", "my_queues",
+    "print_my_queues", "__version__",
+]
+
+
+class Suspension:
+    """Queues of a target held suspended for the duration of a ``with`` block.
+
+    On entry the queues (``ids``, or all) are suspended; with ``strict`` (the default) a partial
+    suspension resumes what was suspended and raises Error. On exit — normal or by exception —
+    exactly the queues that were suspended are resumed.
+    """
+
+    def __init__(self, target, ids=None, grace=GRACE_DEFAULT, strict=True):
+        self.target = target
+        self.ids = None if ids is None else list(ids)
+        self.grace = grace
+        self.strict = strict
+        self.result = None
+
+    def __enter__(self):
+        self.result = self.target.suspend(self.ids, self.grace)
+        if self.strict and not self.result.all_done:
+            failed = [(q, s) for q, s in self.result.queues if s != "ok"]
+            self._resume()
+            import errno
+
+            raise Error(errno.EIO, "could not suspend every requested queue: %r" % failed)
+        return self
+
+    def _resume(self):
+        done = [q for q, s in self.result.queues if s == "ok"]
+        if done:
+            return self.target.resume(done)
+        return None
+
+    def __exit__(self, exc_type, exc, tb):
+        self._resume()
+        return False
+
+
+def _suspended(self, ids=None, grace=GRACE_DEFAULT, strict=True):
+    """Context manager: suspend ``ids`` (None: all queues) for the ``with`` block."""
+    return Suspension(self, ids, grace, strict)
+
+
+Target.suspended = _suspended
+
+
+def print_my_queues():
+    """Print this process's own KFD queues (per-process sysfs; no root, no debug session).
+
+    Returns the number of queues. Meant to be called from inside a model to log which queues it
+    uses.
+    """
+    import os
+
+    queues = my_queues()
+    names = {0: "compute", 1: "sdma", 2: "hiq", 3: "sdma_xgmi"}
+    print("gpreempt: process %d has %d KFD queue(s)" % (os.getpid(), len(queues)))
+    for q in queues:
+        print("  queue %u  gpu_id %u  type %s  ring %u bytes"
+              % (q.queue_id, q.gpu_id, names.get(q.type, "type %d" % q.type), q.ring_size))
+    return len(queues)

@@ -1,0 +1,308 @@
+// Multi-process integration through the simulated KFD: real processes, real ptrace, the
+// simulator's device state as the oracle. Targets are kfd_target (raw ioctls); controllers are the
+// C-ABI client abi_controller and the gpreempt CLI.
+#include <gtest/gtest.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <signal.h>
+
+#include <sstream>
+#include <thread>
+
+#include "sim_harness.h"
+#include "support/fixtures.h"
+
+using namespace gpreempt::testing;
+using nlohmann::json;
+
+namespace {
+
+std::vector<std::string> target_argv(int queues, bool runtime = true) {
+  std::vector<std::string> a{bin("gpreempt_test_target").string()};
+  if (runtime) a.push_back("--runtime");
+  a.push_back("--queues");
+  a.push_back(std::to_string(queues));
+  return a;
+}
+
+// "ready <pid> <id>..." → ids
+std::vector<uint32_t> ready_ids(Child& c) {
+  auto l = c.line();
+  if (!l || l->rfind("ready", 0) != 0) {
+    ADD_FAILURE() << "target did not start: " << (l ? *l : "<eof>") << " " << c.stderr_text();
+    return {};
+  }
+  std::istringstream in(*l);
+  std::string word;
+  int pid;
+  in >> word >> pid;
+  std::vector<uint32_t> ids;
+  uint32_t id;
+  while (in >> id) ids.push_back(id);
+  return ids;
+}
+
+std::string ask(Child& c, const std::string& cmd) {
+  c.send(cmd);
+  auto l = c.line();
+  return l ? *l : "<eof: " + c.stderr_text() + ">";
+}
+
+class CoreSim : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(bin("kfdsim")) ||
+        !std::filesystem::exists(binary_dir() / "lib" / "libkfdshim.so"))
+      GTEST_SKIP() << "the simulator (kfdsim, libkfdshim.so) is not built";
+  }
+};
+
+}  // namespace
+
+TEST_F(CoreSim, AttachSnapshotSuspendResumeThroughTheCAbi) {
+  Machine m;
+  Child target(target_argv(2), m.env());
+  auto ids = ready_ids(target);
+  ASSERT_EQ(ids.size(), 2u);
+  Child ctl({bin("gpreempt_test_controller").string(), "--no-signals"}, m.env());
+  ASSERT_EQ(ctl.line().value_or("").rfind("ready", 0), 0u) << ctl.stderr_text();
+  ASSERT_EQ(ask(ctl, "attach " + std::to_string(target.pid())), "ok 0");
+  EXPECT_EQ(ask(ctl, "list"), "ok 2 1:0 0:0");  // newest first, none suspended
+  EXPECT_EQ(ask(ctl, "suspend all"), "ok 2");
+  EXPECT_TRUE(m.suspended(target.pid(), ids[0]).value_or(false));
+  EXPECT_TRUE(m.suspended(target.pid(), ids[1]).value_or(false));
+  EXPECT_EQ(ask(ctl, "list"), "ok 2 1:1 0:1");
+  EXPECT_EQ(ask(ctl, "resume " + std::to_string(ids[0])), "ok 1 0");
+  EXPECT_FALSE(m.suspended(target.pid(), ids[0]).value_or(true));
+  EXPECT_TRUE(m.suspended(target.pid(), ids[1]).value_or(false));
+  // Unknown id: reported per queue, never hidden.
+  EXPECT_EQ(ask(ctl, "suspend 77 " + std::to_string(ids[0])), "ok 1 1 0");
+  // Detach resumes what we suspended.
+  EXPECT_EQ(ask(ctl, "detach"), "ok 0");
+  EXPECT_FALSE(m.suspended(target.pid(), ids[0]).value_or(true));
+  EXPECT_FALSE(m.suspended(target.pid(), ids[1]).value_or(true));
+  // The target runs on, untraced.
+  EXPECT_EQ(ask(target, "create"), "ok 2");
+}
+
+TEST_F(CoreSim, NewQueueMidRunIsSuspendedNextTime) {
+  Machine m;
+  Child target(target_argv(1), m.env());
+  auto ids = ready_ids(target);
+  Child ctl({bin("gpreempt_test_controller").string(), "--no-signals"}, m.env());
+  ctl.line();
+  ASSERT_EQ(ask(ctl, "attach " + std::to_string(target.pid())), "ok 0");
+  EXPECT_EQ(ask(ctl, "suspend all"), "ok 1");
+  EXPECT_EQ(ask(ctl, "resume all"), "ok 1");
+  EXPECT_EQ(ask(target, "create"), "ok 1");  // appears while attached: EC_QUEUE_NEW set
+  EXPECT_EQ(ask(ctl, "suspend all"), "ok 2");
+  EXPECT_TRUE(m.suspended(target.pid(), 1).value_or(false));
+  EXPECT_EQ(ask(ctl, "resume all"), "ok 2");
+}
+
+TEST_F(CoreSim, TargetExitingWhileSuspendedIsReported) {
+  Machine m;
+  Child target(target_argv(2), m.env());
+  ready_ids(target);
+  const int tpid = target.pid();
+  Child ctl({bin("gpreempt_test_controller").string(), "--no-signals"}, m.env());
+  ctl.line();
+  ASSERT_EQ(ask(ctl, "attach " + std::to_string(tpid)), "ok 0");
+  ASSERT_EQ(ask(ctl, "suspend all"), "ok 2");
+  target.kill(SIGKILL);
+  EXPECT_EQ(target.wait(), 128 + SIGKILL);
+  // The control thread notices the exit; later calls say the target is gone, nothing hangs.
+  std::string notice;
+  for (int i = 0; i < 200 && notice.rfind("ok 1", 0) != 0; ++i) {
+    notice = ask(ctl, "notice");
+    if (notice.rfind("ok 1", 0) != 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_NE(notice.find("exited while 2"), std::string::npos) << notice;
+  auto r = ask(ctl, "suspend all");
+  EXPECT_EQ(r.rfind("err", 0), 0u) << r;
+  EXPECT_EQ(ask(ctl, "detach"), "ok 0");
+}
+
+TEST_F(CoreSim, KilledControllerLeavesNothingSuspended) {
+  Machine m;
+  Child target(target_argv(2), m.env());
+  auto ids = ready_ids(target);
+  Child ctl({bin("gpreempt_test_controller").string(), "--no-signals"}, m.env());
+  ctl.line();
+  ASSERT_EQ(ask(ctl, "attach " + std::to_string(target.pid())), "ok 0");
+  ASSERT_EQ(ask(ctl, "suspend all"), "ok 2");
+  ASSERT_TRUE(m.suspended(target.pid(), ids[0]).value_or(false));
+  ctl.kill(SIGKILL);
+  ctl.wait();
+  // The debugger's exit resumes its targets (FACTS §9).
+  EXPECT_TRUE(m.wait_suspended(target.pid(), ids[0], false));
+  EXPECT_TRUE(m.wait_suspended(target.pid(), ids[1], false));
+  EXPECT_EQ(ask(target, "create"), "ok 2");
+}
+
+TEST_F(CoreSim, SigtermResumesThenChainsToTheProgramsHandler) {
+  Machine m;
+  Child target(target_argv(1), m.env());
+  auto ids = ready_ids(target);
+  // Library handlers on, plus a SIGTERM handler of the program's own that does not exit: the
+  // resume must come from the library (the controller stays alive, so the kernel's
+  // resume-on-debugger-exit cannot be what resumed it), and the program's handler still runs.
+  Child ctl({bin("gpreempt_test_controller").string(), "--own-sigterm"}, m.env());
+  ctl.line();
+  ASSERT_EQ(ask(ctl, "attach " + std::to_string(target.pid())), "ok 0");
+  ASSERT_EQ(ask(ctl, "suspend all"), "ok 1");
+  ASSERT_TRUE(m.suspended(target.pid(), ids[0]).value_or(false));
+  ctl.kill(SIGTERM);
+  EXPECT_TRUE(m.wait_suspended(target.pid(), ids[0], false));
+  // suspend_calls 1, resume_calls 0 (no API resume), watchdog 0, forced 0, signals 1, own 1.
+  EXPECT_EQ(ask(ctl, "stats"), "ok 1 0 0 0 1 1");
+}
+
+TEST_F(CoreSim, SigtermWithDefaultActionResumesAndStillKills) {
+  Machine m;
+  Child target(target_argv(1), m.env());
+  auto ids = ready_ids(target);
+  Child ctl({bin("gpreempt_test_controller").string()}, m.env());
+  ctl.line();
+  ASSERT_EQ(ask(ctl, "attach " + std::to_string(target.pid())), "ok 0");
+  ASSERT_EQ(ask(ctl, "suspend all"), "ok 1");
+  ctl.kill(SIGTERM);
+  EXPECT_EQ(ctl.wait(), 128 + SIGTERM);  // dies of the signal, as it would without the library
+  EXPECT_TRUE(m.wait_suspended(target.pid(), ids[0], false));
+}
+
+TEST_F(CoreSim, WatchdogBoundsASuspension) {
+  Machine m;
+  Child target(target_argv(1), m.env());
+  auto ids = ready_ids(target);
+  Child ctl({bin("gpreempt_test_controller").string(), "--no-signals", "--watchdog-ms", "200"},
+            m.env());
+  ctl.line();
+  ASSERT_EQ(ask(ctl, "attach " + std::to_string(target.pid())), "ok 0");
+  ASSERT_EQ(ask(ctl, "suspend all"), "ok 1");
+  EXPECT_TRUE(m.wait_suspended(target.pid(), ids[0], false));
+  std::string n = ask(ctl, "notice");
+  EXPECT_NE(n.find("watchdog"), std::string::npos) << n;
+}
+
+TEST_F(CoreSim, TargetStartingItsRuntimeIsAnswered) {
+  Machine m;
+  Child target(target_argv(0, /*runtime=*/false), m.env());
+  ready_ids(target);
+  Child ctl({bin("gpreempt_test_controller").string(), "--no-signals"}, m.env());
+  ctl.line();
+  ASSERT_EQ(ask(ctl, "attach " + std::to_string(target.pid())), "ok 0");
+  // RUNTIME_ENABLE blocks in the kernel until the debugger answers EC_PROCESS_RUNTIME: the
+  // control thread does that on its own, so the target gets its answer.
+  EXPECT_EQ(ask(target, "runtime"), "ok 0");
+  EXPECT_EQ(ask(target, "create"), "ok 0");
+  EXPECT_EQ(ask(ctl, "suspend all"), "ok 1");
+  EXPECT_EQ(ask(ctl, "detach"), "ok 0");
+}
+
+TEST_F(CoreSim, AlreadyTracedTargetNamesTheTracer) {
+  Machine m;
+  Child target(target_argv(1), m.env());
+  ready_ids(target);
+  ASSERT_EQ(::ptrace(PTRACE_SEIZE, target.pid(), nullptr, nullptr), 0);
+  auto r = run({bin("gpreempt").string(), "queues", "--pid", std::to_string(target.pid())}, m.env());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("already traced by pid " + std::to_string(::getpid())), std::string::npos)
+      << r.err;
+  ::ptrace(PTRACE_INTERRUPT, target.pid(), nullptr, nullptr);
+  int st;
+  ::waitpid(target.pid(), &st, __WALL);
+  ::ptrace(PTRACE_DETACH, target.pid(), nullptr, nullptr);
+}
+
+TEST_F(CoreSim, PermissionDeniedIsExplained) {
+  if (::getuid() != 0) GTEST_SKIP() << "needs root to run the controller as another user";
+  Machine m;
+  Child target(target_argv(1), m.env());
+  ready_ids(target);
+  m.open_to_everyone();
+  auto r = run({bin("gpreempt").string(), "queues", "--pid", std::to_string(target.pid())}, m.env(),
+               65534);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("not permitted to ptrace"), std::string::npos) << r.err;
+}
+
+TEST_F(CoreSim, OldKfdIsRefusedWithBothVersions) {
+  Machine m({"--kfd-minor", "12"});
+  auto r = run({bin("gpreempt").string(), "queues", "--pid", "1", "--json"}, m.env());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("1.12 found"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(">= 1.13 and < 2.0"), std::string::npos) << r.err;
+  auto j = json::parse(r.out);
+  EXPECT_EQ(j.value("errno", 0), EPROTO);
+}
+
+TEST_F(CoreSim, CliSuspendHoldsUntilSigintAndResumes) {
+  Machine m;
+  Child target(target_argv(2), m.env());
+  auto ids = ready_ids(target);
+  Child cli({bin("gpreempt").string(), "suspend", "--pid", std::to_string(target.pid()), "--json",
+             "--grace-us", "100"},
+            m.env());
+  ASSERT_TRUE(m.wait_suspended(target.pid(), ids[0], true)) << cli.stderr_text();
+  EXPECT_TRUE(m.suspended(target.pid(), ids[1]).value_or(false));
+  cli.kill(SIGINT);
+  auto out = cli.rest();
+  EXPECT_EQ(cli.wait(), 0) << cli.stderr_text();
+  auto j = json::parse(out);
+  EXPECT_EQ(j["suspend"]["count"], 2);
+  EXPECT_EQ(j["resume"]["count"], 2);
+  EXPECT_EQ(j["ended_by"], "signal INT");
+  EXPECT_GT(j["grace"]["units"].get<uint32_t>(), 0u);
+  EXPECT_NE(j["grace"]["clock_mhz"].get<uint32_t>(), 0u);
+  EXPECT_FALSE(m.suspended(target.pid(), ids[0]).value_or(true));
+}
+
+TEST_F(CoreSim, CliQueuesSnapshotAndSysfsAgree) {
+  Machine m;
+  Child target(target_argv(3), m.env());
+  ready_ids(target);
+  const std::string pid = std::to_string(target.pid());
+  auto snap = run({bin("gpreempt").string(), "queues", "--pid", pid, "--json"}, m.env());
+  ASSERT_EQ(snap.code, 0) << snap.err;
+  auto sys = run({bin("gpreempt").string(), "queues", "--pid", pid, "--sysfs", "--json"}, m.env());
+  ASSERT_EQ(sys.code, 0) << sys.err;
+  auto a = json::parse(snap.out)["queues"], b = json::parse(sys.out)["queues"];
+  ASSERT_EQ(a.size(), 3u);
+  ASSERT_EQ(b.size(), 3u);
+  std::set<uint32_t> ia, ib;
+  for (auto& q : a) ia.insert(q["queue_id"].get<uint32_t>());
+  for (auto& q : b) ib.insert(q["queue_id"].get<uint32_t>());
+  EXPECT_EQ(ia, ib);
+  EXPECT_EQ(a[0]["type"], "compute_aql");
+  // The target lists its own queues without root or a debug session.
+  target.send("print");
+  std::string all;
+  for (int i = 0; i < 5; ++i) all += target.line().value_or("") + "\n";
+  EXPECT_NE(all.find("has 3 KFD queue(s)"), std::string::npos) << all;
+  EXPECT_NE(all.find("ok 3"), std::string::npos) << all;
+}
+
+TEST_F(CoreSim, CliBenchReportsDistributions) {
+  Machine m;
+  Child target(target_argv(2), m.env());
+  ready_ids(target);
+  auto r = run({bin("gpreempt").string(), "bench", "preempt", "--pid", std::to_string(target.pid()),
+                "--cycles", "20", "--json"},
+               m.env());
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = json::parse(r.out);
+  EXPECT_EQ(j["suspend"]["wall"]["count"], 20);
+  EXPECT_EQ(j["resume"]["ioctl"]["count"], 20);
+  EXPECT_LE(j["suspend"]["wall"]["p50"].get<double>(), j["suspend"]["wall"]["max"].get<double>());
+}
+
+TEST_F(CoreSim, CliUsageErrorsExitTwo) {
+  Machine m;
+  EXPECT_EQ(run({bin("gpreempt").string(), "suspend"}, m.env()).code, 2);
+  EXPECT_EQ(run({bin("gpreempt").string(), "suspend", "--pid", "1", "--grace", "1", "--grace-us", "1"},
+                m.env()).code, 2);
+  EXPECT_EQ(run({bin("gpreempt").string(), "suspend", "--pid", "1", "--queues", "x"}, m.env()).code, 2);
+}
