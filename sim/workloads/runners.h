@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "latency_stats.h"
+#include "common/latency_summary.h"
 #include "notifier.h"
 #include "presets.h"
 #include "simrt/simrt.hpp"

@@ -12,7 +12,7 @@
 
 #include <gtest/gtest.h>
 
-#include "latency_stats.h"
+#include "common/latency_summary.h"
 #include "notifier.h"
 #include "presets.h"
 #include "topology.h"
