@@ -255,11 +255,13 @@ Outcome KfdDevice::State::dbg_trap(const CallPtr& call) {
     }
 
     case KFD_IOC_DBG_TRAP_DISABLE: {
-      if (t->runtime_state != DEBUG_RUNTIME_STATE_ENABLED &&
-          t->runtime_state != DEBUG_RUNTIME_STATE_DISABLED)
-        t->runtime_state = DEBUG_RUNTIME_STATE_ENABLED;
+      // kfd_dbg_trap_disable(): a healthy session is deactivated (queues resumed); one whose
+      // activation failed (BUSY/ERROR) is only put back to ENABLED.
       std::vector<Step> steps;
-      if (t->runtime_state == DEBUG_RUNTIME_STATE_ENABLED) steps = deactivate_steps(t);
+      if (t->runtime_state == DEBUG_RUNTIME_STATE_ENABLED)
+        steps = deactivate_steps(t);
+      else if (t->runtime_state != DEBUG_RUNTIME_STATE_DISABLED)
+        t->runtime_state = DEBUG_RUNTIME_STATE_ENABLED;
       return run_locked(t, call, std::move(steps), [this, t]() -> std::optional<long> {
         finish_disable(*t);
         return 0;

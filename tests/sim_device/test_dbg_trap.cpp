@@ -947,3 +947,39 @@ TEST(SimDeviceDbgTrapFaults, Facts8_UnwritableBuffersAreEfault) {
 
 }  // namespace
 }  // namespace gpreempt::sim::testing
+
+namespace gpreempt::sim::testing {
+namespace {
+
+TEST(SimDeviceDbgTrapEnable, Facts8_ActivationFailureShowsInRuntimeStateAndBlocksHwOps) {
+  Rig r;
+  r.spawn(kTarget);
+  r.spawn(kDebugger);
+  ASSERT_EQ(r.runtime_enable(kTarget), 0);
+  r.new_queue(kTarget);  // something mapped, so activation refreshes the runlist
+  r.hws->auto_result = -EBUSY;
+  r.host.tracers[kTarget] = kDebugger;
+  r.host.open_file(kDebugger, 7);
+  const uint64_t rinfo = r.host.alloc(kDebugger, 16);
+  auto a = Rig::op(kTarget, KFD_IOC_DBG_TRAP_ENABLE);
+  a.enable.dbg_fd = 7;
+  a.enable.rinfo_ptr = rinfo;
+  a.enable.rinfo_size = 16;
+  EXPECT_EQ(r.dbg({kDebugger, kDebugger}, a), 0) << "activation failures are not returned";
+  EXPECT_EQ(r.host.get<kfd_runtime_info>(kDebugger, rinfo).runtime_state,
+            DEBUG_RUNTIME_STATE_ENABLED_BUSY);
+  r.hws->auto_result = 0;
+  std::vector<uint32_t> ids{0};
+  EXPECT_EQ(r.suspend_resume(kDebugger, kTarget, ids, true).ret, -EPERM);
+  // DISABLE puts the state back to ENABLED without a deactivation runlist.
+  const auto before = r.hws->requests.size();
+  auto d = Rig::op(kTarget, KFD_IOC_DBG_TRAP_DISABLE);
+  EXPECT_EQ(r.dbg({kDebugger, kDebugger}, d), 0);
+  EXPECT_EQ(r.hws->requests.size(), before);
+  r.attach(kDebugger, kTarget);
+  r.snapshot(kDebugger, kTarget);
+  EXPECT_EQ(r.suspend(kDebugger, kTarget, ids), 1) << "runtime ENABLED again";
+}
+
+}  // namespace
+}  // namespace gpreempt::sim::testing
