@@ -1,0 +1,94 @@
+// The C ABI's contract without a device: OPTS size handling, negative errno + per-thread detail,
+// outputs left unchanged on failure, strerror names.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "gpreempt/gpreempt.h"
+
+TEST(CoreCApi, VersionMatchesTheHeader) {
+  EXPECT_EQ(gpreempt_version(), (GPREEMPT_VERSION_MAJOR << 16) | (GPREEMPT_VERSION_MINOR << 8) |
+                                    GPREEMPT_VERSION_PATCH);
+  EXPECT_STREQ(gpreempt_version_string(), "0.1.0");
+}
+
+TEST(CoreCApi, StrerrorNamesTheCode) {
+  EXPECT_NE(std::string(gpreempt_strerror(-EPERM)).find("EPERM"), std::string::npos);
+  EXPECT_NE(std::string(gpreempt_strerror(EPROTO)).find("EPROTO"), std::string::npos);
+}
+
+TEST(CoreCApi, FailedOpenLeavesOutputAndSetsDetail) {
+  gpreempt_ctx_opts opts;
+  std::memset(&opts, 0, sizeof opts);
+  opts.sz = sizeof opts;
+  opts.device_path = "/nonexistent/kfd";
+  gpreempt_ctx* sentinel = reinterpret_cast<gpreempt_ctx*>(0x1234);
+  gpreempt_ctx* out = sentinel;
+  EXPECT_EQ(gpreempt_ctx_open(&opts, &out), -ENOENT);
+  EXPECT_EQ(out, sentinel);
+  EXPECT_NE(std::string(gpreempt_last_error()).find("/nonexistent/kfd"), std::string::npos);
+}
+
+TEST(CoreCApi, OptsSizeIsChecked) {
+  gpreempt_ctx* out = nullptr;
+  gpreempt_ctx_opts opts;
+  std::memset(&opts, 0, sizeof opts);
+  opts.sz = 2;  // smaller than the sz field itself
+  EXPECT_EQ(gpreempt_ctx_open(&opts, &out), -EINVAL);
+  // A newer caller's struct with a non-zero field this library does not know.
+  struct Bigger {
+    gpreempt_ctx_opts base;
+    uint64_t future_field;
+  } big;
+  std::memset(&big, 0, sizeof big);
+  big.base.sz = sizeof big;
+  big.base.device_path = "/nonexistent/kfd";
+  big.future_field = 1;
+  EXPECT_EQ(gpreempt_ctx_open(&big.base, &out), -EINVAL);
+  EXPECT_NE(std::string(gpreempt_last_error()).find("does not know"), std::string::npos);
+  // The same with the unknown field zero: accepted (then fails on the device, as it should).
+  big.future_field = 0;
+  EXPECT_EQ(gpreempt_ctx_open(&big.base, &out), -ENOENT);
+  EXPECT_EQ(gpreempt_ctx_open(nullptr, nullptr), -EINVAL);
+}
+
+TEST(CoreCApi, DetailMessageIsPerThread) {
+  gpreempt_ctx* out = nullptr;
+  EXPECT_EQ(gpreempt_ctx_open(nullptr, nullptr), -EINVAL);
+  const std::string mine = gpreempt_last_error();
+  std::string other;
+  std::thread([&] {
+    gpreempt_find_queues_by_process(999999999, nullptr, 0);
+    other = gpreempt_last_error();
+  }).join();
+  EXPECT_EQ(std::string(gpreempt_last_error()), mine);
+  EXPECT_NE(other, mine);
+  (void)out;
+}
+
+TEST(CoreCApi, NullArgumentsAreRejected) {
+  EXPECT_EQ(gpreempt_detach(nullptr), -EINVAL);
+  EXPECT_EQ(gpreempt_list_queues(nullptr, nullptr, 0), -EINVAL);
+  EXPECT_EQ(gpreempt_suspend_queues(nullptr, nullptr, 0, 0, nullptr), -EINVAL);
+  EXPECT_EQ(gpreempt_resume_process(nullptr), -EINVAL);
+  EXPECT_EQ(gpreempt_target_pid(nullptr), -EINVAL);
+  EXPECT_EQ(gpreempt_get_stats(nullptr, nullptr), -EINVAL);
+  EXPECT_EQ(gpreempt_take_notice(nullptr, nullptr, nullptr, 0), -EINVAL);
+  gpreempt_ctx_close(nullptr);  // ignored
+}
+
+TEST(CoreCApi, UnknownProcessHasNoSysfsQueues) {
+  gpreempt_sysfs_queue q[2];
+  std::memset(q, 0xab, sizeof q);
+  EXPECT_EQ(gpreempt_find_queues_by_process(999999999, q, 2), -ESRCH);
+  EXPECT_EQ(q[0].queue_id, 0xababababu);  // untouched
+  EXPECT_EQ(gpreempt_find_queues_by_process(1, nullptr, 3), -EINVAL);
+}
+
+TEST(CoreCApi, GraceConversionIsExported) {
+  EXPECT_EQ(gpreempt_grace_from_us(100, 2100), 210u);
+  EXPECT_EQ(gpreempt_grace_from_us(100, 0), GPREEMPT_GRACE_DEFAULT);
+}

@@ -1,0 +1,121 @@
+"""The gpreempt Python module: classes, context managers, errors, the stub."""
+import ast
+import errno
+import threading
+from pathlib import Path
+
+import pytest
+
+import gpreempt
+from conftest import SOURCE_DIR, needs_sim, suspended_in_device
+
+
+def test_version_and_grace_conversion():
+    assert gpreempt.__version__ == "0.1.0"
+    assert gpreempt.grace_from_us(100, 2100) == 210
+    assert gpreempt.grace_from_us(0, 2100) == 1
+    assert gpreempt.grace_from_us(5, 0) == gpreempt.GRACE_DEFAULT
+
+
+def test_error_is_an_oserror_with_the_detail_message():
+    with pytest.raises(gpreempt.Error) as info:
+        gpreempt.Context(device_path="/nonexistent/kfd")
+    assert isinstance(info.value, OSError)
+    assert info.value.errno == errno.ENOENT
+    assert "/nonexistent/kfd" in info.value.strerror
+
+
+def test_stub_declares_every_public_name():
+    stub = ast.parse((SOURCE_DIR / "bindings/python/gpreempt/__init__.pyi").read_text())
+    declared = {n.name for n in stub.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
+    declared |= {t.id for n in stub.body if isinstance(n, ast.AnnAssign) for t in [n.target]}
+    missing = set(gpreempt.__all__) - declared
+    assert not missing, "names missing from __init__.pyi: %s" % sorted(missing)
+
+
+def test_every_public_callable_has_a_docstring():
+    for name in gpreempt.__all__:
+        obj = getattr(gpreempt, name)
+        if callable(obj):
+            assert (obj.__doc__ or "").strip(), name
+
+
+@needs_sim
+def test_suspension_context_manager_suspends_and_resumes(target):
+    with gpreempt.Context() as ctx:
+        assert ctx.kfd_version[0] == 1 and ctx.kfd_version[1] >= 13
+        with ctx.attach(target.pid) as t:
+            queues = t.queues()
+            assert sorted(q.queue_id for q in queues) == sorted(target.queue_ids)
+            assert queues[0].type == 2  # compute AQL
+            with t.suspended() as s:
+                assert s.result.count == 2 and s.result.all_done
+                assert all(suspended_in_device(target.pid).values())
+            assert not any(suspended_in_device(target.pid).values())
+
+
+@needs_sim
+def test_exception_inside_the_block_still_resumes(target):
+    with gpreempt.Context() as ctx, ctx.attach(target.pid) as t:
+        with pytest.raises(KeyboardInterrupt):
+            with t.suspended():
+                raise KeyboardInterrupt
+        assert not any(suspended_in_device(target.pid).values())
+
+
+@needs_sim
+def test_strict_suspension_refuses_a_partial_result(target):
+    with gpreempt.Context() as ctx, ctx.attach(target.pid) as t:
+        with pytest.raises(gpreempt.Error) as info:
+            with t.suspended(ids=[target.queue_ids[0], 99]):
+                pass
+        assert "99" in info.value.strerror
+        assert not any(suspended_in_device(target.pid).values())
+        r = t.suspend([target.queue_ids[0], 99])  # non-strict call: reported, not hidden
+        assert r.count == 1 and not r.all_done
+        assert dict(r.queues)[99] == "invalid"
+        t.resume()
+
+
+@needs_sim
+def test_errors_carry_errno_and_detail(target):
+    with gpreempt.Context() as ctx:
+        with pytest.raises(gpreempt.Error) as info:
+            ctx.attach(999999)
+        assert info.value.errno == errno.ESRCH
+        t = ctx.attach(target.pid)
+        with pytest.raises(gpreempt.Error) as info:
+            ctx.attach(target.pid)
+        assert info.value.errno == errno.EALREADY
+    with pytest.raises(gpreempt.Error) as info:
+        t.queues()
+    assert info.value.errno == errno.EBADF
+
+
+@needs_sim
+def test_sysfs_discovery_without_a_session(target):
+    qs = gpreempt.find_queues_by_process(target.pid)
+    assert sorted(q.queue_id for q in qs) == sorted(target.queue_ids)
+    with pytest.raises(gpreempt.Error) as info:
+        gpreempt.find_queues_by_process(999999)
+    assert info.value.errno == errno.ESRCH
+
+
+@needs_sim
+def test_calls_from_several_python_threads(target):
+    errors = []
+    with gpreempt.Context() as ctx, ctx.attach(target.pid) as t:
+        def worker(qid):
+            try:
+                for _ in range(20):
+                    t.suspend([qid])
+                    t.resume([qid])
+            except Exception as e:  # noqa: BLE001 - collected and asserted below
+                errors.append(e)
+        threads = [threading.Thread(target=worker, args=(q,)) for q in target.queue_ids]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        assert not errors
+        assert ctx.stats()["suspend_calls"] == 40
