@@ -20,6 +20,7 @@
 #include <climits>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -340,9 +341,27 @@ void answer(const std::string& s) {
 
 }  // namespace
 
+void on_sigusr1(int) {}
+
 int main() {
+  // A handler without SA_RESTART: a signal during a blocked simulated ioctl must not end it. Only
+  // "bg" threads take SIGUSR1 (blocked here, unblocked there), so a process-directed SIGUSR1
+  // lands in the call under test.
+  struct sigaction sa {};
+  sa.sa_handler = on_sigusr1;
+  sigaction(SIGUSR1, &sa, nullptr);
+  sigset_t usr1;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &usr1, nullptr);
   std::string line;
-  while (std::getline(std::cin, line)) {
+  for (;;) {
+    if (!std::getline(std::cin, line)) {
+      if (errno != EINTR) break;
+      std::cin.clear();  // a signal interrupted the read of the next command
+      clearerr(stdin);
+      continue;
+    }
     if (line == "exit") break;
     if (line == "exec") {
       answer("0 0");
@@ -356,7 +375,13 @@ int main() {
       return 1;
     }
     if (line.rfind("bg ", 0) == 0) {
-      std::thread([cmd = line.substr(3)] { answer("bg " + run(cmd)); }).detach();
+      std::thread([cmd = line.substr(3)] {
+        sigset_t usr1;
+        sigemptyset(&usr1);
+        sigaddset(&usr1, SIGUSR1);
+        pthread_sigmask(SIG_UNBLOCK, &usr1, nullptr);
+        answer("bg " + run(cmd));
+      }).detach();
       continue;
     }
     std::string out;

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <filesystem>
+#include <fstream>
+#include <set>
 #include <string>
+#include <thread>
 
 #include "machine_fixture.h"
 
@@ -36,6 +40,22 @@ std::unique_ptr<Child> attach(Machine& m, const Target& t) {
   // New queues carry EC_QUEUE_NEW and cannot be suspended until a snapshot clears it.
   EXPECT_EQ(d->call("snapshot " + t.pid), "0 0 2 1 0") << "newest first";
   return d;
+}
+
+// A thread of the process sits in recvfrom (x86_64 syscall 45): the shim sent a request and
+// waits for the daemon's answer.
+bool thread_blocked_in_recvfrom(const std::string& pid) {
+  for (int i = 0; i < 2000; ++i) {
+    std::error_code ec;
+    for (const auto& t : std::filesystem::directory_iterator("/proc/" + pid + "/task", ec)) {
+      std::ifstream f(t.path() / "syscall");
+      std::string nr;
+      f >> nr;
+      if (nr == "45") return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
 }
 
 bool all_suspended(const nlohmann::json& q, bool want) {
@@ -116,6 +136,30 @@ TEST(MultiProcess, DestroyOfSuspendedQueueBlocksUntilResume) {
   ASSERT_TRUE(done);
   EXPECT_EQ(*done, "0 0");
   EXPECT_TRUE(m.wait_queues([](const nlohmann::json& q) { return q.size() == 1; }));
+}
+
+TEST(MultiProcess, SignalDoesNotEndABlockedCall) {
+  // The shim keeps waiting through signals (as a restarted syscall would): the destroy completes
+  // only when the queue is resumed, and then with its real result. A process may debug itself
+  // without ptrace (a ptrace-stopped tracee would not run its handler at all).
+  Machine m;
+  auto p = m.probe();
+  std::string pid = first_field(p->call("getpid"));
+  p->call("open");
+  ASSERT_EQ(p->call("runtime_enable"), "0 0");
+  ASSERT_EQ(p->call("create"), "0 0 0");
+  ASSERT_EQ(p->call("enable 0"), "0 0 1 16");
+  ASSERT_EQ(p->call("snapshot 0"), "0 0 1 0");
+  ASSERT_EQ(p->call("suspend 0 0"), "1 0 0x0 ");
+  p->send("bg destroy 0");
+  ASSERT_TRUE(thread_blocked_in_recvfrom(pid)) << "the destroy never reached its wait";
+  p->kill(SIGUSR1);  // only the "bg" thread accepts it
+  EXPECT_FALSE(p->line(std::chrono::milliseconds(200))) << "the signal ended the blocked destroy";
+  p->send("resume 0 0");
+  auto a = p->line(), b = p->line();
+  ASSERT_TRUE(a && b);
+  std::set<std::string> got{*a, *b};
+  EXPECT_EQ(got, (std::set<std::string>{"1 0 0x0 ", "bg 0 0"}));
 }
 
 TEST(MultiProcess, TargetExitDestroysItsQueues) {
