@@ -30,18 +30,16 @@ struct BenchOptions {
 
 struct Summary {
   nlohmann::json json;
+  // "<name> <p50> <p95> <p99> <max> <mean>" in fixed-width columns under kHeader.
   std::string row(const std::string& name) const {
-    auto f = [&](const char* k) {
-      std::ostringstream s;
-      s.setf(std::ios::fixed);
-      s.precision(1);
-      s << json.value(k, 0.0);
-      return s.str();
-    };
-    return name + "  " + f("p50") + "  " + f("p95") + "  " + f("p99") + "  " + f("max") + "  " +
-           f("mean");
+    char buf[160];
+    auto v = [&](const char* k) { return json.is_object() ? json.value(k, 0.0) : 0.0; };
+    std::snprintf(buf, sizeof buf, "%-22s %9.1f %9.1f %9.1f %9.1f %9.1f", name.c_str(), v("p50"),
+                  v("p95"), v("p99"), v("max"), v("mean"));
+    return buf;
   }
 };
+constexpr const char* kHeader = "                             p50       p95       p99       max      mean\n";
 
 // Nearest-rank percentiles of `v` (any unit), plus max and mean.
 nlohmann::json percentiles(std::vector<double> v) {
@@ -183,21 +181,21 @@ void run_bench(const Globals& g, const BenchOptions& o) {
       << (grace == kfd::KFD_USE_DEFAULT_GRACE_PERIOD ? std::string("driver default")
                                                      : std::to_string(grace) + " x 1K clocks")
       << "\n\nwall-clock latency, microseconds:\n"
-      << "                       p50  p95  p99  max  mean\n"
-      << Summary{j["suspend"]["wall"]}.row("suspend (caller)     ") << "\n"
-      << Summary{j["suspend"]["hop"]}.row("  hop to ctl thread  ") << "\n"
-      << Summary{j["suspend"]["ioctl"]}.row("  SUSPEND ioctl      ") << "\n"
-      << Summary{j["resume"]["wall"]}.row("resume (caller)      ") << "\n"
-      << Summary{j["resume"]["hop"]}.row("  hop to ctl thread  ") << "\n"
-      << Summary{j["resume"]["ioctl"]}.row("  RESUME ioctl       ") << "\n";
+      << kHeader
+      << Summary{j["suspend"]["wall"]}.row("suspend (caller)") << "\n"
+      << Summary{j["suspend"]["hop"]}.row("  hop to ctl thread") << "\n"
+      << Summary{j["suspend"]["ioctl"]}.row("  SUSPEND ioctl") << "\n"
+      << Summary{j["resume"]["wall"]}.row("resume (caller)") << "\n"
+      << Summary{j["resume"]["hop"]}.row("  hop to ctl thread") << "\n"
+      << Summary{j["resume"]["ioctl"]}.row("  RESUME ioctl") << "\n";
   if (!j["simulated"].is_null()) {
-    out << "\nsimulated GPU (model time, microseconds):\n";
+    out << "\nsimulated GPU (model time, microseconds):\n" << kHeader;
     if (!sim_stop.empty())
-      out << Summary{j["simulated"]["suspend_stop_latency"]}.row("queues stopped       ") << "\n";
+      out << Summary{j["simulated"]["suspend_stop_latency"]}.row("queues stopped") << "\n";
     if (!sim_suspend_rt.empty())
-      out << Summary{j["simulated"]["suspend_runlist_round_trip"]}.row("suspend unmap+remap  ") << "\n";
+      out << Summary{j["simulated"]["suspend_runlist_round_trip"]}.row("suspend unmap+remap") << "\n";
     if (!sim_resume.empty())
-      out << Summary{j["simulated"]["resume_runlist_round_trip"]}.row("resume remap         ") << "\n";
+      out << Summary{j["simulated"]["resume_runlist_round_trip"]}.row("resume remap") << "\n";
     if (sim_stop.empty() && sim_resume.empty())
       out << "  (no runlist records: the machine runs the instant hardware model)\n";
   }
