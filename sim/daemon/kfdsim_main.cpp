@@ -246,13 +246,18 @@ int show_files(const protocol::MachinePaths& paths, const std::string& which, bo
   return kOk;
 }
 
-int stop_daemon(const protocol::MachinePaths& paths, bool quiet) {
+int stop_daemon(const protocol::MachinePaths& paths, bool quiet, bool json = false) {
   Reply r = request(paths, Op::kShutdown);
-  if (r.error) {
-    if (!quiet) std::printf("not running (%s)\n", paths.socket.c_str());
-    return kOk;
+  if (json) {
+    std::cout << nlohmann::json{{"was_running", r.error == 0}, {"running", false},
+                                {"dir", paths.dir}}.dump(2)
+              << "\n";
+  } else if (!quiet) {
+    if (r.error)
+      std::printf("not running (%s)\n", paths.socket.c_str());
+    else
+      std::printf("stopped %s\n", paths.dir.c_str());
   }
-  if (!quiet) std::printf("stopped %s\n", paths.dir.c_str());
   return kOk;
 }
 
@@ -365,7 +370,9 @@ int main(int argc, char** argv) {
   bool json = false;
   auto* start = app.add_subcommand("start", "start a persistent simulated machine (idempotent)");
   add_machine_options(start);
+  start->add_flag("--json", json, "machine-readable output (the status after starting)");
   auto* stop = app.add_subcommand("stop", "stop the machine's daemon (its processes lose the device)");
+  stop->add_flag("--json", json, "machine-readable output");
   auto* status = app.add_subcommand("status", "show the machine: profile, GPUs, KFD version, clients");
   status->add_flag("--json", json, "machine-readable output");
   auto* queues = app.add_subcommand("queues", "list every queue of every process, suspended or not");
@@ -400,10 +407,10 @@ int main(int argc, char** argv) {
       (void)make_profile(machine.profile, machine.gpus);  // reject bad options before forking
       bool already = false;
       if (start_daemon(paths, machine, &already) != kOk) return kFailed;
-      if (already) std::printf("already running: ");
-      return print_status(paths, false);
+      if (already && !json) std::printf("already running: ");
+      return print_status(paths, json);
     }
-    if (*stop) return stop_daemon(paths, false);
+    if (*stop) return stop_daemon(paths, false, json);
     if (*status) return print_status(paths, json);
     if (*queues) return print_queues(paths, json);
     if (*files) return show_files(paths, which, json);

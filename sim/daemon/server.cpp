@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
@@ -113,21 +114,30 @@ Server::Server(ServerConfig config)
   tree_.sync(rendered_files());
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-  if (epoll_fd_ < 0 || timer_fd_ < 0) throw std::runtime_error("epoll/timerfd: " + std::string(std::strerror(errno)));
+  housekeeping_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+  if (epoll_fd_ < 0 || timer_fd_ < 0 || housekeeping_fd_ < 0)
+    throw std::runtime_error("epoll/timerfd: " + std::string(std::strerror(errno)));
   add_watch(Kind::kTimer, timer_fd_);
+  add_watch(Kind::kHousekeeping, housekeeping_fd_);
+  itimerspec every{};
+  every.it_interval.tv_sec = kHousekeepingSeconds;
+  every.it_value.tv_sec = kHousekeepingSeconds;
+  timerfd_settime(housekeeping_fd_, 0, &every, nullptr);
 }
 
 Server::~Server() {
   for (auto& [fd, c] : conns_) ::close(fd);
   for (auto& [pid, p] : procs_) {
     for (auto& [off, m] : p->mappings) {
+      if (m.doorbell && m.addr) hardware_->doorbell_unmapped(pid, m.gpu_id);
       if (m.addr) munmap(m.addr, m.bytes);
-      ::close(m.memfd);
+      if (m.memfd >= 0) ::close(m.memfd);
     }
     ::close(p->pidfd);
   }
   if (listen_fd_ >= 0) ::close(listen_fd_);
   if (timer_fd_ >= 0) ::close(timer_fd_);
+  if (housekeeping_fd_ >= 0) ::close(housekeeping_fd_);
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }
 
@@ -168,6 +178,8 @@ void Server::listen() {
       ::listen(listen_fd_, 128) != 0)
     throw std::runtime_error("cannot listen on " + path + ": " + std::strerror(errno));
   listen_watch_ = add_watch(Kind::kListen, listen_fd_);
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) socket_inode_ = st.st_ino;
   log("serving %s: profile %s, %zu GPU(s), KFD 1.%u, sched_policy %d, %s", path.c_str(),
       profile_.name.c_str(), profile_.gpus.size(), config_.machine.kfd_minor,
       config_.machine.sched_policy, config_.persistent ? "persistent" : "exits after last client");
@@ -202,13 +214,38 @@ int Server::run() {
           tick_hardware();
           break;
         }
+        case Kind::kHousekeeping: {
+          uint64_t expirations;
+          (void)!::read(housekeeping_fd_, &expirations, sizeof expirations);
+          housekeeping();
+          break;
+        }
       }
     }
     rearm_timer();
   }
-  ::unlink(config_.paths.socket.c_str());
+  unlink_socket();
   log("stopped");
   return 0;
+}
+
+void Server::unlink_socket() {
+  // Only our own socket: after a takeover the path belongs to another daemon.
+  struct stat st {};
+  if (::stat(config_.paths.socket.c_str(), &st) == 0 && st.st_ino == socket_inode_)
+    ::unlink(config_.paths.socket.c_str());
+}
+
+void Server::housekeeping() {
+  // A daemon whose socket path was removed or taken over can never be reached again.
+  struct stat st {};
+  if (::stat(config_.paths.socket.c_str(), &st) != 0 || st.st_ino != socket_inode_) {
+    log("%s no longer leads here, exiting", config_.paths.socket.c_str());
+    stop_ = true;
+    return;
+  }
+  // An on-demand daemon whose starter never connected (it died first) has no client to wait for.
+  maybe_exit();
 }
 
 void Server::rearm_timer() {
@@ -497,7 +534,7 @@ void Server::retire_image(Proc& p) {
   for (auto& [off, m] : p.mappings) {
     if (m.doorbell && m.addr) hardware_->doorbell_unmapped(p.pid, m.gpu_id);
     if (m.addr) munmap(m.addr, m.bytes);
-    ::close(m.memfd);
+    if (m.memfd >= 0) ::close(m.memfd);
   }
   p.mappings.clear();
   files_dirty_ = true;
@@ -527,7 +564,7 @@ void Server::maybe_exit() {
   }
   on_listen();
   if (conns_.empty()) {
-    ::unlink(config_.paths.socket.c_str());
+    unlink_socket();
     remove_watch(listen_watch_);
     ::close(listen_fd_);
     listen_fd_ = -1;

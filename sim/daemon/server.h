@@ -4,6 +4,8 @@
 // what ends a kfd_process — never the closing of a /dev/kfd fd (FACTS §3, §9).
 #pragma once
 
+#include <sys/types.h>
+
 #include <map>
 #include <memory>
 #include <optional>
@@ -47,7 +49,8 @@ class Server {
   struct Conn;
   struct Mapping;
   struct Proc;
-  enum class Kind { kListen, kConn, kPidfd, kTimer };
+  enum class Kind { kListen, kConn, kPidfd, kTimer, kHousekeeping };
+  static constexpr int kHousekeepingSeconds = 5;
   struct Watch {
     Kind kind;
     int fd;
@@ -64,6 +67,8 @@ class Server {
   void watch_process(int pid);
   void maybe_exit();
   void rearm_timer();
+  void housekeeping();
+  void unlink_socket();
 
   void handle(int fd, protocol::Request& req);
   void reply(int fd, int64_t ret, std::vector<uint8_t> payload = {}, int pass_fd = -1);
@@ -87,6 +92,8 @@ class Server {
   int listen_fd_ = -1;
   int timer_fd_ = -1;
   uint64_t listen_watch_ = 0;
+  int housekeeping_fd_ = -1;
+  ino_t socket_inode_ = 0;
   uint64_t next_watch_ = 1;
   std::map<uint64_t, Watch> watches_;
   std::map<int, std::unique_ptr<Conn>> conns_;

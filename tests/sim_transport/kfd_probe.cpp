@@ -356,8 +356,9 @@ int main() {
   pthread_sigmask(SIG_BLOCK, &usr1, nullptr);
   std::string line;
   for (;;) {
+    errno = 0;
     if (!std::getline(std::cin, line)) {
-      if (errno != EINTR) break;
+      if (feof(stdin) || !ferror(stdin) || errno != EINTR) break;
       std::cin.clear();  // a signal interrupted the read of the next command
       clearerr(stdin);
       continue;
