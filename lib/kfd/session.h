@@ -92,8 +92,9 @@ class DebugSession {
 
   // SUSPEND_QUEUES. `grace` in the kernel's unit (1K GPU clocks; KFD_USE_DEFAULT_GRACE_PERIOD),
   // `clear_mask` = exception bits cleared on the suspended queues. Ids must be distinct.
-  BatchResult suspend(std::span<const uint32_t> ids, uint32_t grace,
-                      uint64_t clear_mask = KFD_EC_MASK_WAVE_EXCEPTIONS);
+  // The default clears nothing: ROCdbgapi clears the wave exceptions because it reports them
+  // itself; a preemption controller is not the target's debugger and must not swallow them.
+  BatchResult suspend(std::span<const uint32_t> ids, uint32_t grace, uint64_t clear_mask = 0);
   // RESUME_QUEUES. Ids must be distinct.
   BatchResult resume(std::span<const uint32_t> ids);
 

@@ -1,6 +1,6 @@
 // A minimal GPU "workload" for the integration tests: opens /dev/kfd, optionally enables its
 // runtime and creates queues through the raw ioctls, then obeys one command per stdin line:
-//   runtime | create | destroy <id> | print | exit
+//   runtime | runtime_off | create | destroy <id> | print | exit
 // answering "ok <value>" or "err <errno>" on stdout. `print` calls gpreempt_print_my_queues().
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -106,6 +106,9 @@ int main(int argc, char** argv) {
     std::string out;
     if (cmd == "runtime") {
       out = runtime_enable();
+    } else if (cmd == "runtime_off") {  // what ROCr's shutdown does
+      kfd_ioctl_runtime_enable_args a{};
+      out = answer(::ioctl(g_kfd, AMDKFD_IOC_RUNTIME_ENABLE, &a), 0);
     } else if (cmd == "create") {
       out = create_queue();
     } else if (cmd == "destroy") {

@@ -254,3 +254,27 @@ TEST(CoreDecodeBatch, RocdbgapiInvariant) {
   EXPECT_FALSE(decode_batch(req, written, 3, "SUSPEND_QUEUES").inconsistency.empty());
   EXPECT_FALSE(decode_batch(req, written, 1, "SUSPEND_QUEUES").inconsistency.empty());
 }
+
+TEST(CoreSession, SuspendClearsNoExceptionBitsByDefault) {
+  // Observe the clear mask the session passes to SUSPEND_QUEUES.
+  struct Spy final : KfdDriver {
+    KfdDriver& inner;
+    uint64_t mask = ~0ull;
+    explicit Spy(KfdDriver& i) : inner(i) {}
+    long get_version(Version& v) override { return inner.get_version(v); }
+    long dbg_trap(kfd_ioctl_dbg_trap_args& a) override {
+      if (a.op == KFD_IOC_DBG_TRAP_SUSPEND_QUEUES) mask = a.suspend_queues.exception_mask;
+      return inner.dbg_trap(a);
+    }
+    std::string describe() const override { return "spy"; }
+  };
+  FakeKfd kfd;
+  kfd.create_queue(kPid);
+  Spy spy(kfd);
+  DebugSession s(spy, kPid);
+  s.enable();
+  s.refresh_snapshot();
+  std::vector<uint32_t> ids{0};
+  EXPECT_TRUE(s.suspend(ids, 0).all_done());
+  EXPECT_EQ(spy.mask, 0u);
+}

@@ -202,6 +202,21 @@ TEST_F(CoreSim, TargetStartingItsRuntimeIsAnswered) {
   EXPECT_EQ(ask(ctl, "detach"), "ok 0");
 }
 
+TEST_F(CoreSim, TargetShuttingDownItsRuntimeIsAnsweredAndResumed) {
+  Machine m;
+  Child target(target_argv(1), m.env());
+  auto ids = ready_ids(target);
+  Child ctl({bin("gpreempt_test_controller").string(), "--no-signals"}, m.env());
+  ctl.line();
+  ASSERT_EQ(ask(ctl, "attach " + std::to_string(target.pid())), "ok 0");
+  ASSERT_EQ(ask(ctl, "suspend all"), "ok 1");
+  // Runtime shutdown resumes the target's queues in the kernel, then blocks until answered.
+  EXPECT_EQ(ask(target, "runtime_off"), "ok 0");
+  EXPECT_FALSE(m.suspended(target.pid(), ids[0]).value_or(true));
+  EXPECT_EQ(ask(ctl, "list"), "ok 1 0:0");  // our ledger knows it is no longer suspended
+  EXPECT_EQ(ask(ctl, "detach"), "ok 0");
+}
+
 TEST_F(CoreSim, AlreadyTracedTargetNamesTheTracer) {
   Machine m;
   Child target(target_argv(1), m.env());
