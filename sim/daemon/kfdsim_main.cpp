@@ -277,12 +277,20 @@ int run_command(protocol::MachinePaths paths, bool private_dir, const daemon::Ma
     paths.dir = tmpl;
     paths.socket = tmpl + "/kfdsim.sock";
   }
+  auto remove_private_dir = [&] {
+    std::error_code ec;
+    if (private_dir && !keep) fs::remove_all(paths.dir, ec);
+  };
   bool already = false;
-  if (start_daemon(paths, m, &already) != kOk) return kFailed;
+  if (start_daemon(paths, m, &already) != kOk) {
+    remove_private_dir();  // start_daemon showed the log's last line
+    return kFailed;
+  }
   std::string shim = shim_library();
   if (!fs::exists(shim)) {
     std::fprintf(stderr, "kfdsim run: shim %s not found (set KFDSIM_SHIM)\n", shim.c_str());
     if (!already) stop_daemon(paths, true);
+    remove_private_dir();
     return kFailed;
   }
   std::string preload = shim;
@@ -309,12 +317,8 @@ int run_command(protocol::MachinePaths paths, bool private_dir, const daemon::Ma
     rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
   if (!already) stop_daemon(paths, true);
-  if (private_dir && !keep) {
-    std::error_code ec;
-    fs::remove_all(paths.dir, ec);
-  } else if (private_dir) {
-    std::fprintf(stderr, "kfdsim run: machine directory kept: %s\n", paths.dir.c_str());
-  }
+  if (private_dir && keep) std::fprintf(stderr, "kfdsim run: machine directory kept: %s\n", paths.dir.c_str());
+  remove_private_dir();
   return rc;
 }
 

@@ -158,3 +158,18 @@ TEST(Kfdsim, HardwareModelIsChosenByName) {
   EXPECT_EQ(WEXITSTATUS(bad->finish()), 1) << "the daemon refuses an unknown model";
   EXPECT_FALSE(m.status());
 }
+
+TEST(Kfdsim, RunLeavesNoMachineBehindWhenTheDaemonCannotStart) {
+  Machine m;
+  auto tmp = m.dir() / "tmp";  // TMPDIR of this run only: parallel tests make their own run dirs
+  std::filesystem::create_directory(tmp);
+  auto env = m.env();
+  env.erase("LD_PRELOAD");
+  env["TMPDIR"] = tmp.string();
+  Child r({build_path("bin/kfdsim").string(), "run", "--hardware", "warp-drive", "--", "/bin/true"}, env);
+  EXPECT_EQ(WEXITSTATUS(r.finish()), 1);
+  EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "the private machine directory was left behind";
+  Child ok({build_path("bin/kfdsim").string(), "run", "--", "/bin/true"}, env);
+  EXPECT_EQ(WEXITSTATUS(ok.finish()), 0);
+  EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "a finished run removes its machine";
+}
