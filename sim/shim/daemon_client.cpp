@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <spawn.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -150,6 +151,19 @@ CallResult round_trip(int sock, const protocol::Request& req) {
   return r;
 }
 
+// The daemon reads and writes our memory (process_vm_readv/writev) and duplicates our event fd
+// (pidfd_getfd) as the kernel would. Under Yama's ptrace_scope 1 only an ancestor or a declared
+// tracer may do that, and the daemon is neither: declare it (this replaces an earlier
+// PR_SET_PTRACER of the program; scope 2 and 3 leave only root/CAP_SYS_PTRACE anyway).
+void allow_daemon_to_trace(int daemon_pid) {
+  int fd = REAL(open)("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  char c = 0;
+  bool restricted = REAL(read)(fd, &c, 1) == 1 && c == '1';
+  real_close_fd(fd);
+  if (restricted) prctl(PR_SET_PTRACER, static_cast<unsigned long>(daemon_pid), 0, 0, 0);
+}
+
 // The anchor of the calling process, made on first use. Caller holds g_mutex.
 int ensure_process_locked() {
   int pid = getpid();
@@ -174,6 +188,7 @@ int ensure_process_locked() {
   }
   g_anchor_fd = s;
   g_root = hello->root_dir;
+  allow_daemon_to_trace(hello->daemon_pid);
   return 0;
 }
 
