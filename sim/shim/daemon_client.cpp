@@ -36,12 +36,16 @@ const protocol::MachinePaths& paths() {
   return p;
 }
 
-// Per-process state; reset in the child after fork.
+// Per-process state; reset in the child after fork. Only constant-initialised globals: another
+// library's constructor may reach the shim before our own dynamic initialisers have run.
 std::mutex g_mutex;
 int g_anchor_pid = 0;  // process that owns g_anchor_fd (0 = none yet)
 int g_anchor_fd = -1;
-std::string g_root;
 bool g_reported = false;
+std::string& g_root() {
+  static std::string root;
+  return root;
+}
 
 void report_once(const std::string& what) {
   if (g_reported) return;
@@ -187,7 +191,7 @@ int ensure_process_locked() {
     return r.error ? r.error : -EPROTO;
   }
   g_anchor_fd = s;
-  g_root = hello->root_dir;
+  g_root() = hello->root_dir;
   allow_daemon_to_trace(hello->daemon_pid);
   return 0;
 }
@@ -272,7 +276,7 @@ const std::string& machine_root() {
   std::lock_guard lock(g_mutex);
   static const std::string empty;
   if (ensure_process_locked() < 0) return empty;
-  return g_root;
+  return g_root();
 }
 
 const std::string& configured_root() {
