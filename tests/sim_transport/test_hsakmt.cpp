@@ -37,7 +37,7 @@ std::map<std::string, std::string> fields(const std::string& line, int skip) {
 }  // namespace
 
 TEST(Hsakmt, SeesTheSimulatedGpusWithTheProfilesValues) {
-  Machine m(std::map<std::string, std::string>{{"KFDSIM_KFD_MINOR", "16"}});
+  Machine m(std::map<std::string, std::string>{{"KFDSIM_KFD_MINOR", "16"}, {"KFDSIM_GPUS", "2"}});
   auto h = m.spawn({build_path("bin/hsakmt_probe").string()});
   auto open = h->line();
   ASSERT_TRUE(open);
