@@ -1,6 +1,7 @@
 #include "kfd/session.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -102,6 +103,12 @@ void DebugSession::handle_runtime_event(SessionEvents& ev) {
   s.send_runtime_event.exception_mask = KFD_EC_MASK(EC_PROCESS_RUNTIME);
   dbg_trap_checked(driver_, s);
   ++ev.runtime_acks;
+}
+
+bool DebugSession::events_pending() const {
+  if (pipe_[0] < 0) return false;
+  pollfd p{pipe_[0], POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
 }
 
 SessionEvents DebugSession::process_events() {

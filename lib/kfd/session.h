@@ -84,6 +84,10 @@ class DebugSession {
 
   // Drain the pipe, then QUERY_DEBUG_EVENT until EAGAIN, answering EC_PROCESS_RUNTIME.
   SessionEvents process_events();
+  // Whether the kernel has written to the event pipe since the last drain. The kernel writes a
+  // byte for every subscribed exception it raises, so an empty pipe means nothing to query —
+  // which keeps QUERY_DEBUG_EVENT off the suspend path.
+  bool events_pending() const;
 
   // GET_QUEUE_SNAPSHOT with the EC_QUEUE_NEW clear mask and the two-call sizing protocol. Clearing
   // EC_QUEUE_NEW is what makes new queues suspendable.

@@ -111,7 +111,9 @@ void Context::attach(int pid) {
     t->traced = true;
     try {
       t->session.enable();
-      if (!handle_events(*t) &&
+      // Events raised before ENABLE subscribed us (existing queues' NEW bits) were never
+      // written to the pipe: query them regardless.
+      if (!handle_events(*t, /*force=*/true) &&
           t->session.runtime_state() != kfd::DEBUG_RUNTIME_STATE_DISABLED)
         t->session.refresh_snapshot();
     } catch (...) {
@@ -288,7 +290,8 @@ void Context::resume_ledger(Target& t, const std::vector<uint32_t>& ids, const s
   }
 }
 
-bool Context::handle_events(Target& t) {
+bool Context::handle_events(Target& t, bool force) {
+  if (!force && !t.session.events_pending()) return false;
   try {
     kfd::SessionEvents ev = t.session.process_events();
     // Runtime shutdown: the kernel resumed every suspended queue of the target (FACTS §6).
@@ -350,7 +353,7 @@ void Context::on_readable(int fd) {
   for (auto& [pid, t] : targets_) {
     if (t->session.event_fd() != fd) continue;
     try {
-      handle_events(*t);
+      handle_events(*t, /*force=*/true);
     } catch (const Error& e) {
       if (e.code() != ESRCH) notice(pid, std::string("event handling: ") + e.what());
     }

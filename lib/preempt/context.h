@@ -112,8 +112,9 @@ class Context : private ControlLoop {
   void init();
   Target& target(int pid);
   void detach_on_thread(int pid);
-  // Process pending debug events; true if that refreshed the snapshot (a new queue appeared).
-  bool handle_events(Target& t);
+  // Process pending debug events (all of them with `force`, else only when the event pipe says
+  // there are some); true if that refreshed the snapshot (a new queue appeared).
+  bool handle_events(Target& t, bool force = false);
   void target_gone(int pid, const std::string& why);
   void resume_ledger(Target& t, const std::vector<uint32_t>& ids, const std::string& reason);
   void force_disable(Target& t, const std::string& reason);
