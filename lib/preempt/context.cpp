@@ -362,10 +362,22 @@ void Context::on_readable(int fd) {
 }
 
 void Context::tick() {
-  std::vector<int> gone;
-  for (auto& [pid, t] : targets_)
-    if (t->traced && tracer_->service(pid) == ptrace::TraceeState::kGone) gone.push_back(pid);
+  std::vector<int> gone, execed;
+  for (auto& [pid, t] : targets_) {
+    if (!t->traced) continue;
+    switch (tracer_->service(pid)) {
+      case ptrace::TraceeState::kRunning: break;
+      case ptrace::TraceeState::kGone: gone.push_back(pid); break;
+      case ptrace::TraceeState::kExeced: execed.push_back(pid); break;
+    }
+  }
   for (int pid : gone) target_gone(pid, "exited");
+  for (int pid : execed) {
+    // exec ended its KFD process (and our session); stop tracing the new program.
+    tracer_->detach(pid);
+    targets_.at(pid)->traced = false;
+    target_gone(pid, "replaced its program (exec), which ended its KFD process");
+  }
   if (options_.watchdog_bound.count() > 0) {
     const auto when = now();
     std::vector<int> pids;

@@ -40,7 +40,9 @@ class LinuxTracer final : public Tracer {
                                 std::to_string(*tgid) + "; pass the process id " +
                                 std::to_string(*tgid) + " (the KFD checks its main thread)");
     }
-    long r = ::ptrace(PTRACE_SEIZE, pid, nullptr, nullptr);
+    // PTRACE_O_TRACEEXEC: without it, an exec by the target raises a SIGTRAP that we would have
+    // to deliver — killing it.
+    long r = ::ptrace(PTRACE_SEIZE, pid, nullptr, reinterpret_cast<void*>(PTRACE_O_TRACEEXEC));
     int e = r < 0 ? errno : 0;
     trace_call("PTRACE_SEIZE", pid, r < 0 ? -e : r);
     if (r == 0) return;
@@ -71,6 +73,11 @@ class LinuxTracer final : public Tracer {
       if (!WIFSTOPPED(status)) continue;
       const int sig = WSTOPSIG(status);
       const int event = status >> 16;
+      if (event == PTRACE_EVENT_EXEC) {
+        long r = ::ptrace(PTRACE_CONT, pid, nullptr, nullptr);
+        trace_call("PTRACE_CONT", pid, r, "after exec");
+        return TraceeState::kExeced;
+      }
       if (event == PTRACE_EVENT_STOP) {
         // Group-stop (SIGSTOP & co.): keep the process stopped as it would be untraced.
         // Otherwise a PTRACE_INTERRUPT stop: let it run.

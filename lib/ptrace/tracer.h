@@ -11,7 +11,11 @@
 
 namespace gpreempt::ptrace {
 
-enum class TraceeState { kRunning, kGone };
+enum class TraceeState {
+  kRunning,
+  kGone,    // exited
+  kExeced,  // replaced its program image: its KFD process (and our debug session) ended
+};
 
 class Tracer {
  public:
@@ -20,7 +24,9 @@ class Tracer {
   // EBUSY "already traced by <pid> (<comm>)", EPERM "not permitted" with the reason.
   virtual void seize(int pid) = 0;
   // Handle pending stops of `pid` without blocking: re-inject signals, keep group-stops stopped
-  // (PTRACE_LISTEN). Returns kGone once the task has exited (and was reaped from our view).
+  // (PTRACE_LISTEN), continue after exec (seized with PTRACE_O_TRACEEXEC, so an exec is an event
+  // stop instead of a SIGTRAP that would kill the target). Returns kGone once the task has exited,
+  // kExeced after an exec (the tracee is still seized: detach it).
   virtual TraceeState service(int pid) = 0;
   // PTRACE_INTERRUPT, wait for the stop (bounded), PTRACE_DETACH re-delivering a pending signal.
   // Never throws; a target that exited meanwhile is fine.

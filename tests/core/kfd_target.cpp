@@ -1,6 +1,6 @@
 // A minimal GPU "workload" for the integration tests: opens /dev/kfd, optionally enables its
 // runtime and creates queues through the raw ioctls, then obeys one command per stdin line:
-//   runtime | runtime_off | create | destroy <id> | print | exit
+//   runtime | runtime_off | create | destroy <id> | print | exec | exit
 // answering "ok <value>" or "err <errno>" on stdout. `print` calls gpreempt_print_my_queues().
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -118,6 +118,10 @@ int main(int argc, char** argv) {
     } else if (cmd == "print") {
       int n = gpreempt_print_my_queues();
       out = n < 0 ? "err " + std::to_string(-n) : "ok " + std::to_string(n);
+    } else if (cmd == "exec") {  // replace the program (a launcher that execs the real job)
+      std::fflush(stdout);
+      ::execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
+      out = "err " + std::to_string(errno);
     } else if (cmd == "exit") {
       return 0;
     } else {

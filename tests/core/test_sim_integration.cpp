@@ -217,6 +217,29 @@ TEST_F(CoreSim, TargetShuttingDownItsRuntimeIsAnsweredAndResumed) {
   EXPECT_EQ(ask(ctl, "detach"), "ok 0");
 }
 
+TEST_F(CoreSim, TargetThatExecsSurvivesAndIsReleased) {
+  Machine m;
+  Child target(target_argv(1), m.env());
+  ready_ids(target);
+  Child ctl({bin("gpreempt_test_controller").string(), "--no-signals"}, m.env());
+  ctl.line();
+  ASSERT_EQ(ask(ctl, "attach " + std::to_string(target.pid())), "ok 0");
+  ASSERT_EQ(ask(ctl, "suspend all"), "ok 1");
+  target.send("exec");
+  std::string notice;
+  for (int i = 0; i < 200 && notice.rfind("ok 1", 0) != 0; ++i) {
+    notice = ask(ctl, "notice");
+    if (notice.rfind("ok 1", 0) != 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_NE(notice.find("exec"), std::string::npos) << notice;
+  // Still alive (an exec under ptrace without PTRACE_O_TRACEEXEC would deliver a fatal SIGTRAP)
+  // and no longer traced.
+  EXPECT_EQ(::kill(target.pid(), 0), 0);
+  auto status = read_file("/proc/" + std::to_string(target.pid()) + "/status");
+  EXPECT_NE(status.find("TracerPid:\t0\n"), std::string::npos) << status;
+  EXPECT_NE(status.find("sleep"), std::string::npos);
+}
+
 TEST_F(CoreSim, AlreadyTracedTargetNamesTheTracer) {
   Machine m;
   Child target(target_argv(1), m.env());
