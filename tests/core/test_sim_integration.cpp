@@ -240,6 +240,29 @@ TEST_F(CoreSim, TargetThatExecsSurvivesAndIsReleased) {
   EXPECT_NE(status.find("sleep"), std::string::npos);
 }
 
+TEST_F(CoreSim, SignalsToASeizedTargetActAsIfUntraced) {
+  Machine m;
+  Child target(target_argv(1), m.env());
+  ready_ids(target);
+  Child ctl({bin("gpreempt_test_controller").string(), "--no-signals"}, m.env());
+  ctl.line();
+  ASSERT_EQ(ask(ctl, "attach " + std::to_string(target.pid())), "ok 0");
+  // Stop and continue: the stop holds (group-stop kept by PTRACE_LISTEN), SIGCONT ends it.
+  target.kill(SIGSTOP);
+  bool stopped = false;
+  for (int i = 0; i < 200 && !stopped; ++i) {
+    auto st = read_file("/proc/" + std::to_string(target.pid()) + "/status");
+    stopped = st.find("State:\tt") != std::string::npos || st.find("State:\tT") != std::string::npos;
+    if (!stopped) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(stopped);
+  target.kill(SIGCONT);
+  EXPECT_EQ(ask(target, "create"), "ok 1");
+  // A fatal signal is delivered, not swallowed by the tracer.
+  target.kill(SIGUSR1);
+  EXPECT_EQ(target.wait(), 128 + SIGUSR1);
+}
+
 TEST_F(CoreSim, AlreadyTracedTargetNamesTheTracer) {
   Machine m;
   Child target(target_argv(1), m.env());
