@@ -28,6 +28,22 @@ std::vector<int> parse_nspid(std::string_view text) {
   return out;
 }
 
+std::optional<int> parse_stat_ppid(std::string_view text) {
+  const std::size_t close = text.rfind(')');
+  if (close == std::string_view::npos) return std::nullopt;
+  std::string_view rest = text.substr(close + 1);
+  // " <state> <ppid> "
+  std::size_t i = 0;
+  while (i < rest.size() && rest[i] == ' ') ++i;
+  while (i < rest.size() && rest[i] != ' ') ++i;  // state
+  while (i < rest.size() && rest[i] == ' ') ++i;
+  std::size_t e = i;
+  while (e < rest.size() && rest[e] != ' ') ++e;
+  auto v = detail::parse_signed(rest.substr(i, e - i));
+  if (!v) return std::nullopt;
+  return static_cast<int>(*v);
+}
+
 std::vector<std::string> parse_cmdline(std::string_view text) {
   std::vector<std::string> out;
   std::size_t start = 0;

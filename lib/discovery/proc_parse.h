@@ -14,6 +14,9 @@ namespace gpreempt::discovery {
 // where /proc is mounted) first, innermost (what the process sees as its own pid) last.
 std::vector<int> parse_nspid(std::string_view status_text);
 
+// Parent pid from /proc/<pid>/stat ("pid (comm) state ppid ..."; comm may hold spaces and ')').
+std::optional<int> parse_stat_ppid(std::string_view stat_text);
+
 // /proc/<pid>/cmdline: NUL-separated arguments.
 std::vector<std::string> parse_cmdline(std::string_view text);
 

@@ -155,6 +155,22 @@ std::optional<int> host_pid_of(const SystemRoots& roots, int container_pid, cons
   return found;
 }
 
+std::optional<int> parent_pid(const SystemRoots& roots, int pid) {
+  auto stat = slurp(fs::path(roots.proc) / std::to_string(pid) / "stat");
+  if (!stat) return std::nullopt;
+  return parse_stat_ppid(*stat);
+}
+
+bool descends_from(const SystemRoots& roots, int pid, int ancestor) {
+  for (int hops = 0; hops < 64 && pid > 1; ++hops) {
+    if (pid == ancestor) return true;
+    auto p = parent_pid(roots, pid);
+    if (!p) return false;
+    pid = *p;
+  }
+  return pid == ancestor;
+}
+
 std::optional<int> container_pid_of(const SystemRoots& roots, int host_pid) {
   auto status = slurp(fs::path(roots.proc) / std::to_string(host_pid) / "status");
   if (!status) return std::nullopt;

@@ -51,6 +51,10 @@ std::vector<ProcessInfo> gpu_processes(const SystemRoots& roots,
 // with `container_id` (or inside any container when empty). nullopt when none or ambiguous.
 std::optional<int> host_pid_of(const SystemRoots& roots, int container_pid, const std::string& container_id);
 
+// Parent pid of `pid` (nullopt when it is gone); is `pid` `ancestor` or one of its descendants?
+std::optional<int> parent_pid(const SystemRoots& roots, int pid);
+bool descends_from(const SystemRoots& roots, int pid, int ancestor);
+
 // The innermost pid (what the process itself and its logs print) of a host pid.
 std::optional<int> container_pid_of(const SystemRoots& roots, int host_pid);
 

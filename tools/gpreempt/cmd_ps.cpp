@@ -135,7 +135,11 @@ void run_watch(const Globals& g, const WatchOptions& o) {
 
 }  // namespace
 
+// cmd_experiment.cpp: registered with the process commands it builds on.
+void register_experiment_commands(CLI::App& app, Globals& globals);
+
 void register_ps_commands(CLI::App& app, Globals& globals) {
+  register_experiment_commands(app, globals);
   {
     auto w = std::make_shared<WatchOptions>();
     CLI::App* watch = add_command(
