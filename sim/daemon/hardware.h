@@ -49,7 +49,7 @@ class Hardware {
 };
 
 struct HardwareOptions {
-  std::string model;        // "instant" (default): runlist changes complete at once; "gpu": sim/gpu
+  std::string model;        // "gpu" (default): sim/gpu timing model; "instant": runlist changes complete at once, no execution
   std::string machine_dir;  // the machine's directory (models put their files there)
 };
 

@@ -362,8 +362,9 @@ int main(int argc, char** argv) {
         ->check(CLI::Range(0, 2))
         ->capture_default_str();
     sub->add_option("--hardware", machine.hardware,
-                    "GPU model behind the KFD: instant (runlist changes complete at once) or gpu "
-                    "(the timing model of sim/gpu, GPREEMPT_SIM_* settings)")
+                    "GPU model behind the KFD: gpu (the timing model of sim/gpu, which executes the "
+                    "AQL packets; GPREEMPT_SIM_* settings) or instant (runlist changes complete at "
+                    "once, packets never execute)")
         ->capture_default_str();
     sub->add_option("--cpu-nodes", machine.cpu_nodes,
                     "topology CPU nodes: 'host' describes this host (needed by libhsakmt/ROCr), "

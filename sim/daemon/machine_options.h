@@ -14,7 +14,9 @@ struct MachineOptions {
   uint32_t gpus = 1;          // 0 = as many as the captured machine of that profile had
   uint32_t kfd_minor = 22;    // GET_VERSION minor (lower it to test version gates)
   int sched_policy = 0;       // amdgpu.sched_policy: 0 HWS, 1 HWS without oversubscription, 2 no HWS
-  std::string hardware = "instant";
+  // "gpu" executes the AQL packets workloads submit (sim/gpu); "instant" only plays the KFD state
+  // machine (runlist changes complete at once, packets never run) — cheaper for pure ioctl tests.
+  std::string hardware = "gpu";
   // CPU nodes of the topology: "host" describes this host's NUMA nodes and CPUs (what libhsakmt and
   // ROCr cross-check), "profile" keeps the captured machine's (for comparing files with captures).
   std::string cpu_nodes = "host";
