@@ -208,35 +208,34 @@ struct LogAnalyzer::Impl {
   }
 
   // --- one logical record ---------------------------------------------------------------------
-  // `parsed`: the caller already parsed `s` (untrimmed start is the record start).
+  // One physical record, possibly holding several glued ones; a loop, not recursion, so a huge
+  // pasted line cannot exhaust the stack. `parsed`: the caller already parsed `s`.
   void record(std::string_view s, std::size_t line_no, const detail::LogRecord* parsed = nullptr) {
-    s = trim(s);
-    if (s.empty()) return;
-    detail::LogRecord rec;
-    if (parsed) {
-      rec = *parsed;
-      rec.message = trim(rec.message);
-    } else if (!detail::parse_record(s, rec)) {
-      // Not a record: maybe one glued in later on the line (the paste's first row was other text).
-      const std::size_t g = next_glued(s, 1);
-      ++sum.records;
-      other(g == std::string_view::npos ? s : trim(s.substr(0, g)), line_no);
-      if (g != std::string_view::npos) record(s.substr(g), line_no);
-      return;
+    while (true) {
+      s = trim(s);
+      if (s.empty()) return;
+      detail::LogRecord rec;
+      if (parsed) {
+        rec = *parsed;
+        rec.message = trim(rec.message);
+        parsed = nullptr;
+      } else if (!detail::parse_record(s, rec)) {
+        // Not a record: maybe one glued in later on the line (the paste's first row was other text).
+        const std::size_t g = next_glued(s, 1);
+        ++sum.records;
+        other(g == std::string_view::npos ? s : trim(s.substr(0, g)), line_no);
+        if (g == std::string_view::npos) return;
+        s = s.substr(g);
+        continue;
+      }
+      // Only the message can hold a glued record; the prefix's own colons are never preceded by one.
+      const std::size_t off = static_cast<std::size_t>(rec.message.data() - s.data());
+      const std::size_t g = next_glued(s, off);
+      if (g == std::string_view::npos) return one(rec, s, line_no);
+      rec.message = trim(s.substr(off, g - off));
+      one(rec, trim(s.substr(0, g)), line_no);
+      s = s.substr(g);
     }
-    // Only the message can hold a glued record; the prefix's own colons are never preceded by one.
-    detail::LogRecord* r = &rec;
-    const std::size_t off = static_cast<std::size_t>(r->message.data() - s.data());
-    const std::size_t g = next_glued(s, off);
-    if (g != std::string_view::npos) {
-      r->message = trim(s.substr(off, g - off));
-      const std::string_view rest = s.substr(g);
-      s = trim(s.substr(0, g));
-      one(*r, s, line_no);
-      record(rest, line_no);
-      return;
-    }
-    one(*r, s, line_no);
   }
 
   void one(const detail::LogRecord& rec, std::string_view s, std::size_t line_no) {

@@ -186,3 +186,12 @@ TEST(LogFormats, OversizedRecordIsCutAndFlagged) {
   ASSERT_EQ(s.kernels.size(), 1u);
   EXPECT_LT(s.kernels.begin()->first.size(), 100u);
 }
+
+TEST(LogFormats, ManyGluedRecordsOnOneLine) {
+  std::string line;
+  for (int i = 0; i < 15000; ++i) line += ":3:a.cpp :1 : 1 us: [pid:1 tid:0x1] ShaderName : k   ";
+  auto s = analyze_log(line + "\n");
+  EXPECT_EQ(s.records, 15000u);  // under the 1 MiB record cap
+  EXPECT_FALSE(s.truncated_record);
+  EXPECT_EQ(s.kernels.at("k"), 15000u);
+}
