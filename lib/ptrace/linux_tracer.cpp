@@ -62,6 +62,18 @@ class LinuxTracer final : public Tracer {
 
   TraceeState service(int pid) override {
     for (;;) {
+      // Peek first: an exit must not be reaped when this process is also the target's real parent
+      // (a controller that launched its own job): that status belongs to the program's own
+      // waitpid. As a mere tracer we do reap it, which passes it on to the real parent.
+      siginfo_t si{};
+      if (::waitid(P_PID, static_cast<id_t>(pid), &si, WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) != 0) {
+        if (errno == EINTR) continue;
+        return TraceeState::kGone;  // ECHILD: no longer our tracee
+      }
+      if (si.si_pid == 0) return TraceeState::kRunning;
+      if ((si.si_code == CLD_EXITED || si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED) &&
+          parent_of(pid) == static_cast<int>(::getpid()))
+        return TraceeState::kGone;
       int status = 0;
       pid_t w = ::waitpid(pid, &status, WNOHANG | __WALL);
       if (w == 0) return TraceeState::kRunning;

@@ -30,6 +30,13 @@ std::optional<int> parse_tracer_pid(std::string_view status_text) {
   return field(status_text, "TracerPid");
 }
 std::optional<int> parse_tgid(std::string_view status_text) { return field(status_text, "Tgid"); }
+std::optional<int> parse_ppid(std::string_view status_text) { return field(status_text, "PPid"); }
+
+std::optional<int> parent_of(int pid) {
+  auto text = read_text_file("/proc/" + std::to_string(pid) + "/status");
+  if (!text) return std::nullopt;
+  return parse_ppid(*text);
+}
 
 std::string command_of(int pid) {
   auto text = read_text_file("/proc/" + std::to_string(pid) + "/comm");

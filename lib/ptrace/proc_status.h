@@ -12,6 +12,8 @@ namespace gpreempt::ptrace {
 std::optional<int> parse_tracer_pid(std::string_view status_text);
 // The Tgid field of /proc/<tid>/status text.
 std::optional<int> parse_tgid(std::string_view status_text);
+// The PPid field (the real parent, not the tracer) of /proc/<tid>/status text.
+std::optional<int> parse_ppid(std::string_view status_text);
 
 struct TracerInfo {
   int pid = 0;        // tracer's task id (TracerPid)
@@ -20,6 +22,8 @@ struct TracerInfo {
 
 // The tracer of task `tid`, if any; nullopt when not traced or when /proc cannot be read.
 std::optional<TracerInfo> tracer_of(int tid);
+// The real parent of `pid` (also while it is a zombie), or nullopt.
+std::optional<int> parent_of(int pid);
 // /proc/<pid>/comm without the newline; "?" when unreadable.
 std::string command_of(int pid);
 

@@ -115,3 +115,8 @@ TEST(CoreLedger, KeepsFirstSuspensionTime) {
   l.clear();
   EXPECT_TRUE(l.empty());
 }
+
+TEST(CoreProcStatus, ParentIsThePPidField) {
+  EXPECT_EQ(ptrace::parse_ppid("Name:\tx\nPPid:\t42\nTracerPid:\t7\n"), 42);
+  EXPECT_EQ(ptrace::parent_of(::getpid()), ::getppid());
+}

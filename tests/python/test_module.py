@@ -119,3 +119,17 @@ def test_calls_from_several_python_threads(target):
             th.join()
         assert not errors
         assert ctx.stats()["suspend_calls"] == 40
+
+
+@needs_sim
+def test_own_child_exit_status_is_left_to_the_parent(target):
+    """A controller that launched its job itself still gets the job's exit status."""
+    import signal
+    import time
+    with gpreempt.Context() as ctx:
+        ctx.attach(target.pid)
+        target.proc.send_signal(signal.SIGKILL)
+        deadline = time.time() + 10
+        while not any("exited" in m for _, m in ctx.take_notices()) and time.time() < deadline:
+            time.sleep(0.01)
+        assert target.proc.wait(timeout=10) == -signal.SIGKILL
