@@ -347,7 +347,7 @@ TEST_F(CoreSim, CliQueuesSnapshotAndSysfsAgree) {
 }
 
 TEST_F(CoreSim, CliBenchReportsDistributions) {
-  Machine m;
+  Machine m({"--hardware", "gpu"});  // the GPU model records every runlist update it executes
   Child target(target_argv(2), m.env());
   ready_ids(target);
   auto r = run({bin("gpreempt").string(), "bench", "preempt", "--pid", std::to_string(target.pid()),
@@ -358,6 +358,10 @@ TEST_F(CoreSim, CliBenchReportsDistributions) {
   EXPECT_EQ(j["suspend"]["wall"]["count"], 20);
   EXPECT_EQ(j["resume"]["ioctl"]["count"], 20);
   EXPECT_LE(j["suspend"]["wall"]["p50"].get<double>(), j["suspend"]["wall"]["max"].get<double>());
+  // The simulated side: one stop latency per suspend, one remap per resume (model time).
+  ASSERT_FALSE(j["simulated"].is_null()) << r.out;
+  EXPECT_EQ(j["simulated"]["suspend_stop_latency"]["count"], 20);
+  EXPECT_EQ(j["simulated"]["resume_runlist_round_trip"]["count"], 20);
 }
 
 TEST_F(CoreSim, CliUsageErrorsExitTwo) {
