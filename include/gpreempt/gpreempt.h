@@ -20,6 +20,12 @@
  *    close, on SIGINT/SIGTERM/SIGHUP (unless disabled), and by a watchdog after a bounded time.
  *    If the kernel also loses the controlling process (crash), it resumes them itself.
  *  - No C++ exception crosses this interface.
+ *  - Signal handlers (default on; GPREEMPT_CTX_NO_SIGNAL_HANDLERS turns them off) are installed
+ *    once per process for SIGINT/SIGTERM/SIGHUP. They resume every context's targets (waiting at
+ *    most 3 s), then hand the signal on to the handler that was installed before, or re-raise it
+ *    with the default action. A handler the program installs later replaces ours.
+ *  - Not fork-safe: a forked child must not use its parent's contexts (the KFD also binds
+ *    /dev/kfd to the process that opened it); open a new context in the child.
  *
  * Grace periods are in the kernel's unit: **1,000 GPU clock cycles**, not microseconds
  * (GPREEMPT_GRACE_DEFAULT keeps the driver's default). Use gpreempt_grace_from_us().
