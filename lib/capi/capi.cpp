@@ -13,6 +13,7 @@
 #include <new>
 #include <string>
 
+#include "capi_error.h"
 #include "common/error.h"
 #include "gpreempt/gpreempt.h"
 #include "kfd/grace.h"
@@ -37,7 +38,7 @@ struct gpreempt_target {
 
 namespace {
 
-thread_local std::string t_last_error;
+using gpreempt::capi::t_last_error;  // shared with capi_inspect.cpp (capi_error.h)
 
 int fail(int code, std::string message) {
   t_last_error = std::move(message);
