@@ -1,12 +1,8 @@
 // `gpreempt bench preempt`: the latency of the suspend/resume path as a caller sees it (control
 // thread hop + snapshot refresh + ioctl), and — on the simulator — the simulated preemption
 // latency the GPU model recorded for the same runlist updates.
-#include <algorithm>
-#include <cmath>
-#include <map>
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -14,6 +10,8 @@
 #include "cli.h"
 #include "common/error.h"
 #include "session_options.h"
+#include "sim_stats.h"
+#include "common/latency_summary.h"
 
 namespace gpreempt::cli {
 
@@ -41,48 +39,13 @@ struct Summary {
 };
 constexpr const char* kHeader = "                             p50       p95       p99       max      mean\n";
 
-// Nearest-rank percentiles of `v` (any unit), plus max and mean.
-nlohmann::json percentiles(std::vector<double> v) {
+// p50/p95/p99/max/mean of `v` (any unit) with the project's one percentile definition; null when
+// there is nothing to summarise.
+nlohmann::json percentiles(const std::vector<double>& v) {
   if (v.empty()) return nullptr;
-  std::sort(v.begin(), v.end());
-  auto pct = [&](double p) {
-    std::size_t rank = static_cast<std::size_t>(std::ceil(p / 100.0 * v.size()));
-    return v[std::min(v.size() - 1, rank == 0 ? 0 : rank - 1)];
-  };
-  double sum = 0;
-  for (double x : v) sum += x;
-  return {{"count", v.size()}, {"p50", pct(50)}, {"p95", pct(95)}, {"p99", pct(99)},
-          {"max", v.back()},   {"mean", sum / v.size()}};
-}
-
-std::string sim_stats_path() {
-  if (const char* p = std::getenv("GPREEMPT_SIM_STATS"); p && *p) return p;
-  if (const char* d = std::getenv("KFDSIM_DIR"); d && *d) return std::string(d) + "/gpu-stats.json";
-  return "";
-}
-
-std::optional<nlohmann::json> read_sim_stats() {
-  const std::string path = sim_stats_path();
-  if (path.empty()) return std::nullopt;
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-// Highest runlist record sequence number per GPU in a stats document.
-std::map<uint32_t, uint64_t> last_seq(const nlohmann::json& stats) {
-  std::map<uint32_t, uint64_t> out;
-  for (const auto& g : stats.value("gpus", nlohmann::json::array())) {
-    uint64_t m = 0;
-    for (const auto& r : g.value("runlist", nlohmann::json::array()))
-      m = std::max<uint64_t>(m, r.value("seq", 0));
-    out[g.value("gpu_id", 0u)] = m;
-  }
-  return out;
+  const auto s = summarize(v);
+  return {{"count", s.count}, {"p50", s.p50}, {"p95", s.p95}, {"p99", s.p99},
+          {"max", s.max},     {"mean", s.mean}};
 }
 
 void run_bench(const Globals& g, const BenchOptions& o) {
@@ -99,8 +62,7 @@ void run_bench(const Globals& g, const BenchOptions& o) {
   uint32_t clock_mhz = 0;
   const uint32_t grace = resolve_grace(o.grace, infos, &clock_mhz);
 
-  auto before = read_sim_stats();
-  const auto baseline = before ? last_seq(*before) : std::map<uint32_t, uint64_t>{};
+  const auto mark = sim_stats_mark();
 
   std::vector<double> s_wall, s_hop, s_ioctl, r_wall, r_hop, r_ioctl;
   unsigned incomplete = 0;
@@ -136,43 +98,15 @@ void run_bench(const Globals& g, const BenchOptions& o) {
 
   // Simulated device: the GPU model's own record of each runlist update we caused.
   j["simulated"] = nullptr;
-  std::vector<double> sim_stop, sim_suspend_rt, sim_resume;
-  if (before) {
-    // The stats file is rewritten right after each runlist update; give the last one a moment.
-    std::optional<nlohmann::json> after;
-    for (int i = 0; i < 20; ++i) {
-      after = read_sim_stats();
-      std::size_t n = 0;
-      if (after)
-        for (const auto& gpu : after->value("gpus", nlohmann::json::array())) {
-          const uint32_t id = gpu.value("gpu_id", 0u);
-          const uint64_t base = baseline.count(id) ? baseline.at(id) : 0;
-          for (const auto& r : gpu.value("runlist", nlohmann::json::array()))
-            if (r.value("seq", 0ull) > base) ++n;
-        }
-      if (n >= 2ull * o.cycles) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    if (after) {
-      for (const auto& gpu : after->value("gpus", nlohmann::json::array())) {
-        const uint32_t id = gpu.value("gpu_id", 0u);
-        const uint64_t base = baseline.count(id) ? baseline.at(id) : 0;
-        for (const auto& r : gpu.value("runlist", nlohmann::json::array())) {
-          if (r.value("seq", 0ull) <= base) continue;
-          const std::string kind = r.value("kind", "");
-          if (kind == "suspend") {
-            if (r["stop_latency_ns"].is_number()) sim_stop.push_back(r["stop_latency_ns"].get<double>() / 1000.0);
-            if (r["round_trip_ns"].is_number()) sim_suspend_rt.push_back(r["round_trip_ns"].get<double>() / 1000.0);
-          } else if (kind == "resume" && r["round_trip_ns"].is_number()) {
-            sim_resume.push_back(r["round_trip_ns"].get<double>() / 1000.0);
-          }
-        }
-      }
-      j["simulated"] = {{"stats_file", sim_stats_path()},
-                        {"suspend_stop_latency", percentiles(sim_stop)},
-                        {"suspend_runlist_round_trip", percentiles(sim_suspend_rt)},
-                        {"resume_runlist_round_trip", percentiles(sim_resume)}};
-    }
+  const auto sim = sim_samples_since(mark, 2ull * o.cycles);
+  const auto& sim_stop = sim.stop_us;
+  const auto& sim_suspend_rt = sim.suspend_round_trip_us;
+  const auto& sim_resume = sim.resume_round_trip_us;
+  if (sim.available) {
+    j["simulated"] = {{"stats_file", sim_stats_path()},
+                      {"suspend_stop_latency", percentiles(sim_stop)},
+                      {"suspend_runlist_round_trip", percentiles(sim_suspend_rt)},
+                      {"resume_runlist_round_trip", percentiles(sim_resume)}};
   }
 
   std::ostringstream out;
