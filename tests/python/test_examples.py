@@ -1,4 +1,5 @@
 """The examples run as documented (C ABI, Python module, ctypes with libgpreempt_poc.so)."""
+import json
 import os
 import subprocess
 import sys
@@ -40,3 +41,46 @@ def test_c_example(target):
     assert r.returncode == 0, r.stderr
     assert "suspended 2 queue(s)" in r.stdout
     assert "resumed 2 queue(s)" in r.stdout
+
+
+def run_online_against(controller_argv, sock, **env):
+    """Start a controller example, then an online service that reports its requests to it."""
+    e = dict(os.environ)
+    e.update(env)
+    ctl = subprocess.Popen(controller_argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e)
+    first = ctl.stdout.readline()  # "controlling pid ...": the socket is listening
+    assert first.startswith("controlling pid"), first + ctl.stderr.read()
+    online = run([str(BINARY_DIR / "bin" / "gpreempt-workload"), "online", "--preset", "toy-online",
+                  "--duration", "1", "--rate", "20", "--arrival", "fixed",
+                  "--notify", sock, "--notify-wait", "--json"])
+    assert online.returncode == 0, online.stderr
+    out, err = ctl.communicate(timeout=30)
+    assert ctl.returncode == 0, err
+    return json.loads(online.stdout), out
+
+
+def check_controlled(result, out, target):
+    completed = result["requests_completed"]
+    assert completed > 0
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("online requests %d, suspensions " % completed), last
+    suspensions = int(last.split("suspensions ")[1].split(",")[0])
+    assert 0 < suspensions <= completed
+    assert not any(suspended_in_device(target.pid).values()), "controller left queues suspended"
+
+
+@needs_sim
+def test_c_online_controller(target, tmp_path):
+    sock = str(tmp_path / "c.sock")
+    result, out = run_online_against(
+        [str(BINARY_DIR / "bin" / "gpreempt_example_online_controller"), str(target.pid), sock], sock)
+    check_controlled(result, out, target)
+
+
+@needs_sim
+def test_python_online_controller(target, tmp_path):
+    sock = str(tmp_path / "py.sock")
+    result, out = run_online_against(
+        [sys.executable, str(SOURCE_DIR / "examples/online_controller.py"), str(target.pid), sock], sock,
+        PYTHONPATH=str(BINARY_DIR / "python"))
+    check_controlled(result, out, target)
