@@ -7,13 +7,21 @@
 #include <map>
 #include <utility>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "logs/log_record.h"
 
 namespace gpreempt::logs {
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.substr(0, p.size()) == p; }
+// The keyword's length is a constant, so the comparison compiles to a few loads instead of a call.
+template <std::size_t N>
+bool starts_with(std::string_view s, const char (&p)[N]) {
+  return s.size() >= N - 1 && std::memcmp(s.data(), p, N - 1) == 0;
+}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -66,6 +74,29 @@ bool is_dump_line(std::string_view t) {
          starts_with(t, "Dispatch Header") || starts_with(t, "grid=") ||
          starts_with(t, "private_seg_size=") || starts_with(t, "kernel_obj=") ||
          starts_with(t, "completion_signal=") || starts_with(t, "rptr=");
+}
+
+// First i >= from where s[i] is ESC, or s[i] is ':' after a blank (where a glued record may start;
+// the caller confirms). Messages rarely hold either, so this is one pass over the message instead
+// of a memchr for escapes plus a memchr per colon. `from` must be >= 1 (it is a message offset).
+std::size_t next_escape_or_glue(std::string_view s, std::size_t from) {
+  const char* p = s.data();
+  const std::size_t n = s.size();
+  std::size_t i = from;
+#if defined(__SSE2__)
+  const __m128i esc = _mm_set1_epi8('\x1b'), colon = _mm_set1_epi8(':'), blank = _mm_set1_epi8(' ');
+  for (; i + 16 <= n; i += 16) {
+    const __m128i cur = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    const __m128i prev = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i - 1));
+    const __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(cur, esc),
+                                     _mm_and_si128(_mm_cmpeq_epi8(cur, colon), _mm_cmpeq_epi8(prev, blank)));
+    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
+    if (mask) return i + static_cast<std::size_t>(__builtin_ctz(mask));
+  }
+#endif
+  for (; i < n; ++i)
+    if (p[i] == '\x1b' || (p[i] == ':' && p[i - 1] == ' ')) return i;
+  return std::string_view::npos;
 }
 
 constexpr std::size_t kMaxErrorText = 400;
@@ -158,8 +189,19 @@ struct LogAnalyzer::Impl {
     // is retried here without the escapes.
     detail::LogRecord rec;
     if (!text.empty() && text[0] != '\x1b' && detail::parse_record(text, rec)) {
+      // Common case first: one scan of the message for both an escape and a glued record; with
+      // neither, the record is complete as parsed (what record() would conclude, minus its scans).
+      const std::string_view s = trim(text);
       const std::size_t off = static_cast<std::size_t>(rec.message.data() - text.data());
-      if (!std::memchr(text.data() + off, '\x1b', text.size() - off)) return record(text, line_no, &rec);
+      std::size_t hit = next_escape_or_glue(s, off);
+      while (hit != std::string_view::npos && s[hit] == ':' && !is_glued_at(s, hit))
+        hit = next_escape_or_glue(s, hit + 1);
+      if (hit == std::string_view::npos) {
+        rec.message = trim(rec.message);
+        return one(rec, s, line_no);
+      }
+      if (s[hit] != '\x1b' && !std::memchr(text.data() + hit, '\x1b', text.size() - hit))
+        return record(text, line_no, &rec);
     }
     if (std::memchr(text.data(), '\x1b', text.size())) text = strip_ansi(text);
     record(text, line_no);
@@ -172,11 +214,15 @@ struct LogAnalyzer::Impl {
       const void* hit = std::memchr(text.data() + from, ':', text.size() - from);
       if (!hit) break;
       const std::size_t i = static_cast<std::size_t>(static_cast<const char*>(hit) - text.data());
-      if (i > 0 && text[i - 1] == ' ' && detail::is_record_start(text, i) && looks_like_prefix(text.substr(i)))
-        return i;
+      if (i > 0 && text[i - 1] == ' ' && is_glued_at(text, i)) return i;
       from = i + 1;
     }
     return std::string_view::npos;
+  }
+
+  // Given " :" at i-1, i: does a glued record start at i?
+  static bool is_glued_at(std::string_view text, std::size_t i) {
+    return detail::is_record_start(text, i) && looks_like_prefix(text.substr(i));
   }
 
   // Cheap confirmation that a ":N:" inside a line really starts a record: ":N:<file>.<ext>".
