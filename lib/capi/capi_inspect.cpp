@@ -1,0 +1,104 @@
+// The inspection C ABI (include/gpreempt/inspect.h): documents built by inspect_documents.cpp,
+// handed out as malloc'ed JSON strings. Every entry point catches every exception.
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "capi_error.h"
+#include "common/error.h"
+#include "gpreempt/inspect.h"
+#include "inspect_documents.h"
+
+using gpreempt::Error;
+using gpreempt::capi::t_last_error;
+
+namespace {
+
+int fail(int code, std::string message) {
+  t_last_error = std::move(message);
+  return -code;
+}
+
+// Runs `fn` (which returns a Document), stores its JSON in *out only once everything succeeded,
+// and maps every exception to -errno plus the detail message.
+template <class F>
+int produce(char** out, F&& fn) {
+  try {
+    t_last_error.clear();
+    if (!out) return fail(EINVAL, "json_out is NULL");
+    const gpreempt::inspect::Document doc = fn();
+    // Invalid UTF-8 in the input (a binary file, a cut multi-byte character) is replaced rather
+    // than failing the whole document: the diagnostics already say where the text went wrong.
+    const std::string s = doc.json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    char* copy = static_cast<char*>(std::malloc(s.size() + 1));
+    if (!copy) return fail(ENOMEM, "out of memory for a " + std::to_string(s.size()) + "-byte document");
+    std::memcpy(copy, s.c_str(), s.size() + 1);
+    *out = copy;
+    if (!doc.complete) t_last_error = "input incomplete or malformed: see the document's diagnostics";
+    return doc.complete ? 1 : 0;
+  } catch (const Error& e) {
+    return fail(e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(ENOMEM, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(EIO, std::string("internal error: ") + e.what());
+  } catch (...) {
+    return fail(EIO, "internal error: unknown exception");
+  }
+}
+
+std::string_view text_of(const char* text, std::size_t len, const char* what) {
+  if (!text && len) throw Error(EINVAL, std::string(what) + " is NULL but len is " + std::to_string(len));
+  return text ? std::string_view(text, len) : std::string_view();
+}
+
+std::optional<int> pid_of(int32_t pid_filter) {
+  if (pid_filter < -1) throw Error(EINVAL, "pid_filter " + std::to_string(pid_filter) + " (expected a pid or -1)");
+  return pid_filter == -1 ? std::nullopt : std::optional<int>(pid_filter);
+}
+
+std::optional<std::string_view> optional_text(const char* s) {
+  return s ? std::optional<std::string_view>(s) : std::nullopt;
+}
+
+}  // namespace
+
+extern "C" {
+
+int gpreempt_decode(const char* kind, const char* text, size_t len, const char* display_name,
+                    char** json_out) {
+  return produce(json_out, [&] {
+    if (!kind) throw Error(EINVAL, "kind is NULL");
+    return gpreempt::inspect::decode(kind, text_of(text, len, "text"),
+                                     display_name ? display_name : "<string>");
+  });
+}
+
+int gpreempt_log_analyze(const char* text, size_t len, const char* display_name, int32_t pid_filter,
+                         char** json_out) {
+  return produce(json_out, [&] {
+    return gpreempt::inspect::analyze_log(text_of(text, len, "text"), display_name ? display_name : "<string>",
+                                          pid_of(pid_filter));
+  });
+}
+
+int gpreempt_queue_map(const char* mqds, const char* hqds, const char* rls, const char* log,
+                       int32_t pid_filter, char** json_out) {
+  return produce(json_out, [&] {
+    gpreempt::inspect::MapTexts t;
+    t.mqds = optional_text(mqds);
+    t.hqds = optional_text(hqds);
+    t.rls = optional_text(rls);
+    t.log = optional_text(log);
+    t.pid = pid_of(pid_filter);
+    return gpreempt::inspect::queue_map(t);
+  });
+}
+
+void gpreempt_free(void* p) { std::free(p); }
+
+}  // extern "C"
