@@ -5,6 +5,10 @@
 #include <cstdint>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace gpreempt::logs::detail {
 
 namespace {
@@ -36,6 +40,19 @@ std::size_t skip_digits(const char* p, std::size_t i, std::size_t n) {
   while (i < n && is_digit(p[i])) ++i;
   return i;
 }
+
+// The padded-name shortcut is only right when no earlier colon ends the name (":3:a.cpp :7 : 7:
+// ShaderName : k" has a colon at 28 too). Bytes 3..27 as two overlapping 16-byte compares.
+bool no_colon_in_3_to_27(const char* p) {
+#if defined(__SSE2__)
+  const __m128i colon = _mm_set1_epi8(':');
+  const __m128i a = _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 3)), colon);
+  const __m128i b = _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 12)), colon);
+  return _mm_movemask_epi8(_mm_or_si128(a, b)) == 0;
+#else
+  return std::memchr(p + 3, ':', 25) == nullptr;
+#endif
+}
 }  // namespace
 
 // Hand-rolled: this runs once per log line and the fields are short, so byte loops beat
@@ -49,7 +66,7 @@ bool parse_record(std::string_view s, LogRecord& r) {
   // file, up to the next ':'
   // ROCclr pads the file name to 25 columns ("%-25s"): the colon is at 28 unless the name is longer.
   std::size_t i;
-  if (n > 28 && p[28] == ':' && p[27] == ' ') {
+  if (n > 28 && p[28] == ':' && p[27] == ' ' && no_colon_in_3_to_27(p)) {
     i = 28;
   } else {
     const void* colon = std::memchr(p + 3, ':', n - 3);

@@ -1,0 +1,129 @@
+// Edge cases of the analyzer's fast paths: the 16-byte scan of a message for escapes and glued
+// records (a hit at every offset of a block), the 8-byte digit skip, CRLF, and the read buffer of
+// analyze_file (records cut by its boundary, a line longer than it, a last line without "\n").
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "logs/hip_log_analyzer.h"
+#include "logs/json.h"
+#include "logs/log_file.h"
+
+using namespace gpreempt::logs;
+namespace fs = std::filesystem;
+
+namespace {
+const std::string kPrefix = ":3:a.cpp :1 : 1 us: [pid:1 tid:0x1] ";
+
+fs::path write_temp(const std::string& name, const std::string& text) {
+  const fs::path path = fs::temp_directory_path() / ("gpreempt_" + name + "_" + std::to_string(::getpid()) + ".log");
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+}  // namespace
+
+TEST(LogFastPath, GluedRecordFoundAtEveryOffsetOfTheScan) {
+  for (std::size_t pad = 0; pad < 40; ++pad) {
+    const std::string line = kPrefix + std::string(pad, 'x') + " :3:b.cpp :2 : 2 us: [pid:1 tid:0x1] ShaderName : k\n";
+    auto s = analyze_log(line);
+    EXPECT_EQ(s.records, 2u) << "pad " << pad;
+    EXPECT_EQ(s.recognized, 2u) << "pad " << pad;
+    ASSERT_EQ(s.kernels.count("k"), 1u) << "pad " << pad;
+    EXPECT_EQ(s.kernels.at("k"), 1u);
+  }
+}
+
+TEST(LogFastPath, EscapeFoundAtEveryOffsetOfTheScan) {
+  for (std::size_t pad = 0; pad < 40; ++pad) {
+    const std::string x(pad, 'x');
+    auto s = analyze_log(kPrefix + "hipMalloc: Returned hipErrorOutOfMemory : " + x + "\x1b[0m\n");
+    ASSERT_EQ(s.errors.size(), 1u) << "pad " << pad;
+    const std::string expected = kPrefix + "hipMalloc: Returned hipErrorOutOfMemory :" + (pad ? " " + x : "");
+    EXPECT_EQ(s.errors[0].text, expected) << "pad " << pad;
+    EXPECT_EQ(s.errors[0].line, 1u);
+  }
+}
+
+TEST(LogFastPath, EscapeInTheMiddleOfAMessage) {
+  auto s = analyze_log(kPrefix + "ShaderName : \x1b[1mbold_kernel\x1b[0m(int)\n" + kPrefix +
+                       "hipMemcpy: Returned \x1b[31mhipErrorInvalidValue\x1b[0m : \n" + kPrefix +
+                       "hipFree: Returned \x1b[32mhipSuccess\x1b[0m : \n");
+  EXPECT_EQ(s.kernels.at("bold_kernel(int)"), 1u);
+  ASSERT_EQ(s.errors.size(), 1u);
+  EXPECT_EQ(s.errors[0].text, kPrefix + "hipMemcpy: Returned hipErrorInvalidValue :");
+  EXPECT_EQ(s.errors[0].line, 2u);
+  EXPECT_EQ(s.recognized, 3u);
+}
+
+TEST(LogFastPath, BlankColonThatStartsNoRecordStaysInTheMessage) {
+  // " :3: " (blank after the level) and " :3:nofile" (no file extension) are not record starts.
+  for (std::size_t pad = 0; pad < 20; ++pad) {
+    const std::string name = "k" + std::string(pad, 'y') + " :3: a :3:nofile :";
+    auto s = analyze_log(kPrefix + "ShaderName : " + name + "\n");
+    EXPECT_EQ(s.records, 1u) << "pad " << pad;
+    EXPECT_EQ(s.kernels.at(name), 1u) << "pad " << pad;
+  }
+}
+
+TEST(LogFastPath, CrlfLinesGiveTheSameSummaryAsLf) {
+  const std::string lf = kPrefix + "Created SWq=0x10 to map on HWq=0x20 with size 4096 with priority 1, cooperative: 0\n" +
+                         kPrefix + "SWq=0x10, HWq=0x20, id=3, Dispatch Header = 0xb02\n" + kPrefix +
+                         "ShaderName : kern\n" + kPrefix + "hipFree: Returned hipErrorInvalidValue : \n";
+  std::string crlf;
+  for (char c : lf) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  const auto a = analyze_log(lf), b = analyze_log(crlf);
+  EXPECT_EQ(to_json(a), to_json(b));
+  EXPECT_EQ(b.kernels.at("kern"), 1u);
+  ASSERT_EQ(b.hw_queues.size(), 1u);
+  EXPECT_EQ(b.hw_queues[0].size.value(), 4096u);
+  EXPECT_EQ(b.hw_queues[0].dispatches, 1u);
+  ASSERT_EQ(b.errors.size(), 1u);
+  EXPECT_EQ(b.errors[0].text.back(), ':');
+}
+
+TEST(LogFastPath, DigitRunsOfEveryLength) {
+  for (std::size_t len = 1; len <= 24; ++len) {
+    const std::string digits(len, '7');
+    for (const std::string& ts : {digits + " us", digits + "d us", digits, "(" + digits + ")"}) {
+      const std::string line = ":3:a.cpp :" + digits + " : " + ts + ": ShaderName : k\n";
+      auto s = analyze_log(line);
+      EXPECT_EQ(s.recognized, 1u) << line;
+    }
+  }
+  // A non-ASCII byte right after the digits (it carries into the next byte in the 8-byte test).
+  for (const char* bad : {"\xfa", "\xff", "/", "9\xfa"}) {
+    for (std::size_t len = 1; len <= 12; ++len) {
+      const std::string line = ":3:a.cpp :1 : " + std::string(len, '5') + bad + " us: ShaderName : k\n";
+      EXPECT_EQ(analyze_log(line).recognized, 0u) << len << " digits then " << bad;
+    }
+  }
+}
+
+TEST(LogFastPath, FileReadBuffersCutRecordsLongLinesAndAnUnterminatedLastLine) {
+  std::string text;
+  for (int i = 0; text.size() < (1u << 20); ++i)
+    text += kPrefix + "SWq=0x10, HWq=0x20, id=" + std::to_string(i % 5) + ", Dispatch Header = 0xb02\r\n" + kPrefix +
+            "ShaderName : kern_" + std::to_string(i % 3) + "\n";
+  const std::string long_name(300000, 'L');  // longer than one read buffer
+  text += kPrefix + "ShaderName : " + long_name + "\n";
+  text += kPrefix + "\x1b[31mhipFree: Returned hipErrorInvalidValue : \x1b[0m\n";
+  text += kPrefix + "ShaderName : last_without_newline";
+  const fs::path path = write_temp("log_fastpath", text);
+  const auto whole = analyze_log(text);
+  const auto from_file = analyze_file(path.string(), {}, 1);
+  fs::remove(path);
+  EXPECT_EQ(to_json(from_file), to_json(whole));
+  EXPECT_EQ(from_file.kernels.at(long_name), 1u);
+  EXPECT_EQ(from_file.kernels.at("last_without_newline"), 1u);
+  EXPECT_EQ(from_file.errors_total, 1u);
+  EXPECT_FALSE(from_file.truncated_record);
+  ASSERT_EQ(from_file.hw_queues.size(), 1u);
+  EXPECT_EQ(from_file.hw_queues[0].ids.size(), 5u);
+  EXPECT_EQ(from_file.dispatches, from_file.kernels.at("kern_0") + from_file.kernels.at("kern_1") +
+                                      from_file.kernels.at("kern_2"));
+  EXPECT_EQ(from_file.lines, from_file.records);
+  EXPECT_EQ(from_file.lines, 2 * from_file.dispatches + 3);
+}
