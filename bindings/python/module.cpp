@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "gpreempt/kfd_abi.h"
+#include "inspect.h"
 #include "kfd/grace.h"
 #include "kfd/proc_queues.h"
 #include "kfd/topology.h"
@@ -309,4 +310,6 @@ PYBIND11_MODULE(_gpreempt, m) {
         return gpu->max_engine_clk_fcompute;
       },
       py::arg("gpu_id"), "Max compute clock (MHz) of a GPU from the KFD topology.");
+
+  gpreempt::python::register_inspect(m);
 }

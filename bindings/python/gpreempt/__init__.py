@@ -25,16 +25,19 @@ from ._gpreempt import (  # noqa: F401
     SysfsQueue,
     Target,
     __version__,
+    analyze_log,
+    decode,
     find_queues_by_process,
     gpu_clock_mhz,
     grace_from_us,
     my_queues,
+    queue_map,
 )
 
 __all__ = [
     "GRACE_DEFAULT", "BatchResult", "Context", "Error", "Queue", "SysfsQueue", "Target",
     "Suspension", "find_queues_by_process", "gpu_clock_mhz", "grace_from_us", "my_queues",
-    "print_my_queues", "__version__",
+    "print_my_queues", "__version__", "analyze_log", "decode", "queue_map",
 ]
 
 
