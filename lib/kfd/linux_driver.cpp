@@ -22,7 +22,10 @@ class LinuxKfdDriver final : public KfdDriver {
 
   long get_version(Version& out) override {
     kfd_ioctl_get_version_args args{};
-    long r = raw(AMDKFD_IOC_GET_VERSION, &args);
+    long r;
+    do {
+      r = raw(AMDKFD_IOC_GET_VERSION, &args);
+    } while (r == -EINTR);
     out.major = args.major_version;
     out.minor = args.minor_version;
     return r;

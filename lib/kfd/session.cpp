@@ -63,6 +63,13 @@ void DebugSession::enable() {
 
 long DebugSession::disable() {
   if (!enabled_) return 0;
+  // DISABLE does not release a target blocked in runtime enable/disable waiting for our
+  // SEND_RUNTIME_EVENT (FACTS §6): answer a pending EC_PROCESS_RUNTIME first, or it hangs for good.
+  try {
+    process_events();
+  } catch (const Error&) {
+    // ESRCH (target gone) or a failed query: DISABLE is still the right next step.
+  }
   auto a = make_args(pid_, KFD_IOC_DBG_TRAP_DISABLE);
   long r = dbg_trap_retry(driver_, a);
   // After ESRCH there is no session left to disable: the target is gone.
@@ -181,12 +188,14 @@ BatchResult decode_batch(std::span<const uint32_t> requested, std::span<const ui
   std::size_t done = 0;
   for (std::size_t i = 0; i < requested.size(); ++i) {
     QueueStatus st{requested[i], QueueOutcome::kDone};
-    if (written[i] & KFD_DBG_QUEUE_INVALID_MASK) {
-      st.outcome = QueueOutcome::kInvalid;
-      ++res.invalid;
-    } else if (written[i] & KFD_DBG_QUEUE_ERROR_MASK) {
+    // Error first: every entry starts with bit 31 and a failure ORs in bit 30 without clearing
+    // it (MES removal failure, FACTS §8 steps 1-2), so 30|31 is a queue in unknown state.
+    if (written[i] & KFD_DBG_QUEUE_ERROR_MASK) {
       st.outcome = QueueOutcome::kError;
       ++res.errors;
+    } else if (written[i] & KFD_DBG_QUEUE_INVALID_MASK) {
+      st.outcome = QueueOutcome::kInvalid;
+      ++res.invalid;
     } else {
       ++done;
     }

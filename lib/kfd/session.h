@@ -74,8 +74,9 @@ class DebugSession {
   uint32_t pid() const { return pid_; }
   // ENABLE with the write end of a fresh O_NONBLOCK pipe and 16 bytes of runtime info.
   void enable();
-  // DISABLE (resumes every suspended queue of the target if its runtime is enabled). Returns 0 or
-  // -errno; never throws. Idempotent.
+  // Answers pending events (a runtime start/stop the target is blocked on), then DISABLE (resumes
+  // every suspended queue of the target if its runtime is enabled). Returns 0 or -errno of
+  // DISABLE; never throws. Idempotent.
   long disable();
   bool enabled() const { return enabled_; }
   uint32_t runtime_state() const { return runtime_state_; }

@@ -118,9 +118,11 @@ TEST(CoreContext, DetachResumesThenDisablesThenDetachesPtrace) {
   f.ctx->suspend(kPid, ids, 0);
   f.kfd->ops.clear();
   f.ctx->detach(kPid);
-  ASSERT_EQ(f.kfd->ops.size(), 2u);
+  // RESUME, then the event query that answers a pending runtime event, then DISABLE.
+  ASSERT_EQ(f.kfd->ops.size(), 3u);
   EXPECT_EQ(f.kfd->ops[0], KFD_IOC_DBG_TRAP_RESUME_QUEUES);
-  EXPECT_EQ(f.kfd->ops[1], KFD_IOC_DBG_TRAP_DISABLE);
+  EXPECT_EQ(f.kfd->ops[1], KFD_IOC_DBG_TRAP_QUERY_DEBUG_EVENT);
+  EXPECT_EQ(f.kfd->ops[2], KFD_IOC_DBG_TRAP_DISABLE);
   EXPECT_EQ(f.tracer->log.back(), "detach 5151");
   EXPECT_FALSE(f.kfd->suspended(kPid, 0));
   EXPECT_FALSE(f.ctx->attached(kPid));

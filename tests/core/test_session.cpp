@@ -255,6 +255,34 @@ TEST(CoreDecodeBatch, RocdbgapiInvariant) {
   EXPECT_FALSE(decode_batch(req, written, 1, "SUSPEND_QUEUES").inconsistency.empty());
 }
 
+TEST(CoreSession, DisableFirstAnswersAPendingRuntimeEvent) {
+  // The target starts its runtime just before we disable: it blocks until SEND_RUNTIME_EVENT, and
+  // DISABLE alone would never release it.
+  FakeKfd kfd;
+  kfd.proc(kPid).runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
+  DebugSession s(kfd, kPid);
+  s.enable();
+  kfd.set_runtime(kPid, DEBUG_RUNTIME_STATE_ENABLED);
+  kfd.ops.clear();
+  EXPECT_EQ(s.disable(), 0);
+  EXPECT_EQ(kfd.proc(kPid).runtime_acks, 1u);
+  ASSERT_FALSE(kfd.ops.empty());
+  EXPECT_EQ(kfd.ops.back(), KFD_IOC_DBG_TRAP_DISABLE);
+  EXPECT_EQ(kfd.count_ops(KFD_IOC_DBG_TRAP_SEND_RUNTIME_EVENT), 1u);
+}
+
+TEST(CoreDecodeBatch, ErrorBitWinsOverInvalidBit) {
+  // A MES removal failure ORs bit 30 into an entry that still carries the initial bit 31: the
+  // queue is in an unknown (possibly suspended) state, not absent.
+  std::vector<uint32_t> req{1, 2};
+  std::vector<uint32_t> written{1, 2 | KFD_DBG_QUEUE_INVALID_MASK | KFD_DBG_QUEUE_ERROR_MASK};
+  auto r = decode_batch(req, written, 1, "SUSPEND_QUEUES");
+  EXPECT_EQ(r.queues[1].outcome, QueueOutcome::kError);
+  EXPECT_EQ(r.errors, 1u);
+  EXPECT_EQ(r.invalid, 0u);
+  EXPECT_TRUE(r.inconsistency.empty());
+}
+
 TEST(CoreSession, SuspendClearsNoExceptionBitsByDefault) {
   // Observe the clear mask the session passes to SUSPEND_QUEUES.
   struct Spy final : KfdDriver {
