@@ -198,8 +198,11 @@ BatchOutcome Context::suspend(int pid, const std::optional<std::vector<uint32_t>
     o.timing.ioctl_ns = ns_since(i0);
     ++stats_.suspend_calls;
     const auto when = now();
+    // A scheduler error (bit 30) leaves the queue marked suspended in the kernel (it is marked
+    // before the failed runlist rebuild, FACTS §8 steps 2-3): track it like a success so that
+    // detach, the watchdog and the signal handler resume it too.
     for (const auto& q : o.result.queues)
-      if (q.outcome == kfd::QueueOutcome::kDone) t.ledger.suspended(q.queue_id, when);
+      if (q.outcome != kfd::QueueOutcome::kInvalid) t.ledger.suspended(q.queue_id, when);
     if (!o.result.inconsistency.empty()) {
       // We cannot tell what the kernel did: put everything back before reporting.
       const std::string why = "SUSPEND_QUEUES result inconsistent: " + o.result.inconsistency;

@@ -248,6 +248,8 @@ class FakeKfd final : public KfdDriver {
         for (uint32_t i = 0; i < n; ++i) {
           if (!matched[i]) continue;
           if (fail) {
+            // The kernel marks the queue suspended before the runlist rebuild that failed.
+            matched[i]->suspended = suspend;
             ids[i] |= KFD_DBG_QUEUE_ERROR_MASK;
             ids[i] &= ~KFD_DBG_QUEUE_INVALID_MASK;
             continue;

@@ -194,6 +194,21 @@ TEST(CoreContext, WatchdogResumesOldSuspensions) {
   EXPECT_NE(notices[0].message.find("watchdog"), std::string::npos) << notices[0].message;
 }
 
+TEST(CoreContext, WatchdogResumesQueuesWhoseSuspendReportedSchedulerError) {
+  Fixture f(std::chrono::milliseconds(1000));
+  f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  f.kfd->error_bit_next_suspend = true;
+  auto o = f.ctx->suspend(kPid, std::nullopt, 0);
+  ASSERT_EQ(o.result.errors, 1u);
+  ASSERT_TRUE(f.kfd->suspended(kPid, 0));  // marked suspended before the failed rebuild
+  auto qs = f.ctx->queues(kPid);
+  ASSERT_EQ(qs.size(), 1u);
+  EXPECT_TRUE(qs[0].suspended);
+  f.now_ms = 1001;
+  EXPECT_TRUE(eventually([&] { return !f.kfd->suspended(kPid, 0); }));
+}
+
 TEST(CoreContext, TargetExitIsNoticedAndForgotten) {
   Fixture f;
   f.kfd->create_queue(kPid);
