@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <iterator>
+#include <thread>
 
 #include "common/error.h"
 #include "kfd/version.h"
@@ -77,6 +79,13 @@ Context::~Context() {
       std::vector<int> pids;
       for (const auto& [pid, t] : targets_) pids.push_back(pid);
       for (int pid : pids) detach_on_thread(pid);
+      // Last chance for detaches that timed out: a seized target outlives us only if we exit.
+      const auto deadline = Clock::now() + std::chrono::seconds(5);
+      while (!detaching_.empty() && Clock::now() < deadline) {
+        for (auto it = detaching_.begin(); it != detaching_.end();)
+          it = tracer_->finish_detach(*it) ? detaching_.erase(it) : std::next(it);
+        if (!detaching_.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
     });
   } catch (...) {
     // Destruction cannot report; detach_on_thread already falls back to DISABLE.
@@ -106,6 +115,12 @@ void Context::attach(int pid) {
   control_->call([&] {
     if (targets_.count(pid))
       throw Error(EALREADY, "process " + std::to_string(pid) + " is already attached to this context");
+    if (detaching_.count(pid)) {
+      if (!tracer_->finish_detach(pid))
+        throw Error(EBUSY, "process " + std::to_string(pid) + " is still being detached from this "
+                           "context (it has not stopped for ptrace yet); try again");
+      detaching_.erase(pid);
+    }
     auto t = std::make_unique<Target>(*driver_, pid);
     tracer_->seize(pid);
     t->traced = true;
@@ -118,7 +133,7 @@ void Context::attach(int pid) {
         t->session.refresh_snapshot();
     } catch (...) {
       t->session.disable();
-      tracer_->detach(pid);
+      untrace(pid);
       throw;
     }
     targets_.emplace(pid, std::move(t));
@@ -162,7 +177,7 @@ void Context::detach_on_thread(int pid) {
   if (!failure.empty())
     notice(pid, failure + (d == 0 ? "; DISABLE resumed every queue" : "; DISABLE failed too: " +
                                                                           errno_text(static_cast<int>(-d))));
-  if (t.traced) tracer_->detach(pid);
+  if (t.traced) untrace(pid);
   targets_.erase(it);
 }
 
@@ -323,7 +338,14 @@ void Context::target_gone(int pid, const std::string& why) {
                        "destroys them with the process)"
                      : ""));
   it->second->session.disable();  // ESRCH: nothing to do; harmless otherwise
+  // Reached from ESRCH too, before tick() saw the exit (or after an exec that kept the process
+  // alive): a tracee left seized would stay an unreaped zombie or stop on its next signal.
+  if (it->second->traced) untrace(pid);
   targets_.erase(it);
+}
+
+void Context::untrace(int pid) {
+  if (!tracer_->detach(pid)) detaching_.insert(pid);
 }
 
 std::vector<int> Context::watched_fds() {
@@ -374,10 +396,15 @@ void Context::tick() {
       case ptrace::TraceeState::kExeced: execed.push_back(pid); break;
     }
   }
-  for (int pid : gone) target_gone(pid, "exited");
+  for (auto it = detaching_.begin(); it != detaching_.end();)
+    it = tracer_->finish_detach(*it) ? detaching_.erase(it) : std::next(it);
+  for (int pid : gone) {
+    targets_.at(pid)->traced = false;  // the tracer already saw the exit: nothing to detach
+    target_gone(pid, "exited");
+  }
   for (int pid : execed) {
     // exec ended its KFD process (and our session); stop tracing the new program.
-    tracer_->detach(pid);
+    untrace(pid);
     targets_.at(pid)->traced = false;
     target_gone(pid, "replaced its program (exec), which ended its KFD process");
   }
@@ -400,7 +427,8 @@ void Context::tick() {
 
 std::chrono::milliseconds Context::tick_interval() {
   // Tracees stop on every signal they receive until we restart them: poll often while attached.
-  return targets_.empty() ? std::chrono::milliseconds(200) : std::chrono::milliseconds(5);
+  return targets_.empty() && detaching_.empty() ? std::chrono::milliseconds(200)
+                                                : std::chrono::milliseconds(5);
 }
 
 ContextStats Context::stats() {

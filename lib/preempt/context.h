@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,8 @@ class Context : private ControlLoop {
   // there are some); true if that refreshed the snapshot (a new queue appeared).
   bool handle_events(Target& t, bool force = false);
   void target_gone(int pid, const std::string& why);
+  // ptrace-detach `pid`; one that does not stop in time is finished by tick().
+  void untrace(int pid);
   void resume_ledger(Target& t, const std::vector<uint32_t>& ids, const std::string& reason);
   void force_disable(Target& t, const std::string& reason);
   void notice(int pid, std::string message);
@@ -126,6 +129,7 @@ class Context : private ControlLoop {
   std::unique_ptr<ptrace::Tracer> tracer_;
   kfd::Version version_;
   std::map<int, std::unique_ptr<Target>> targets_;
+  std::set<int> detaching_;  // forgotten targets still seized: their detach timed out
   std::vector<Notice> notices_;
   ContextStats stats_;
   int signal_pipe_[2] = {-1, -1};

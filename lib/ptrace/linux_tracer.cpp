@@ -104,24 +104,44 @@ class LinuxTracer final : public Tracer {
     }
   }
 
-  void detach(int pid) noexcept override {
+  bool detach(int pid) noexcept override {
     long r = ::ptrace(PTRACE_INTERRUPT, pid, nullptr, nullptr);
     trace_call("PTRACE_INTERRUPT", pid, r < 0 ? -errno : r);
-    if (r < 0) return;  // gone, or not ours any more
-    // Wait (bounded) for the target to stop; it may be in a signal-delivery stop instead of the
-    // interrupt stop, in which case the signal is handed back on detach.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (std::chrono::steady_clock::now() < deadline) {
+    if (r < 0) return true;  // gone, or not ours any more
+    // Wait (bounded, short: the control thread serves every target) for the target to stop; it
+    // may be in a signal-delivery stop instead of the interrupt stop, in which case the signal is
+    // handed back on detach. A target that does not stop in time (uninterruptible sleep) keeps
+    // the interrupt pending and is finished from the control loop.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    for (;;) {
+      if (finish_detach(pid)) return true;
+      if (std::chrono::steady_clock::now() >= deadline) break;
+      timespec ts{0, 500'000};
+      ::nanosleep(&ts, nullptr);
+    }
+    trace_call("PTRACE_DETACH", pid, -ETIMEDOUT, "pending");
+    return false;
+  }
+
+  bool finish_detach(int pid) noexcept override {
+    for (;;) {
+      // Peek as service() does: the exit of our own child belongs to the program's waitpid.
+      siginfo_t si{};
+      if (::waitid(P_PID, static_cast<id_t>(pid), &si,
+                   WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) != 0) {
+        if (errno == EINTR) continue;
+        return true;  // ECHILD: no longer our tracee
+      }
+      if (si.si_pid == 0) return false;
+      if ((si.si_code == CLD_EXITED || si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED) &&
+          parent_of(pid) == static_cast<int>(::getpid()))
+        return true;
       int status = 0;
       pid_t w = ::waitpid(pid, &status, WNOHANG | __WALL);
       if (w < 0 && errno == EINTR) continue;
-      if (w < 0) return;
-      if (w == 0) {
-        timespec ts{0, 500'000};
-        ::nanosleep(&ts, nullptr);
-        continue;
-      }
-      if (WIFEXITED(status) || WIFSIGNALED(status)) return;
+      if (w < 0) return true;
+      if (w == 0) return false;
+      if (WIFEXITED(status) || WIFSIGNALED(status)) return true;
       if (!WIFSTOPPED(status)) continue;
       const int event = status >> 16;
       const int sig = WSTOPSIG(status);
@@ -130,11 +150,8 @@ class LinuxTracer final : public Tracer {
       if (event == PTRACE_EVENT_STOP && is_group_stop_signal(sig)) inject = 0;
       long d = ::ptrace(PTRACE_DETACH, pid, nullptr, reinterpret_cast<void*>(inject));
       trace_call("PTRACE_DETACH", pid, d < 0 ? -errno : d, "sig=" + std::to_string(inject));
-      return;
+      return true;
     }
-    // The target did not stop within 5 s (uninterruptible sleep): leave it traced rather than
-    // block the control thread forever; our exit detaches it.
-    trace_call("PTRACE_DETACH", pid, -ETIMEDOUT);
   }
 };
 

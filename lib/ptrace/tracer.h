@@ -29,8 +29,13 @@ class Tracer {
   // kExeced after an exec (the tracee is still seized: detach it).
   virtual TraceeState service(int pid) = 0;
   // PTRACE_INTERRUPT, wait for the stop (bounded), PTRACE_DETACH re-delivering a pending signal.
-  // Never throws; a target that exited meanwhile is fine.
-  virtual void detach(int pid) noexcept = 0;
+  // Never throws; a target that exited meanwhile is fine (its exit status is left to its real
+  // parent when that is us). Returns false when the stop did not come within the bound (e.g.
+  // uninterruptible sleep): the tracee is still seized and the interrupt pending; call
+  // finish_detach() until it returns true.
+  virtual bool detach(int pid) noexcept = 0;
+  // Non-blocking second half of a detach() that returned false: true once detached or gone.
+  virtual bool finish_detach(int pid) noexcept = 0;
 };
 
 std::unique_ptr<Tracer> make_linux_tracer();

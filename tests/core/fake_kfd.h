@@ -294,9 +294,22 @@ class FakeTracer final : public gpreempt::ptrace::Tracer {
     return gone.count(pid) ? gpreempt::ptrace::TraceeState::kGone
                            : gpreempt::ptrace::TraceeState::kRunning;
   }
-  void detach(int pid) noexcept override {
+  std::set<int> wont_stop;  // pids whose detach times out until removed (uninterruptible sleep)
+
+  bool detach(int pid) noexcept override {
     std::lock_guard lock(mu);
+    if (wont_stop.count(pid)) {
+      log.push_back("detach pending " + std::to_string(pid));
+      return false;
+    }
     log.push_back("detach " + std::to_string(pid));
+    return true;
+  }
+  bool finish_detach(int pid) noexcept override {
+    std::lock_guard lock(mu);
+    if (wont_stop.count(pid)) return false;
+    log.push_back("detach " + std::to_string(pid));
+    return true;
   }
 };
 
@@ -317,7 +330,8 @@ class TracerRef final : public gpreempt::ptrace::Tracer {
   explicit TracerRef(gpreempt::ptrace::Tracer& inner) : inner_(inner) {}
   void seize(int pid) override { inner_.seize(pid); }
   gpreempt::ptrace::TraceeState service(int pid) override { return inner_.service(pid); }
-  void detach(int pid) noexcept override { inner_.detach(pid); }
+  bool detach(int pid) noexcept override { return inner_.detach(pid); }
+  bool finish_detach(int pid) noexcept override { return inner_.finish_detach(pid); }
 
  private:
   gpreempt::ptrace::Tracer& inner_;

@@ -2,7 +2,17 @@
 // the snapshot, resume failure → DISABLE, watchdog (injected clock), target exit, control thread.
 #include <gtest/gtest.h>
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "fake_kfd.h"
@@ -232,6 +242,52 @@ TEST(CoreContext, TargetExitIsNoticedAndForgotten) {
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ENOENT);
   }
+}
+
+TEST(CoreContext, TargetGoneFromKfdIsDetachedFromPtrace) {
+  // ESRCH from the KFD while the tracer has not seen an exit (exit in progress, or exec): the
+  // tracee must not stay seized once forgotten.
+  Fixture f(std::chrono::milliseconds(1000));
+  f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  f.ctx->suspend(kPid, std::nullopt, 0);
+  {
+    std::lock_guard lock(f.kfd->mu);
+    f.kfd->proc(kPid).gone = true;
+  }
+  f.now_ms = 1001;  // the watchdog's resume meets ESRCH
+  EXPECT_TRUE(eventually([&] { return !f.ctx->attached(kPid); }));
+  std::lock_guard lock(f.tracer->mu);
+  EXPECT_EQ(f.tracer->log.back(), "detach 5151");
+}
+
+TEST(CoreContext, TimedOutDetachIsFinishedByTheControlLoop) {
+  Fixture f;
+  f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  {
+    std::lock_guard lock(f.tracer->mu);
+    f.tracer->wont_stop.insert(kPid);
+  }
+  f.ctx->detach(kPid);
+  EXPECT_FALSE(f.ctx->attached(kPid));
+  try {
+    f.ctx->attach(kPid);  // still seized by us: a new seize would fail
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), EBUSY);
+  }
+  {
+    std::lock_guard lock(f.tracer->mu);
+    EXPECT_EQ(f.tracer->log.back(), "detach pending 5151");
+    f.tracer->wont_stop.erase(kPid);  // the target finally stops
+  }
+  EXPECT_TRUE(eventually([&] {
+    std::lock_guard lock(f.tracer->mu);
+    return f.tracer->log.back() == "detach 5151";
+  }));
+  f.ctx->attach(kPid);
+  EXPECT_TRUE(f.ctx->attached(kPid));
 }
 
 TEST(CoreContext, RuntimeStartupIsAnsweredWithoutAnyCall) {
