@@ -144,7 +144,8 @@ void Context::attach(int pid) {
 void Context::detach(int pid) {
   control_->call([&] {
     target(pid);
-    detach_on_thread(pid);
+    std::string stuck = detach_on_thread(pid);
+    if (!stuck.empty()) throw Error(EIO, stuck + " (detached anyway)");
   });
 }
 
@@ -160,25 +161,36 @@ std::vector<int> Context::targets() {
   });
 }
 
-void Context::detach_on_thread(int pid) {
+std::string Context::detach_on_thread(int pid) {
   auto it = targets_.find(pid);
-  if (it == targets_.end()) return;
+  if (it == targets_.end()) return {};
   Target& t = *it->second;
   std::string failure;
   if (!t.ledger.empty()) {
     try {
       auto r = t.session.resume(t.ledger.ids());
+      for (const auto& q : r.queues)
+        if (q.outcome != kfd::QueueOutcome::kError) t.ledger.resumed(q.queue_id);
       if (!r.all_done()) failure = "resume on detach incomplete:" + outcome_summary(r);
     } catch (const Error& e) {
       failure = std::string("resume on detach failed: ") + e.what();
     }
   }
   long d = t.session.disable();  // resumes everything the kernel still has suspended
-  if (!failure.empty())
-    notice(pid, failure + (d == 0 ? "; DISABLE resumed every queue" : "; DISABLE failed too: " +
-                                                                          errno_text(static_cast<int>(-d))));
+  std::string stuck;
+  // ESRCH: the process is gone and its queues with it.
+  if (d != 0 && d != -ESRCH && !t.ledger.empty())
+    stuck = "process " + std::to_string(pid) + ": " +
+            (failure.empty() ? std::string("detach") : failure) + "; DISABLE failed too (" +
+            errno_text(static_cast<int>(-d)) + "): queues " + id_list(t.ledger.ids()) +
+            " may stay suspended";
+  if (!stuck.empty())
+    notice(pid, stuck);
+  else if (!failure.empty())
+    notice(pid, failure + "; DISABLE resumed every queue");
   if (t.traced) untrace(pid);
   targets_.erase(it);
+  return stuck;
 }
 
 std::vector<QueueEntry> Context::queues(int pid) {
@@ -221,9 +233,7 @@ BatchOutcome Context::suspend(int pid, const std::optional<std::vector<uint32_t>
     if (!o.result.inconsistency.empty()) {
       // We cannot tell what the kernel did: put everything back before reporting.
       const std::string why = "SUSPEND_QUEUES result inconsistent: " + o.result.inconsistency;
-      force_disable(t, why);
-      throw Error(EPROTO, why + "; the debug session was disabled, which resumed every queue of " +
-                              std::to_string(pid));
+      throw Error(EPROTO, why + "; " + force_disable(t, why));
     }
     return o;
   });
@@ -251,9 +261,7 @@ BatchOutcome Context::resume(int pid, const std::optional<std::vector<uint32_t>>
     } catch (const Error& e) {
       if (e.code() == ESRCH) throw;
       const std::string why = std::string("resume failed: ") + e.what();
-      force_disable(t, why);
-      throw Error(EIO, why + "; the debug session was disabled, which resumed every queue of " +
-                           std::to_string(pid));
+      throw Error(EIO, why + "; " + force_disable(t, why));
     }
     o.timing.ioctl_ns = ns_since(i0);
     ++stats_.resume_calls;
@@ -262,9 +270,7 @@ BatchOutcome Context::resume(int pid, const std::optional<std::vector<uint32_t>>
     if (o.result.errors != 0 || !o.result.inconsistency.empty()) {
       const std::string why = "resume incomplete:" + outcome_summary(o.result) +
                               (o.result.inconsistency.empty() ? "" : " " + o.result.inconsistency);
-      force_disable(t, why);
-      throw Error(EIO, why + "; the debug session was disabled, which resumed every queue of " +
-                           std::to_string(pid));
+      throw Error(EIO, why + "; " + force_disable(t, why));
     }
     return o;
   });
@@ -272,15 +278,23 @@ BatchOutcome Context::resume(int pid, const std::optional<std::vector<uint32_t>>
   return out;
 }
 
-void Context::force_disable(Target& t, const std::string& reason) {
+std::string Context::force_disable(Target& t, const std::string& reason) {
   ++stats_.forced_disables;
   long d = t.session.disable();
-  t.ledger.clear();
   if (d != 0) {
-    notice(t.pid, reason + "; DISABLE failed as well (" + errno_text(static_cast<int>(-d)) +
-                      ") — queues of " + std::to_string(t.pid) + " may stay suspended");
-    return;
+    // Keep the ledger: the watchdog, the signal handler and detach retry these queues. Restamp it
+    // so the watchdog retries one bound from now rather than on every tick.
+    const auto when = now();
+    for (uint32_t id : t.ledger.ids()) {
+      t.ledger.resumed(id);
+      t.ledger.suspended(id, when);
+    }
+    const std::string outcome = "DISABLE failed as well (" + errno_text(static_cast<int>(-d)) +
+                                ") — queues of " + std::to_string(t.pid) + " may stay suspended";
+    notice(t.pid, reason + "; " + outcome);
+    return outcome;
   }
+  t.ledger.clear();
   notice(t.pid, reason + "; DISABLE resumed every queue");
   // Stay attached: a fresh session keeps the target controllable.
   try {
@@ -289,6 +303,7 @@ void Context::force_disable(Target& t, const std::string& reason) {
   } catch (const Error& e) {
     notice(t.pid, std::string("re-enabling the debug session failed: ") + e.what());
   }
+  return "the debug session was disabled, which resumed every queue of " + std::to_string(t.pid);
 }
 
 void Context::resume_ledger(Target& t, const std::vector<uint32_t>& ids, const std::string& reason) {

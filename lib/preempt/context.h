@@ -84,7 +84,8 @@ class Context : private ControlLoop {
   // a first snapshot. Throws: EALREADY (attached already by this context or another debugger),
   // EBUSY (traced by someone else), EPERM, ESRCH, EINVAL (pid is a thread id).
   void attach(int pid);
-  // Resume what we suspended, DISABLE, ptrace detach. ENOENT when not attached.
+  // Resume what we suspended, DISABLE, ptrace detach. ENOENT when not attached; EIO (after
+  // detaching) when both the resume and DISABLE failed, so queues may stay suspended.
   void detach(int pid);
   bool attached(int pid);
   std::vector<int> targets();
@@ -112,7 +113,8 @@ class Context : private ControlLoop {
 
   void init();
   Target& target(int pid);
-  void detach_on_thread(int pid);
+  // Returns why queues may stay suspended (empty when none can).
+  std::string detach_on_thread(int pid);
   // Process pending debug events (all of them with `force`, else only when the event pipe says
   // there are some); true if that refreshed the snapshot (a new queue appeared).
   bool handle_events(Target& t, bool force = false);
@@ -120,7 +122,8 @@ class Context : private ControlLoop {
   // ptrace-detach `pid`; one that does not stop in time is finished by tick().
   void untrace(int pid);
   void resume_ledger(Target& t, const std::vector<uint32_t>& ids, const std::string& reason);
-  void force_disable(Target& t, const std::string& reason);
+  // DISABLE (and re-enable) after a failure; returns what that did to the queues, for messages.
+  std::string force_disable(Target& t, const std::string& reason);
   void notice(int pid, std::string message);
   Clock::time_point now() const;
 

@@ -173,6 +173,58 @@ TEST(CoreContext, ResumeFailureFallsBackToDisable) {
   EXPECT_EQ(f.ctx->stats().forced_disables, 1u);
 }
 
+TEST(CoreContext, FailedForcedDisableKeepsTheLedgerForTheWatchdog) {
+  Fixture f(std::chrono::milliseconds(1000));
+  f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  f.ctx->suspend(kPid, std::nullopt, 0);
+  {
+    std::lock_guard lock(f.kfd->mu);
+    f.kfd->fail_op[KFD_IOC_DBG_TRAP_RESUME_QUEUES] = -EIO;
+    f.kfd->fail_op[KFD_IOC_DBG_TRAP_DISABLE] = -EPERM;
+  }
+  try {
+    f.ctx->resume(kPid, std::nullopt);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), EIO);
+    EXPECT_NE(std::string(e.what()).find("may stay suspended"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("resumed every queue"), std::string::npos) << e.what();
+  }
+  ASSERT_TRUE(f.kfd->suspended(kPid, 0));
+  auto qs = f.ctx->queues(kPid);
+  ASSERT_EQ(qs.size(), 1u);
+  EXPECT_TRUE(qs[0].suspended);  // still tracked
+  {
+    std::lock_guard lock(f.kfd->mu);
+    f.kfd->fail_op.clear();
+  }
+  f.now_ms = 1001;  // one bound after the failed attempt
+  EXPECT_TRUE(eventually([&] { return !f.kfd->suspended(kPid, 0); }));
+}
+
+TEST(CoreContext, DetachReportsQueuesLeftSuspended) {
+  Fixture f;
+  f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  f.ctx->suspend(kPid, std::nullopt, 0);
+  {
+    std::lock_guard lock(f.kfd->mu);
+    f.kfd->fail_op[KFD_IOC_DBG_TRAP_RESUME_QUEUES] = -EIO;
+    f.kfd->fail_op[KFD_IOC_DBG_TRAP_DISABLE] = -EPERM;
+  }
+  try {
+    f.ctx->detach(kPid);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), EIO);
+    EXPECT_NE(std::string(e.what()).find("[0]"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(f.ctx->attached(kPid));  // detached anyway
+  std::lock_guard lock(f.kfd->mu);
+  f.kfd->fail_op.clear();  // let the fixture's teardown proceed normally
+}
+
 TEST(CoreContext, InconsistentCountIsNotHidden) {
   Fixture f;
   f.kfd->create_queue(kPid);
