@@ -446,6 +446,10 @@ std::chrono::milliseconds Context::tick_interval() {
                                                 : std::chrono::milliseconds(5);
 }
 
+void Context::on_loop_error(const std::string& what) {
+  notice(0, "control loop: " + what);
+}
+
 ContextStats Context::stats() {
   ContextStats s = control_->call([&] { return stats_; });
   s.hop = control_->hop_stats();

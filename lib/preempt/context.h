@@ -110,6 +110,7 @@ class Context : private ControlLoop {
   void on_readable(int fd) override;
   void tick() override;
   std::chrono::milliseconds tick_interval() override;
+  void on_loop_error(const std::string& what) override;
 
   void init();
   Target& target(int pid);

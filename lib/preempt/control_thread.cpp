@@ -67,6 +67,14 @@ void ControlThread::run(std::function<void()> fn) {
   if (job.error) std::rethrow_exception(job.error);
 }
 
+void ControlThread::report_loop_error(const char* what) noexcept {
+  try {
+    loop_.on_loop_error(what);
+  } catch (...) {
+    // Nothing left to report to; keep the loop alive.
+  }
+}
+
 void ControlThread::main() {
   // Termination signals are handled by a handler that waits for this thread to resume the
   // targets; it must therefore never run on this thread.
@@ -114,16 +122,22 @@ void ControlThread::main() {
     pfds.push_back({wake_fd_, POLLIN, 0});
     for (int fd : fds) pfds.push_back({fd, POLLIN, 0});
     int n = ::poll(pfds.data(), pfds.size(), static_cast<int>(loop_.tick_interval().count()));
-    if (n > 0) {
-      if (pfds[0].revents) {
-        uint64_t v;
-        ssize_t r = ::read(wake_fd_, &v, sizeof v);
-        (void)r;
+    try {
+      if (n > 0) {
+        if (pfds[0].revents) {
+          uint64_t v;
+          ssize_t r = ::read(wake_fd_, &v, sizeof v);
+          (void)r;
+        }
+        for (std::size_t i = 1; i < pfds.size(); ++i)
+          if (pfds[i].revents) loop_.on_readable(pfds[i].fd);
       }
-      for (std::size_t i = 1; i < pfds.size(); ++i)
-        if (pfds[i].revents) loop_.on_readable(pfds[i].fd);
+      loop_.tick();
+    } catch (const std::exception& e) {
+      report_loop_error(e.what());
+    } catch (...) {
+      report_loop_error("unknown exception");
     }
-    loop_.tick();
   }
   // Fail whatever is still queued.
   std::lock_guard lock(mu_);

@@ -16,6 +16,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <thread>
 #include <vector>
@@ -30,6 +31,9 @@ class ControlLoop {
   virtual void on_readable(int fd) = 0;
   virtual void tick() = 0;
   virtual std::chrono::milliseconds tick_interval() = 0;
+  // on_readable() or tick() threw: the loop carries on (an escaping exception would terminate the
+  // process, taking the targets' only resumer with it).
+  virtual void on_loop_error(const std::string& what) { (void)what; }
 };
 
 struct HopStats {
@@ -77,6 +81,7 @@ class ControlThread {
   };
   void run(std::function<void()> fn);
   void main();
+  void report_loop_error(const char* what) noexcept;
 
   ControlLoop& loop_;
   int wake_fd_ = -1;

@@ -17,6 +17,7 @@
 
 #include "fake_kfd.h"
 #include "preempt/context.h"
+#include "preempt/control_thread.h"
 
 using namespace gpreempt;
 using namespace gpreempt::kfd;
@@ -375,4 +376,24 @@ TEST(CoreContext, CallsFromManyThreadsAreSerialized) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(f.ctx->stats().suspend_calls, 200u);
+}
+
+TEST(CoreControlThread, ThrowingTickDoesNotEndTheLoop) {
+  struct Loop final : preempt::ControlLoop {
+    std::atomic<int> ticks{0};
+    std::atomic<int> errors{0};
+    std::vector<int> watched_fds() override { return {}; }
+    void on_readable(int) override {}
+    void tick() override {
+      if (ticks++ < 3) throw std::runtime_error("tick failed");
+    }
+    std::chrono::milliseconds tick_interval() override { return std::chrono::milliseconds(1); }
+    void on_loop_error(const std::string& what) override {
+      if (what == "tick failed") ++errors;
+    }
+  } loop;
+  preempt::ControlThread thread(loop);
+  EXPECT_TRUE(eventually([&] { return loop.ticks.load() > 3; }));
+  EXPECT_EQ(thread.call([] { return 42; }), 42);
+  EXPECT_EQ(loop.errors.load(), 3);
 }
