@@ -61,19 +61,37 @@ Context::Context(ContextOptions options, std::unique_ptr<kfd::KfdDriver> driver,
 }
 
 void Context::init() {
-  if (options_.handle_signals) {
-    if (::pipe2(signal_pipe_, O_NONBLOCK | O_CLOEXEC) != 0 ||
-        ::pipe2(done_pipe_, O_NONBLOCK | O_CLOEXEC) != 0) {
-      int e = errno;
-      throw Error(e, "cannot create the signal pipes: " + errno_text(e));
+  // A throwing constructor runs no destructor: undo the slot and the pipes here.
+  try {
+    if (options_.handle_signals) {
+      if (::pipe2(signal_pipe_, O_NONBLOCK | O_CLOEXEC) != 0 ||
+          ::pipe2(done_pipe_, O_NONBLOCK | O_CLOEXEC) != 0) {
+        int e = errno;
+        throw Error(e, "cannot create the signal pipes: " + errno_text(e));
+      }
+      signal_slot_ = register_signal_slot({signal_pipe_[1], done_pipe_[0]});
     }
-    signal_slot_ = register_signal_slot({signal_pipe_[1], done_pipe_[0]});
+    control_ = std::make_unique<ControlThread>(static_cast<ControlLoop&>(*this));
+  } catch (...) {
+    release_signal_pipes();
+    throw;
   }
-  control_ = std::make_unique<ControlThread>(static_cast<ControlLoop&>(*this));
+}
+
+void Context::release_signal_pipes() noexcept {
+  if (signal_slot_ >= 0) unregister_signal_slot(signal_slot_);
+  signal_slot_ = -1;
+  for (int* p : {signal_pipe_, done_pipe_})
+    for (int i = 0; i < 2; ++i) {
+      if (p[i] >= 0) ::close(p[i]);
+      p[i] = -1;
+    }
 }
 
 Context::~Context() {
+  // Unregister first so that a signal arriving from now on does not wait for this context.
   if (signal_slot_ >= 0) unregister_signal_slot(signal_slot_);
+  signal_slot_ = -1;
   try {
     control_->call([this] {
       std::vector<int> pids;
@@ -91,9 +109,7 @@ Context::~Context() {
     // Destruction cannot report; detach_on_thread already falls back to DISABLE.
   }
   control_.reset();
-  for (int* p : {signal_pipe_, done_pipe_})
-    for (int i = 0; i < 2; ++i)
-      if (p[i] >= 0) ::close(p[i]);
+  release_signal_pipes();
 }
 
 Clock::time_point Context::now() const { return options_.clock ? options_.clock() : Clock::now(); }

@@ -113,6 +113,7 @@ class Context : private ControlLoop {
   void on_loop_error(const std::string& what) override;
 
   void init();
+  void release_signal_pipes() noexcept;
   Target& target(int pid);
   // Returns why queues may stay suspended (empty when none can).
   std::string detach_on_thread(int pid);

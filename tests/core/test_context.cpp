@@ -397,3 +397,47 @@ TEST(CoreControlThread, ThrowingTickDoesNotEndTheLoop) {
   EXPECT_EQ(thread.call([] { return 42; }), 42);
   EXPECT_EQ(loop.errors.load(), 3);
 }
+
+namespace {
+int open_fd_count() {
+  int n = 0;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (::readdir(d)) ++n;
+    ::closedir(d);
+  }
+  return n;
+}
+}  // namespace
+
+TEST(CoreContext, FailedControlThreadStartLeaksNoPipe) {
+  // Room for the four signal-pipe ends but not for the control thread's eventfd.
+  rlimit old{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &old), 0);
+  std::set<int> used;
+  if (DIR* d = ::opendir("/proc/self/fd")) {
+    while (dirent* e = ::readdir(d))
+      if (e->d_name[0] != '.' && std::atoi(e->d_name) != ::dirfd(d)) used.insert(std::atoi(e->d_name));
+    ::closedir(d);
+  }
+  int limit = 0;
+  for (int free_fds = 0; free_fds < 4; ++limit)
+    if (!used.count(limit)) ++free_fds;
+  const int before = open_fd_count();
+  FakeKfd kfd;
+  FakeTracer tracer;
+  preempt::ContextOptions o;
+  o.handle_signals = true;
+  rlimit tight = old;
+  tight.rlim_cur = static_cast<rlim_t>(limit);
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &tight), 0);
+  int code = 0;
+  try {
+    preempt::Context ctx(o, std::make_unique<gpreempt::testing::DriverRef>(kfd),
+                         std::make_unique<gpreempt::testing::TracerRef>(tracer));
+  } catch (const Error& e) {
+    code = e.code();
+  }
+  ::setrlimit(RLIMIT_NOFILE, &old);
+  ASSERT_EQ(code, EMFILE) << "the limit did not make the eventfd fail; the test proves nothing";
+  EXPECT_EQ(open_fd_count(), before);
+}
