@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <string>
 
 #include "common/error.h"
 
@@ -20,7 +21,7 @@ uint64_t ns_between(std::chrono::steady_clock::time_point a, std::chrono::steady
 }
 }  // namespace
 
-ControlThread::ControlThread(ControlLoop& loop) : loop_(loop) {
+ControlThread::ControlThread(ControlLoop& loop) : loop_(loop), owner_(::getpid()) {
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   if (wake_fd_ < 0) {
     int e = errno;
@@ -30,6 +31,12 @@ ControlThread::ControlThread(ControlLoop& loop) : loop_(loop) {
 }
 
 ControlThread::~ControlThread() {
+  if (::getpid() != owner_) {
+    // A forked child has no copy of the thread: joining would wait forever.
+    thread_.detach();
+    ::close(wake_fd_);
+    return;
+  }
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
@@ -51,6 +58,10 @@ HopStats ControlThread::hop_stats() const {
 }
 
 void ControlThread::run(std::function<void()> fn) {
+  if (::getpid() != owner_)
+    throw Error(ECHILD, "this gpreempt context belongs to process " + std::to_string(owner_) +
+                            ", of which this process is a fork; its control thread does not exist "
+                            "here: open a new context in this process");
   Job job;
   job.fn = std::move(fn);
   job.submitted = std::chrono::steady_clock::now();

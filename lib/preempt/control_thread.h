@@ -7,6 +7,8 @@
 // to this thread is on the preemption path, so it is measured.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -47,12 +49,13 @@ struct HopStats {
 class ControlThread {
  public:
   explicit ControlThread(ControlLoop& loop);
-  ~ControlThread();  // stops and joins; pending calls fail with ECANCELED
+  // Stops and joins; pending calls fail with ECANCELED. In a forked child it only releases.
+  ~ControlThread();
   ControlThread(const ControlThread&) = delete;
   ControlThread& operator=(const ControlThread&) = delete;
 
   // Run `fn` on the control thread and return its result (or rethrow its exception). Called on
-  // the control thread itself, it runs inline.
+  // the control thread itself, it runs inline. Throws Error(ECHILD) in a forked child.
   template <class F>
   auto call(F&& fn) -> decltype(fn()) {
     using R = decltype(fn());
@@ -84,6 +87,7 @@ class ControlThread {
   void report_loop_error(const char* what) noexcept;
 
   ControlLoop& loop_;
+  pid_t owner_;  // calls from a forked child fail ECHILD
   int wake_fd_ = -1;
   mutable std::mutex mu_;
   std::condition_variable cv_;

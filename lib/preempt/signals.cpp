@@ -17,6 +17,7 @@ constexpr int kSlots = 16;
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 struct Slot {
+  std::atomic<pid_t> owner{0};  // the process that registered it: a forked child inherits slots
   std::atomic<int> notify_fd{-1};
   std::atomic<int> done_fd{-1};
 };
@@ -37,13 +38,21 @@ void handler(int sig, siginfo_t* info, void* uctx) {
   const char byte = static_cast<char>(sig);
   int waiting[kSlots];
   int n = 0;
+  const pid_t self = ::getpid();
   for (auto& s : g_slots) {
     int fd = s.notify_fd.load(std::memory_order_acquire);
     if (fd < 0) continue;
-    if (::write(fd, &byte, 1) == 1) {
-      int done = s.done_fd.load(std::memory_order_acquire);
-      if (done >= 0) waiting[n++] = done;
-    }
+    // In a forked child the pipes lead to the parent's control thread: waking it would resume
+    // the parent's targets for a signal the parent never got, and no one would answer us.
+    if (s.owner.load(std::memory_order_acquire) != self) continue;
+    int done = s.done_fd.load(std::memory_order_acquire);
+    // A byte left by an answer that came after an earlier wait timed out would end this wait
+    // before the targets are resumed: drain before asking.
+    char stale;
+    if (done >= 0)
+      while (::read(done, &stale, 1) == 1) {
+      }
+    if (::write(fd, &byte, 1) == 1 && done >= 0) waiting[n++] = done;
   }
   // Async-signal-safe wait: poll() each done pipe until the deadline.
   timespec t0;
@@ -107,6 +116,7 @@ int register_signal_slot(SignalSlot slot) {
     int expected = -1;
     if (g_slots[i].notify_fd.load() == -1) {
       g_slots[i].done_fd.store(slot.done_fd, std::memory_order_release);
+      g_slots[i].owner.store(::getpid(), std::memory_order_release);
       if (g_slots[i].notify_fd.compare_exchange_strong(expected, slot.notify_fd)) return i;
     }
   }

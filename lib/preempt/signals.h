@@ -17,8 +17,9 @@ struct SignalSlot {
   int done_fd = -1;    // read end, non-blocking
 };
 
-// Installs the handlers once per process (idempotent) and registers `slot`. Returns a slot index
-// for unregister_signal_slot, or -1 when all slots are taken (16 contexts).
+// Installs the handlers once per process (idempotent) and registers `slot` for this process: in a
+// forked child the handler skips it. Returns a slot index for unregister_signal_slot, or -1 when
+// all slots are taken (16 contexts).
 int register_signal_slot(SignalSlot slot);
 void unregister_signal_slot(int index);
 

@@ -18,6 +18,7 @@
 #include "fake_kfd.h"
 #include "preempt/context.h"
 #include "preempt/control_thread.h"
+#include "preempt/signals.h"
 
 using namespace gpreempt;
 using namespace gpreempt::kfd;
@@ -440,4 +441,71 @@ TEST(CoreContext, FailedControlThreadStartLeaksNoPipe) {
   ::setrlimit(RLIMIT_NOFILE, &old);
   ASSERT_EQ(code, EMFILE) << "the limit did not make the eventfd fail; the test proves nothing";
   EXPECT_EQ(open_fd_count(), before);
+}
+
+namespace {
+// Waits for a forked child; kills it if it has not finished after a generous bound (a hang is the
+// failure being tested, not a slow machine).
+int wait_child(pid_t child) {
+  int status = 0;
+  for (int i = 0; i < 30000; ++i) {
+    pid_t w = ::waitpid(child, &status, WNOHANG);
+    if (w == child) return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, &status, 0);
+  return -1;
+}
+}  // namespace
+
+TEST(CoreContext, ForkedChildGetsEchildAndCanClose) {
+  Fixture f;
+  f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    int rc = 1;
+    try {
+      f.ctx->attached(kPid);
+      rc = 2;
+    } catch (const Error& e) {
+      rc = e.code() == ECHILD ? 0 : 3;
+    }
+    f.ctx.reset();  // must neither hang nor touch the parent's targets
+    ::_exit(rc);
+  }
+  const int status = wait_child(child);
+  ASSERT_NE(status, -1) << "the forked child hung";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: no error, 2: call succeeded, 3: wrong errno";
+  EXPECT_TRUE(f.ctx->attached(kPid));  // the parent's context is untouched
+  EXPECT_TRUE(f.kfd->proc(kPid).debug_enabled);
+}
+
+TEST(CoreSignals, ForkedChildDoesNotWakeTheParentsContexts) {
+  struct sigaction cur = {};
+  ASSERT_EQ(::sigaction(SIGHUP, nullptr, &cur), 0);
+  if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_IGN)
+    GTEST_SKIP() << "SIGHUP is ignored here: no handler gets installed";
+  int notify[2], done[2];
+  ASSERT_EQ(::pipe2(notify, O_NONBLOCK | O_CLOEXEC), 0);
+  ASSERT_EQ(::pipe2(done, O_NONBLOCK | O_CLOEXEC), 0);
+  const int slot = preempt::register_signal_slot({notify[1], done[0]});
+  ASSERT_GE(slot, 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::raise(SIGHUP);
+    ::_exit(0);
+  }
+  const int status = wait_child(child);
+  preempt::unregister_signal_slot(slot);
+  pollfd p{notify[0], POLLIN, 0};
+  const int readable = ::poll(&p, 1, 0);
+  for (int fd : {notify[0], notify[1], done[0], done[1]}) ::close(fd);
+  ASSERT_NE(status, -1);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGHUP);  // the default action still ran
+  EXPECT_EQ(readable, 0) << "the child's signal reached the parent's control thread";
 }
