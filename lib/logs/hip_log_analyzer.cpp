@@ -11,6 +11,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "logs/byte_scan.h"
 #include "logs/log_record.h"
 
 namespace gpreempt::logs {
@@ -202,6 +203,7 @@ struct LogAnalyzer::Impl {
       }
       if (s[hit] != '\x1b' && !std::memchr(text.data() + hit, '\x1b', text.size() - hit))
         return record(text, line_no, &rec);
+      return record(strip_ansi(text), line_no);  // the scan found an escape
     }
     if (std::memchr(text.data(), '\x1b', text.size())) text = strip_ansi(text);
     record(text, line_no);
@@ -210,14 +212,11 @@ struct LogAnalyzer::Impl {
   // Records glued onto one line by a terminal paste: a record prefix preceded by a blank.
   // Returns the offset in `text` (at or after `from`) where the next glued record starts.
   static std::size_t next_glued(std::string_view text, std::size_t from) {
-    while (from < text.size()) {
-      const void* hit = std::memchr(text.data() + from, ':', text.size() - from);
-      if (!hit) break;
-      const std::size_t i = static_cast<std::size_t>(static_cast<const char*>(hit) - text.data());
-      if (i > 0 && text[i - 1] == ' ' && is_glued_at(text, i)) return i;
-      from = i + 1;
-    }
-    return std::string_view::npos;
+    // A record at 0 is not glued (it needs a blank before it), so the scan may start at 1.
+    std::size_t i = next_escape_or_glue(text, std::max<std::size_t>(from, 1));
+    while (i != std::string_view::npos && (text[i] != ':' || !is_glued_at(text, i)))
+      i = next_escape_or_glue(text, i + 1);
+    return i;
   }
 
   // Given " :" at i-1, i: does a glued record start at i?
@@ -497,9 +496,8 @@ struct LogAnalyzer::Impl {
     const char* base = chunk.data();
     const std::size_t size = chunk.size();
     while (pos < size) {
-      const void* nl = std::memchr(base + pos, '\n', size - pos);
-      if (!nl) break;
-      const std::size_t n = static_cast<std::size_t>(static_cast<const char*>(nl) - base);
+      const std::size_t n = detail::find_byte(base, pos, size, '\n');
+      if (n == size) break;
       physical_line(std::string_view(base + pos, n - pos));
       pos = n + 1;
     }

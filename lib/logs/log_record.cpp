@@ -9,6 +9,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "logs/byte_scan.h"
+
 namespace gpreempt::logs::detail {
 
 namespace {
@@ -120,9 +122,7 @@ bool parse_record(std::string_view s, LogRecord& r) {
     }
   }
   if (!rest.empty() && rest[0] == '[') {
-    // The bracket closes within a few dozen bytes: a byte loop, not a memchr call per line.
-    std::size_t close = 1;
-    while (close < rest.size() && rest[close] != ']') ++close;
+    const std::size_t close = find_byte(rest.data(), 1, rest.size(), ']');
     if (close < rest.size()) {
       std::string_view who = rest.substr(1, close - 1);
       if (who.size() >= 4 && std::memcmp(who.data(), "pid:", 4) == 0) {

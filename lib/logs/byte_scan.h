@@ -1,0 +1,28 @@
+// Finding one byte in a short span (a log line, a bracket) without a library call per span: log
+// lines are ~100 bytes, where memchr's call and setup cost more than the search. Internal to
+// lib/logs.
+#pragma once
+
+#include <cstddef>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+namespace gpreempt::logs::detail {
+
+// Offset of the first `c` in p[i, n), or n.
+inline std::size_t find_byte(const char* p, std::size_t i, std::size_t n, char c) {
+#if defined(__SSE2__)
+  const __m128i needle = _mm_set1_epi8(c);
+  for (; i + 16 <= n; i += 16) {
+    const unsigned mask = static_cast<unsigned>(
+        _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), needle)));
+    if (mask) return i + static_cast<std::size_t>(__builtin_ctz(mask));
+  }
+#endif
+  while (i < n && p[i] != c) ++i;
+  return i;
+}
+
+}  // namespace gpreempt::logs::detail
