@@ -6,11 +6,14 @@
 #include <atomic>
 #include <deque>
 #include <cerrno>
+#include <climits>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <new>
+#include <set>
 #include <string>
 
 #include "capi_error.h"
@@ -23,8 +26,13 @@
 
 using gpreempt::Error;
 
+struct gpreempt_target;
+
 struct gpreempt_ctx {
   std::unique_ptr<gpreempt::preempt::Context> core;
+  // Target handles not yet detached: gpreempt_ctx_close frees them.
+  std::mutex targets_mutex;
+  std::set<gpreempt_target*> targets;
   std::atomic<uint64_t> last_ioctl_ns{0};
   std::atomic<uint64_t> last_total_ns{0};
   std::mutex notice_mutex;
@@ -118,7 +126,7 @@ const char* gpreempt_version_string(void) {
 }
 
 const char* gpreempt_strerror(int err) {
-  if (err < 0) err = -err;
+  if (err < 0) err = err == INT_MIN ? INT_MAX : -err;  // -INT_MIN overflows
   thread_local std::string text;
   const char* name = strerrorname_np(err);
   text = std::string(name ? name : "E?") + ": " + gpreempt::errno_text(err);
@@ -138,6 +146,13 @@ int gpreempt_ctx_open(const struct gpreempt_ctx_opts* opts, gpreempt_ctx** out) 
         throw Error(EINVAL, "gpreempt_ctx_opts.sz is " + std::to_string(opts->sz) +
                                 "; set it to sizeof(struct gpreempt_ctx_opts)");
       std::memcpy(&local, opts, std::min(opts->sz, sizeof local));
+      // A field the caller's size ends inside of is absent, not torn (libbpf OPTS_HAS).
+      const auto has = [&](std::size_t offset, std::size_t size) { return opts->sz >= offset + size; };
+      if (!has(offsetof(gpreempt_ctx_opts, device_path), sizeof local.device_path))
+        local.device_path = nullptr;
+      if (!has(offsetof(gpreempt_ctx_opts, watchdog_ms), sizeof local.watchdog_ms))
+        local.watchdog_ms = 0;
+      if (!has(offsetof(gpreempt_ctx_opts, flags), sizeof local.flags)) local.flags = 0;
       if (opts->sz > sizeof local) {
         const auto* extra = reinterpret_cast<const unsigned char*>(opts) + sizeof local;
         for (std::size_t i = 0; i < opts->sz - sizeof local; ++i)
@@ -162,6 +177,8 @@ int gpreempt_ctx_open(const struct gpreempt_ctx_opts* opts, gpreempt_ctx** out) 
 void gpreempt_ctx_close(gpreempt_ctx* ctx) {
   if (!ctx) return;
   try {
+    ctx->core.reset();  // detaches every target
+    for (gpreempt_target* t : ctx->targets) delete t;
     delete ctx;
   } catch (...) {
   }
@@ -220,6 +237,10 @@ int gpreempt_attach(gpreempt_ctx* ctx, int32_t pid, gpreempt_target** out) {
     if (!ctx || !out) throw Error(EINVAL, "gpreempt_attach: NULL argument");
     auto t = std::make_unique<gpreempt_target>(gpreempt_target{ctx, pid});
     ctx->core->attach(pid);
+    {
+      std::lock_guard lock(ctx->targets_mutex);
+      ctx->targets.insert(t.get());
+    }
     *out = t.release();
     return 0;
   });
@@ -229,6 +250,10 @@ int gpreempt_detach(gpreempt_target* target) {
   return guarded([&] {
     if (!target) throw Error(EINVAL, "gpreempt_detach: target is NULL");
     std::unique_ptr<gpreempt_target> owned(target);
+    {
+      std::lock_guard lock(owned->ctx->targets_mutex);
+      owned->ctx->targets.erase(target);
+    }
     try {
       owned->ctx->core->detach(owned->pid);
     } catch (const Error& e) {

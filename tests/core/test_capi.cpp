@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -53,6 +54,25 @@ TEST(CoreCApi, OptsSizeIsChecked) {
   big.future_field = 0;
   EXPECT_EQ(gpreempt_ctx_open(&big.base, &out), -ENOENT);
   EXPECT_EQ(gpreempt_ctx_open(nullptr, nullptr), -EINVAL);
+}
+
+TEST(CoreCApi, OptsSizeEndingInsideAFieldOmitsThatField) {
+  // An old caller whose struct ends halfway through device_path: the pointer must be ignored, not
+  // read torn (half of it would be garbage).
+  gpreempt_ctx_opts opts;
+  std::memset(&opts, 0, sizeof opts);
+  opts.device_path = "/nonexistent/kfd";
+  opts.sz = offsetof(gpreempt_ctx_opts, device_path) + sizeof(opts.device_path) / 2;
+  gpreempt_ctx* out = nullptr;
+  const int rc = gpreempt_ctx_open(&opts, &out);
+  if (rc == 0) {
+    gpreempt_ctx_close(out);  // the default device exists here: the path was ignored
+  } else {
+    EXPECT_EQ(std::string(gpreempt_last_error()).find("/nonexistent/kfd"), std::string::npos)
+        << gpreempt_last_error();
+  }
+  opts.sz = offsetof(gpreempt_ctx_opts, device_path) + sizeof(opts.device_path);
+  EXPECT_EQ(gpreempt_ctx_open(&opts, &out), -ENOENT);  // whole field: used
 }
 
 TEST(CoreCApi, DetailMessageIsPerThread) {
