@@ -173,6 +173,9 @@ GPREEMPT_API int gpreempt_ctx_open(const struct gpreempt_ctx_opts* opts, gpreemp
 /**
  * @brief Detach every target (resuming what this context suspended), stop the control thread,
  *        close /dev/kfd, free the context. NULL is ignored.
+ * In a forked child of the process that opened the context it only frees the child's copy (the
+ * parent's targets stay attached to the parent); every other call on it there fails -ECHILD, and
+ * the signal handlers of a child do not wake its parent's contexts.
  * @note Thread safety: Must not run concurrently with other calls on the same context; afterwards the
  *               context and its targets are invalid.
  */
@@ -217,6 +220,11 @@ GPREEMPT_API int gpreempt_take_notice(gpreempt_ctx* ctx, int32_t* pid, char* buf
  * @retval -EALREADY already attached to this context, or another debugger holds its KFD session.
  * @retval -EINVAL `pid` is a thread id, this process, or an argument is NULL.
  * `*out` is left unchanged on failure; a failed attach leaves the process untraced.
+ * While attached the target is ptrace-seized by the control thread: every signal it receives
+ * stops it briefly until the control thread passes the signal on, and each such stop sends this
+ * process a SIGCHLD. If this process is also the target's parent, a reaper here that waits for
+ * any child (waitpid(-1, ...), or a SIGCHLD handler doing so) can consume those stops, leaving the
+ * target stopped; wait for your children by pid. The target's exit status stays yours to reap.
  * @note Thread safety: Any thread.
  */
 GPREEMPT_API int gpreempt_attach(gpreempt_ctx* ctx, int32_t pid, gpreempt_target** out);
@@ -225,6 +233,8 @@ GPREEMPT_API int gpreempt_attach(gpreempt_ctx* ctx, int32_t pid, gpreempt_target
  * @brief Resume the queues this context suspended, DISABLE the debug session (which resumes every
  *        queue), ptrace-detach (interrupt, wait, detach) and free `target`.
  * @retval 0 success, also when the process has exited meanwhile; -EINVAL on NULL.
+ * @retval -EIO the resume and DISABLE both failed: queues of the target may stay suspended (the
+ *         message lists them); the process is detached anyway.
  * The handle is invalid afterwards in every case.
  * @note Thread safety: Any thread, but not concurrently with other calls on the same target.
  */
