@@ -68,3 +68,20 @@ TEST(CliLog, MultipleFilesCompareAndErrors) {
   EXPECT_EQ(gt::run_gpreempt("log").exit_code, 2);
   EXPECT_EQ(gt::run_gpreempt("log compare onlyone").exit_code, 2);
 }
+
+// A kernel name with bytes that are not UTF-8 must not cost the user the whole analysis.
+TEST(CliLog, NonUtf8BytesInAKernelNameStillGiveJson) {
+  namespace fs = std::filesystem;
+  const fs::path file = fs::temp_directory_path() / ("gpreempt_cli_utf8_" + std::to_string(::getpid()) + ".log");
+  {
+    std::ofstream out(file, std::ios::binary);
+    out << ":3:rocvirtual.cpp           :3571: 1234567 us: [pid:42 tid:0x7f] ShaderName : k\xff\xfe_bad\n";
+  }
+  auto r = gt::run_gpreempt("log analyze " + file.string() + " --json");
+  fs::remove(file);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = json::parse(r.out);
+  EXPECT_EQ(j["lines"], 1);
+  ASSERT_EQ(j["kernels"].size(), 1u) << r.out;
+  EXPECT_NE(j["kernels"].begin().key().find("_bad"), std::string::npos);
+}

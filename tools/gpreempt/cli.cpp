@@ -15,7 +15,7 @@ CLI::App* add_command(CLI::App& parent, Globals& globals, const std::string& nam
 
 void emit(const Globals& globals, const std::string& human, const nlohmann::json& json) {
   if (globals.json) {
-    std::cout << json.dump(2) << "\n";
+    std::cout << dump_json(json) << "\n";
   } else {
     std::cout << human;
     if (!human.empty() && human.back() != '\n') std::cout << "\n";

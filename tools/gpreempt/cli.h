@@ -38,6 +38,13 @@ struct UsageError : std::runtime_error {
 CLI::App* add_command(CLI::App& parent, Globals& globals, const std::string& name,
                       const std::string& description, const std::string& footer = "");
 
+// JSON text of `j`. Input files can carry bytes that are not UTF-8 (kernel names, error text in
+// logs); they become U+FFFD instead of aborting the output.
+template <typename Json>
+std::string dump_json(const Json& j, int indent = 2) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
 // Print `human` (people) or `json` (--json) to stdout.
 void emit(const Globals& globals, const std::string& human, const nlohmann::json& json);
 

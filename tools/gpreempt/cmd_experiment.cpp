@@ -83,7 +83,7 @@ std::optional<std::string> read_text(const std::string& path) {
 
 void save(const fs::path& p, const nlohmann::ordered_json& j) {
   std::ofstream out(p);
-  out << j.dump(2) << "\n";
+  out << dump_json(j) << "\n";
   if (!out) throw Failure("cannot write " + p.string());
 }
 
@@ -271,7 +271,7 @@ void run_experiment(const Globals& g, const ExperimentOptions& o) {
                               {"out_dir", dir.string()}};
   save(dir / "result.json", j);
   if (g.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << dump_json(j) << "\n";
     return;
   }
   std::vector<std::vector<std::string>> rows;

@@ -75,7 +75,7 @@ void write_configs(const std::string& dir, const logs::LogSummary& s, std::optio
   for (const auto& c : logs::queue_configs(s, pid)) {
     const std::string name = dir + "/queue_config_pid_" + (c.pid ? std::to_string(*c.pid) : "unknown") + ".json";
     std::ofstream out(name);
-    out << logs::to_json(c).dump(2) << "\n";
+    out << dump_json(logs::to_json(c)) << "\n";
     if (!out) throw Failure("cannot write " + name);
     written.push_back(name);
   }
@@ -98,7 +98,7 @@ void run_analyze(const Globals& g, const LogOptions& o) {
   nlohmann::ordered_json out = files.size() == 1 ? files[0] : nlohmann::ordered_json{{"files", files}};
   if (!written.empty()) out["config_files"] = written;
   if (g.json)
-    std::cout << out.dump(2) << "\n";
+    std::cout << dump_json(out) << "\n";
   else
     std::cout << human;
 }
@@ -107,7 +107,7 @@ void run_compare(const Globals& g, const std::string& a, const std::string& b, c
   auto sa = analyze(a, o), sb = analyze(b, o);
   auto c = logs::compare(sa, sb);
   if (g.json) {
-    std::cout << logs::to_json(c).dump(2) << "\n";
+    std::cout << dump_json(logs::to_json(c)) << "\n";
     return;
   }
   std::ostringstream out;

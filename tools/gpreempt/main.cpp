@@ -64,17 +64,17 @@ int main(int argc, char** argv) {
     if (globals.json) {
       nlohmann::json j = e.detail;
       j["error"] = e.what();
-      std::cout << j.dump(2) << "\n";
+      std::cout << gpreempt::cli::dump_json(j) << "\n";
     }
     return gpreempt::cli::kExitFailure;
   } catch (const gpreempt::Error& e) {
     std::cerr << "gpreempt: " << e.what() << "\n";
     if (globals.json)
-      std::cout << nlohmann::json{{"error", e.what()}, {"errno", e.code()}}.dump(2) << "\n";
+      std::cout << gpreempt::cli::dump_json(nlohmann::json{{"error", e.what()}, {"errno", e.code()}}) << "\n";
     return gpreempt::cli::kExitFailure;
   } catch (const std::exception& e) {
     std::cerr << "gpreempt: " << e.what() << "\n";
-    if (globals.json) std::cout << nlohmann::json{{"error", e.what()}}.dump(2) << "\n";
+    if (globals.json) std::cout << gpreempt::cli::dump_json(nlohmann::json{{"error", e.what()}}) << "\n";
     return gpreempt::cli::kExitFailure;
   }
   return gpreempt::cli::kExitOk;
