@@ -2,7 +2,7 @@
 // reads or writes, shared by the debugfs decoders (lib/discovery) and the simulated device that
 // renders the same files (sim/device), so both sides agree by construction.
 //
-// Source: /work/shared/kfd/v9_mqd_dwords.tsv and FACTS §14/§18 (every reserved_N of the kernel's
+// Source: ../shared/kfd/v9_mqd_dwords.tsv and FACTS §14/§18 (every reserved_N of the kernel's
 // v9_structs.h static-asserted at dword N). Byte offset = 4 × dword index.
 #pragma once
 
