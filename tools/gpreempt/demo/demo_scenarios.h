@@ -18,7 +18,7 @@
 namespace gpreempt::demo {
 
 struct DemoOptions {
-  double duration_s = 10;              // per scenario
+  double duration_s = 3;               // per scenario: the whole demo stays under half a minute
   std::string online_preset = "cnn";
   std::string offline_preset = "cnn";
   std::string workload_program;        // gpreempt-workload to run
