@@ -20,7 +20,7 @@ namespace gpreempt::demo {
 struct DemoOptions {
   double duration_s = 3;               // per scenario: the whole demo stays under half a minute
   std::string online_preset = "cnn";
-  std::string offline_preset = "cnn";
+  std::string offline_preset = "gemm2048";
   std::string workload_program;        // gpreempt-workload to run
   ControllerOptions controller;
   std::string work_dir;                // where the controller's socket lives
