@@ -152,7 +152,9 @@ void run(const Globals& g, DemoCliOptions& o) {
   for (const auto& gpu : kfd::read_gpu_nodes(kfd::kTopologyRoot)) {
     gpus.push_back({{"gpu_id", hex(gpu.gpu_id)}, {"name", gpu.name}});
     if (description.empty()) {
-      description = gpu.name.empty() ? "gpu " + hex(gpu.gpu_id) : gpu.name;
+      // The topology's name is the ASIC string ("ip discovery" on MI300s); the target says more.
+      description = gpu.gfx_name() + " GPU";
+      if (!gpu.name.empty()) description += " '" + gpu.name + "'";
       if (gpu.max_engine_clk_fcompute > 0 && !o.grace && o.grace_us)
         o.grace = gpreempt_grace_from_us(*o.grace_us, gpu.max_engine_clk_fcompute);
     }
