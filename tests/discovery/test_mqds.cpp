@@ -6,27 +6,14 @@
 #include "discovery/json.h"
 #include "discovery/mqds.h"
 #include "fixtures.h"
+#include "seq_hex_dump.h"
 
 using namespace gpreempt::discovery;
 namespace gt = gpreempt::testing;
 
 namespace {
 
-// One seq_hex_dump of `dwords` (32 bytes per row, 4-byte groups, prefix "    ").
-std::string hex_dump(const std::vector<std::uint32_t>& dw) {
-  std::string s;
-  char buf[32];
-  for (std::size_t i = 0; i < dw.size(); i += 8) {
-    std::snprintf(buf, sizeof buf, "    %.8zx:", i * 4);
-    s += buf;
-    for (std::size_t k = i; k < i + 8 && k < dw.size(); ++k) {
-      std::snprintf(buf, sizeof buf, " %.8x", dw[k]);
-      s += buf;
-    }
-    s += "\n";
-  }
-  return s;
-}
+std::string hex_dump(const std::vector<std::uint32_t>& dw) { return gt::seq_hex_dump(dw, "    "); }
 
 std::vector<std::uint32_t> compute_mqd(std::uint64_t mqd_base, std::uint64_t ring, std::uint64_t rptr) {
   namespace m = gpreempt::discovery::gfx9::mqd;

@@ -4,26 +4,14 @@
 #include "discovery/pm4_packets.h"
 #include "discovery/rls.h"
 #include "fixtures.h"
+#include "seq_hex_dump.h"
 
 using namespace gpreempt::discovery;
 namespace gt = gpreempt::testing;
 
 namespace {
 
-std::string ib_dump(const std::vector<std::uint32_t>& dw) {
-  std::string s;
-  char buf[32];
-  for (std::size_t i = 0; i < dw.size(); i += 8) {
-    std::snprintf(buf, sizeof buf, "  %.8zx:", i * 4);
-    s += buf;
-    for (std::size_t k = i; k < i + 8 && k < dw.size(); ++k) {
-      std::snprintf(buf, sizeof buf, " %.8x", dw[k]);
-      s += buf;
-    }
-    s += "\n";
-  }
-  return s;
-}
+std::string ib_dump(const std::vector<std::uint32_t>& dw) { return gt::seq_hex_dump(dw, "  "); }
 
 // What pm_map_process_aldebaran + pm_map_queues_v9 + pm_runlist_v9 write (values made up).
 std::vector<std::uint32_t> runlist() {
