@@ -11,7 +11,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "logs/byte_scan.h"
+#include "logs/line_scan.h"
 #include "logs/log_record.h"
 
 namespace gpreempt::logs {
@@ -114,6 +114,7 @@ struct LogAnalyzer::Impl {
   std::string pending_store;   // owns `pending` when it cannot point into the caller's chunk
   bool has_pending = false;
   bool pending_owned = false;
+  bool pending_clean = false;  // `pending` is one line known to hold no escape and no glued record
   std::size_t pending_line = 0;
   std::size_t prev_len = 0;
   bool prev_ends_blank = true;
@@ -137,7 +138,8 @@ struct LogAnalyzer::Impl {
   explicit Impl(AnalyzerOptions o) : opt(o) {}
 
   // --- physical lines -> logical records ------------------------------------------------------
-  void physical_line(std::string_view line) {
+  // `clean`: the line holds no ESC and no " :<digit>:" (see line_scan.h); false when unknown.
+  void physical_line(std::string_view line, bool clean) {
     ++sum.lines;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.size() > opt.max_record_bytes) {
@@ -153,10 +155,12 @@ struct LogAnalyzer::Impl {
         sum.truncated_record = true;
       }
       pending = pending_store;
+      pending_clean = false;
     } else {
       flush();
       pending = line;
       pending_owned = false;
+      pending_clean = clean;
       has_pending = true;
       pending_line = sum.lines;
     }
@@ -182,13 +186,20 @@ struct LogAnalyzer::Impl {
   void flush() {
     if (!has_pending) return;
     has_pending = false;
-    split_glued(pending, pending_line);
+    split_glued(pending, pending_line, pending_clean);
   }
 
-  void split_glued(std::string_view text, std::size_t line_no) {
+  void split_glued(std::string_view text, std::size_t line_no, bool clean) {
     // ROCm colours only the message; a record whose prefix itself is coloured fails to parse and
     // is retried here without the escapes.
     detail::LogRecord rec;
+    if (clean) {
+      // Nothing to strip and nothing glued: the record is complete as parsed (what the scans below
+      // would conclude).
+      if (!detail::parse_record(text, rec)) return record(text, line_no);
+      rec.message = trim(rec.message);
+      return one(rec, trim(text), line_no);
+    }
     if (!text.empty() && text[0] != '\x1b' && detail::parse_record(text, rec)) {
       // Common case first: one scan of the message for both an escape and a glued record; with
       // neither, the record is complete as parsed (what record() would conclude, minus its scans).
@@ -488,20 +499,16 @@ struct LogAnalyzer::Impl {
       }
       const std::size_t n = static_cast<std::size_t>(static_cast<const char*>(nl) - chunk.data());
       append_carry(chunk.substr(0, n));
-      physical_line(carry);
+      physical_line(carry, false);
       if (has_pending && !pending_owned) own_pending();  // it may point into `carry`
       carry.clear();
       pos = n + 1;
     }
-    const char* base = chunk.data();
-    const std::size_t size = chunk.size();
-    while (pos < size) {
-      const std::size_t n = detail::find_byte(base, pos, size, '\n');
-      if (n == size) break;
-      physical_line(std::string_view(base + pos, n - pos));
-      pos = n + 1;
-    }
-    if (pos < size) append_carry(chunk.substr(pos));
+    const char* base = chunk.data() + pos;
+    pos += detail::for_each_line(base, chunk.size() - pos, [&](std::size_t begin, std::size_t end, bool clean) {
+      physical_line(std::string_view(base + begin, end - begin), clean);
+    });
+    if (pos < chunk.size()) append_carry(chunk.substr(pos));
     if (has_pending && !pending_owned) own_pending();  // the caller's chunk goes away
   }
 
@@ -515,7 +522,7 @@ struct LogAnalyzer::Impl {
     if (finished) return sum;
     finished = true;
     if (!carry.empty()) {
-      physical_line(carry);
+      physical_line(carry, false);
       flush();
       carry.clear();
     }

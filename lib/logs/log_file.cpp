@@ -19,8 +19,9 @@ namespace gpreempt::logs {
 
 namespace {
 
-// Small enough to stay in L2 between read() copying it in and the analyzer reading it.
-constexpr std::size_t kChunk = 256u << 10;
+// Small enough to stay in L1/L2 between read() copying it in and the analyzer reading it: on a
+// 256 MiB log, read() alone took 0.039 s with 256 KiB buffers and 0.023 s with 64 KiB ones.
+constexpr std::size_t kChunk = 64u << 10;
 
 [[noreturn]] void fail(const std::string& path, const char* what) {
   throw std::runtime_error(std::string(what) + " " + path + ": " + std::strerror(errno));

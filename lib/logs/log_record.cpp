@@ -1,7 +1,6 @@
 #include "logs/log_record.h"
 
 #include <bit>
-#include <charconv>
 #include <cstdint>
 #include <cstring>
 
@@ -24,11 +23,40 @@ std::string_view trim_right(std::string_view s) {
 }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+// std::from_chars for an int (optional '-', then digits), inlined: a pid is parsed on every line
+// and the library call showed in profiles. Returns the end of the digits, or `b` when there are
+// none; `ok` is false then and when the value does not fit, as with from_chars.
+const char* parse_int(const char* b, const char* e, int& value, bool& ok) {
+  const char* q = b;
+  const bool negative = q < e && *q == '-';
+  if (negative) ++q;
+  const char* digits = q;
+  std::uint64_t v = 0;
+  bool overflow = false;
+  for (; q < e && is_digit(*q); ++q) {
+    v = v * 10 + static_cast<std::uint64_t>(*q - '0');
+    overflow |= v > (std::uint64_t{1} << 31);
+  }
+  ok = q != digits && !overflow && v <= (negative ? std::uint64_t{1} << 31 : (std::uint64_t{1} << 31) - 1);
+  if (q == digits) return b;
+  if (ok) value = negative ? static_cast<int>(-static_cast<std::int64_t>(v)) : static_cast<int>(v);
+  return q;
+}
+
+// ROCclr prints the source line as "%-4d:", so p[0, 5) is digits, then blanks, then ':' whenever
+// the number has at most four digits. Bitwise & and | keep the check free of branches (a byte loop
+// over the padding mispredicted on almost every line); any other shape takes the general path.
+bool is_padded_line_number(const char* p) {
+  const auto d = [p](int k) { return static_cast<unsigned char>(p[k] - '0') <= 9; };
+  const auto b = [p](int k) { return p[k] == ' '; };
+  return d(0) & ((d(1) & ((d(2) & (d(3) | b(3))) | (b(2) & b(3)))) | (b(1) & b(2) & b(3))) & (p[4] == ':');
+}
+
 // Index of the first non-digit at or after i. Timestamps are 10-12 digits, and a byte loop
 // mispredicts its exit on every line; eight bytes at a time it is one or two steps. A byte is a
 // digit iff its high nibble is 3 both as is and after adding 6 ('0'..'9' -> 0x36..0x3f). The add
 // may carry into the next byte only from a non-digit byte, which is already past the answer.
-std::size_t skip_digits(const char* p, std::size_t i, std::size_t n) {
+inline __attribute__((always_inline)) std::size_t skip_digits(const char* p, std::size_t i, std::size_t n) {
   constexpr std::uint64_t kHigh = 0xf0f0f0f0f0f0f0f0ull, kThree = 0x3030303030303030ull,
                           kSix = 0x0606060606060606ull;
   if constexpr (std::endian::native == std::endian::little) {
@@ -78,12 +106,16 @@ bool parse_record(std::string_view s, LogRecord& r) {
   r.file = std::string_view(p + 3, i - 3);
   // source line number: blanks, digits, blanks, ':'
   ++i;
-  while (i < n && p[i] == ' ') ++i;
-  if (i >= n || !is_digit(p[i])) return false;
-  i = skip_digits(p, i, n);
-  while (i < n && p[i] == ' ') ++i;
-  if (i >= n || p[i] != ':') return false;
-  ++i;
+  if (i + 5 <= n && is_padded_line_number(p + i)) {
+    i += 5;
+  } else {
+    while (i < n && p[i] == ' ') ++i;
+    if (i >= n || !is_digit(p[i])) return false;
+    i = skip_digits(p, i, n);
+    while (i < n && p[i] == ' ') ++i;
+    if (i >= n || p[i] != ':') return false;
+    ++i;
+  }
   // timestamp: digits, optional 'd', optional " us", then ':'; or "(digits)" in very old builds
   while (i < n && p[i] == ' ') ++i;
   const bool paren = i < n && p[i] == '(';
@@ -108,12 +140,11 @@ bool parse_record(std::string_view s, LogRecord& r) {
   rest = trim_left(rest);
   // "N : [tid:0x…]" (ROCm 5)
   if (!rest.empty() && is_digit(rest[0])) {
-    std::size_t j = 0;
     int pid = 0;
-    auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), pid);
-    j = static_cast<std::size_t>(p - rest.data());
-    std::string_view after = trim_left(rest.substr(j));
-    if (ec == std::errc() && !after.empty() && after[0] == ':') {
+    bool ok = false;
+    const char* end = parse_int(rest.data(), rest.data() + rest.size(), pid, ok);
+    std::string_view after = trim_left(rest.substr(static_cast<std::size_t>(end - rest.data())));
+    if (ok && !after.empty() && after[0] == ':') {
       std::string_view after2 = trim_left(after.substr(1));
       if (!after2.empty() && after2[0] == '[') {
         r.pid = pid;
@@ -128,9 +159,10 @@ bool parse_record(std::string_view s, LogRecord& r) {
       if (who.size() >= 4 && std::memcmp(who.data(), "pid:", 4) == 0) {
         std::string_view pv = trim_left(who.substr(4));
         int pid = 0;
-        auto [p, ec] = std::from_chars(pv.data(), pv.data() + pv.size(), pid);
-        if (ec == std::errc()) r.pid = pid;
-        who = pv.substr(static_cast<std::size_t>(p - pv.data()));
+        bool ok = false;
+        const char* end = parse_int(pv.data(), pv.data() + pv.size(), pid, ok);
+        if (ok) r.pid = pid;
+        who = pv.substr(static_cast<std::size_t>(end - pv.data()));
         who = trim_left(who);
       }
       if (who.size() >= 4 && std::memcmp(who.data(), "tid:", 4) == 0) who = trim_left(who.substr(4));

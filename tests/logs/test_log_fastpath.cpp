@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -126,4 +127,30 @@ TEST(LogFastPath, FileReadBuffersCutRecordsLongLinesAndAnUnterminatedLastLine) {
                                       from_file.kernels.at("kern_2"));
   EXPECT_EQ(from_file.lines, from_file.records);
   EXPECT_EQ(from_file.lines, 2 * from_file.dispatches + 3);
+}
+
+TEST(LogFastPath, PidParsesExactlyLikeFromChars) {
+  // The prefix parser reads the pid with its own inlined loop; it must agree with std::from_chars
+  // on signs, overflow and missing digits (a pid that does not parse is left out, not guessed).
+  for (const std::string v : {"0", "7", "007", "-7", "2147483647", "2147483648", "-2147483648", "-2147483649",
+                              "99999999999999999999", "-", "", "+5", "12x"}) {
+    auto s = analyze_log(":3:a.cpp :1 : 1 us: [pid:" + v + " tid:0x1] ShaderName : k\n");
+    int want = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), want);
+    ASSERT_EQ(s.processes.size(), 1u) << v;
+    if (ec == std::errc()) {
+      EXPECT_EQ(s.processes[0].pid, want) << v;
+    } else {
+      EXPECT_FALSE(s.processes[0].pid.has_value()) << v;
+    }
+    if (end == v.data() + v.size() && !v.empty()) {  // digits (of any value) then " tid:"
+      EXPECT_EQ(s.processes[0].tids, (std::set<std::string>{"0x1"})) << v;
+    }
+  }
+  // ROCm 5's "N : [tid:…]": an overflowing N is not a pid.
+  auto s = analyze_log(":3:a.cpp :1 : 1 us: 99999999999 : [tid:0x1] ShaderName : k\n");
+  ASSERT_EQ(s.processes.size(), 1u);
+  EXPECT_FALSE(s.processes[0].pid.has_value());
+  s = analyze_log(":3:a.cpp :1 : 1 us: 4242 : [tid:0x1] ShaderName : k\n");
+  EXPECT_EQ(s.processes[0].pid, 4242);
 }
