@@ -11,6 +11,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "logs/byte_scan.h"
 #include "logs/line_scan.h"
 #include "logs/log_record.h"
 
@@ -24,7 +25,8 @@ bool starts_with(std::string_view s, const char (&p)[N]) {
   return s.size() >= N - 1 && std::memcmp(s.data(), p, N - 1) == 0;
 }
 
-std::string_view trim(std::string_view s) {
+// Inlined: it runs several times per record, mostly finding nothing to trim.
+[[gnu::always_inline]] inline std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return s;
@@ -60,6 +62,18 @@ std::optional<std::uint64_t> dec_after(std::string_view s, std::string_view key)
   if (k == std::string_view::npos) return std::nullopt;
   s.remove_prefix(k + key.size());
   return take_dec(s);
+}
+
+// m.find(": Returned "), searching for the ':' inline: every HIP API line asks, and the library
+// search costs more than the search itself on these short messages.
+std::size_t find_returned(std::string_view m) {
+  constexpr std::string_view kNeedle = ": Returned ";
+  for (std::size_t i = 0; i + kNeedle.size() <= m.size(); ++i) {
+    i = detail::find_byte(m.data(), i, m.size() - kNeedle.size() + 1, ':');
+    if (i + kNeedle.size() > m.size()) break;
+    if (std::memcmp(m.data() + i, kNeedle.data(), kNeedle.size()) == 0) return i;
+  }
+  return std::string_view::npos;
 }
 
 bool is_fault_text(std::string_view s) {
@@ -214,7 +228,14 @@ struct LogAnalyzer::Impl {
       }
       if (s[hit] != '\x1b' && !std::memchr(text.data() + hit, '\x1b', text.size() - hit))
         return record(text, line_no, &rec);
-      return record(strip_ansi(text), line_no);  // the scan found an escape
+      // An escape in the message only (ROCm 7 colours API calls): the prefix parses the same
+      // without it, so strip the message alone and keep the parsed prefix.
+      if (rec.delimited && detail::find_byte(text.data(), 0, off, '\x1b') == off) {
+        const std::string_view stripped = strip_ansi(text, off);
+        rec.message = stripped.substr(off);
+        return record(stripped, line_no, &rec);
+      }
+      return record(strip_ansi(text), line_no);
     }
     if (std::memchr(text.data(), '\x1b', text.size())) text = strip_ansi(text);
     record(text, line_no);
@@ -243,15 +264,17 @@ struct LogAnalyzer::Impl {
     return file.find('.') != std::string_view::npos;
   }
 
-  // Removes CSI sequences (ESC '[' … final byte), e.g. the colour ROCm 7 puts around API calls.
-  std::string_view strip_ansi(std::string_view s) {
-    ansi_scratch.clear();
-    std::size_t pos = 0;
+  // Removes CSI sequences (ESC '[' … final byte), e.g. the colour ROCm 7 puts around API calls,
+  // from s[from, end); s[0, from) is kept as is.
+  std::string_view strip_ansi(std::string_view s, std::size_t from = 0) {
+    ansi_scratch.assign(s.data(), from);
+    std::size_t pos = from;
     while (pos < s.size()) {
-      const void* hit = std::memchr(s.data() + pos, '\x1b', s.size() - pos);
-      const std::size_t e = hit ? static_cast<std::size_t>(static_cast<const char*>(hit) - s.data()) : s.size();
+      // Inline search: messages are short and hold an escape or two, where a memchr call per
+      // escape costs more than the search.
+      const std::size_t e = detail::find_byte(s.data(), pos, s.size(), '\x1b');
       ansi_scratch.append(s.data() + pos, e - pos);
-      if (!hit) break;
+      if (e == s.size()) break;
       std::size_t j = e + 1;
       if (j < s.size() && s[j] == '[') {
         ++j;
@@ -474,7 +497,7 @@ struct LogAnalyzer::Impl {
 
   // "<api>: Returned <hipError_t> : …" — anything but hipSuccess is an error.
   void returned(std::string_view m, std::size_t line_no, std::string_view s, int level) {
-    const std::size_t k = m.find(": Returned ");
+    const std::size_t k = find_returned(m);
     if (k == std::string_view::npos) return;
     std::string_view code = m.substr(k + 11);
     if (starts_with(code, "hipSuccess")) return;

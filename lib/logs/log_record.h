@@ -15,6 +15,11 @@ struct LogRecord {
   std::optional<int> pid;
   std::string_view tid;      // as printed, e.g. "0x7f8edc1c4400"; empty when absent
   std::string_view message;  // leading blanks removed
+  // True when the prefix ended with its "[…]" bracket: then nothing at or after `message` decided
+  // the fields above or where `message` starts, so changing the message (removing colour codes
+  // from it) cannot change how the prefix parses. Without a bracket the parser looked at the
+  // message's first bytes for one ("[", or ROCm 5's "N : [").
+  bool delimited = false;
 };
 
 // False unless `s` starts with a ROCclr record prefix. (An out-parameter rather than an optional:

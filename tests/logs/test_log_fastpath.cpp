@@ -154,3 +154,17 @@ TEST(LogFastPath, PidParsesExactlyLikeFromChars) {
   s = analyze_log(":3:a.cpp :1 : 1 us: 4242 : [tid:0x1] ShaderName : k\n");
   EXPECT_EQ(s.processes[0].pid, 4242);
 }
+
+TEST(LogFastPath, ColourBeforeTheWhoBracketIsStrippedBeforeTheBracketIsRead) {
+  // The prefix parses without the escapes only when they follow its "[…]"; here the escape comes
+  // first and hides the bracket until it is stripped.
+  auto s = analyze_log(":3:devprogram.cpp           :2679: 301282620849 us: \x1b[31m[pid:145680 tid:0x7fff] Using V5.\x1b[0m\n"
+                       ":3:devprogram.cpp           :2679: 301282620849 us: \x1b[31m4242 : [tid:0x1] x\x1b[0m\n"
+                       ":3:devprogram.cpp           :2679: 301282620849 us: [pid:7 tid:0x2] \x1b[31m[pid:8 tid:0x3] y\x1b[0m\n");
+  ASSERT_EQ(s.processes.size(), 3u);
+  EXPECT_EQ(s.processes[0].pid, 145680);
+  EXPECT_EQ(s.processes[0].tids, (std::set<std::string>{"0x7fff"}));
+  EXPECT_EQ(s.processes[1].pid, 4242);
+  EXPECT_EQ(s.processes[2].pid, 7);
+  EXPECT_EQ(s.processes[2].tids, (std::set<std::string>{"0x2"}));
+}
