@@ -128,7 +128,9 @@ struct LogAnalyzer::Impl {
   std::string pending_store;   // owns `pending` when it cannot point into the caller's chunk
   bool has_pending = false;
   bool pending_owned = false;
-  bool pending_clean = false;  // `pending` is one line known to hold no escape and no glued record
+  // No escape and no " :<digit>:" in `pending` before this offset (line_scan.h); 0 when unknown,
+  // detail::kCleanLine when there is none.
+  std::size_t pending_suspect = 0;
   std::size_t pending_line = 0;
   std::size_t prev_len = 0;
   bool prev_ends_blank = true;
@@ -152,8 +154,9 @@ struct LogAnalyzer::Impl {
   explicit Impl(AnalyzerOptions o) : opt(o) {}
 
   // --- physical lines -> logical records ------------------------------------------------------
-  // `clean`: the line holds no ESC and no " :<digit>:" (see line_scan.h); false when unknown.
-  void physical_line(std::string_view line, bool clean) {
+  // `suspect`: where the line's first ESC or " :<digit>:" is, as for_each_line reports it; 0 when
+  // unknown.
+  void physical_line(std::string_view line, std::size_t suspect) {
     ++sum.lines;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.size() > opt.max_record_bytes) {
@@ -169,12 +172,12 @@ struct LogAnalyzer::Impl {
         sum.truncated_record = true;
       }
       pending = pending_store;
-      pending_clean = false;
+      pending_suspect = 0;
     } else {
       flush();
       pending = line;
       pending_owned = false;
-      pending_clean = clean;
+      pending_suspect = suspect;
       has_pending = true;
       pending_line = sum.lines;
     }
@@ -200,26 +203,29 @@ struct LogAnalyzer::Impl {
   void flush() {
     if (!has_pending) return;
     has_pending = false;
-    split_glued(pending, pending_line, pending_clean);
+    split_glued(pending, pending_line, pending_suspect);
   }
 
-  void split_glued(std::string_view text, std::size_t line_no, bool clean) {
+  // `suspect`: no escape and no glued record before this offset of `text` (0 when unknown).
+  void split_glued(std::string_view text, std::size_t line_no, std::size_t suspect) {
     // ROCm colours only the message; a record whose prefix itself is coloured fails to parse and
     // is retried here without the escapes.
     detail::LogRecord rec;
-    if (clean) {
+    if (suspect == detail::kCleanLine) {
       // Nothing to strip and nothing glued: the record is complete as parsed (what the scans below
       // would conclude).
       if (!detail::parse_record(text, rec)) return record(text, line_no);
-      rec.message = trim(rec.message);
-      return one(rec, trim(text), line_no);
+      const std::string_view s = trim(text);
+      // parse_record trimmed the message's start; it ends where the trimmed line does.
+      if (!rec.message.empty()) rec.message = std::string_view(rec.message.data(), s.data() + s.size() - rec.message.data());
+      return one(rec, s, line_no);
     }
     if (!text.empty() && text[0] != '\x1b' && detail::parse_record(text, rec)) {
       // Common case first: one scan of the message for both an escape and a glued record; with
       // neither, the record is complete as parsed (what record() would conclude, minus its scans).
       const std::string_view s = trim(text);
       const std::size_t off = static_cast<std::size_t>(rec.message.data() - text.data());
-      std::size_t hit = next_escape_or_glue(s, off);
+      std::size_t hit = next_escape_or_glue(s, std::max(off, suspect));  // nothing before `suspect`
       while (hit != std::string_view::npos && s[hit] == ':' && !is_glued_at(s, hit))
         hit = next_escape_or_glue(s, hit + 1);
       if (hit == std::string_view::npos) {
@@ -228,12 +234,18 @@ struct LogAnalyzer::Impl {
       }
       if (s[hit] != '\x1b' && !std::memchr(text.data() + hit, '\x1b', text.size() - hit))
         return record(text, line_no, &rec);
-      // An escape in the message only (ROCm 7 colours API calls): the prefix parses the same
-      // without it, so strip the message alone and keep the parsed prefix.
-      if (rec.delimited && detail::find_byte(text.data(), 0, off, '\x1b') == off) {
+      // Escapes in the message only (ROCm 7 colours API calls): strip the message alone, and keep
+      // the parsed prefix when it parses the same without them (LogRecord::MessageStart).
+      using Start = detail::LogRecord::MessageStart;
+      if (rec.message_start != Start::kLookedAhead &&
+          (suspect >= off || detail::find_byte(text.data(), 0, off, '\x1b') == off)) {
         const std::string_view stripped = strip_ansi(text, off);
-        rec.message = stripped.substr(off);
-        return record(stripped, line_no, &rec);
+        const std::string_view m = trim(stripped.substr(off));
+        if (rec.message_start == Start::kAfterBracket || m.empty() || (m[0] != '[' && (m[0] < '0' || m[0] > '9'))) {
+          rec.message = stripped.substr(off);
+          return record(stripped, line_no, &rec);
+        }
+        return record(stripped, line_no);  // the same as stripping the whole line
       }
       return record(strip_ansi(text), line_no);
     }
@@ -267,13 +279,18 @@ struct LogAnalyzer::Impl {
   // Removes CSI sequences (ESC '[' … final byte), e.g. the colour ROCm 7 puts around API calls,
   // from s[from, end); s[0, from) is kept as is.
   std::string_view strip_ansi(std::string_view s, std::size_t from = 0) {
-    ansi_scratch.assign(s.data(), from);
-    std::size_t pos = from;
+    // Written in place: the buffer only grows (up to the record cap), so no allocation or
+    // bookkeeping per coloured line.
+    if (ansi_scratch.size() < s.size()) ansi_scratch.resize(s.size());
+    char* out = ansi_scratch.data();
+    std::memcpy(out, s.data(), from);
+    std::size_t len = from, pos = from;
     while (pos < s.size()) {
       // Inline search: messages are short and hold an escape or two, where a memchr call per
       // escape costs more than the search.
       const std::size_t e = detail::find_byte(s.data(), pos, s.size(), '\x1b');
-      ansi_scratch.append(s.data() + pos, e - pos);
+      std::memcpy(out + len, s.data() + pos, e - pos);
+      len += e - pos;
       if (e == s.size()) break;
       std::size_t j = e + 1;
       if (j < s.size() && s[j] == '[') {
@@ -283,7 +300,7 @@ struct LogAnalyzer::Impl {
       }
       pos = std::min(j, s.size());
     }
-    return ansi_scratch;
+    return std::string_view(out, len);
   }
 
   // --- one logical record ---------------------------------------------------------------------
@@ -522,14 +539,14 @@ struct LogAnalyzer::Impl {
       }
       const std::size_t n = static_cast<std::size_t>(static_cast<const char*>(nl) - chunk.data());
       append_carry(chunk.substr(0, n));
-      physical_line(carry, false);
+      physical_line(carry, 0);
       if (has_pending && !pending_owned) own_pending();  // it may point into `carry`
       carry.clear();
       pos = n + 1;
     }
     const char* base = chunk.data() + pos;
-    pos += detail::for_each_line(base, chunk.size() - pos, [&](std::size_t begin, std::size_t end, bool clean) {
-      physical_line(std::string_view(base + begin, end - begin), clean);
+    pos += detail::for_each_line(base, chunk.size() - pos, [&](std::size_t begin, std::size_t end, std::size_t suspect) {
+      physical_line(std::string_view(base + begin, end - begin), suspect);
     });
     if (pos < chunk.size()) append_carry(chunk.substr(pos));
     if (has_pending && !pending_owned) own_pending();  // the caller's chunk goes away
@@ -545,7 +562,7 @@ struct LogAnalyzer::Impl {
     if (finished) return sum;
     finished = true;
     if (!carry.empty()) {
-      physical_line(carry, false);
+      physical_line(carry, 0);
       flush();
       carry.clear();
     }

@@ -29,7 +29,7 @@ BlockMasks classify_block_scalar(const char* p) {
 // A block reads one byte before it and two after it (the glue pattern's neighbours). Blocks
 // that would read outside the text get a NUL-padded copy in `pad`. Returns where the block's first
 // byte is.
-const char* block_bytes(const char* text, std::size_t size, std::size_t k, char (&pad)[1 + 64 + 2]) {
+[[gnu::always_inline]] inline const char* block_bytes(const char* text, std::size_t size, std::size_t k, char (&pad)[1 + 64 + 2]) {
   if (k >= 1 && k + 66 <= size) return text + k;
   std::memset(pad, 0, sizeof pad);
   const std::size_t from = k >= 1 ? k - 1 : 0, to = std::min(k + 66, size);

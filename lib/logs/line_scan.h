@@ -30,16 +30,20 @@ void classify_blocks_sse2(const char* text, std::size_t size, std::size_t first,
 void classify_blocks_scalar(const char* text, std::size_t size, std::size_t first, std::size_t count,
                             BlockMasks* out);
 
-// Calls on_line(begin, end, clean) for every '\n'-terminated line of text, in order: the line is
-// text[begin, end), '\n' excluded; `clean` is true iff it holds no ESC and no " :<digit>:" (neither
-// pattern can span a '\n', so bytes outside the line never matter). Returns the offset just past
-// the last '\n' (0 if there is none): where the unterminated rest begins.
+// No suspect byte in the line (see for_each_line).
+inline constexpr std::size_t kCleanLine = static_cast<std::size_t>(-1);
+
+// Calls on_line(begin, end, suspect) for every '\n'-terminated line of text, in order: the line is
+// text[begin, end), '\n' excluded; `suspect` is the offset in the line of its first ESC or
+// " :<digit>:" (of the colon), or kCleanLine when it has neither. Neither pattern can span a '\n',
+// so bytes outside the line never matter. Returns the offset just past the last '\n' (0 if there
+// is none): where the unterminated rest begins.
 template <typename OnLine>
 std::size_t for_each_line(const char* text, std::size_t size, OnLine&& on_line) {
   constexpr std::size_t kBatch = 64;  // blocks classified per call: 4 KiB of text, 1 KiB of masks
   BlockMasks masks[kBatch];
   std::size_t line_begin = 0;
-  bool dirty = false;  // a suspect byte since line_begin, in blocks already passed
+  std::size_t pending_suspect = kCleanLine;  // first suspect byte since line_begin, in blocks passed
   for (std::size_t first = 0; first < size; first += 64 * kBatch) {
     const std::size_t count = std::min(kBatch, (size - first + 63) / 64);
     classify_blocks(text, size, first, count, masks);
@@ -49,13 +53,17 @@ std::size_t for_each_line(const char* text, std::size_t size, OnLine&& on_line) 
       while (newlines) {
         const std::uint64_t before = (newlines & (~newlines + 1)) - 1;  // bits below the lowest '\n'
         const std::size_t end = k + static_cast<std::size_t>(std::countr_zero(newlines));
-        on_line(line_begin, end, !dirty && (suspect & before) == 0);
+        std::size_t at = pending_suspect;
+        if (at == kCleanLine && (suspect & before) != 0)
+          at = k + static_cast<std::size_t>(std::countr_zero(suspect & before));
+        on_line(line_begin, end, at == kCleanLine ? kCleanLine : at - line_begin);
         line_begin = end + 1;
-        dirty = false;
+        pending_suspect = kCleanLine;
         suspect &= ~before;
         newlines &= newlines - 1;
       }
-      dirty |= suspect != 0;
+      if (suspect != 0 && pending_suspect == kCleanLine)
+        pending_suspect = k + static_cast<std::size_t>(std::countr_zero(suspect));
     }
   }
   return line_begin;

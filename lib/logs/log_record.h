@@ -15,11 +15,15 @@ struct LogRecord {
   std::optional<int> pid;
   std::string_view tid;      // as printed, e.g. "0x7f8edc1c4400"; empty when absent
   std::string_view message;  // leading blanks removed
-  // True when the prefix ended with its "[…]" bracket: then nothing at or after `message` decided
-  // the fields above or where `message` starts, so changing the message (removing colour codes
-  // from it) cannot change how the prefix parses. Without a bracket the parser looked at the
-  // message's first bytes for one ("[", or ROCm 5's "N : [").
-  bool delimited = false;
+  // How the parser found where `message` starts, which says whether changing the message (removing
+  // its colour codes) could change how the prefix parses:
+  //   kAfterBracket  after the "[…]" bracket: it cannot;
+  //   kAfterColon    after the timestamp's ':', no bracket: only if the message's first byte
+  //                  became a digit or '[' (the parser looks there for ROCm 5's "N : [" or a bracket);
+  //   kLookedAhead   anything else (very old "(ts) " timestamps, an unclosed '[', a number that is
+  //                  not "N : ["): the parser read into the message, so it may.
+  enum class MessageStart : unsigned char { kLookedAhead, kAfterColon, kAfterBracket };
+  MessageStart message_start = MessageStart::kLookedAhead;
 };
 
 // False unless `s` starts with a ROCclr record prefix. (An out-parameter rather than an optional:

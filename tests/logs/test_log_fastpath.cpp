@@ -167,4 +167,12 @@ TEST(LogFastPath, ColourBeforeTheWhoBracketIsStrippedBeforeTheBracketIsRead) {
   EXPECT_EQ(s.processes[1].pid, 4242);
   EXPECT_EQ(s.processes[2].pid, 7);
   EXPECT_EQ(s.processes[2].tids, (std::set<std::string>{"0x2"}));
+  // No bracket at all (ROCm 7 without pids): the parsed prefix is kept, the message stripped.
+  s = analyze_log(":3:hip_memory.cpp           :788 : 6306365980 us:  \x1b[31mhipFree: Returned hipErrorInvalidValue : \x1b[0m\n"
+                  ":3:hip_memory.cpp           :788 : 6306365980 us:  \x1b[32m\x1b[0m\n");
+  ASSERT_EQ(s.errors.size(), 1u);
+  EXPECT_EQ(s.errors[0].text, ":3:hip_memory.cpp           :788 : 6306365980 us:  hipFree: Returned hipErrorInvalidValue :");
+  EXPECT_EQ(s.recognized, 2u);
+  ASSERT_EQ(s.processes.size(), 1u);
+  EXPECT_FALSE(s.processes[0].pid.has_value());
 }

@@ -1,9 +1,11 @@
 // The analyzer's one-pass line scanner (line_scan.h) against byte-by-byte references: the block
-// classifiers on random bytes at every block offset, for_each_line on texts whose patterns sit at
-// every offset of a 64-byte block, and the whole analyzer against its slow path (a text fed one
-// byte at a time never takes the scanner's fast path, so both must agree).
+// classifiers on random bytes at every block offset, for_each_line (line bounds and first suspect
+// byte) on texts whose patterns sit at every offset of a 64-byte block, and the whole analyzer
+// against its slow path (a text fed one byte at a time never takes the scanner's fast path, so
+// both must agree).
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -28,20 +30,25 @@ std::string random_text(std::mt19937& rng, std::size_t size) {
 
 struct Line {
   std::size_t begin, end;
-  bool clean;
+  std::size_t suspect;  // offset in the line of the first ESC or glue colon, or kCleanLine
   bool operator==(const Line&) const = default;
 };
+
+std::ostream& operator<<(std::ostream& os, const Line& l) {
+  return os << "[" << l.begin << ", " << l.end << ") suspect " << static_cast<long long>(l.suspect);
+}
 
 std::vector<Line> reference_lines(const std::string& s) {
   std::vector<Line> lines;
   std::size_t begin = 0;
   for (std::size_t nl = s.find('\n'); nl != std::string::npos; nl = s.find('\n', begin)) {
     const std::string line = s.substr(begin, nl - begin);
-    bool clean = line.find('\x1b') == std::string::npos;
-    for (std::size_t i = 1; clean && i + 2 < line.size(); ++i)
-      if (line[i - 1] == ' ' && line[i] == ':' && line[i + 1] >= '0' && line[i + 1] <= '9' && line[i + 2] == ':')
-        clean = false;
-    lines.push_back({begin, nl, clean});
+    std::size_t suspect = kCleanLine;
+    for (std::size_t i = 0; suspect == kCleanLine && i < line.size(); ++i)
+      if (line[i] == '\x1b' || (i >= 1 && i + 2 < line.size() && line[i - 1] == ' ' && line[i] == ':' &&
+                                line[i + 1] >= '0' && line[i + 1] <= '9' && line[i + 2] == ':'))
+        suspect = i;
+    lines.push_back({begin, nl, suspect});
     begin = nl + 1;
   }
   return lines;
@@ -49,8 +56,8 @@ std::vector<Line> reference_lines(const std::string& s) {
 
 std::vector<Line> scanned_lines(const std::string& s, std::size_t* rest = nullptr) {
   std::vector<Line> lines;
-  const std::size_t r = for_each_line(s.data(), s.size(), [&](std::size_t b, std::size_t e, bool clean) {
-    lines.push_back({b, e, clean});
+  const std::size_t r = for_each_line(s.data(), s.size(), [&](std::size_t b, std::size_t e, std::size_t suspect) {
+    lines.push_back({b, e, suspect});
   });
   if (rest) *rest = r;
   return lines;
@@ -94,8 +101,10 @@ TEST(LogLineScan, ReferenceMasksMarkEscapesGlueAndNewlinesOnly) {
 }
 
 TEST(LogLineScan, LinesAndFlagsMatchTheReferenceForPatternsAtEveryBlockOffset) {
-  // Each pattern at every offset 0..63 of the second block, and straddling its end.
-  const std::vector<std::string> patterns = {"\n", "\x1b", " :3:", " :3:x\n", "\x1b\n", "\n :3:", " :3\n:"};
+  // Each pattern at every offset 0..63 of the second block, and straddling its end; two suspects in
+  // one line (the first counts), and a suspect in a line that ends in a later block.
+  const std::vector<std::string> patterns = {"\n", "\x1b", " :3:", " :3:x\n", "\x1b\n", "\n :3:", " :3\n:",
+                                             " :3:\x1b", std::string(70, 'c') + "\x1b"};
   for (const std::string& p : patterns) {
     for (std::size_t at = 40; at < 64 + 64 + 8; ++at) {
       for (std::size_t tail : {0u, 1u, 2u, 3u, 70u}) {
