@@ -135,6 +135,7 @@ struct LogAnalyzer::Impl {
   std::size_t prev_len = 0;
   bool prev_ends_blank = true;
   std::string ansi_scratch;
+  detail::BracketCache brackets;
 
   std::map<std::int64_t, std::size_t> proc_index;  // pid (-1 = none) -> processes[]
   std::int64_t last_pid = -2;
@@ -214,13 +215,13 @@ struct LogAnalyzer::Impl {
     if (suspect == detail::kCleanLine) {
       // Nothing to strip and nothing glued: the record is complete as parsed (what the scans below
       // would conclude).
-      if (!detail::parse_record(text, rec)) return record(text, line_no);
+      if (!detail::parse_record(text, rec, &brackets)) return record(text, line_no);
       const std::string_view s = trim(text);
       // parse_record trimmed the message's start; it ends where the trimmed line does.
       if (!rec.message.empty()) rec.message = std::string_view(rec.message.data(), s.data() + s.size() - rec.message.data());
       return one(rec, s, line_no);
     }
-    if (!text.empty() && text[0] != '\x1b' && detail::parse_record(text, rec)) {
+    if (!text.empty() && text[0] != '\x1b' && detail::parse_record(text, rec, &brackets)) {
       // Common case first: one scan of the message for both an escape and a glued record; with
       // neither, the record is complete as parsed (what record() would conclude, minus its scans).
       const std::string_view s = trim(text);
@@ -315,7 +316,7 @@ struct LogAnalyzer::Impl {
         rec = *parsed;
         rec.message = trim(rec.message);
         parsed = nullptr;
-      } else if (!detail::parse_record(s, rec)) {
+      } else if (!detail::parse_record(s, rec, &brackets)) {
         // Not a record: maybe one glued in later on the line (the paste's first row was other text).
         const std::size_t g = next_glued(s, 1);
         ++sum.records;

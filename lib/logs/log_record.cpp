@@ -3,6 +3,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -89,7 +90,7 @@ bool no_colon_in_3_to_27(const char* p) {
 
 // Hand-rolled: this runs once per log line and the fields are short, so byte loops beat
 // repeated memchr calls (see bench/logs).
-bool parse_record(std::string_view s, LogRecord& r) {
+bool parse_record(std::string_view s, LogRecord& r, BracketCache* cache) {
   if (!is_record_start(s)) return false;
   // Field by field: "r = LogRecord{}" built a temporary on the stack and copied it with stores and
   // loads of different widths, which stalled store forwarding and was most of this function's time.
@@ -163,20 +164,36 @@ bool parse_record(std::string_view s, LogRecord& r) {
     if (rest[0] != '[') r.message_start = LogRecord::MessageStart::kLookedAhead;
   }
   if (!rest.empty() && rest[0] == '[') {
+    // The same bytes up to the first ']' parse the same.
+    if (cache && cache->size && rest.size() >= cache->size && std::memcmp(rest.data(), cache->bytes, cache->size) == 0) {
+      if (cache->pid) r.pid = cache->pid;
+      r.tid = rest.substr(cache->tid_offset, cache->tid_size);
+      r.message = trim_left(rest.substr(cache->size));
+      r.message_start = LogRecord::MessageStart::kAfterBracket;
+      return true;
+    }
     const std::size_t close = find_byte(rest.data(), 1, rest.size(), ']');
     if (close < rest.size()) {
+      std::optional<int> bracket_pid;
       std::string_view who = rest.substr(1, close - 1);
       if (who.size() >= 4 && std::memcmp(who.data(), "pid:", 4) == 0) {
         std::string_view pv = trim_left(who.substr(4));
         int pid = 0;
         bool ok = false;
         const char* end = parse_int(pv.data(), pv.data() + pv.size(), pid, ok);
-        if (ok) r.pid = pid;
+        if (ok) bracket_pid = r.pid = pid;
         who = pv.substr(static_cast<std::size_t>(end - pv.data()));
         who = trim_left(who);
       }
       if (who.size() >= 4 && std::memcmp(who.data(), "tid:", 4) == 0) who = trim_left(who.substr(4));
       r.tid = trim_right(who);
+      if (cache && close + 1 <= BracketCache::kMaxBytes) {
+        cache->size = close + 1;
+        std::memcpy(cache->bytes, rest.data(), close + 1);
+        cache->pid = bracket_pid;
+        cache->tid_offset = static_cast<std::size_t>(r.tid.data() - rest.data());
+        cache->tid_size = r.tid.size();
+      }
       rest = rest.substr(close + 1);
       r.message_start = LogRecord::MessageStart::kAfterBracket;
     } else {
