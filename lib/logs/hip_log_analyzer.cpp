@@ -412,7 +412,7 @@ struct LogAnalyzer::Impl {
       last_proc = it->second;
       last_tid.clear();
     }
-    if (!tid.empty() && tid != last_tid) {
+    if (!tid.empty() && (tid.size() != last_tid.size() || !detail::equal_bytes(tid.data(), last_tid.data(), tid.size()))) {
       sum.processes[last_proc].tids.emplace(tid);
       last_tid.assign(tid);
     }

@@ -165,7 +165,7 @@ bool parse_record(std::string_view s, LogRecord& r, BracketCache* cache) {
   }
   if (!rest.empty() && rest[0] == '[') {
     // The same bytes up to the first ']' parse the same.
-    if (cache && cache->size && rest.size() >= cache->size && std::memcmp(rest.data(), cache->bytes, cache->size) == 0) {
+    if (cache && cache->size && rest.size() >= cache->size && equal_bytes(rest.data(), cache->bytes, cache->size)) {
       if (cache->pid) r.pid = cache->pid;
       r.tid = rest.substr(cache->tid_offset, cache->tid_size);
       r.message = trim_left(rest.substr(cache->size));
