@@ -46,6 +46,16 @@ class Hardware {
   virtual bool ticks_change_state() const { return true; }
   // The KfdDevice exists now (constructed with hws()); the model may read its queues from here on.
   virtual void attach(const KfdDevice& /*device*/) {}
+  // What the model recorded (protocol Op::kGpuStats: runlist records with seq > since_seq, at most
+  // max_records per GPU), as JSON text; nullopt when this hardware records nothing. Answered from
+  // memory, in the loop, so a client that just got its ioctl's answer sees that ioctl's record.
+  virtual std::optional<std::string> stats_json(uint64_t /*since_seq*/, std::size_t /*max_records*/) const {
+    return std::nullopt;
+  }
+  // The daemon leaves its loop: leave what the model recorded where it can be read afterwards.
+  // Nothing on the loop's hot path touches the file system: a write that the kernel throttles
+  // under another process's I/O would freeze the simulated GPU for as long.
+  virtual void stopping() {}
 };
 
 struct HardwareOptions {

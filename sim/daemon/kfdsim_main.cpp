@@ -21,6 +21,8 @@
 #include "sim/device/device_profile.h"
 #include "sim/protocol/machine_paths.h"
 #include "sim/protocol/messages.h"
+#include "sim/protocol/gpu_stats_query.h"
+#include "sim/protocol/query.h"
 #include "sim/protocol/socket_io.h"
 
 extern char** environ;
@@ -51,39 +53,6 @@ std::string shim_library() {
   return fs::weakly_canonical(exe_dir() / ".." / "lib" / "libkfdshim.so").string();
 }
 
-struct Reply {
-  int error = 0;
-  protocol::Reply reply;
-};
-
-Reply request(const protocol::MachinePaths& paths, Op op) {
-  Reply r;
-  int s = protocol::connect_unix(paths.socket);
-  if (s < 0) {
-    r.error = s;
-    return r;
-  }
-  protocol::Request req{op, getpid(), gettid(), 0, {}};
-  auto msg = protocol::encode(req);
-  std::vector<uint8_t> in;
-  if ((r.error = protocol::send_message(s, msg)) == 0 && (r.error = protocol::recv_message(s, in)) == 0) {
-    auto rep = protocol::decode_reply(in);
-    if (rep)
-      r.reply = std::move(*rep);
-    else
-      r.error = -EPROTO;
-  }
-  if (op == Op::kShutdown && r.error == 0) {
-    // The daemon closes every connection as it exits: wait for that.
-    std::vector<uint8_t> rest;
-    while (protocol::recv_message(s, rest) == 0) {
-    }
-  }
-  close(s);
-  return r;
-}
-
-std::string text(const protocol::Reply& r) { return std::string(r.payload.begin(), r.payload.end()); }
 
 void no_daemon(const protocol::MachinePaths& paths, int error) {
   std::fprintf(stderr, "kfdsim: no simulated machine answers at %s (%s); start one with `kfdsim start`\n",
@@ -152,7 +121,7 @@ int start_daemon(const protocol::MachinePaths& paths, const daemon::MachineOptio
 }
 
 int print_status(const protocol::MachinePaths& paths, bool json) {
-  Reply r = request(paths, Op::kStatus);
+  auto r = protocol::query(paths.socket, Op::kStatus);
   if (r.error) {
     if (json) {
       std::cout << nlohmann::json{{"running", false}, {"socket", paths.socket}}.dump(2) << "\n";
@@ -161,7 +130,7 @@ int print_status(const protocol::MachinePaths& paths, bool json) {
     }
     return kFailed;
   }
-  auto j = nlohmann::json::parse(text(r.reply));
+  auto j = nlohmann::json::parse(r.payload);
   if (json) {
     j["running"] = true;
     std::cout << j.dump(2) << "\n";
@@ -181,12 +150,12 @@ int print_status(const protocol::MachinePaths& paths, bool json) {
 }
 
 int print_queues(const protocol::MachinePaths& paths, bool json) {
-  Reply r = request(paths, Op::kQueues);
+  auto r = protocol::query(paths.socket, Op::kQueues);
   if (r.error) {
     no_daemon(paths, r.error);
     return kFailed;
   }
-  auto a = nlohmann::json::parse(text(r.reply));
+  auto a = nlohmann::json::parse(r.payload);
   if (json) {
     std::cout << a.dump(2) << "\n";
     return kOk;
@@ -206,8 +175,53 @@ int print_queues(const protocol::MachinePaths& paths, bool json) {
   return kOk;
 }
 
+int print_gpu_stats(const protocol::MachinePaths& paths, uint64_t since, bool json) {
+  auto r = protocol::fetch_gpu_stats(paths.socket, since);
+  if (r.error == -ENODEV) {
+    std::fprintf(stderr, "kfdsim: the machine at %s runs --hardware instant, which records nothing "
+                 "(start it with --hardware gpu)\n", paths.dir.c_str());
+    return kFailed;
+  }
+  if (r.error) {
+    no_daemon(paths, r.error);
+    return kFailed;
+  }
+  const auto& j = r.stats;
+  if (json) {
+    std::cout << j.dump(1) << "\n";
+    return kOk;
+  }
+  auto us = [](const nlohmann::json& ns) -> std::string {
+    if (!ns.is_number()) return "-";
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f", ns.get<double>() / 1000.0);
+    return b;
+  };
+  std::printf("profile %s, simulated time %.3f s\n", j["profile"].get<std::string>().c_str(),
+              j["now_ns"].get<double>() / 1e9);
+  for (const auto& g : j["gpus"]) {
+    const auto& c = g["counters"];
+    std::printf("\ngpu %x: %llu kernels, %llu runlist updates (%llu suspends, %llu resumes), %llu waves saved\n",
+                g["gpu_id"].get<unsigned>(), c["kernels_completed"].get<unsigned long long>(),
+                c["runlist_updates"].get<unsigned long long>(), c["suspends"].get<unsigned long long>(),
+                c["resumes"].get<unsigned long long>(), c["waves_saved"].get<unsigned long long>());
+    if (g["runlist"].empty()) {
+      std::printf("  (no runlist records after seq %llu)\n", static_cast<unsigned long long>(since));
+      continue;
+    }
+    std::printf("  %-6s %-8s %-6s %12s %10s %10s %12s %7s\n", "SEQ", "KIND", "GRACE", "STOP_US", "SAVE_US",
+                "RESTORE_US", "ROUNDTRIP_US", "RESULT");
+    for (const auto& rec : g["runlist"])
+      std::printf("  %-6llu %-8s %-6u %12s %10s %10s %12s %7d\n", rec["seq"].get<unsigned long long>(),
+                  rec["kind"].get<std::string>().c_str(), rec["grace_kclk"].get<unsigned>(),
+                  us(rec["stop_latency_ns"]).c_str(), us(rec["save_ns"]).c_str(), us(rec["restore_ns"]).c_str(),
+                  us(rec["round_trip_ns"]).c_str(), rec["result"].get<int>());
+  }
+  return kOk;
+}
+
 int show_files(const protocol::MachinePaths& paths, const std::string& which, bool json) {
-  Reply r = request(paths, Op::kRefreshFiles);
+  auto r = protocol::query(paths.socket, Op::kRefreshFiles);
   if (r.error) {
     no_daemon(paths, r.error);
     return kFailed;
@@ -247,7 +261,7 @@ int show_files(const protocol::MachinePaths& paths, const std::string& which, bo
 }
 
 int stop_daemon(const protocol::MachinePaths& paths, bool quiet, bool json = false) {
-  Reply r = request(paths, Op::kShutdown);
+  auto r = protocol::query(paths.socket, Op::kShutdown);
   if (json) {
     std::cout << nlohmann::json{{"was_running", r.error == 0}, {"running", false},
                                 {"dir", paths.dir}}.dump(2)
@@ -382,6 +396,12 @@ int main(int argc, char** argv) {
   status->add_flag("--json", json, "machine-readable output");
   auto* queues = app.add_subcommand("queues", "list every queue of every process, suspended or not");
   queues->add_flag("--json", json, "machine-readable output");
+  uint64_t since = 0;
+  auto* stats = app.add_subcommand(
+      "stats", "the simulated GPU's records: counters, and every suspend/resume/runlist update with "
+               "when the queues stopped, the CWSR save and restore costs and the round trip (simulated time)");
+  stats->add_option("--since", since, "only runlist records with a larger seq (a mark taken earlier)");
+  stats->add_flag("--json", json, "machine-readable output (what tools read)");
   std::string which;
   auto* files = app.add_subcommand("files", "list the simulated sysfs/debugfs files, or print one");
   files->add_option("path", which, "a guest path, e.g. /sys/kernel/debug/kfd/mqds");
@@ -419,6 +439,7 @@ int main(int argc, char** argv) {
     if (*status) return print_status(paths, json);
     if (*queues) return print_queues(paths, json);
     if (*files) return show_files(paths, which, json);
+    if (*stats) return print_gpu_stats(paths, since, json);
     if (app.got_subcommand("shim")) {
       std::printf("%s\n", shim_library().c_str());
       return kOk;

@@ -224,6 +224,7 @@ int Server::run() {
     }
     rearm_timer();
   }
+  hardware_->stopping();
   unlink_socket();
   log("stopped");
   return 0;
@@ -305,7 +306,13 @@ std::map<std::string, std::string> Server::rendered_files() const {
 void Server::reply(int fd, int64_t ret, std::vector<uint8_t> payload, int pass_fd) {
   protocol::Reply r{ret, std::move(payload)};
   auto msg = protocol::encode(r);
-  (void)protocol::send_message(fd, msg, pass_fd);  // a peer that is gone shows up as a hang-up
+  const int err = protocol::send_message(fd, msg, pass_fd);
+  if (err == 0 || err == -EPIPE || err == -ECONNRESET) return;  // a peer that is gone shows up as a hang-up
+  // An answer that cannot be delivered (e.g. larger than the socket's send buffer) must not leave
+  // the caller waiting for ever: end its connection, which it sees as the daemon hanging up.
+  log("cannot answer pid %d (%zu bytes): %s", conns_.count(fd) ? conns_[fd]->peer_pid : 0, msg.size(),
+      std::strerror(-err));
+  ::shutdown(fd, SHUT_RDWR);
 }
 
 void Server::handle(int fd, protocol::Request& req) {
@@ -340,6 +347,15 @@ void Server::handle(int fd, protocol::Request& req) {
     case Op::kQueues: {
       std::string s = queues_json();
       reply(fd, 0, std::vector<uint8_t>(s.begin(), s.end()));
+      return;
+    }
+    case Op::kGpuStats: {
+      auto s = hardware_->stats_json(req.arg, protocol::kGpuStatsPage);
+      if (!s) {
+        reply(fd, -ENODEV);
+      } else {
+        reply(fd, 0, std::vector<uint8_t>(s->begin(), s->end()));
+      }
       return;
     }
     case Op::kDrmDevice: {

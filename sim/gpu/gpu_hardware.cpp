@@ -20,18 +20,13 @@ using daemon::Clock;
 // How often the CP looks at the write pointers of its queues (CP_HQD_PQ_WPTR_POLL): a dispatch
 // is noticed at most this late. The doorbell pages need no reading: the write pointer says it all.
 constexpr std::chrono::microseconds kPollPeriod{250};
-// The stats file is rewritten at most this often, and whenever a runlist update finishes (before
-// the device completes the ioctl that asked for it).
-constexpr std::chrono::milliseconds kStatsPeriod{200};
 
 class GpuHardware final : public daemon::Hardware {
  public:
   GpuHardware(GpuModelOptions options, std::string stats_path)
       : model_(std::make_shared<GpuModel>(std::move(options), memory_)),
         stats_path_(std::move(stats_path)),
-        epoch_(Clock::now()) {
-    model_->set_runlist_observer([this] { write_stats(Clock::now(), true); });
-  }
+        epoch_(Clock::now()) {}
 
   std::shared_ptr<Hws> hws() override { return model_; }
 
@@ -41,7 +36,7 @@ class GpuHardware final : public daemon::Hardware {
   std::optional<Clock::time_point> next_tick() override {
     std::optional<Clock::time_point> t;
     if (auto ev = model_->next_event_time()) t = epoch_ + std::chrono::nanoseconds(*ev);
-    if (!model_->queue_stats().empty()) {
+    if (model_->has_queues()) {
       const auto poll = last_poll_ + kPollPeriod;
       if (!t || poll < *t) t = poll;
     }
@@ -53,33 +48,29 @@ class GpuHardware final : public daemon::Hardware {
     model_->advance_to(t);
     model_->poll();
     last_poll_ = now;
-    write_stats(now);
   }
 
- private:
-  void write_stats(Clock::time_point now, bool force = false) {
+  std::optional<std::string> stats_json(uint64_t since_seq, std::size_t max_records) const override {
+    return model_->stats_json(since_seq, max_records).dump();
+  }
+
+  void stopping() override {
     if (stats_path_.empty()) return;
-    uint64_t updates = 0;
-    for (uint32_t id : model_->gpu_ids()) updates += model_->engine(id).counters().runlist_completed;
-    if (!force && updates == written_updates_ && now - last_stats_ < kStatsPeriod) return;
-    written_updates_ = updates;
-    last_stats_ = now;
     const std::string tmp = stats_path_ + ".tmp";
     {
       std::ofstream out(tmp, std::ios::trunc);
-      if (!out) return;  // the machine directory is gone: nothing to report to
+      if (!out) return;  // the machine directory is gone: nobody is left to read it
       out << model_->stats_json().dump(1) << '\n';
     }
     std::rename(tmp.c_str(), stats_path_.c_str());
   }
 
+ private:
   ProcessVmMemory memory_;
   std::shared_ptr<GpuModel> model_;
   std::string stats_path_;
   Clock::time_point epoch_;
   Clock::time_point last_poll_{};
-  Clock::time_point last_stats_{};
-  uint64_t written_updates_ = ~0ull;
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "sim/gpu/gpu_model.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "gpreempt/kfd_abi.h"
@@ -77,10 +79,7 @@ void GpuModel::execute_runlist(uint32_t gpu_id, uint32_t grace_period,
   std::vector<QueueKey> keys;
   for (const auto& v : runnable)
     if (is_compute(v.uapi_type) && v.gpu_id == gpu_id) keys.push_back({v.pid, v.queue_id});
-  engine(gpu_id).execute_runlist(grace_period, keys, [this, done = std::move(done)](int r) {
-    if (runlist_observer_) runlist_observer_();
-    if (done) done(r);
-  });
+  engine(gpu_id).execute_runlist(grace_period, keys, std::move(done));
 }
 
 void GpuModel::fail_queue(CpQueue& q, std::string why) {
@@ -238,7 +237,7 @@ std::vector<CpQueueStats> GpuModel::queue_stats() const {
   return out;
 }
 
-nlohmann::json GpuModel::stats_json() const {
+nlohmann::json GpuModel::stats_json(uint64_t since_seq, std::size_t max_records) const {
   nlohmann::json j;
   j["now_ns"] = now_;
   j["profile"] = options_.profile.name;
@@ -257,7 +256,15 @@ nlohmann::json GpuModel::stats_json() const {
                      {"quantum_rotations", c.quantum_rotations},
                      {"waves_saved", c.waves_saved},
                      {"waves_restored", c.waves_restored}};
-    g["runlist"] = to_json(e->records());
+    const auto& records = e->records();
+    // Records are in seq order: skip the old ones by binary search, not by a scan of the history.
+    auto first = std::upper_bound(records.begin(), records.end(), since_seq,
+                                  [](uint64_t s, const RunlistRecord& r) { return s < r.seq; });
+    nlohmann::json list = nlohmann::json::array();
+    for (auto it = first; it != records.end() && list.size() < max_records; ++it) list.push_back(to_json(*it));
+    g["last_seq"] = records.empty() ? uint64_t{0} : records.back().seq;
+    g["more"] = static_cast<std::size_t>(records.end() - first) > list.size();
+    g["runlist"] = std::move(list);
     j["gpus"].push_back(std::move(g));
   }
   j["queues"] = nlohmann::json::array();

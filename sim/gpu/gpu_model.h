@@ -65,12 +65,12 @@ class GpuModel final : public Hws {
   GpuEngine& engine(uint32_t gpu_id);  // created with the profile on first use
   std::vector<uint32_t> gpu_ids() const;
   std::vector<CpQueueStats> queue_stats() const;
-  // {"now_ns", "profile", "gpus":[{gpu_id, counters, runlist:[records]}], "queues":[...]}
-  nlohmann::json stats_json() const;
+  bool has_queues() const { return !queues_.empty(); }
+  // {"now_ns", "profile", "gpus":[{gpu_id, counters, last_seq, more, runlist:[records]}],
+  // "queues":[...]}: per GPU the records with seq > since_seq, oldest first, at most max_records
+  // of them ("more" says newer ones were left out: ask again from the last seq returned).
+  nlohmann::json stats_json(uint64_t since_seq = 0, std::size_t max_records = SIZE_MAX) const;
   const GpuModelOptions& options() const { return options_; }
-  // Called after a runlist update is recorded and before the device hears `done`, so whoever
-  // publishes the records (the stats file) is never behind the ioctl's caller.
-  void set_runlist_observer(std::function<void()> f) { runlist_observer_ = std::move(f); }
 
  private:
   struct CpQueue;
@@ -84,7 +84,6 @@ class GpuModel final : public Hws {
   SimTime now_ = 0;
   std::map<uint32_t, std::unique_ptr<GpuEngine>> engines_;
   std::map<QueueKey, std::unique_ptr<CpQueue>> queues_;
-  std::function<void()> runlist_observer_;
 };
 
 }  // namespace gpreempt::sim::gpu

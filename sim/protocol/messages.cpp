@@ -6,7 +6,7 @@ namespace gpreempt::sim::protocol {
 namespace {
 
 bool valid_op(uint16_t op) {
-  return op >= static_cast<uint16_t>(Op::kHelloProcess) && op <= static_cast<uint16_t>(Op::kDrmDevice);
+  return op >= static_cast<uint16_t>(Op::kHelloProcess) && op <= static_cast<uint16_t>(Op::kGpuStats);
 }
 
 void fail(DecodeError* err, std::string what) {
@@ -140,6 +140,7 @@ const char* op_name(Op op) {
     case Op::kQueues: return "queues";
     case Op::kShutdown: return "shutdown";
     case Op::kDrmDevice: return "drm-device";
+    case Op::kGpuStats: return "gpu-stats";
   }
   return "?";
 }

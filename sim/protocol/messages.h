@@ -39,7 +39,15 @@ enum class Op : uint16_t {
   kShutdown = 8,
   // Which GPU answers at /dev/dri/renderD<arg>: ret = 0 and payload = DrmDeviceInfo, or -ENODEV.
   kDrmDevice = 9,
+  // The GPU model's records (sim/gpu): ret = 0 and payload = JSON text, or -ENODEV when the
+  // machine's hardware keeps none (--hardware instant). arg = only runlist records with a larger
+  // seq; a reply carries at most kGpuStatsPage records per GPU, oldest first ("more": true when
+  // newer ones remain), so that any history fits in one message.
+  kGpuStats = 10,
 };
+// ~400 bytes of JSON a record: a page stays well inside the default socket send buffer (208 KiB,
+// net.core.wmem_default), which bounds a SOCK_SEQPACKET message before kMaxMessage does.
+inline constexpr std::size_t kGpuStatsPage = 200;
 
 struct RequestHeader {
   uint32_t magic = kMagic;

@@ -13,6 +13,8 @@
 
 #include "../sim_transport/machine_fixture.h"
 #include "sim/gpu/profile.h"
+#include "sim/protocol/gpu_stats_query.h"
+#include "sim/protocol/messages.h"
 #include "support/fixtures.h"
 
 namespace gpreempt::testing {
@@ -121,15 +123,17 @@ struct Preempted {
     if (target) target->kill(SIGKILL);
   }
   nlohmann::json last_record() const {
-    auto j = nlohmann::json::parse(read_file(m.dir() / "gpu-stats.json"));
-    return j["gpus"][0]["runlist"].back();
+    auto j = m.gpu_stats();
+    EXPECT_TRUE(j) << "the simulated machine gives no GPU stats";
+    return j ? (*j)["gpus"][0]["runlist"].back() : nlohmann::json{};
   }
 };
 
-// The GEMM queue's completed packets, as the stats file shows them (rewritten every 200 ms).
+// The GEMM queue's completed packets, as the GPU model counts them.
 uint64_t completed(const Preempted& p) {
-  auto j = nlohmann::json::parse(read_file(p.m.dir() / "gpu-stats.json"));
-  for (const auto& q : j["queues"])
+  auto j = p.m.gpu_stats();
+  if (!j) return 0;
+  for (const auto& q : (*j)["queues"])
     if (q["pid"] == p.target->pid()) return q["completed"].get<uint64_t>();
   return 0;
 }
@@ -149,6 +153,35 @@ TEST(SimrtE2E, SuspendedWorkloadMakesNoProgressUntilResumed) {
   EXPECT_EQ(p.last_record()["waves_restored"], r["waves_saved"]);  // nothing lost, nothing redone
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   EXPECT_GT(completed(p), frozen);
+}
+
+// More records than one reply may carry (protocol kGpuStatsPage): the client pages through them
+// and hands back one gap-free history.
+TEST(SimrtE2E, GpuStatsPageThroughLongHistories) {
+  Preempted p({});
+  const std::size_t cycles = sim::protocol::kGpuStatsPage / 2 + 10;
+  for (std::size_t i = 0; i < cycles; ++i) {
+    ASSERT_EQ(p.debugger->call("suspend " + p.pid + " 0"), "1 0 0x0 ") << "cycle " << i;
+    ASSERT_EQ(p.debugger->call("resume " + p.pid + " 0"), "1 0 0x0 ") << "cycle " << i;
+  }
+  const auto all = p.m.gpu_stats();
+  ASSERT_TRUE(all);
+  const auto& gpu = (*all)["gpus"][0];
+  const auto& records = gpu["runlist"];
+  ASSERT_GT(records.size(), sim::protocol::kGpuStatsPage);
+  for (std::size_t i = 1; i < records.size(); ++i)
+    ASSERT_EQ(records[i]["seq"].get<uint64_t>(), records[i - 1]["seq"].get<uint64_t>() + 1) << i;
+  EXPECT_EQ(records.back()["seq"], gpu["last_seq"]);
+  EXPECT_FALSE(gpu.contains("more"));
+  std::size_t suspends = 0;
+  for (const auto& r : records) suspends += r["kind"] == "suspend";
+  EXPECT_EQ(suspends, cycles);
+  // From a mark: exactly the later records.
+  const uint64_t mark = records[records.size() - 7]["seq"].get<uint64_t>();
+  auto r = sim::protocol::fetch_gpu_stats((p.m.dir() / "kfdsim.sock").string(), mark);
+  ASSERT_EQ(r.error, 0);
+  ASSERT_EQ(r.stats["gpus"][0]["runlist"].size(), 6u);
+  EXPECT_EQ(r.stats["gpus"][0]["runlist"][0]["seq"].get<uint64_t>(), mark + 1);
 }
 
 TEST(SimrtE2E, PreemptionTimeoutSetsBit30) {

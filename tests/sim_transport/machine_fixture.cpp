@@ -10,8 +10,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "sim/protocol/gpu_stats_query.h"
 #include "sim/protocol/messages.h"
-#include "sim/protocol/socket_io.h"
+#include "sim/protocol/query.h"
 #include "fixtures.h"
 
 extern char** environ;
@@ -163,23 +164,19 @@ std::unique_ptr<Child> Machine::spawn(const std::vector<std::string>& argv) {
 
 namespace {
 std::optional<nlohmann::json> ask(const std::filesystem::path& dir, sim::protocol::Op op) {
-  int s = sim::protocol::connect_unix((dir / "kfdsim.sock").string());
-  if (s < 0) return std::nullopt;
-  sim::protocol::Request req{op, getpid(), gettid(), 0, {}};
-  auto msg = sim::protocol::encode(req);
-  std::vector<uint8_t> in;
-  std::optional<nlohmann::json> out;
-  if (sim::protocol::send_message(s, msg) == 0 && sim::protocol::recv_message(s, in) == 0) {
-    if (auto r = sim::protocol::decode_reply(in))
-      out = nlohmann::json::parse(std::string(r->payload.begin(), r->payload.end()));
-  }
-  close(s);
-  return out;
+  auto r = sim::protocol::query((dir / "kfdsim.sock").string(), op);
+  if (r.error) return std::nullopt;
+  return nlohmann::json::parse(r.payload);
 }
 }  // namespace
 
 std::optional<nlohmann::json> Machine::status() const { return ask(dir_, sim::protocol::Op::kStatus); }
 std::optional<nlohmann::json> Machine::queues() const { return ask(dir_, sim::protocol::Op::kQueues); }
+std::optional<nlohmann::json> Machine::gpu_stats() const {
+  auto r = sim::protocol::fetch_gpu_stats((dir_ / "kfdsim.sock").string());
+  if (r.error) return std::nullopt;
+  return std::move(r.stats);
+}
 
 bool Machine::wait_queues(const std::function<bool(const nlohmann::json&)>& pred) const {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);

@@ -61,6 +61,8 @@ class Machine {
   // Inspection requests straight to the daemon (nullopt: no daemon answers).
   std::optional<nlohmann::json> status() const;
   std::optional<nlohmann::json> queues() const;
+  // The GPU model's counters, queues and runlist records (what `kfdsim stats --json` prints).
+  std::optional<nlohmann::json> gpu_stats() const;
   // Waits until pred(queues()) holds; false if it never does within 20 s.
   bool wait_queues(const std::function<bool(const nlohmann::json&)>& pred) const;
   // Waits until no daemon answers and its process is gone; false after 20 s.

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "machine_fixture.h"
 
@@ -157,6 +158,56 @@ TEST(Kfdsim, HardwareModelIsChosenByName) {
   auto bad = kfdsim(m, {"start", "--hardware", "warp-drive"});
   EXPECT_EQ(WEXITSTATUS(bad->finish()), 1) << "the daemon refuses an unknown model";
   EXPECT_FALSE(m.status());
+}
+
+TEST(Kfdsim, StatsShowTheGpuModelsRecordsLiveAndInAFileOnceStopped) {
+  Machine m;
+  auto start = kfdsim(m, {"start", "--hardware", "gpu"});
+  EXPECT_EQ(WEXITSTATUS(start->finish()), 0) << start->rest();
+  auto s = m.status();
+  ASSERT_TRUE(s);
+  {
+    auto p = m.probe();
+    p->call("open");
+    ASSERT_EQ(p->call("create"), "0 0 0");
+    // Answered from the daemon's memory: the record of the update the ioctl caused is there as
+    // soon as the ioctl has returned, with nothing written to disk yet.
+    EXPECT_FALSE(std::filesystem::exists(m.dir() / "gpu-stats.json"));
+    auto text = kfdsim(m, {"stats"});
+    const int rc = text->finish();
+    const std::string out = text->rest();
+    EXPECT_EQ(WEXITSTATUS(rc), 0) << out;
+    EXPECT_NE(out.find("ROUNDTRIP_US"), std::string::npos) << out;
+    EXPECT_NE(out.find(" create "), std::string::npos) << out;
+    auto json = kfdsim(m, {"stats", "--json"});
+    EXPECT_EQ(WEXITSTATUS(json->finish()), 0);
+    const auto j = nlohmann::json::parse(json->rest());
+    ASSERT_EQ(j["gpus"].size(), 1u);
+    EXPECT_EQ(j["gpus"][0]["runlist"].size(), 1u);
+    EXPECT_EQ(j["gpus"][0]["last_seq"], j["gpus"][0]["runlist"][0]["seq"]);
+    auto later = kfdsim(m, {"stats", "--json", "--since", std::to_string(j["gpus"][0]["last_seq"].get<uint64_t>())});
+    EXPECT_EQ(WEXITSTATUS(later->finish()), 0);
+    EXPECT_TRUE(nlohmann::json::parse(later->rest())["gpus"][0]["runlist"].empty());
+  }
+  EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"stop"})->finish()), 0);
+  ASSERT_TRUE(m.wait_daemon_gone((*s)["daemon_pid"].get<int>()));
+  // The daemon leaves everything it recorded behind when it stops.
+  std::ifstream in(m.dir() / "gpu-stats.json");
+  ASSERT_TRUE(in) << "no gpu-stats.json after stop";
+  const auto file = nlohmann::json::parse(in);
+  EXPECT_EQ(file["gpus"][0]["runlist"][0]["kind"], "create");
+
+  // A machine whose hardware records nothing says so (and is not mistaken for an absent one).
+  auto instant = kfdsim(m, {"start", "--hardware", "instant"});
+  EXPECT_EQ(WEXITSTATUS(instant->finish()), 0);
+  auto env = m.env();
+  env.erase("LD_PRELOAD");
+  Child none({"/bin/sh", "-c", "exec \"$0\" stats 2>&1", build_path("bin/kfdsim").string()}, env);
+  EXPECT_EQ(WEXITSTATUS(none.finish()), 1);
+  EXPECT_NE(none.rest().find("records nothing"), std::string::npos);
+  EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"stop"})->finish()), 0);
+  auto gone = kfdsim(m, {"stats"});
+  EXPECT_EQ(WEXITSTATUS(gone->finish()), 1);
 }
 
 TEST(Kfdsim, RunLeavesNoMachineBehindWhenTheDaemonCannotStart) {

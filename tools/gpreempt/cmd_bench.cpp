@@ -98,12 +98,12 @@ void run_bench(const Globals& g, const BenchOptions& o) {
 
   // Simulated device: the GPU model's own record of each runlist update we caused.
   j["simulated"] = nullptr;
-  const auto sim = sim_samples_since(mark, 2ull * o.cycles);
+  const auto sim = sim_samples_since(mark);
   const auto& sim_stop = sim.stop_us;
   const auto& sim_suspend_rt = sim.suspend_round_trip_us;
   const auto& sim_resume = sim.resume_round_trip_us;
   if (sim.available) {
-    j["simulated"] = {{"stats_file", sim_stats_path()},
+    j["simulated"] = {{"source", "kfdsim stats at " + sim_machine_socket()},
                       {"suspend_stop_latency", percentiles(sim_stop)},
                       {"suspend_runlist_round_trip", percentiles(sim_suspend_rt)},
                       {"resume_runlist_round_trip", percentiles(sim_resume)}};

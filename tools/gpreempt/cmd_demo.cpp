@@ -184,7 +184,7 @@ void run(const Globals& g, DemoCliOptions& o) {
     throw;
   }
   std::filesystem::remove_all(o.demo.work_dir);
-  const auto sim = sim_samples_since(mark, r.preemption.suspend_ms.size() + r.preemption.resume_ms.size());
+  const auto sim = sim_samples_since(mark);
 
   nlohmann::json j{{"machine", {{"simulated", simulated}, {"description", description}, {"gpus", gpus}}},
                    {"duration_s", o.demo.duration_s},
