@@ -146,7 +146,7 @@ struct LogAnalyzer::Impl {
   std::pair<std::int64_t, std::uint64_t> last_hwq_key{-2, 0};
   std::size_t last_hwq = 0;
 
-  std::string last_kernel;
+  std::string_view last_kernel;  // the key in sum.kernels (map nodes never move)
   std::uint64_t* last_kernel_count = nullptr;
 
   bool finished = false;
@@ -502,15 +502,16 @@ struct LogAnalyzer::Impl {
   }
 
   void kernel(std::string_view name) {
-    if (last_kernel_count && name == last_kernel) {
+    if (last_kernel_count && name.size() == last_kernel.size() &&
+        detail::equal_bytes(name.data(), last_kernel.data(), name.size())) {
       ++*last_kernel_count;
       return;
     }
-    auto it = sum.kernels.find(std::string(name));
+    auto it = sum.kernels.find(name);  // the name is copied only the first time it is seen
     if (it == sum.kernels.end()) it = sum.kernels.emplace(std::string(name), 0).first;
     ++it->second;
-    last_kernel.assign(name);
-    last_kernel_count = &it->second;  // std::map nodes never move
+    last_kernel = it->first;
+    last_kernel_count = &it->second;
   }
 
   // "<api>: Returned <hipError_t> : …" — anything but hipSuccess is an error.

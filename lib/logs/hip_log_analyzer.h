@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -51,7 +52,8 @@ struct LogSummary {
   std::vector<HwQueueStats> hw_queues;  // in order of first appearance
   std::uint64_t dispatches = 0;  // kernel-dispatch packet lines
   std::uint64_t barriers = 0;    // BarrierAND packet lines
-  std::map<std::string, std::uint64_t> kernels;  // ShaderName -> count
+  // ShaderName -> count. std::less<> so a name is looked up as a string_view: no copy per record.
+  std::map<std::string, std::uint64_t, std::less<>> kernels;
   std::vector<LogError> errors;
   std::uint64_t errors_total = 0;  // errors beyond max_errors are counted, not kept
   bool truncated_record = false;   // a record longer than the record cap was cut
