@@ -227,14 +227,15 @@ BatchOutcome Context::suspend(int pid, const std::optional<std::vector<uint32_t>
     BatchOutcome o;
     o.timing.hop_ns = ns_since(t0);
     Target& t = target(pid);
+    // New queues are invisible to SUSPEND until a snapshot clears their EC_QUEUE_NEW bit; the
+    // event that announces them makes handle_events take that snapshot, so the one we hold is
+    // current and the suspend path costs a single ioctl.
     handle_events(t);
-    // New queues are invisible to SUSPEND until a snapshot clears their EC_QUEUE_NEW bit.
-    const auto& snap = t.session.refresh_snapshot();
     std::vector<uint32_t> request;
     if (ids) {
       request = *ids;
     } else {
-      for (const auto& q : snap) request.push_back(q.queue_id);
+      for (const auto& q : t.session.last_snapshot()) request.push_back(q.queue_id);
     }
     const auto i0 = Clock::now();
     o.result = t.session.suspend(request, grace);
@@ -268,8 +269,9 @@ BatchOutcome Context::resume(int pid, const std::optional<std::vector<uint32_t>>
     if (ids) {
       request = *ids;
     } else {
-      for (const auto& q : t.session.refresh_snapshot()) request.push_back(q.queue_id);
-      // Queues we suspended that have since vanished from the snapshot are dropped by the kernel.
+      // Current for the same reason as in suspend(). Queues we suspended that have since been
+      // destroyed are gone from it: the kernel dropped them.
+      for (const auto& q : t.session.last_snapshot()) request.push_back(q.queue_id);
     }
     const auto i0 = Clock::now();
     try {
@@ -345,7 +347,10 @@ bool Context::handle_events(Target& t, bool force) {
     kfd::SessionEvents ev = t.session.process_events();
     // Runtime shutdown: the kernel resumed every suspended queue of the target (FACTS §6).
     if (ev.runtime_disabled) t.ledger.clear();
-    if (ev.new_queues && t.session.runtime_state() != kfd::DEBUG_RUNTIME_STATE_DISABLED) {
+    // Creation (EC_QUEUE_NEW) and destruction (EC_DEVICE_QUEUE_DELETE) are both announced, so the
+    // snapshot refreshed here stays exact between events: suspend and resume reuse it.
+    if ((ev.new_queues || ev.deleted_queues) &&
+        t.session.runtime_state() != kfd::DEBUG_RUNTIME_STATE_DISABLED) {
       t.session.refresh_snapshot();
       return true;
     }

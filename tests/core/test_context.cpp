@@ -122,6 +122,34 @@ TEST(CoreContext, SuspendAllIncludesQueuesCreatedAfterAttach) {
   EXPECT_GE(stats.hop.calls, 4u);
 }
 
+// Between events the snapshot is exact (creation and destruction are both announced), so a
+// suspend or resume of all queues is one ioctl, and a destroyed queue is not asked for.
+TEST(CoreContext, SuspendAndResumeAllCostOneIoctlAndFollowCreationAndDestruction) {
+  Fixture f;
+  f.kfd->create_queue(kPid);
+  const uint32_t doomed = f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  f.kfd->ops.clear();
+  auto o = f.ctx->suspend(kPid, std::nullopt, KFD_USE_DEFAULT_GRACE_PERIOD);
+  EXPECT_EQ(o.result.count, 2);
+  ASSERT_EQ(f.kfd->ops.size(), 1u);
+  EXPECT_EQ(f.kfd->ops[0], KFD_IOC_DBG_TRAP_SUSPEND_QUEUES);
+  f.kfd->ops.clear();
+  auto r = f.ctx->resume(kPid, std::nullopt);
+  EXPECT_EQ(r.result.count, 2);
+  ASSERT_EQ(f.kfd->ops.size(), 1u);
+  EXPECT_EQ(f.kfd->ops[0], KFD_IOC_DBG_TRAP_RESUME_QUEUES);
+
+  f.kfd->destroy_queue(kPid, doomed);
+  o = f.ctx->suspend(kPid, std::nullopt, KFD_USE_DEFAULT_GRACE_PERIOD);
+  EXPECT_EQ(o.result.count, 1);
+  ASSERT_EQ(o.result.queues.size(), 1u) << "the destroyed queue was asked for";
+  EXPECT_TRUE(o.result.all_done());
+  r = f.ctx->resume(kPid, std::nullopt);
+  EXPECT_EQ(r.result.count, 1);
+  EXPECT_TRUE(r.result.all_done());
+}
+
 TEST(CoreContext, DetachResumesThenDisablesThenDetachesPtrace) {
   Fixture f;
   f.kfd->create_queue(kPid);
