@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -19,6 +21,12 @@ inline std::size_t find_byte(const char* p, std::size_t i, std::size_t n, char c
     const unsigned mask = static_cast<unsigned>(
         _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), needle)));
     if (mask) return i + static_cast<std::size_t>(__builtin_ctz(mask));
+  }
+  if (i < n && n >= 16) {  // the tail: the last 16 bytes, ignoring those before i
+    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(
+                              _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + n - 16)), needle))) >>
+                          (i - (n - 16));
+    return mask ? i + static_cast<std::size_t>(__builtin_ctz(mask)) : n;
   }
 #endif
   while (i < n && p[i] != c) ++i;
@@ -38,6 +46,23 @@ inline bool equal_bytes(const char* a, const char* b, std::size_t n) {
     return !differ(n - 16);  // the last 16 bytes, overlapping the loop's
   }
 #endif
+  // Two overlapping words cover 8..16 bytes (thread ids are ~14), two half-words 4..8.
+  if (n >= 8) {
+    std::uint64_t x0, y0, x1, y1;
+    std::memcpy(&x0, a, 8);
+    std::memcpy(&y0, b, 8);
+    std::memcpy(&x1, a + n - 8, 8);
+    std::memcpy(&y1, b + n - 8, 8);
+    return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+  }
+  if (n >= 4) {
+    std::uint32_t x0, y0, x1, y1;
+    std::memcpy(&x0, a, 4);
+    std::memcpy(&y0, b, 4);
+    std::memcpy(&x1, a + n - 4, 4);
+    std::memcpy(&y1, b + n - 4, 4);
+    return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+  }
   for (std::size_t i = 0; i < n; ++i)
     if (a[i] != b[i]) return false;
   return true;

@@ -157,7 +157,9 @@ struct LogAnalyzer::Impl {
   // --- physical lines -> logical records ------------------------------------------------------
   // `suspect`: where the line's first ESC or " :<digit>:" is, as for_each_line reports it; 0 when
   // unknown.
-  void physical_line(std::string_view line, std::size_t suspect) {
+  // Inlined into the line loop, like flush() and the clean-line path of split_glued(): they run
+  // once per line and the calls' register saving was a visible share of the per-line cost.
+  [[gnu::always_inline]] void physical_line(std::string_view line, std::size_t suspect) {
     ++sum.lines;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.size() > opt.max_record_bytes) {
@@ -201,26 +203,30 @@ struct LogAnalyzer::Impl {
     pending_owned = true;
   }
 
-  void flush() {
+  [[gnu::always_inline]] void flush() {
     if (!has_pending) return;
     has_pending = false;
     split_glued(pending, pending_line, pending_suspect);
   }
 
   // `suspect`: no escape and no glued record before this offset of `text` (0 when unknown).
-  void split_glued(std::string_view text, std::size_t line_no, std::size_t suspect) {
+  [[gnu::always_inline]] void split_glued(std::string_view text, std::size_t line_no, std::size_t suspect) {
+    if (suspect != detail::kCleanLine) return split_glued_suspect(text, line_no, suspect);
+    // Nothing to strip and nothing glued: the record is complete as parsed (what the scans in
+    // split_glued_suspect would conclude).
+    detail::LogRecord rec;
+    if (!detail::parse_record(text, rec, &brackets)) return record(text, line_no);
+    const std::string_view s = trim(text);
+    // parse_record trimmed the message's start; it ends where the trimmed line does.
+    if (!rec.message.empty()) rec.message = std::string_view(rec.message.data(), s.data() + s.size() - rec.message.data());
+    one(rec, s, line_no);
+  }
+
+  // A line that may hold an escape or a glued record from offset `suspect` on (0: anywhere).
+  void split_glued_suspect(std::string_view text, std::size_t line_no, std::size_t suspect) {
     // ROCm colours only the message; a record whose prefix itself is coloured fails to parse and
     // is retried here without the escapes.
     detail::LogRecord rec;
-    if (suspect == detail::kCleanLine) {
-      // Nothing to strip and nothing glued: the record is complete as parsed (what the scans below
-      // would conclude).
-      if (!detail::parse_record(text, rec, &brackets)) return record(text, line_no);
-      const std::string_view s = trim(text);
-      // parse_record trimmed the message's start; it ends where the trimmed line does.
-      if (!rec.message.empty()) rec.message = std::string_view(rec.message.data(), s.data() + s.size() - rec.message.data());
-      return one(rec, s, line_no);
-    }
     if (!text.empty() && text[0] != '\x1b' && detail::parse_record(text, rec, &brackets)) {
       // Common case first: one scan of the message for both an escape and a glued record; with
       // neither, the record is complete as parsed (what record() would conclude, minus its scans).
