@@ -100,13 +100,20 @@ std::size_t next_escape_or_glue(std::string_view s, std::size_t from) {
   std::size_t i = from;
 #if defined(__SSE2__)
   const __m128i esc = _mm_set1_epi8('\x1b'), colon = _mm_set1_epi8(':'), blank = _mm_set1_epi8(' ');
-  for (; i + 16 <= n; i += 16) {
-    const __m128i cur = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
-    const __m128i prev = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i - 1));
+  const auto hits = [&](std::size_t at) {
+    const __m128i cur = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
+    const __m128i prev = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at - 1));
     const __m128i hit = _mm_or_si128(_mm_cmpeq_epi8(cur, esc),
                                      _mm_and_si128(_mm_cmpeq_epi8(cur, colon), _mm_cmpeq_epi8(prev, blank)));
-    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit));
+    return static_cast<unsigned>(_mm_movemask_epi8(hit));
+  };
+  for (; i + 16 <= n; i += 16) {
+    const unsigned mask = hits(i);
     if (mask) return i + static_cast<std::size_t>(__builtin_ctz(mask));
+  }
+  if (i < n && n >= 17) {  // the tail: the last 16 bytes, ignoring those before i
+    const unsigned mask = hits(n - 16) >> (i - (n - 16));
+    return mask ? i + static_cast<std::size_t>(__builtin_ctz(mask)) : std::string_view::npos;
   }
 #endif
   for (; i < n; ++i)
