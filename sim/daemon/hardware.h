@@ -53,8 +53,8 @@ class Hardware {
     return std::nullopt;
   }
   // The daemon leaves its loop: leave what the model recorded where it can be read afterwards.
-  // Nothing on the loop's hot path touches the file system: a write that the kernel throttles
-  // under another process's I/O would freeze the simulated GPU for as long.
+  // Nothing the model does while running touches the file system: a write that the kernel
+  // throttles under another process's I/O would freeze the simulated GPU for as long.
   virtual void stopping() {}
 };
 
