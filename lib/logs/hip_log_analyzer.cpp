@@ -27,9 +27,11 @@ bool starts_with(std::string_view s, const char (&p)[N]) {
 
 // Inlined: it runs several times per record, mostly finding nothing to trim.
 [[gnu::always_inline]] inline std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
+  const char* b = s.data();
+  const char* e = b + s.size();
+  while (b != e && (*b == ' ' || *b == '\t')) ++b;
+  while (e != b && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r')) --e;
+  return std::string_view(b, static_cast<std::size_t>(e - b));
 }
 
 // Parses "0x…" (or bare hex) at the start of s; advances s past it.
