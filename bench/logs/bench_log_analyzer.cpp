@@ -6,9 +6,12 @@
 //
 // Without --file it writes N MiB (default 1024) made of the real captures' lines repeated
 // (../shared/realdata/amdlog, falling back to built-in lines), then times R runs (default 5) of
-// each tool alternately, warm cache, and prints the medians and the ratio analyzer/grep.
+// each tool alternately, warm cache, and prints the medians and the ratio analyzer/grep, both of
+// wall time and of CPU time (user + system): on a shared machine the wall time also counts the
+// time other processes held the cores, the CPU time much less so.
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,15 +79,28 @@ fs::path generate(std::size_t bytes) {
   return path;
 }
 
-double run_analyzer(const fs::path& path, unsigned threads, gpreempt::logs::LogSummary& last) {
+struct Times {
+  double wall = 0, cpu = 0;
+};
+
+double cpu_seconds(int who) {
+  rusage u{};
+  getrusage(who, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+Times run_analyzer(const fs::path& path, unsigned threads, gpreempt::logs::LogSummary& last) {
+  const double c0 = cpu_seconds(RUSAGE_SELF);
   const auto t0 = Clock::now();
   last = gpreempt::logs::analyze_file(path.string(), {}, threads);
-  return std::chrono::duration<double>(Clock::now() - t0).count();
+  return {std::chrono::duration<double>(Clock::now() - t0).count(), cpu_seconds(RUSAGE_SELF) - c0};
 }
 
 // GNU grep stops at the first match when its output is /dev/null, so the count goes to a file.
-double run_grep(const fs::path& path, const std::string& pattern, std::string& count) {
+Times run_grep(const fs::path& path, const std::string& pattern, std::string& count) {
   const fs::path out = path.string() + ".grep";
+  const double c0 = cpu_seconds(RUSAGE_CHILDREN);
   const auto t0 = Clock::now();
   pid_t pid;
   posix_spawn_file_actions_t fa;
@@ -97,7 +113,7 @@ double run_grep(const fs::path& path, const std::string& pattern, std::string& c
   posix_spawn_file_actions_destroy(&fa);
   int status = 0;
   waitpid(pid, &status, 0);
-  const double t = std::chrono::duration<double>(Clock::now() - t0).count();
+  const Times t{std::chrono::duration<double>(Clock::now() - t0).count(), cpu_seconds(RUSAGE_CHILDREN) - c0};
   std::ifstream in(out);
   std::getline(in, count);
   fs::remove(out);
@@ -143,11 +159,19 @@ int main(int argc, char** argv) {
     run_analyzer(path, 1, summary);  // warm the page cache for every tool
     std::string count;
     run_grep(path, pattern, count);
-    std::vector<double> t1, tn, tg;
+    std::vector<double> t1, tn, tg, c1, cn, cg;
     for (int r = 0; r < runs; ++r) {
-      t1.push_back(run_analyzer(path, 1, summary));
-      if (cores > 1) tn.push_back(run_analyzer(path, cores, summary));
-      tg.push_back(run_grep(path, pattern, count));
+      const Times a = run_analyzer(path, 1, summary);
+      t1.push_back(a.wall);
+      c1.push_back(a.cpu);
+      if (cores > 1) {
+        const Times b = run_analyzer(path, cores, summary);
+        tn.push_back(b.wall);
+        cn.push_back(b.cpu);
+      }
+      const Times g = run_grep(path, pattern, count);
+      tg.push_back(g.wall);
+      cg.push_back(g.cpu);
     }
     const double m1 = median(t1), mg = median(tg);
     std::printf("file        %s (%.0f MiB, %llu lines)\n", path.c_str(), mib,
@@ -164,6 +188,9 @@ int main(int argc, char** argv) {
     std::printf("ratio       %.2f x grep with 1 thread", m1 / mg);
     if (cores > 1) std::printf(", %.2f x grep with %u threads", median(tn) / mg, cores);
     std::printf(" (median of %d runs; target <= 2)\n", runs);
+    std::printf("cpu time    analyzer 1 thread %.3f s", median(c1));
+    if (cores > 1) std::printf(", %u threads %.3f s (all threads)", cores, median(cn));
+    std::printf(", grep %.3f s: analyzer/grep %.2f x (1 thread)\n", median(cg), median(c1) / median(cg));
     if (file.empty() && !keep) fs::remove(path);
   } catch (const std::exception& e) {
     std::cerr << "bench_log_analyzer: " << e.what() << "\n";
