@@ -51,4 +51,10 @@ std::string hex(uint64_t value) {
   return buf;
 }
 
+std::string gpu_id_text(uint32_t gpu_id) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%u (%x)", gpu_id, gpu_id);
+  return buf;
+}
+
 }  // namespace gpreempt::cli

@@ -53,6 +53,9 @@ std::string table(const std::vector<std::string>& header,
                   const std::vector<std::vector<std::string>>& rows);
 
 std::string hex(uint64_t value);
+// A GPU's id in text tables: "63420 (f7bc)" — the decimal of sysfs (topology gpu_id, per-process
+// queues) and the hex of debugfs (mqds, hqds, rls), the two forms users have to match.
+std::string gpu_id_text(uint32_t gpu_id);
 
 // ---- command groups (one file each) ---------------------------------------------------------
 void register_info_commands(CLI::App& app, Globals& globals);

@@ -66,7 +66,7 @@ void run_info(const Globals& g, const InfoOptions& o) {
                            {"num_xcc", gpu.num_xcc},
                            {"max_engine_clk_mhz", gpu.max_engine_clk_fcompute},
                            {"debug_trap_supported", gpu.debug_trap_supported()}});
-      rows.push_back({std::to_string(gpu.node), std::to_string(gpu.gpu_id), gpu.name,
+      rows.push_back({std::to_string(gpu.node), gpu_id_text(gpu.gpu_id), gpu.name,
                       gpu.gfx_name(), std::to_string(gpu.simd_count), std::to_string(gpu.num_xcc),
                       std::to_string(gpu.max_engine_clk_fcompute),
                       gpu.debug_trap_supported() ? "yes" : "no"});

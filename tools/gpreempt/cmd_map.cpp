@@ -118,7 +118,7 @@ void run_map(const Globals& g, const MapOptions& o) {
       for (auto a : r.hwq) hwq += (hwq.empty() ? "" : ",") + hex(a);
       rows.push_back({r.pid ? std::to_string(*r.pid) : "?",
                       r.queue_id ? std::to_string(*r.queue_id) + (r.queue_id_inferred ? "*" : "") : "?",
-                      discovery::gpu_id_hex(r.gpu_id), r.type, r.ring_base ? hex(*r.ring_base) : "-",
+                      gpu_id_text(r.gpu_id), r.type, r.ring_base ? hex(*r.ring_base) : "-",
                       r.rptr_address ? hex(*r.rptr_address) : "-",
                       r.pipe_priority ? std::to_string(*r.pipe_priority) + "/" + std::to_string(*r.queue_priority) : "-",
                       slots_text(r), hwq.empty() ? "-" : hwq});

@@ -24,7 +24,7 @@ void run_sysfs(const Globals& g, int pid) {
                            {"gpu_id", q.gpu_id},
                            {"type", kfd::sysfs_queue_type_name(q.type)},
                            {"ring_size", q.size}});
-    rows.push_back({std::to_string(q.queue_id), std::to_string(q.gpu_id),
+    rows.push_back({std::to_string(q.queue_id), gpu_id_text(q.gpu_id),
                     kfd::sysfs_queue_type_name(q.type), std::to_string(q.size)});
   }
   std::ostringstream out;
@@ -42,7 +42,7 @@ void run_snapshot(const Globals& g, const SessionOptions& s) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& q : queues) {
     j["queues"].push_back(queue_json(q.info, q.suspended));
-    rows.push_back({std::to_string(q.info.queue_id), std::to_string(q.info.gpu_id),
+    rows.push_back({std::to_string(q.info.queue_id), gpu_id_text(q.info.gpu_id),
                     queue_type_name(q.info.queue_type), hex(q.info.ring_base_address),
                     std::to_string(q.info.ring_size), hex(q.info.read_pointer_address),
                     hex(q.info.write_pointer_address), hex(q.info.exception_status)});
