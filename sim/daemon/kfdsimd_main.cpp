@@ -1,6 +1,7 @@
 // kfdsimd: the simulated KFD device of one simulated machine. Normally started for you — by the
 // shim on first use, or by `kfdsim start` / `kfdsim run` — rather than by hand.
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -85,6 +86,7 @@ int main(int argc, char** argv) {
   }
   try {
     daemon::Server server(cfg);
+    server.stop_on_signals({SIGTERM, SIGINT, SIGHUP});
     server.listen();
     if (ready >= 0) {
       char c = 1;

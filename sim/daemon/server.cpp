@@ -2,12 +2,14 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -138,6 +140,7 @@ Server::~Server() {
   if (listen_fd_ >= 0) ::close(listen_fd_);
   if (timer_fd_ >= 0) ::close(timer_fd_);
   if (housekeeping_fd_ >= 0) ::close(housekeeping_fd_);
+  if (signal_fd_ >= 0) ::close(signal_fd_);
   if (epoll_fd_ >= 0) ::close(epoll_fd_);
 }
 
@@ -214,6 +217,14 @@ int Server::run() {
           tick_hardware();
           break;
         }
+        case Kind::kSignal: {
+          signalfd_siginfo si{};
+          if (::read(signal_fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
+            log("signal %u: stopping", si.ssi_signo);
+            stop_ = true;
+          }
+          break;
+        }
         case Kind::kHousekeeping: {
           uint64_t expirations;
           (void)!::read(housekeeping_fd_, &expirations, sizeof expirations);
@@ -228,6 +239,16 @@ int Server::run() {
   unlink_socket();
   log("stopped");
   return 0;
+}
+
+void Server::stop_on_signals(std::initializer_list<int> signals) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : signals) sigaddset(&set, s);
+  if (sigprocmask(SIG_BLOCK, &set, nullptr) != 0 ||
+      (signal_fd_ = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+    throw std::runtime_error("signalfd: " + std::string(std::strerror(errno)));
+  add_watch(Kind::kSignal, signal_fd_);
 }
 
 void Server::unlink_socket() {

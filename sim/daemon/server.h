@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -44,12 +45,16 @@ class Server {
   void listen();
   // Serves until kShutdown, or (not persistent) until the last client is gone. Returns 0.
   int run();
+  // Also stop, the same orderly way (the model's records written, the socket removed), on these
+  // signals. Blocks them in the calling thread and reads them through a signalfd in the loop: for
+  // the daemon's main(), not for a process that hosts a Server among other things.
+  void stop_on_signals(std::initializer_list<int> signals);
 
  private:
   struct Conn;
   struct Mapping;
   struct Proc;
-  enum class Kind { kListen, kConn, kPidfd, kTimer, kHousekeeping };
+  enum class Kind { kListen, kConn, kPidfd, kTimer, kHousekeeping, kSignal };
   static constexpr int kHousekeepingSeconds = 5;
   struct Watch {
     Kind kind;
@@ -101,6 +106,7 @@ class Server {
   std::map<CallToken, int> token_conn_;
   CallToken next_token_ = 1;
   bool stop_ = false;
+  int signal_fd_ = -1;
   // Something reached the device since the files were last rendered (rendering is the expensive
   // part of a refresh, and most refreshes follow no change at all).
   bool files_dirty_ = true;

@@ -1,6 +1,7 @@
 // The daemon's life: started on demand by the first client, one per machine directory, gone after
 // its last client; and `kfdsim`, the stable way to start, inspect and run programs on a machine.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 
 #include <filesystem>
@@ -208,6 +209,26 @@ TEST(Kfdsim, StatsShowTheGpuModelsRecordsLiveAndInAFileOnceStopped) {
   EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"stop"})->finish()), 0);
   auto gone = kfdsim(m, {"stats"});
   EXPECT_EQ(WEXITSTATUS(gone->finish()), 1);
+}
+
+TEST(Kfdsim, TerminatedDaemonStillLeavesItsRecordsAndNoSocket) {
+  Machine m;
+  auto start = kfdsim(m, {"start", "--hardware", "gpu"});
+  EXPECT_EQ(WEXITSTATUS(start->finish()), 0) << start->rest();
+  auto s = m.status();
+  ASSERT_TRUE(s);
+  {
+    auto p = m.probe();
+    p->call("open");
+    ASSERT_EQ(p->call("create"), "0 0 0");
+  }
+  const int daemon = (*s)["daemon_pid"].get<int>();
+  ASSERT_EQ(::kill(daemon, SIGTERM), 0);
+  ASSERT_TRUE(m.wait_daemon_gone(daemon));
+  std::ifstream in(m.dir() / "gpu-stats.json");
+  ASSERT_TRUE(in) << "SIGTERM lost the records";
+  EXPECT_EQ(nlohmann::json::parse(in)["gpus"][0]["runlist"][0]["kind"], "create");
+  EXPECT_FALSE(std::filesystem::exists(m.dir() / "kfdsim.sock"));
 }
 
 TEST(Kfdsim, RunLeavesNoMachineBehindWhenTheDaemonCannotStart) {
