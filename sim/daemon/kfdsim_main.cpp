@@ -209,13 +209,17 @@ int print_gpu_stats(const protocol::MachinePaths& paths, uint64_t since, bool js
       std::printf("  (no runlist records after seq %llu)\n", static_cast<unsigned long long>(since));
       continue;
     }
-    std::printf("  %-6s %-8s %-6s %12s %10s %10s %12s %7s\n", "SEQ", "KIND", "GRACE", "STOP_US", "SAVE_US",
+    std::printf("  %-6s %-8s %-7s %12s %10s %10s %12s %7s\n", "SEQ", "KIND", "GRACE", "STOP_US", "SAVE_US",
                 "RESTORE_US", "ROUNDTRIP_US", "RESULT");
-    for (const auto& rec : g["runlist"])
-      std::printf("  %-6llu %-8s %-6u %12s %10s %10s %12s %7d\n", rec["seq"].get<unsigned long long>(),
-                  rec["kind"].get<std::string>().c_str(), rec["grace_kclk"].get<unsigned>(),
+    for (const auto& rec : g["runlist"]) {
+      // 0xffffffff asks for the driver's default grace period.
+      const unsigned grace = rec["grace_kclk"].get<unsigned>();
+      const std::string grace_text = grace == 0xffffffffu ? "default" : std::to_string(grace);
+      std::printf("  %-6llu %-8s %-7s %12s %10s %10s %12s %7d\n", rec["seq"].get<unsigned long long>(),
+                  rec["kind"].get<std::string>().c_str(), grace_text.c_str(),
                   us(rec["stop_latency_ns"]).c_str(), us(rec["save_ns"]).c_str(), us(rec["restore_ns"]).c_str(),
                   us(rec["round_trip_ns"]).c_str(), rec["result"].get<int>());
+    }
   }
   return kOk;
 }
