@@ -257,8 +257,9 @@ GPREEMPT_API int gpreempt_list_queues(gpreempt_target* target, struct gpreempt_q
                                       uint32_t capacity);
 
 /**
- * @brief Suspend queues of the target (SUSPEND_QUEUES). The snapshot is refreshed first, so queues
- *        created since the last call can be suspended.
+ * @brief Suspend queues of the target (SUSPEND_QUEUES). Queues created since the last call can be
+ *        suspended: the library's queue snapshot follows the target's queue events and is
+ *        refreshed first whenever it may be stale or `ids` names a queue it does not hold.
  * @param ids queue ids (distinct, bits 30/31 clear); NULL with `count` 0 is allowed and does nothing.
  * @param grace grace period in 1K GPU clocks (gpreempt_grace_from_us()), or GPREEMPT_GRACE_DEFAULT.
  * @param[out] status per-queue gpreempt_queue_status, `count` entries (may be NULL).
@@ -287,7 +288,7 @@ GPREEMPT_API int gpreempt_resume_queues(gpreempt_target* target, const uint32_t*
                                         uint32_t count, uint32_t* status);
 
 /**
- * @brief Suspend every queue of the target (fresh snapshot, one SUSPEND_QUEUES call).
+ * @brief Suspend every queue of the target (current snapshot, one SUSPEND_QUEUES call).
  * @return the number of queues now suspended (0 if it has none), or a negative errno as for
  *         gpreempt_suspend_queues(). A partial failure returns the count and sets the detail
  *         message.
@@ -296,7 +297,7 @@ GPREEMPT_API int gpreempt_resume_queues(gpreempt_target* target, const uint32_t*
 GPREEMPT_API int gpreempt_suspend_process(gpreempt_target* target, uint32_t grace);
 
 /**
- * @brief Resume every queue of the target (fresh snapshot, one RESUME_QUEUES call).
+ * @brief Resume every queue of the target (current snapshot, one RESUME_QUEUES call).
  * @return the number of queues now running, or a negative errno as for gpreempt_resume_queues().
  * @note Thread safety: Any thread.
  */

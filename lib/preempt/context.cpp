@@ -48,6 +48,10 @@ struct Context::Target {
   kfd::DebugSession session;
   SuspensionLedger ledger;
   bool traced = false;
+  // The snapshot may miss a queue change: events were consumed (their bits cleared in the kernel)
+  // but no refresh has succeeded since. Cleared only by a successful refresh, so one failure
+  // (ENOMEM, a throw half-way through the events) cannot leave a new queue out of suspend-all.
+  bool snapshot_stale = true;
 };
 
 Context::Context(ContextOptions options)
@@ -144,9 +148,8 @@ void Context::attach(int pid) {
       t->session.enable();
       // Events raised before ENABLE subscribed us (existing queues' NEW bits) were never
       // written to the pipe: query them regardless.
-      if (!handle_events(*t, /*force=*/true) &&
-          t->session.runtime_state() != kfd::DEBUG_RUNTIME_STATE_DISABLED)
-        t->session.refresh_snapshot();
+      handle_events(*t, /*force=*/true);
+      current_snapshot(*t, std::nullopt);
     } catch (...) {
       t->session.disable();
       untrace(pid);
@@ -214,7 +217,7 @@ std::vector<QueueEntry> Context::queues(int pid) {
     Target& t = target(pid);
     handle_events(t);
     std::vector<QueueEntry> out;
-    for (const auto& q : t.session.refresh_snapshot())
+    for (const auto& q : refresh(t))
       out.push_back({q, t.ledger.contains(q.queue_id)});
     return out;
   });
@@ -227,15 +230,14 @@ BatchOutcome Context::suspend(int pid, const std::optional<std::vector<uint32_t>
     BatchOutcome o;
     o.timing.hop_ns = ns_since(t0);
     Target& t = target(pid);
-    // New queues are invisible to SUSPEND until a snapshot clears their EC_QUEUE_NEW bit; the
-    // event that announces them makes handle_events take that snapshot, so the one we hold is
-    // current and the suspend path costs a single ioctl.
+    // New queues are invisible to SUSPEND until a snapshot clears their EC_QUEUE_NEW bit.
     handle_events(t);
+    const auto& snap = current_snapshot(t, ids);
     std::vector<uint32_t> request;
     if (ids) {
       request = *ids;
     } else {
-      for (const auto& q : t.session.last_snapshot()) request.push_back(q.queue_id);
+      for (const auto& q : snap) request.push_back(q.queue_id);
     }
     const auto i0 = Clock::now();
     o.result = t.session.suspend(request, grace);
@@ -265,13 +267,13 @@ BatchOutcome Context::resume(int pid, const std::optional<std::vector<uint32_t>>
     o.timing.hop_ns = ns_since(t0);
     Target& t = target(pid);
     handle_events(t);
+    const auto& snap = current_snapshot(t, ids);
     std::vector<uint32_t> request;
     if (ids) {
       request = *ids;
     } else {
-      // Current for the same reason as in suspend(). Queues we suspended that have since been
-      // destroyed are gone from it: the kernel dropped them.
-      for (const auto& q : t.session.last_snapshot()) request.push_back(q.queue_id);
+      // Queues we suspended that have since been destroyed are gone from it: the kernel dropped them.
+      for (const auto& q : snap) request.push_back(q.queue_id);
     }
     const auto i0 = Clock::now();
     try {
@@ -317,7 +319,8 @@ std::string Context::force_disable(Target& t, const std::string& reason) {
   // Stay attached: a fresh session keeps the target controllable.
   try {
     t.session.enable();
-    if (t.session.runtime_state() != kfd::DEBUG_RUNTIME_STATE_DISABLED) t.session.refresh_snapshot();
+    t.snapshot_stale = true;
+    refresh(t);
   } catch (const Error& e) {
     notice(t.pid, std::string("re-enabling the debug session failed: ") + e.what());
   }
@@ -341,20 +344,46 @@ void Context::resume_ledger(Target& t, const std::vector<uint32_t>& ids, const s
   }
 }
 
+const std::vector<kfd::QueueInfo>& Context::refresh(Target& t) {
+  const auto& snap = t.session.refresh_snapshot();
+  t.snapshot_stale = false;
+  return snap;
+}
+
+const std::vector<kfd::QueueInfo>& Context::current_snapshot(
+    Target& t, const std::optional<std::vector<uint32_t>>& ids) {
+  if (t.snapshot_stale) return refresh(t);
+  // An id we have not seen may be a queue created since the last event drain (the kernel raises
+  // EC_QUEUE_NEW only after the creating ioctl dropped the process lock): its NEW bit must go.
+  if (ids) {
+    const auto& snap = t.session.last_snapshot();
+    for (uint32_t id : *ids)
+      if (std::none_of(snap.begin(), snap.end(), [id](const kfd::QueueInfo& q) { return q.queue_id == id; }))
+        return refresh(t);
+  }
+  return t.session.last_snapshot();
+}
+
 bool Context::handle_events(Target& t, bool force) {
   if (!force && !t.session.events_pending()) return false;
   try {
+    // Consuming events clears their bits in the kernel: from here until a refresh succeeds, the
+    // snapshot may miss a change (see Target::snapshot_stale).
+    const bool was_stale = t.snapshot_stale;
+    t.snapshot_stale = true;
     kfd::SessionEvents ev = t.session.process_events();
     // Runtime shutdown: the kernel resumed every suspended queue of the target (FACTS §6).
     if (ev.runtime_disabled) t.ledger.clear();
-    // Creation (EC_QUEUE_NEW) and destruction (EC_DEVICE_QUEUE_DELETE) are both announced, so the
-    // snapshot refreshed here stays exact between events: suspend and resume reuse it.
-    if ((ev.new_queues || ev.deleted_queues) &&
-        t.session.runtime_state() != kfd::DEBUG_RUNTIME_STATE_DISABLED) {
-      t.session.refresh_snapshot();
-      return true;
+    // Creation (EC_QUEUE_NEW), destruction (EC_DEVICE_QUEUE_DELETE) and runtime start/stop are all
+    // announced, so between events the snapshot taken here stays exact and suspend/resume reuse it
+    // (one ioctl each). GET_QUEUE_SNAPSHOT (op 13) works whatever the runtime state (FACTS §7:
+    // only ops 4-10 need it enabled).
+    if (!was_stale && !ev.new_queues && !ev.deleted_queues && !ev.runtime_enabled && !ev.runtime_disabled) {
+      t.snapshot_stale = false;
+      return false;
     }
-    return false;
+    refresh(t);
+    return true;
   } catch (const Error& e) {
     if (e.code() == ESRCH) {
       int pid = t.pid;

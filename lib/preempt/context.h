@@ -93,10 +93,12 @@ class Context : private ControlLoop {
   // Fresh snapshot of the target's queues (clears EC_QUEUE_NEW, making new queues suspendable).
   std::vector<QueueEntry> queues(int pid);
 
-  // Suspend `ids` (nullopt: every queue of the latest snapshot). The snapshot is refreshed first.
+  // Suspend `ids` (nullopt: every queue of the target). The queue snapshot is kept current by the
+  // target's events (creation, destruction, runtime start/stop) and refreshed before the call when
+  // it may be stale or `ids` names a queue it does not hold, so new queues are suspendable.
   // `grace` in the kernel's unit (kfd/grace.h). Per-queue outcomes in the result.
   BatchOutcome suspend(int pid, const std::optional<std::vector<uint32_t>>& ids, uint32_t grace);
-  // Resume `ids` (nullopt: every queue of a fresh snapshot). If the call fails, DISABLE the session
+  // Resume `ids` (nullopt: every queue of the current snapshot, as for suspend). If the call fails, DISABLE the session
   // (which resumes everything), re-enable it, and throw Error(EIO) saying so.
   BatchOutcome resume(int pid, const std::optional<std::vector<uint32_t>>& ids);
 
@@ -120,6 +122,12 @@ class Context : private ControlLoop {
   // Process pending debug events (all of them with `force`, else only when the event pipe says
   // there are some); true if that refreshed the snapshot (a new queue appeared).
   bool handle_events(Target& t, bool force = false);
+  // GET_QUEUE_SNAPSHOT (clearing EC_QUEUE_NEW); marks the snapshot current.
+  const std::vector<kfd::QueueInfo>& refresh(Target& t);
+  // The snapshot to act on: the one kept by the events unless it may be stale or `ids` names a
+  // queue it lacks, in which case a fresh one.
+  const std::vector<kfd::QueueInfo>& current_snapshot(Target& t,
+                                                      const std::optional<std::vector<uint32_t>>& ids);
   void target_gone(int pid, const std::string& why);
   // ptrace-detach `pid`; one that does not stop in time is finished by tick().
   void untrace(int pid);

@@ -58,13 +58,15 @@ class FakeKfd final : public KfdDriver {
   FakeProcess& proc(uint32_t pid) { return procs[pid]; }
 
   // The target creates a queue (as CREATE_QUEUE would): newest first, EC_QUEUE_NEW set.
-  uint32_t create_queue(uint32_t pid) {
+  // announce = false stops where the kernel still holds the process lock: the queue exists (sysfs
+  // shows it) but the debugger's event is raised only after the ioctl drops the lock.
+  uint32_t create_queue(uint32_t pid, bool announce = true) {
     std::lock_guard lock(mu);
     auto& p = proc(pid);
     FakeQueue q;
     q.id = p.next_id++;
     p.queues.push_front(q);
-    raise(p, KFD_EC_MASK(EC_QUEUE_NEW));
+    if (announce) raise(p, KFD_EC_MASK(EC_QUEUE_NEW));
     return q.id;
   }
   void destroy_queue(uint32_t pid, uint32_t id) {

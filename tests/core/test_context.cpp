@@ -150,6 +150,77 @@ TEST(CoreContext, SuspendAndResumeAllCostOneIoctlAndFollowCreationAndDestruction
   EXPECT_TRUE(r.result.all_done());
 }
 
+// ROCr's shutdown destroys every queue, then disables the runtime; the control thread may drain
+// both events at once. The snapshot must still drop the queues: a suspend-all then asks for
+// nothing (not for dead ids, which the kernel answers with EPERM while the runtime is off).
+TEST(CoreContext, SuspendAllAfterTheRuntimeShutDownAsksForNoDeadQueue) {
+  Fixture f;
+  const uint32_t a = f.kfd->create_queue(kPid), b = f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  {
+    std::lock_guard lock(f.kfd->mu);
+    f.kfd->destroy_queue(kPid, a);
+    f.kfd->destroy_queue(kPid, b);
+    f.kfd->set_runtime(kPid, DEBUG_RUNTIME_STATE_DISABLED);
+  }
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lock(f.kfd->mu);
+    return f.kfd->proc(kPid).runtime_acks == 1;
+  }));
+  auto o = f.ctx->suspend(kPid, std::nullopt, KFD_USE_DEFAULT_GRACE_PERIOD);
+  EXPECT_TRUE(o.result.queues.empty());
+  auto r = f.ctx->resume(kPid, std::nullopt);
+  EXPECT_TRUE(r.result.queues.empty());
+  EXPECT_EQ(f.ctx->stats().forced_disables, 0u);
+  // The runtime comes back (hsa_init again) and creates a queue: it is suspended, nothing else.
+  f.kfd->set_runtime(kPid, DEBUG_RUNTIME_STATE_ENABLED);
+  const uint32_t c = f.kfd->create_queue(kPid);
+  o = f.ctx->suspend(kPid, std::nullopt, KFD_USE_DEFAULT_GRACE_PERIOD);
+  EXPECT_TRUE(o.result.all_done());
+  ASSERT_EQ(o.result.queues.size(), 1u);
+  EXPECT_TRUE(f.kfd->suspended(kPid, c));
+}
+
+// The event drain clears EC_QUEUE_NEW in the kernel before the snapshot is refreshed; if that
+// refresh fails once, the next suspend must refresh again rather than trust the old snapshot.
+TEST(CoreContext, AFailedSnapshotRefreshIsRetriedBeforeTheNextSuspend) {
+  Fixture f;
+  const uint32_t a = f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  {
+    std::lock_guard lock(f.kfd->mu);
+    f.kfd->fail_op[KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT] = -ENOMEM;
+    f.kfd->ops.clear();
+  }
+  const uint32_t b = f.kfd->create_queue(kPid);
+  // The control thread drains the event and fails to refresh.
+  ASSERT_TRUE(eventually([&] { return f.kfd->count_ops(KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT) >= 1; }));
+  EXPECT_TRUE(eventually([&] { return !f.ctx->take_notices().empty(); })) << "the failure was not reported";
+  {
+    std::lock_guard lock(f.kfd->mu);
+    f.kfd->fail_op.clear();
+  }
+  auto o = f.ctx->suspend(kPid, std::nullopt, KFD_USE_DEFAULT_GRACE_PERIOD);
+  EXPECT_EQ(o.result.count, 2);
+  EXPECT_TRUE(f.kfd->suspended(kPid, a));
+  EXPECT_TRUE(f.kfd->suspended(kPid, b)) << "the new queue would keep running through the online request";
+}
+
+// The kernel raises EC_QUEUE_NEW only after CREATE_QUEUE dropped the process lock, so a caller can
+// know a queue id (sysfs) before the event: naming it still suspends it.
+TEST(CoreContext, ExplicitIdOfAQueueNotYetAnnouncedIsSnapshottedFirst) {
+  Fixture f;
+  f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  const uint32_t quiet = f.kfd->create_queue(kPid, /*announce=*/false);
+  const std::vector<uint32_t> ids{quiet};
+  auto o = f.ctx->suspend(kPid, ids, KFD_USE_DEFAULT_GRACE_PERIOD);
+  EXPECT_TRUE(o.result.all_done());
+  EXPECT_TRUE(f.kfd->suspended(kPid, quiet));
+  f.ctx->resume(kPid, ids);
+  EXPECT_FALSE(f.kfd->suspended(kPid, quiet));
+}
+
 TEST(CoreContext, DetachResumesThenDisablesThenDetachesPtrace) {
   Fixture f;
   f.kfd->create_queue(kPid);
