@@ -201,8 +201,8 @@ int print_gpu_stats(const protocol::MachinePaths& paths, uint64_t since, bool js
               j["now_ns"].get<double>() / 1e9);
   for (const auto& g : j["gpus"]) {
     const auto& c = g["counters"];
-    std::printf("\ngpu %x: %llu kernels, %llu runlist updates (%llu suspends, %llu resumes), %llu waves saved\n",
-                g["gpu_id"].get<unsigned>(), c["kernels_completed"].get<unsigned long long>(),
+    std::printf("\ngpu %u (%x): %llu kernels, %llu runlist updates (%llu suspends, %llu resumes), %llu waves saved\n",
+                g["gpu_id"].get<unsigned>(), g["gpu_id"].get<unsigned>(), c["kernels_completed"].get<unsigned long long>(),
                 c["runlist_updates"].get<unsigned long long>(), c["suspends"].get<unsigned long long>(),
                 c["resumes"].get<unsigned long long>(), c["waves_saved"].get<unsigned long long>());
     if (g["runlist"].empty()) {

@@ -238,6 +238,7 @@ std::vector<CpQueueStats> GpuModel::queue_stats() const {
 }
 
 nlohmann::json GpuModel::stats_json(uint64_t since_seq, std::size_t max_records) const {
+  std::size_t budget = max_records;
   nlohmann::json j;
   j["now_ns"] = now_;
   j["profile"] = options_.profile.name;
@@ -261,7 +262,8 @@ nlohmann::json GpuModel::stats_json(uint64_t since_seq, std::size_t max_records)
     auto first = std::upper_bound(records.begin(), records.end(), since_seq,
                                   [](uint64_t s, const RunlistRecord& r) { return s < r.seq; });
     nlohmann::json list = nlohmann::json::array();
-    for (auto it = first; it != records.end() && list.size() < max_records; ++it) list.push_back(to_json(*it));
+    // One budget for all GPUs: a reply must fit one socket message whatever the GPU count.
+    for (auto it = first; it != records.end() && budget > 0; ++it, --budget) list.push_back(to_json(*it));
     g["last_seq"] = records.empty() ? uint64_t{0} : records.back().seq;
     g["more"] = static_cast<std::size_t>(records.end() - first) > list.size();
     g["runlist"] = std::move(list);

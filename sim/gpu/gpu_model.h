@@ -68,7 +68,8 @@ class GpuModel final : public Hws {
   bool has_queues() const { return !queues_.empty(); }
   // {"now_ns", "profile", "gpus":[{gpu_id, counters, last_seq, more, runlist:[records]}],
   // "queues":[...]}: per GPU the records with seq > since_seq, oldest first, at most max_records
-  // of them ("more" says newer ones were left out: ask again from the last seq returned).
+  // in all GPUs together ("more" on a GPU says some were left out: ask again from the last seq
+  // returned for it).
   nlohmann::json stats_json(uint64_t since_seq = 0, std::size_t max_records = SIZE_MAX) const;
   const GpuModelOptions& options() const { return options_; }
 

@@ -38,10 +38,12 @@ GpuStatsResult fetch_gpu_stats(const std::string& socket_path, uint64_t since_se
     } else {
       // Later pages only extend the runlists; counters and queues stay those of the first page,
       // which described the machine at one instant.
+      // Only GPUs still marked "more" are extended: a complete one may have new records by now,
+      // but taking some of them would leave a gap before `since` and mix two instants.
       for (const auto& g : page["gpus"]) {
         const uint32_t id = g["gpu_id"].get<uint32_t>();
         for (auto& mine : out.stats["gpus"]) {
-          if (mine["gpu_id"].get<uint32_t>() != id) continue;
+          if (mine["gpu_id"].get<uint32_t>() != id || !mine.value("more", false)) continue;
           uint64_t& pos = position[id];
           for (const auto& rec : g["runlist"]) {
             const uint64_t seq = rec["seq"].get<uint64_t>();

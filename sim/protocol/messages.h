@@ -41,8 +41,8 @@ enum class Op : uint16_t {
   kDrmDevice = 9,
   // The GPU model's records (sim/gpu): ret = 0 and payload = JSON text, or -ENODEV when the
   // machine's hardware keeps none (--hardware instant). arg = only runlist records with a larger
-  // seq; a reply carries at most kGpuStatsPage records per GPU, oldest first ("more": true when
-  // newer ones remain), so that any history fits in one message.
+  // seq; a reply carries at most kGpuStatsPage records in all, oldest first per GPU ("more" on a
+  // GPU: newer ones remain), so that any history of any number of GPUs fits in one message.
   kGpuStats = 10,
 };
 // ~400 bytes of JSON a record: a page stays well inside the default socket send buffer (208 KiB,

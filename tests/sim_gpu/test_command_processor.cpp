@@ -237,5 +237,38 @@ TEST_F(Cp, SuspendThroughTheHwsHookStopsTheQueueUntilResume) {
   EXPECT_GT(j["gpus"][0]["runlist"][0]["waves_saved"].get<uint64_t>(), 0u);
 }
 
+// A stats page holds at most max_records over all GPUs (one socket message whatever the GPU
+// count); "more" marks each GPU that has records left, "last_seq" where its history ends.
+TEST_F(Cp, StatsPagesShareOneRecordBudgetAcrossGpus) {
+  constexpr uint32_t kOther = 0x3c4d;
+  for (int i = 0; i < 3; ++i) {
+    model.execute_runlist(kGpu, 0, {}, nullptr);
+    model.execute_runlist(kOther, 0, {}, nullptr);
+    run();
+  }
+  const auto all = model.stats_json();
+  ASSERT_EQ(all["gpus"].size(), 2u);
+  for (const auto& g : all["gpus"]) {
+    EXPECT_EQ(g["runlist"].size(), 3u);
+    EXPECT_FALSE(g["more"].get<bool>());
+  }
+  const auto page = model.stats_json(0, 4);
+  std::size_t total = 0;
+  bool more = false;
+  for (std::size_t i = 0; i < page["gpus"].size(); ++i) {
+    const auto& g = page["gpus"][i];
+    total += g["runlist"].size();
+    more |= g["more"].get<bool>();
+    EXPECT_EQ(g["last_seq"], all["gpus"][i]["last_seq"]);
+  }
+  EXPECT_EQ(total, 4u);
+  EXPECT_TRUE(more);
+  // From a position: only later records, oldest first.
+  const uint64_t mark = all["gpus"][0]["runlist"][0]["seq"].get<uint64_t>();
+  const auto later = model.stats_json(mark, 100);
+  EXPECT_EQ(later["gpus"][0]["runlist"].size(), 2u);
+  EXPECT_EQ(later["gpus"][0]["runlist"][0]["seq"].get<uint64_t>(), mark + 1);
+}
+
 }  // namespace
 }  // namespace gpreempt::sim::gpu
