@@ -83,6 +83,8 @@ TEST(Hsakmt, SeesTheSimulatedGpusWithTheProfilesValues) {
         << "node " << i;
     EXPECT_NE(got["name"], "-") << "marketing name from libdrm_amdgpu through the render node";
   }
-  EXPECT_EQ(gpus, static_cast<int>((*m.status())["gpus"].size()));
+  // The machine was made with KFDSIM_GPUS=2. (Not asked of the daemon: the probe does not wait, so
+  // it may have closed /dev/kfd and exited by now, and an on-demand daemon exits with its last client.)
+  EXPECT_EQ(gpus, 2);
   EXPECT_EQ(*h->line(), "close 0");
 }
