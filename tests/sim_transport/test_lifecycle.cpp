@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "machine_fixture.h"
 
@@ -229,6 +230,31 @@ TEST(Kfdsim, TerminatedDaemonStillLeavesItsRecordsAndNoSocket) {
   ASSERT_TRUE(in) << "SIGTERM lost the records";
   EXPECT_EQ(nlohmann::json::parse(in)["gpus"][0]["runlist"][0]["kind"], "create");
   EXPECT_FALSE(std::filesystem::exists(m.dir() / "kfdsim.sock"));
+}
+
+// The daemon stands in for the GPU and runs ahead of the host's processes (default niceness -10
+// where allowed); --nice sets it.
+TEST(Kfdsimd, RunsAtTheNicenessAsked) {
+  Machine m;
+  auto env = m.env();
+  env.erase("LD_PRELOAD");
+  Child d({build_path("bin/kfdsimd").string(), "--dir", m.dir().string(), "--persistent", "--daemonize",
+           "--nice", "7"},
+          env);
+  ASSERT_EQ(WEXITSTATUS(d.finish()), 0);
+  auto s = m.status();
+  ASSERT_TRUE(s);
+  const int pid = (*s)["daemon_pid"].get<int>();
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  // Field 19 is the niceness; the command name (field 2) ends at the last ')'.
+  std::istringstream rest(line.substr(line.rfind(')') + 2));
+  std::string field;
+  for (int i = 3; i <= 19; ++i) rest >> field;
+  EXPECT_EQ(field, "7") << line;
+  EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"stop"})->finish()), 0);
+  EXPECT_TRUE(m.wait_daemon_gone(pid));
 }
 
 TEST(Kfdsim, RunLeavesNoMachineBehindWhenTheDaemonCannotStart) {
