@@ -23,6 +23,28 @@ std::unique_ptr<Child> kfdsim(Machine& m, std::vector<std::string> args) {
   return std::make_unique<Child>(args, env);
 }
 
+// A persistent machine with the GPU model whose device has seen one runlist update: `client`
+// created a queue (and keeps it while it lives). daemon is 0 (with a test failure) if it failed.
+struct GpuMachine {
+  int daemon = 0;
+  std::unique_ptr<Child> client;
+};
+GpuMachine start_gpu_machine_with_one_update(Machine& m) {
+  GpuMachine g;
+  auto start = kfdsim(m, {"start", "--hardware", "gpu"});
+  EXPECT_EQ(WEXITSTATUS(start->finish()), 0) << start->rest();
+  auto s = m.status();
+  if (!s) {
+    ADD_FAILURE() << "no daemon answers after kfdsim start";
+    return g;
+  }
+  g.client = m.probe();
+  g.client->call("open");
+  EXPECT_EQ(g.client->call("create"), "0 0 0");
+  g.daemon = (*s)["daemon_pid"].get<int>();
+  return g;
+}
+
 }  // namespace
 
 TEST(Lifecycle, DaemonStartsOnDemandAndExitsAfterLastClient) {
@@ -164,14 +186,9 @@ TEST(Kfdsim, HardwareModelIsChosenByName) {
 
 TEST(Kfdsim, StatsShowTheGpuModelsRecordsLiveAndInAFileOnceStopped) {
   Machine m;
-  auto start = kfdsim(m, {"start", "--hardware", "gpu"});
-  EXPECT_EQ(WEXITSTATUS(start->finish()), 0) << start->rest();
-  auto s = m.status();
-  ASSERT_TRUE(s);
+  auto g = start_gpu_machine_with_one_update(m);
+  ASSERT_NE(g.daemon, 0);
   {
-    auto p = m.probe();
-    p->call("open");
-    ASSERT_EQ(p->call("create"), "0 0 0");
     // Answered from the daemon's memory: the record of the update the ioctl caused is there as
     // soon as the ioctl has returned, with nothing written to disk yet.
     EXPECT_FALSE(std::filesystem::exists(m.dir() / "gpu-stats.json"));
@@ -191,8 +208,9 @@ TEST(Kfdsim, StatsShowTheGpuModelsRecordsLiveAndInAFileOnceStopped) {
     EXPECT_EQ(WEXITSTATUS(later->finish()), 0);
     EXPECT_TRUE(nlohmann::json::parse(later->rest())["gpus"][0]["runlist"].empty());
   }
+  g.client.reset();
   EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"stop"})->finish()), 0);
-  ASSERT_TRUE(m.wait_daemon_gone((*s)["daemon_pid"].get<int>()));
+  ASSERT_TRUE(m.wait_daemon_gone(g.daemon));
   // The daemon leaves everything it recorded behind when it stops.
   std::ifstream in(m.dir() / "gpu-stats.json");
   ASSERT_TRUE(in) << "no gpu-stats.json after stop";
@@ -214,16 +232,10 @@ TEST(Kfdsim, StatsShowTheGpuModelsRecordsLiveAndInAFileOnceStopped) {
 
 TEST(Kfdsim, TerminatedDaemonStillLeavesItsRecordsAndNoSocket) {
   Machine m;
-  auto start = kfdsim(m, {"start", "--hardware", "gpu"});
-  EXPECT_EQ(WEXITSTATUS(start->finish()), 0) << start->rest();
-  auto s = m.status();
-  ASSERT_TRUE(s);
-  {
-    auto p = m.probe();
-    p->call("open");
-    ASSERT_EQ(p->call("create"), "0 0 0");
-  }
-  const int daemon = (*s)["daemon_pid"].get<int>();
+  auto g = start_gpu_machine_with_one_update(m);
+  ASSERT_NE(g.daemon, 0);
+  g.client.reset();
+  const int daemon = g.daemon;
   ASSERT_EQ(::kill(daemon, SIGTERM), 0);
   ASSERT_TRUE(m.wait_daemon_gone(daemon));
   std::ifstream in(m.dir() / "gpu-stats.json");
