@@ -46,29 +46,9 @@ struct gpreempt_target {
 
 namespace {
 
-using gpreempt::capi::t_last_error;  // shared with capi_inspect.cpp (capi_error.h)
-
-int fail(int code, std::string message) {
-  t_last_error = std::move(message);
-  return -code;
-}
-
-// Runs `fn`, mapping every exception to -errno and a detail message.
-template <class F>
-int guarded(F&& fn) {
-  try {
-    t_last_error.clear();
-    return fn();
-  } catch (const Error& e) {
-    return fail(e.code(), e.what());
-  } catch (const std::bad_alloc&) {
-    return fail(ENOMEM, "out of memory");
-  } catch (const std::exception& e) {
-    return fail(EIO, std::string("internal error: ") + e.what());
-  } catch (...) {
-    return fail(EIO, "internal error: unknown exception");
-  }
-}
+using gpreempt::capi::fail;  // shared with capi_inspect.cpp (capi_error.h)
+using gpreempt::capi::guarded;
+using gpreempt::capi::t_last_error;
 
 uint32_t status_of(gpreempt::kfd::QueueOutcome o) {
   switch (o) {

@@ -14,21 +14,16 @@
 #include "inspect_documents.h"
 
 using gpreempt::Error;
+using gpreempt::capi::fail;
+using gpreempt::capi::guarded;
 using gpreempt::capi::t_last_error;
 
 namespace {
 
-int fail(int code, std::string message) {
-  t_last_error = std::move(message);
-  return -code;
-}
-
-// Runs `fn` (which returns a Document), stores its JSON in *out only once everything succeeded,
-// and maps every exception to -errno plus the detail message.
+// Runs `fn` (which returns a Document) and stores its JSON in *out only once everything succeeded.
 template <class F>
 int produce(char** out, F&& fn) {
-  try {
-    t_last_error.clear();
+  return guarded([&] {
     if (!out) return fail(EINVAL, "json_out is NULL");
     const gpreempt::inspect::Document doc = fn();
     // Invalid UTF-8 in the input (a binary file, a cut multi-byte character) is replaced rather
@@ -40,15 +35,7 @@ int produce(char** out, F&& fn) {
     *out = copy;
     if (!doc.complete) t_last_error = "input incomplete or malformed: see the document's diagnostics";
     return doc.complete ? 1 : 0;
-  } catch (const Error& e) {
-    return fail(e.code(), e.what());
-  } catch (const std::bad_alloc&) {
-    return fail(ENOMEM, "out of memory");
-  } catch (const std::exception& e) {
-    return fail(EIO, std::string("internal error: ") + e.what());
-  } catch (...) {
-    return fail(EIO, "internal error: unknown exception");
-  }
+  });
 }
 
 std::string_view text_of(const char* text, std::size_t len, const char* what) {
