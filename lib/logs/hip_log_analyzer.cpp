@@ -197,6 +197,75 @@ struct LogAnalyzer::Impl {
     prev_ends_blank = line.empty() || line.back() == ' ' || line.back() == '\t';
   }
 
+  // --- lines that are a whole record ---------------------------------------------------------
+  // Most lines start a record that the next line cannot continue (is_wrapped_continuation): they
+  // are analyzed here straight from the scan, without physical_line's pending-record bookkeeping.
+  // The results are the same as through physical_line (tests/logs/test_log_line_scan.cpp feeds
+  // logs a byte at a time, which never comes here). `next`: the chunk's bytes after the line's
+  // '\n'. Returns false, having changed nothing, for any other line.
+  [[gnu::always_inline]] bool whole_record_line(std::string_view line, const detail::LineSuspects& sus,
+                                                std::string_view next) {
+    if (!detail::is_record_start(line) || line.size() > opt.max_record_bytes) return false;
+    if (line.back() == '\r') line.remove_suffix(1);
+    const char last = line.back();
+    // A line too short to be a terminal row, or ending in a blank, is never continued; otherwise
+    // the next line must start a record. (A "next line" of under four bytes may look like a
+    // record start here; it is then too short to be a continuation, so the answer stands.)
+    if (line.size() >= kMinTerminalWidth && last != ' ' && last != '\t' &&
+        !(detail::is_record_start(next) || (!next.empty() && next[0] == '\x1b')))
+      return false;
+    detail::LogRecord rec;
+    if (sus.count == 0) {
+      if (!detail::parse_record(line, rec, &brackets)) return false;
+      flush();
+      ++sum.lines;
+      const std::string_view s = trim(line);
+      // parse_record trimmed the message's start; it ends where the trimmed line does.
+      if (!rec.message.empty())
+        rec.message = std::string_view(rec.message.data(), s.data() + s.size() - rec.message.data());
+      one(rec, s, sum.lines);
+      return true;
+    }
+    return coloured_record_line(line, sus, rec);
+  }
+
+  // ROCm 7 colours a message as a whole: "<prefix> \x1b[32m hipMalloc ( … ) \x1b[0m". With those
+  // two escapes only, and nothing but blanks after the second one, the message without colour is
+  // the text between them: no copy, no second scan. Anything else takes the general path
+  // (split_glued_suspect), which strips and rescans.
+  bool coloured_record_line(std::string_view line, const detail::LineSuspects& sus, detail::LogRecord& rec) {
+    const char* p = line.data();
+    if (sus.count != 2 || sus.last >= line.size() || p[sus.first] != '\x1b' || p[sus.last] != '\x1b') return false;
+    using Start = detail::LogRecord::MessageStart;
+    if (!detail::parse_record(line, rec, &brackets) || rec.message_start == Start::kLookedAhead ||
+        rec.message.data() != p + sus.first)
+      return false;
+    const std::size_t open_end = csi_end(line, sus.first), close_end = csi_end(line, sus.last);
+    // The opening sequence must end before the closing one (else stripping swallows it), and its
+    // first byte after must not be a ':' that the stripped text could glue onto a blank.
+    if (open_end > sus.last || p[open_end] == ':' || !trim(line.substr(close_end)).empty()) return false;
+    const std::string_view m = trim(line.substr(open_end, sus.last - open_end));
+    if (m.empty()) return false;
+    // Without a bracket the prefix parser looked at the message's first byte (LogRecord::MessageStart).
+    if (rec.message_start == Start::kAfterColon && (m[0] == '[' || (m[0] >= '0' && m[0] <= '9'))) return false;
+    flush();
+    ++sum.lines;
+    rec.message = m;
+    one(rec, line, sum.lines, /*coloured=*/true);
+    return true;
+  }
+
+  // Where the escape sequence at line[esc] ends, as strip_ansi reads it.
+  static std::size_t csi_end(std::string_view line, std::size_t esc) {
+    std::size_t j = esc + 1;
+    if (j < line.size() && line[j] == '[') {
+      ++j;
+      while (j < line.size() && !(line[j] >= '@' && line[j] <= '~')) ++j;
+      ++j;  // the final byte
+    }
+    return std::min(j, line.size());
+  }
+
   // A terminal hard-wraps a record that reaches the right margin: the previous row is a full
   // terminal width with no padding, and rows of a pasted terminal are multiples of that width.
   bool is_wrapped_continuation(std::string_view line) const {
@@ -350,7 +419,9 @@ struct LogAnalyzer::Impl {
     }
   }
 
-  void one(const detail::LogRecord& rec, std::string_view s, std::size_t line_no) {
+  // `s`: the record's text, for error entries; `coloured`: s still holds the colour codes, which
+  // an error entry leaves out (stripped only then: errors are rare).
+  void one(const detail::LogRecord& rec, std::string_view s, std::size_t line_no, bool coloured = false) {
     ++sum.records;
     const detail::LogRecord* r = &rec;
     if (opt.pid && r->pid && *r->pid != *opt.pid) return;
@@ -358,7 +429,7 @@ struct LogAnalyzer::Impl {
     ++levels[static_cast<std::size_t>(r->level)];
     thread(r->pid, r->tid);
     const std::string_view m = r->message;
-    if (r->level == 1) error(line_no, s);
+    if (r->level == 1) error(line_no, s, coloured);
     const std::int64_t pid = r->pid ? *r->pid : -1;
     if (m.empty()) return;
     switch (m[0]) {
@@ -373,7 +444,7 @@ struct LogAnalyzer::Impl {
       case 'C':
         if (starts_with(m, "Created SWq=")) return created(pid, m, line_no, true);
         if (starts_with(m, "Callback: Queue ")) {
-          if (r->level != 1 && is_fault_text(m)) error(line_no, s);
+          if (r->level != 1 && is_fault_text(m)) error(line_no, s, coloured);
           return;
         }
         break;
@@ -395,12 +466,12 @@ struct LogAnalyzer::Impl {
         break;
       case 'h':
       case '_':
-        returned(m, line_no, s, r->level);
+        returned(m, line_no, s, r->level, coloured);
         return;
       default:
         break;
     }
-    if (r->level != 1 && (m[0] == 'M' || m[0] == 'H' || m[0] == 'C') && is_fault_text(m)) error(line_no, s);
+    if (r->level != 1 && (m[0] == 'M' || m[0] == 'H' || m[0] == 'C') && is_fault_text(m)) error(line_no, s, coloured);
   }
 
   void other(std::string_view s, std::size_t line_no) {
@@ -530,18 +601,19 @@ struct LogAnalyzer::Impl {
   }
 
   // "<api>: Returned <hipError_t> : …" — anything but hipSuccess is an error.
-  void returned(std::string_view m, std::size_t line_no, std::string_view s, int level) {
+  void returned(std::string_view m, std::size_t line_no, std::string_view s, int level, bool coloured) {
     const std::size_t k = find_returned(m);
     if (k == std::string_view::npos) return;
     std::string_view code = m.substr(k + 11);
     if (starts_with(code, "hipSuccess")) return;
-    if (level != 1) error(line_no, s);
+    if (level != 1) error(line_no, s, coloured);
   }
 
-  void error(std::size_t line_no, std::string_view text) {
+  // `coloured`: `text` still holds colour codes, which the entry leaves out.
+  void error(std::size_t line_no, std::string_view text, bool coloured = false) {
     ++sum.errors_total;
     if (sum.errors.size() >= opt.max_errors) return;
-    text = trim(text);
+    text = trim(coloured ? strip_ansi(text) : text);
     sum.errors.push_back({line_no, std::string(text.substr(0, kMaxErrorText))});
   }
 
@@ -562,8 +634,11 @@ struct LogAnalyzer::Impl {
       pos = n + 1;
     }
     const char* base = chunk.data() + pos;
-    pos += detail::for_each_line(base, chunk.size() - pos, [&](std::size_t begin, std::size_t end, std::size_t suspect) {
-      physical_line(std::string_view(base + begin, end - begin), suspect);
+    const std::size_t size = chunk.size() - pos;
+    pos += detail::for_each_line(base, size, [&](std::size_t begin, std::size_t end, const detail::LineSuspects& sus) {
+      const std::string_view line(base + begin, end - begin);
+      if (!whole_record_line(line, sus, std::string_view(base + end + 1, size - end - 1)))
+        physical_line(line, sus.first);
     });
     if (pos < chunk.size()) append_carry(chunk.substr(pos));
     if (has_pending && !pending_owned) own_pending();  // the caller's chunk goes away

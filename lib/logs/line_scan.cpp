@@ -94,18 +94,31 @@ __attribute__((target("avx2"))) void classify_blocks_avx2(const char* text, std:
   char pad[1 + 64 + 2];
   for (std::size_t j = 0; j < count; ++j) out[j] = classify_block_avx2(block_bytes(text, size, first + 64 * j, pad));
 }
-#endif
 
-using ClassifyBlocks = void (*)(const char*, std::size_t, std::size_t, std::size_t, BlockMasks*);
-
-ClassifyBlocks pick_classify_blocks() {
-#if defined(GPREEMPT_LOGS_AVX2)
-  if (__builtin_cpu_supports("avx2")) return classify_blocks_avx2;
-#endif
-  return classify_blocks_sse2;
+// A whole block per instruction, and the compares yield the bit masks directly: a third of the
+// AVX2 version's instructions.
+__attribute__((target("avx512f,avx512bw"))) BlockMasks classify_block_avx512(const char* p) {
+  const __m512i cur = _mm512_loadu_si512(p), prev = _mm512_loadu_si512(p - 1), next = _mm512_loadu_si512(p + 1),
+                next2 = _mm512_loadu_si512(p + 2);
+  const __m512i colon = _mm512_set1_epi8(':');
+  __mmask64 glue = _mm512_cmpeq_epi8_mask(cur, colon);
+  glue = _mm512_mask_cmpeq_epi8_mask(glue, prev, _mm512_set1_epi8(' '));
+  glue = _mm512_mask_cmpeq_epi8_mask(glue, next2, colon);
+  glue = _mm512_mask_cmplt_epu8_mask(glue, _mm512_sub_epi8(next, _mm512_set1_epi8('0')), _mm512_set1_epi8(10));
+  BlockMasks m;
+  m.newline = _mm512_cmpeq_epi8_mask(cur, _mm512_set1_epi8('\n'));
+  m.suspect = glue | _mm512_cmpeq_epi8_mask(cur, _mm512_set1_epi8('\x1b'));
+  return m;
 }
 
-}  // namespace
+__attribute__((target("avx512f,avx512bw"))) void classify_blocks_avx512(const char* text, std::size_t size,
+                                                                        std::size_t first, std::size_t count,
+                                                                        BlockMasks* out) {
+  char pad[1 + 64 + 2];
+  for (std::size_t j = 0; j < count; ++j)
+    out[j] = classify_block_avx512(block_bytes(text, size, first + 64 * j, pad));
+}
+#endif  // GPREEMPT_LOGS_AVX2
 
 void classify_blocks_scalar(const char* text, std::size_t size, std::size_t first, std::size_t count,
                             BlockMasks* out) {
@@ -121,6 +134,45 @@ void classify_blocks_sse2(const char* text, std::size_t size, std::size_t first,
 #else
   classify_blocks_scalar(text, size, first, count, out);
 #endif
+}
+
+using ClassifyBlocks = void (*)(const char*, std::size_t, std::size_t, std::size_t, BlockMasks*);
+
+// The version for `isa`, or nullptr when this build or CPU lacks it.
+ClassifyBlocks classifier_for(Isa isa) {
+  switch (isa) {
+    case Isa::kScalar:
+      return classify_blocks_scalar;
+    case Isa::kSse2:
+      return classify_blocks_sse2;
+#if defined(GPREEMPT_LOGS_AVX2)
+    case Isa::kAvx2:
+      return __builtin_cpu_supports("avx2") ? classify_blocks_avx2 : nullptr;
+    case Isa::kAvx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") ? classify_blocks_avx512 : nullptr;
+#else
+    case Isa::kAvx2:
+    case Isa::kAvx512:
+      return nullptr;
+#endif
+  }
+  return nullptr;
+}
+
+ClassifyBlocks pick_classify_blocks() {
+  for (Isa isa : {Isa::kAvx512, Isa::kAvx2})
+    if (ClassifyBlocks f = classifier_for(isa)) return f;
+  return classify_blocks_sse2;
+}
+
+}  // namespace
+
+bool classify_blocks_with(Isa isa, const char* text, std::size_t size, std::size_t first, std::size_t count,
+                          BlockMasks* out) {
+  const ClassifyBlocks f = classifier_for(isa);
+  if (!f) return false;
+  f(text, size, first, count, out);
+  return true;
 }
 
 void classify_blocks(const char* text, std::size_t size, std::size_t first, std::size_t count, BlockMasks* out) {

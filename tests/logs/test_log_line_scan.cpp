@@ -1,8 +1,8 @@
 // The analyzer's one-pass line scanner (line_scan.h) against byte-by-byte references: the block
-// classifiers on random bytes at every block offset, for_each_line (line bounds and first suspect
-// byte) on texts whose patterns sit at every offset of a 64-byte block, and the whole analyzer
-// against its slow path (a text fed one byte at a time never takes the scanner's fast path, so
-// both must agree).
+// classifiers (each instruction set this CPU has) on random bytes at every block offset,
+// for_each_line (line bounds, first and last suspect byte, their count) on texts whose patterns
+// sit at every offset of a 64-byte block, and the whole analyzer against its slow path (a text fed
+// one byte at a time never takes the scanner's fast paths, so both must agree).
 #include <gtest/gtest.h>
 
 #include <ostream>
@@ -30,12 +30,15 @@ std::string random_text(std::mt19937& rng, std::size_t size) {
 
 struct Line {
   std::size_t begin, end;
-  std::size_t suspect;  // offset in the line of the first ESC or glue colon, or kCleanLine
+  // Offsets in the line of the first and last ESC or glue colon (kCleanLine when none), and how
+  // many there are, 3 standing for "3 or more".
+  std::size_t first, last, count;
   bool operator==(const Line&) const = default;
 };
 
 std::ostream& operator<<(std::ostream& os, const Line& l) {
-  return os << "[" << l.begin << ", " << l.end << ") suspect " << static_cast<long long>(l.suspect);
+  return os << "[" << l.begin << ", " << l.end << ") suspects " << static_cast<long long>(l.first) << ".."
+            << static_cast<long long>(l.last) << " x" << l.count;
 }
 
 std::vector<Line> reference_lines(const std::string& s) {
@@ -43,12 +46,15 @@ std::vector<Line> reference_lines(const std::string& s) {
   std::size_t begin = 0;
   for (std::size_t nl = s.find('\n'); nl != std::string::npos; nl = s.find('\n', begin)) {
     const std::string line = s.substr(begin, nl - begin);
-    std::size_t suspect = kCleanLine;
-    for (std::size_t i = 0; suspect == kCleanLine && i < line.size(); ++i)
+    Line l{begin, nl, kCleanLine, kCleanLine, 0};
+    for (std::size_t i = 0; i < line.size(); ++i)
       if (line[i] == '\x1b' || (i >= 1 && i + 2 < line.size() && line[i - 1] == ' ' && line[i] == ':' &&
-                                line[i + 1] >= '0' && line[i + 1] <= '9' && line[i + 2] == ':'))
-        suspect = i;
-    lines.push_back({begin, nl, suspect});
+                                line[i + 1] >= '0' && line[i + 1] <= '9' && line[i + 2] == ':')) {
+        if (l.count == 0) l.first = i;
+        l.last = i;
+        l.count = std::min<std::size_t>(3, l.count + 1);
+      }
+    lines.push_back(l);
     begin = nl + 1;
   }
   return lines;
@@ -56,8 +62,8 @@ std::vector<Line> reference_lines(const std::string& s) {
 
 std::vector<Line> scanned_lines(const std::string& s, std::size_t* rest = nullptr) {
   std::vector<Line> lines;
-  const std::size_t r = for_each_line(s.data(), s.size(), [&](std::size_t b, std::size_t e, std::size_t suspect) {
-    lines.push_back({b, e, suspect});
+  const std::size_t r = for_each_line(s.data(), s.size(), [&](std::size_t b, std::size_t e, const LineSuspects& x) {
+    lines.push_back({b, e, x.first, x.last, x.count});
   });
   if (rest) *rest = r;
   return lines;
@@ -67,22 +73,31 @@ std::vector<Line> scanned_lines(const std::string& s, std::size_t* rest = nullpt
 
 TEST(LogLineScan, BlockClassifiersMatchTheByteByByteReference) {
   std::mt19937 rng(7);
-  for (int round = 0; round < 300; ++round) {
-    const std::string s = random_text(rng, 1 + rng() % 400);
-    for (std::size_t first = 0; first < 64 && first < s.size(); ++first) {
-      const std::size_t count = (s.size() - first + 63) / 64 + 1;  // one block wholly past the end
-      std::vector<BlockMasks> want(count), sse2(count), chosen(count);
-      classify_blocks_scalar(s.data(), s.size(), first, count, want.data());
-      classify_blocks_sse2(s.data(), s.size(), first, count, sse2.data());
-      classify_blocks(s.data(), s.size(), first, count, chosen.data());
-      for (std::size_t j = 0; j < count; ++j) {
-        ASSERT_EQ(sse2[j].newline, want[j].newline) << "round " << round << " first " << first << " block " << j;
-        ASSERT_EQ(sse2[j].suspect, want[j].suspect) << "round " << round << " first " << first << " block " << j;
-        ASSERT_EQ(chosen[j].newline, want[j].newline) << "round " << round << " first " << first << " block " << j;
-        ASSERT_EQ(chosen[j].suspect, want[j].suspect) << "round " << round << " first " << first << " block " << j;
+  int tested = 0;
+  for (const Isa isa : {Isa::kSse2, Isa::kAvx2, Isa::kAvx512}) {
+    BlockMasks probe;
+    if (!classify_blocks_with(isa, "x", 1, 0, 1, &probe)) continue;  // not on this CPU
+    ++tested;
+    for (int round = 0; round < 300; ++round) {
+      const std::string s = random_text(rng, 1 + rng() % 400);
+      for (std::size_t first = 0; first < 64 && first < s.size(); ++first) {
+        const std::size_t count = (s.size() - first + 63) / 64 + 1;  // one block wholly past the end
+        std::vector<BlockMasks> want(count), got(count), chosen(count);
+        ASSERT_TRUE(classify_blocks_with(Isa::kScalar, s.data(), s.size(), first, count, want.data()));
+        ASSERT_TRUE(classify_blocks_with(isa, s.data(), s.size(), first, count, got.data()));
+        classify_blocks(s.data(), s.size(), first, count, chosen.data());
+        for (std::size_t j = 0; j < count; ++j) {
+          ASSERT_EQ(got[j].newline, want[j].newline) << "isa " << static_cast<int>(isa) << " round " << round
+                                                      << " first " << first << " block " << j;
+          ASSERT_EQ(got[j].suspect, want[j].suspect) << "isa " << static_cast<int>(isa) << " round " << round
+                                                      << " first " << first << " block " << j;
+          ASSERT_EQ(chosen[j].newline, want[j].newline) << "round " << round << " first " << first << " block " << j;
+          ASSERT_EQ(chosen[j].suspect, want[j].suspect) << "round " << round << " first " << first << " block " << j;
+        }
       }
     }
   }
+  EXPECT_GE(tested, 1);  // SSE2 at least: every x86-64 has it (other CPUs test the scalar path alone)
 }
 
 TEST(LogLineScan, ReferenceMasksMarkEscapesGlueAndNewlinesOnly) {
@@ -95,7 +110,7 @@ TEST(LogLineScan, ReferenceMasksMarkEscapesGlueAndNewlinesOnly) {
   s.replace(40, 4, ":7: ");  // no blank before
   s.replace(61, 3, " :7");   // the closing colon would be past the text
   BlockMasks m;
-  classify_blocks_scalar(s.data(), s.size(), 0, 1, &m);
+  ASSERT_TRUE(classify_blocks_with(Isa::kScalar, s.data(), s.size(), 0, 1, &m));
   EXPECT_EQ(m.newline, std::uint64_t{1} << 5);
   EXPECT_EQ(m.suspect, (std::uint64_t{1} << 10) | (std::uint64_t{1} << 21));
 }
@@ -104,7 +119,10 @@ TEST(LogLineScan, LinesAndFlagsMatchTheReferenceForPatternsAtEveryBlockOffset) {
   // Each pattern at every offset 0..63 of the second block, and straddling its end; two suspects in
   // one line (the first counts), and a suspect in a line that ends in a later block.
   const std::vector<std::string> patterns = {"\n", "\x1b", " :3:", " :3:x\n", "\x1b\n", "\n :3:", " :3\n:",
-                                             " :3:\x1b", std::string(70, 'c') + "\x1b"};
+                                             " :3:\x1b", std::string(70, 'c') + "\x1b",
+                                             // first and last in different blocks; counts past 3
+                                             "\x1b" + std::string(70, 'c') + "\x1b", "\x1b\x1b\x1b\x1b",
+                                             " :3: :4:" + std::string(60, 'c') + "\x1b" + std::string(64, 'd') + "\x1b"};
   for (const std::string& p : patterns) {
     for (std::size_t at = 40; at < 64 + 64 + 8; ++at) {
       for (std::size_t tail : {0u, 1u, 2u, 3u, 70u}) {
