@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include "sim/protocol/gpu_stats_query.h"
 #include "sim/protocol/messages.h"
@@ -135,10 +137,33 @@ Machine::Machine(std::map<std::string, std::string> extra_env) : extra_(std::mov
   dir_ = tmpl;
 }
 
+namespace {
+// Daemons serving `dir`, found by their "--dir=" argument: a daemon whose last client has gone no
+// longer answers on its socket but still writes gpu-stats.json into the directory on its way
+// out, and that file, landing while the directory is being removed, left it behind.
+std::vector<int> daemons_of(const std::filesystem::path& dir) {
+  std::vector<int> pids;
+  const std::string want = "--dir=" + dir.string();
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "cmdline", std::ios::binary);
+    std::string arg;
+    while (std::getline(in, arg, '\0'))
+      if (arg == want) {
+        pids.push_back(std::stoi(name));
+        break;
+      }
+  }
+  return pids;
+}
+}  // namespace
+
 Machine::~Machine() {
-  // Make sure no daemon outlives the test, whatever state the test left.
-  if (auto s = status()) {
-    int pid = (*s)["daemon_pid"].get<int>();
+  // Make sure no daemon outlives the test, whatever state the test left, and none is still
+  // writing into the directory when it is removed.
+  for (int pid : daemons_of(dir_)) {
     ::kill(pid, SIGKILL);
     wait_daemon_gone(pid);
   }
