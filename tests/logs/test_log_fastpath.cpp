@@ -48,6 +48,24 @@ TEST(LogFastPath, EscapeFoundAtEveryOffsetOfTheScan) {
   }
 }
 
+TEST(LogFastPath, ReturnedFoundAtEveryOffsetOfTheScan) {
+  // The ": Returned " search looks at 16 offsets at a time: decoys (": R", ":  Returned") before
+  // the real one, at every offset, and error codes of several lengths so that the needle also
+  // falls in the last, overlapping block of the message.
+  for (std::size_t pad = 0; pad < 40; ++pad) {
+    for (const std::string decoy : {"", ": Rx ", ":  Returned x ", ": Returne"}) {
+      for (const std::string code : {"E", "hipErrorX", "hipErrorInvalidValue : duration: 7 us"}) {
+        const std::string api = "hip" + std::string(pad, 'x') + decoy;
+        auto s = analyze_log(kPrefix + api + ": Returned " + code + "\n" + kPrefix + api +
+                             ": Returned hipSuccess : \n" + kPrefix + api + ": Returned\n" + kPrefix + api + "\n");
+        ASSERT_EQ(s.errors.size(), 1u) << "pad " << pad << " decoy '" << decoy << "' code " << code;
+        EXPECT_EQ(s.errors[0].line, 1u);
+        EXPECT_EQ(s.recognized, 4u);
+      }
+    }
+  }
+}
+
 TEST(LogFastPath, EscapeInTheMiddleOfAMessage) {
   auto s = analyze_log(kPrefix + "ShaderName : \x1b[1mbold_kernel\x1b[0m(int)\n" + kPrefix +
                        "hipMemcpy: Returned \x1b[31mhipErrorInvalidValue\x1b[0m : \n" + kPrefix +
