@@ -108,7 +108,34 @@ std::size_t find_returned(std::string_view m) {
   return std::string_view::npos;
 }
 
+// Whether s holds "Me", "ab" or "HS", where the fault phrases below begin: one pass, which rules out
+// most messages ("Command (KernelExecution) enqueued: …" asks on every kernel launch) before the
+// four searches.
+bool may_hold_fault_text(std::string_view s) {
+  const char* p = s.data();
+  const std::size_t n = s.size();
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i m = _mm_set1_epi8('M'), e = _mm_set1_epi8('e'), a = _mm_set1_epi8('a'), b = _mm_set1_epi8('b'),
+                h = _mm_set1_epi8('H'), hs = _mm_set1_epi8('S');
+  for (; i + 17 <= n; i += 16) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+    const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 1));
+    const __m128i hit =
+        _mm_or_si128(_mm_and_si128(_mm_cmpeq_epi8(x, m), _mm_cmpeq_epi8(y, e)),
+                     _mm_or_si128(_mm_and_si128(_mm_cmpeq_epi8(x, a), _mm_cmpeq_epi8(y, b)),
+                                  _mm_and_si128(_mm_cmpeq_epi8(x, h), _mm_cmpeq_epi8(y, hs))));
+    if (_mm_movemask_epi8(hit)) return true;
+  }
+#endif
+  for (; i + 1 < n; ++i)
+    if ((p[i] == 'M' && p[i + 1] == 'e') || (p[i] == 'a' && p[i + 1] == 'b') || (p[i] == 'H' && p[i + 1] == 'S'))
+      return true;
+  return false;
+}
+
 bool is_fault_text(std::string_view s) {
+  if (!may_hold_fault_text(s)) return false;
   return s.find("Memory access fault") != std::string_view::npos ||
          s.find("Memory Fault Error") != std::string_view::npos ||
          s.find("aborting with error") != std::string_view::npos ||
@@ -180,6 +207,7 @@ struct LogAnalyzer::Impl {
   std::int64_t last_pid = -2;
   std::size_t last_proc = 0;
   std::string last_tid;
+  std::uint64_t last_bracket = 0;  // LogRecord::bracket of the last record thread() saw
 
   std::map<std::pair<std::int64_t, std::uint64_t>, std::size_t> hwq_index;
   std::pair<std::int64_t, std::uint64_t> last_hwq_key{-2, 0};
@@ -457,7 +485,7 @@ struct LogAnalyzer::Impl {
     if (opt.pid && r->pid && *r->pid != *opt.pid) return;
     ++sum.recognized;
     ++levels[static_cast<std::size_t>(r->level)];
-    thread(r->pid, r->tid);
+    thread(*r);
     const std::string_view m = r->message;
     if (r->level == 1) error(line_no, s, coloured);
     const std::int64_t pid = r->pid ? *r->pid : -1;
@@ -519,7 +547,12 @@ struct LogAnalyzer::Impl {
     }
   }
 
-  void thread(std::optional<int> pid, std::string_view tid) {
+  void thread(const detail::LogRecord& r) {
+    // The same bracket as the last record's: the same pid and tid (LogRecord::bracket).
+    if (r.bracket != 0 && r.bracket == last_bracket) return;
+    last_bracket = r.bracket;
+    const std::optional<int> pid = r.pid;
+    const std::string_view tid = r.tid;
     const std::int64_t key = pid ? *pid : -1;
     if (key != last_pid) {
       auto [it, inserted] = proc_index.try_emplace(key, sum.processes.size());

@@ -102,6 +102,7 @@ bool parse_record(std::string_view s, LogRecord& r, BracketCache* cache) {
   r.tid = {};
   r.message = {};
   r.message_start = LogRecord::MessageStart::kLookedAhead;
+  r.bracket = 0;
   const char* p = s.data();
   const std::size_t n = s.size();
   // file, up to the next ':'
@@ -168,7 +169,10 @@ bool parse_record(std::string_view s, LogRecord& r, BracketCache* cache) {
   if (!rest.empty() && rest[0] == '[') {
     // The same bytes up to the first ']' parse the same.
     if (cache && cache->size && rest.size() >= cache->size && equal_bytes(rest.data(), cache->bytes, cache->size)) {
-      if (cache->pid) r.pid = cache->pid;
+      if (cache->pid) {
+        r.pid = cache->pid;
+        r.bracket = cache->generation;
+      }
       r.tid = rest.substr(cache->tid_offset, cache->tid_size);
       r.message = trim_left(rest.substr(cache->size));
       r.message_start = LogRecord::MessageStart::kAfterBracket;
@@ -195,6 +199,7 @@ bool parse_record(std::string_view s, LogRecord& r, BracketCache* cache) {
         cache->pid = bracket_pid;
         cache->tid_offset = static_cast<std::size_t>(r.tid.data() - rest.data());
         cache->tid_size = r.tid.size();
+        if (bracket_pid) r.bracket = ++cache->generation;
       }
       rest = rest.substr(close + 1);
       r.message_start = LogRecord::MessageStart::kAfterBracket;

@@ -4,6 +4,7 @@
 // "[0x…]" / "[tid:0x…]" (older), or nothing. Internal to lib/logs; parse_record is pure.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 
@@ -24,6 +25,9 @@ struct LogRecord {
   //                  not "N : ["): the parser read into the message, so it may.
   enum class MessageStart : unsigned char { kLookedAhead, kAfterColon, kAfterBracket };
   MessageStart message_start = MessageStart::kLookedAhead;
+  // Which fill of the BracketCache gave `pid` and `tid` (0: not one that gave the pid). Records
+  // with the same nonzero value have the same pid and tid, which the analyzer then need not compare.
+  std::uint64_t bracket = 0;
 };
 
 // The last "[pid:N tid:X]" bracket parse_record read and what it held. Consecutive records of a
@@ -35,6 +39,7 @@ struct BracketCache {
   char bytes[kMaxBytes];
   std::optional<int> pid;  // what the bracket's "pid:" gave, if anything
   std::size_t tid_offset = 0, tid_size = 0;  // where the tid is in the bracket
+  std::uint64_t generation = 0;              // fills so far (LogRecord::bracket)
 };
 
 // False unless `s` starts with a ROCclr record prefix. (An out-parameter rather than an optional:

@@ -66,6 +66,21 @@ TEST(LogFastPath, ReturnedFoundAtEveryOffsetOfTheScan) {
   }
 }
 
+TEST(LogFastPath, FaultPhrasesFoundAtEveryOffsetOfTheScan) {
+  // The pre-filter looks for the phrases' first two bytes sixteen offsets at a time; a phrase at
+  // any offset, including across its blocks and in the scalar tail, still makes an error.
+  for (std::size_t pad = 0; pad < 40; ++pad) {
+    for (const std::string phrase :
+         {"Memory access fault by GPU node-2", "Memory Fault Error", "aborting with error", "HSA_STATUS_ERROR"}) {
+      const std::string filler(pad, 'x');
+      auto s = analyze_log(kPrefix + "Callback: Queue 0x1 " + filler + phrase + "\n" + kPrefix + "Command " + filler +
+                           phrase + "\n" + kPrefix + "Command " + filler + "Memory Fault\n");
+      ASSERT_EQ(s.errors.size(), 2u) << "pad " << pad << " " << phrase;
+      EXPECT_EQ(s.errors[1].line, 2u);
+    }
+  }
+}
+
 TEST(LogFastPath, EscapeInTheMiddleOfAMessage) {
   auto s = analyze_log(kPrefix + "ShaderName : \x1b[1mbold_kernel\x1b[0m(int)\n" + kPrefix +
                        "hipMemcpy: Returned \x1b[31mhipErrorInvalidValue\x1b[0m : \n" + kPrefix +

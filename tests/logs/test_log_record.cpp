@@ -2,6 +2,9 @@
 // byte reuses its parse, and must give exactly what a parse without the cache gives.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
+
 #include <random>
 #include <string>
 #include <vector>
@@ -37,6 +40,8 @@ TEST(LogRecordParse, BracketCacheGivesWhatAParseWithoutItGives) {
   const std::vector<std::string> messages = {"ShaderName : k", " hipMalloc ( 1 )", "", "]x", "  [pid:1 tid:0x2] again"};
   std::mt19937 rng(3);
   BracketCache cache;
+  // LogRecord::bracket: records with the same nonzero value have the same pid and tid.
+  std::map<std::uint64_t, std::pair<std::optional<int>, std::string>> by_bracket;
   for (int i = 0; i < 20000; ++i) {
     // Runs of the same bracket, as a thread's consecutive records have.
     const std::string& bracket = brackets[(i / 3 + rng() % 2) % brackets.size()];
@@ -45,6 +50,10 @@ TEST(LogRecordParse, BracketCacheGivesWhatAParseWithoutItGives) {
     const bool ok_with = parse_record(line, with, &cache);
     const bool ok_without = parse_record(line, without);
     expect_same(line, with, ok_with, without, ok_without);
+    if (ok_with && with.bracket != 0) {
+      const auto [it, inserted] = by_bracket.try_emplace(with.bracket, with.pid, std::string(with.tid));
+      EXPECT_EQ(it->second, std::make_pair(with.pid, std::string(with.tid))) << line;
+    }
     if (HasFailure()) return;
   }
 }
@@ -60,4 +69,5 @@ TEST(LogRecordParse, Rocm5PidIsKeptWhenTheBracketComesFromTheCache) {
   ASSERT_TRUE(parse_record(":3:a.cpp :1 : 1 us: 9 : [tid:0x1] c", r, &cache));
   EXPECT_EQ(r.pid, 9);
   EXPECT_EQ(r.message, "c");
+  EXPECT_EQ(r.bracket, 0u);  // the pid did not come from the bracket, so it does not identify it
 }
