@@ -33,6 +33,26 @@ inline std::size_t find_byte(const char* p, std::size_t i, std::size_t n, char c
   return i;
 }
 
+// Offset of the first of `a`, `b` or `c` in p[i, n), or n.
+inline std::size_t find_first_of(const char* p, std::size_t i, std::size_t n, char a, char b, char c) {
+#if defined(__SSE2__)
+  const __m128i va = _mm_set1_epi8(a), vb = _mm_set1_epi8(b), vc = _mm_set1_epi8(c);
+  const auto hits = [&](std::size_t at) {
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
+    return static_cast<unsigned>(_mm_movemask_epi8(
+        _mm_or_si128(_mm_cmpeq_epi8(x, va), _mm_or_si128(_mm_cmpeq_epi8(x, vb), _mm_cmpeq_epi8(x, vc)))));
+  };
+  for (; i + 16 <= n; i += 16)
+    if (const unsigned mask = hits(i)) return i + static_cast<std::size_t>(__builtin_ctz(mask));
+  if (i < n && n >= 16) {  // the tail: the last 16 bytes, ignoring those before i
+    const unsigned mask = hits(n - 16) >> (i - (n - 16));
+    return mask ? i + static_cast<std::size_t>(__builtin_ctz(mask)) : n;
+  }
+#endif
+  while (i < n && p[i] != a && p[i] != b && p[i] != c) ++i;
+  return i;
+}
+
 // a[0, n) == b[0, n).
 inline bool equal_bytes(const char* a, const char* b, std::size_t n) {
 #if defined(__SSE2__)

@@ -66,46 +66,16 @@ std::optional<std::uint64_t> dec_after(std::string_view s, std::string_view key)
   return take_dec(s);
 }
 
-// m.find(": Returned "). Every HIP API line asks, and most calls' argument lists hold colons
-// (": Returned " is rare there), so the search looks for ": R" sixteen positions at a time and
-// compares the rest only there, instead of stopping at every ':'.
-std::size_t find_returned(std::string_view m) {
-  constexpr std::string_view kNeedle = ": Returned ";
-  const char* p = m.data();
-  const std::size_t n = m.size();
-  if (n < kNeedle.size()) return std::string_view::npos;
-  const std::size_t last = n - kNeedle.size();  // the last offset where the needle fits
-  const auto match = [&](std::size_t i) { return std::memcmp(p + i, kNeedle.data(), kNeedle.size()) == 0; };
-  std::size_t i = 0;
-#if defined(__SSE2__)
-  const __m128i colon = _mm_set1_epi8(':'), blank = _mm_set1_epi8(' '), r = _mm_set1_epi8('R');
-  const auto candidates = [&](std::size_t at) {  // bit j: p[at + j, at + j + 3) is ": R"
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at + 1));
-    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at + 2));
-    return static_cast<unsigned>(_mm_movemask_epi8(
-        _mm_and_si128(_mm_cmpeq_epi8(a, colon), _mm_and_si128(_mm_cmpeq_epi8(b, blank), _mm_cmpeq_epi8(c, r)))));
-  };
-  // Blocks of 16 candidate offsets, reading up to 18 bytes each; every offset up to `last` is
-  // covered, the final block overlapping the one before it.
-  for (; i <= last && i + 18 <= n; i += 16) {
-    for (unsigned mask = candidates(i); mask; mask &= mask - 1) {
-      const std::size_t at = i + static_cast<std::size_t>(__builtin_ctz(mask));
-      if (at <= last && match(at)) return at;
-    }
-  }
-  if (i <= last && n >= 18) {
-    const std::size_t at0 = n - 18;
-    for (unsigned mask = candidates(at0) >> (i - at0); mask; mask &= mask - 1) {
-      const std::size_t at = i + static_cast<std::size_t>(__builtin_ctz(mask));
-      if (at <= last && match(at)) return at;
-    }
+// Where a HIP call's return line, "<api>: Returned <hipError_t> : …", has its ": Returned ", or
+// npos. ROCclr's HIP_RETURN prints the C function's name (__func__) first, so the phrase follows
+// the message's first blank, ':' or '(' right there; an entry line, "<api> ( args )", stops at its
+// blank. (A ": Returned " further on, in a call's arguments or a kernel name, is not a return.)
+std::size_t returned_at(std::string_view m) {
+  constexpr std::string_view kPhrase = ": Returned ";
+  const std::size_t k = detail::find_first_of(m.data(), 0, m.size(), ' ', ':', '(');
+  if (k == 0 || m.size() - k < kPhrase.size() || std::memcmp(m.data() + k, kPhrase.data(), kPhrase.size()) != 0)
     return std::string_view::npos;
-  }
-#endif
-  for (; i <= last; ++i)
-    if (p[i] == ':' && match(i)) return i;
-  return std::string_view::npos;
+  return k;
 }
 
 // Whether s holds "Me", "ab" or "HS", where the fault phrases below begin: one pass, which rules out
@@ -665,7 +635,7 @@ struct LogAnalyzer::Impl {
 
   // "<api>: Returned <hipError_t> : …" — anything but hipSuccess is an error.
   void returned(std::string_view m, std::size_t line_no, std::string_view s, int level, bool coloured) {
-    const std::size_t k = find_returned(m);
+    const std::size_t k = returned_at(m);
     if (k == std::string_view::npos) return;
     std::string_view code = m.substr(k + 11);
     if (starts_with(code, "hipSuccess")) return;

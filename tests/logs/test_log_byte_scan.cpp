@@ -23,6 +23,19 @@ TEST(LogByteScan, FindByteMatchesALoopAtEveryOffset) {
   }
 }
 
+TEST(LogByteScan, FindFirstOfMatchesALoopAtEveryOffset) {
+  std::mt19937 rng(2);
+  for (int round = 0; round < 300; ++round) {
+    std::string s(1 + rng() % 100, 'a');
+    for (char& c : s) c = "aaaab :("[rng() % 8];
+    for (std::size_t from = 0; from <= s.size(); ++from) {
+      std::size_t want = from;
+      while (want < s.size() && s[want] != ' ' && s[want] != ':' && s[want] != '(') ++want;
+      ASSERT_EQ(find_first_of(s.data(), from, s.size(), ' ', ':', '('), want) << s << " from " << from;
+    }
+  }
+}
+
 TEST(LogByteScan, EqualBytesMatchesMemcmpForEveryLengthAndDifferingByte) {
   for (std::size_t n = 0; n <= 70; ++n) {
     const std::string a(n, 'x');
