@@ -279,6 +279,28 @@ int stop_daemon(const protocol::MachinePaths& paths, bool quiet, bool json = fal
   return kOk;
 }
 
+// `kfdsim run` stands between its caller and the command: SIGTERM and SIGHUP (`timeout`, a closed
+// terminal, a job scheduler) go on to the command, and run still stops its machine and removes its
+// directory once the command has exited. Killed outright instead, run left the daemon, the command
+// and the directory behind. A signal that comes before the command exists ends run before it.
+volatile sig_atomic_t g_command_pid = 0;
+volatile sig_atomic_t g_signal_before_command = 0;
+
+extern "C" void forward_to_command(int sig) {
+  if (g_command_pid > 0)
+    kill(g_command_pid, sig);
+  else
+    g_signal_before_command = sig;
+}
+
+void forward_termination_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = forward_to_command;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+}
+
 int run_command(protocol::MachinePaths paths, bool private_dir, const daemon::MachineOptions& m,
                 std::vector<std::string> command, bool keep) {
   if (command.empty()) {
@@ -299,6 +321,7 @@ int run_command(protocol::MachinePaths paths, bool private_dir, const daemon::Ma
     std::error_code ec;
     if (private_dir && !keep) fs::remove_all(paths.dir, ec);
   };
+  forward_termination_signals();
   bool already = false;
   if (start_daemon(paths, m, &already) != kOk) {
     remove_private_dir();  // start_daemon showed the log's last line
@@ -319,10 +342,27 @@ int run_command(protocol::MachinePaths paths, bool private_dir, const daemon::Ma
   std::vector<char*> argv;
   for (auto& a : command) argv.push_back(a.data());
   argv.push_back(nullptr);
-  pid_t pid;
-  int err = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data());
+  pid_t pid = 0;
+  // Blocked across the spawn, so that a signal is either seen before it (and the command never
+  // starts) or forwarded to the command; the command starts with them unblocked.
+  sigset_t term, old_mask;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  sigaddset(&term, SIGHUP);
+  sigprocmask(SIG_BLOCK, &term, &old_mask);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigmask(&attr, &old_mask);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  int err = g_signal_before_command ? ECANCELED
+                                    : posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
+  posix_spawnattr_destroy(&attr);
+  if (err == 0) g_command_pid = pid;
+  sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   int rc;
-  if (err != 0) {
+  if (err == ECANCELED) {
+    rc = 128 + g_signal_before_command;
+  } else if (err != 0) {
     std::fprintf(stderr, "kfdsim run: cannot run %s: %s\n", argv[0], std::strerror(err));
     rc = 127;
   } else {
@@ -414,7 +454,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> command;
   bool keep = false;
   auto* run = app.add_subcommand("run", "run COMMAND on a private simulated machine, then remove it; "
-                                        "exits with COMMAND's exit code (128+signal if killed)");
+                                        "exits with COMMAND's exit code (128+signal if killed). SIGTERM and "
+                                        "SIGHUP are passed on to COMMAND; the machine is removed all the same");
   add_machine_options(run);
   run->add_flag("--keep", keep, "keep the machine directory (log, files) afterwards");
   run->add_option("command", command, "the program and its arguments (after --)")->required();

@@ -137,11 +137,7 @@ Machine::Machine(std::map<std::string, std::string> extra_env) : extra_(std::mov
   dir_ = tmpl;
 }
 
-namespace {
-// Daemons serving `dir`, found by their "--dir=" argument: a daemon whose last client has gone no
-// longer answers on its socket but still writes gpu-stats.json into the directory on its way
-// out, and that file, landing while the directory is being removed, left it behind.
-std::vector<int> daemons_of(const std::filesystem::path& dir) {
+std::vector<int> daemons_in(const std::filesystem::path& dir) {
   std::vector<int> pids;
   const std::string want = "--dir=" + dir.string();
   std::error_code ec;
@@ -151,19 +147,19 @@ std::vector<int> daemons_of(const std::filesystem::path& dir) {
     std::ifstream in(e.path() / "cmdline", std::ios::binary);
     std::string arg;
     while (std::getline(in, arg, '\0'))
-      if (arg == want) {
+      if (arg == want || arg.rfind(want + "/", 0) == 0) {
         pids.push_back(std::stoi(name));
         break;
       }
   }
   return pids;
 }
-}  // namespace
 
 Machine::~Machine() {
   // Make sure no daemon outlives the test, whatever state the test left, and none is still
-  // writing into the directory when it is removed.
-  for (int pid : daemons_of(dir_)) {
+  // writing into the directory when it is removed: a daemon whose last client has gone no longer
+  // answers, but still writes gpu-stats.json on its way out.
+  for (int pid : daemons_in(dir_)) {
     ::kill(pid, SIGKILL);
     wait_daemon_gone(pid);
   }

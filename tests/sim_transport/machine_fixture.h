@@ -47,6 +47,10 @@ class Child {
   int status_ = 0;
 };
 
+// Daemons (kfdsimd) serving `dir` or a directory inside it, found by their "--dir=" argument: also
+// those that no longer answer on their socket.
+std::vector<int> daemons_in(const std::filesystem::path& dir);
+
 class Machine {
  public:
   // Extra KFDSIM_* variables (e.g. {"KFDSIM_KFD_MINOR", "12"}) configure an on-demand daemon.

@@ -13,6 +13,7 @@
 using gpreempt::testing::build_path;
 using gpreempt::testing::Child;
 using gpreempt::testing::Machine;
+using gpreempt::testing::daemons_in;
 
 namespace {
 
@@ -282,4 +283,26 @@ TEST(Kfdsim, RunLeavesNoMachineBehindWhenTheDaemonCannotStart) {
   Child ok({build_path("bin/kfdsim").string(), "run", "--", "/bin/true"}, env);
   EXPECT_EQ(WEXITSTATUS(ok.finish()), 0);
   EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "a finished run removes its machine";
+}
+
+TEST(Kfdsim, RunPassesSigtermToTheCommandAndStillRemovesItsMachine) {
+  // `timeout 60 kfdsim run -- app` sends SIGTERM to kfdsim: the command gets it, and the private
+  // machine (daemon and directory) goes away as after a normal exit.
+  Machine m;
+  auto tmp = m.dir() / "tmp";
+  std::filesystem::create_directory(tmp);
+  auto env = m.env();
+  env.erase("LD_PRELOAD");
+  env["TMPDIR"] = tmp.string();
+  for (int sig : {SIGTERM, SIGHUP}) {
+    Child r({build_path("bin/kfdsim").string(), "run", "--", "/bin/sh", "-c", "echo ready; exec sleep 60"}, env);
+    ASSERT_EQ(r.line(), "ready");
+    ASSERT_EQ(daemons_in(tmp).size(), 1u) << "the run's daemon is up";
+    r.kill(sig);
+    const int status = r.finish();
+    ASSERT_TRUE(WIFEXITED(status)) << "kfdsim itself was killed by signal " << sig;
+    EXPECT_EQ(WEXITSTATUS(status), 128 + sig) << "the command was ended by the forwarded signal";
+    EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "the private machine directory was left behind";
+    EXPECT_TRUE(daemons_in(tmp).empty()) << "the run's daemon outlived it";
+  }
 }
