@@ -248,9 +248,7 @@ struct LogAnalyzer::Impl {
       flush();
       ++sum.lines;
       const std::string_view s = trim(line);
-      // parse_record trimmed the message's start; it ends where the trimmed line does.
-      if (!rec.message.empty())
-        rec.message = std::string_view(rec.message.data(), s.data() + s.size() - rec.message.data());
+      end_message_with(rec, s);
       one(rec, s, sum.lines);
       return true;
     }
@@ -323,9 +321,16 @@ struct LogAnalyzer::Impl {
     detail::LogRecord rec;
     if (!detail::parse_record(text, rec, &brackets)) return record(text, line_no);
     const std::string_view s = trim(text);
-    // parse_record trimmed the message's start; it ends where the trimmed line does.
-    if (!rec.message.empty()) rec.message = std::string_view(rec.message.data(), s.data() + s.size() - rec.message.data());
+    end_message_with(rec, s);
     one(rec, s, line_no);
+  }
+
+  // parse_record trimmed the message's start; it ends where the trimmed line `s` does, or is empty
+  // when the trim took it all (a message of blanks and '\r's: the line's end is before its start).
+  static void end_message_with(detail::LogRecord& rec, std::string_view s) {
+    const char* end = s.data() + s.size();
+    rec.message = std::string_view(rec.message.data(),
+                                   end > rec.message.data() ? static_cast<std::size_t>(end - rec.message.data()) : 0);
   }
 
   // A line that may hold an escape or a glued record from offset `suspect` on (0: anywhere).
@@ -464,7 +469,7 @@ struct LogAnalyzer::Impl {
       case 'S':
         if (starts_with(m, "SWq=")) return packet(pid, m);
         if (starts_with(m, "ShaderName :")) return kernel(trim(m.substr(12)));
-        if (starts_with(m, "Selected queue refCount:")) return refcount(pid, m.substr(25), true);
+        if (starts_with(m, "Selected queue refCount:")) return refcount(pid, m.substr(24), true);
         break;
       case 'H':
         if (starts_with(m, "HWq=")) return packet(pid, m);
@@ -677,8 +682,11 @@ struct LogAnalyzer::Impl {
     if (has_pending && !pending_owned) own_pending();  // the caller's chunk goes away
   }
 
+  // The carry keeps one byte more than a record may have: physical_line drops a final '\r' before
+  // it applies the cap, as it does for a line that never went through the carry.
   void append_carry(std::string_view s) {
-    const std::size_t room = opt.max_record_bytes > carry.size() ? opt.max_record_bytes - carry.size() : 0;
+    const std::size_t cap = opt.max_record_bytes + 1;
+    const std::size_t room = cap > carry.size() ? cap - carry.size() : 0;
     if (s.size() > room) sum.truncated_record = true;
     carry.append(s.substr(0, room));
   }

@@ -208,3 +208,21 @@ TEST(LogFastPath, ColourBeforeTheWhoBracketIsStrippedBeforeTheBracketIsRead) {
   ASSERT_EQ(s.processes.size(), 1u);
   EXPECT_FALSE(s.processes[0].pid.has_value());
 }
+
+TEST(LogFastPath, WholeAndByteAtATimeAgreeAtTheRecordCapAndOnBlankMessages) {
+  // The cap applies after a final '\r' is dropped, whichever path the line takes; a message of
+  // blanks and '\r's is an empty message.
+  AnalyzerOptions o;
+  o.max_record_bytes = 100;
+  for (const std::string& text :
+       {std::string(100, 'x') + "\r\n", std::string(101, 'x') + "\r\n", std::string(99, 'x') + "\r\r\n",
+        std::string(":3:f.cpp:7:123: \r\r\n"), std::string(":1:f.cpp:7:123: \t\r\r\n"),
+        kPrefix + std::string(200, 'y') + "\r\n"}) {
+    const auto whole = analyze_log(text, o);
+    LogAnalyzer bytewise(o);
+    for (char c : text) bytewise.feed(std::string_view(&c, 1));
+    EXPECT_EQ(to_json(bytewise.finish()), to_json(whole)) << text;
+  }
+  EXPECT_FALSE(analyze_log(std::string(100, 'x') + "\r\n", o).truncated_record);
+  EXPECT_TRUE(analyze_log(std::string(101, 'x') + "\r\n", o).truncated_record);
+}

@@ -108,3 +108,26 @@ TEST(LogRealdata, OldCreatedLineAndLevelOneError) {
   EXPECT_EQ(m.errors[0].line, 31u);
   EXPECT_NE(m.errors[0].text.find("Unknown Event Type"), std::string::npos);
 }
+
+TEST(LogRealdata, EveryCutOfEveryCapturedLineIsAnalyzedAlikeWholeAndInPieces) {
+  // A log cut anywhere (a full disk, a killed process, a paste) must never stop the analysis, and
+  // the fast paths (whole text) must agree with the general one (small pieces, through the carry).
+  // "Selected queue refCount:" cut right after the colon once aborted the whole run.
+  GPREEMPT_REQUIRE_SHARED();
+  std::string text;
+  for (const auto& e : std::filesystem::directory_iterator(gt::shared_dir() / "realdata/amdlog")) {
+    if (e.path().extension() != ".log") continue;
+    const std::string log = gt::read_file(e.path());
+    for (std::size_t b = 0, nl; b < log.size(); b = nl + 1) {
+      nl = log.find('\n', b);
+      if (nl == std::string::npos) nl = log.size();
+      for (std::size_t cut = b; cut <= nl; ++cut) text.append(log, b, cut - b).push_back('\n');
+    }
+  }
+  LogSummary whole;
+  ASSERT_NO_THROW(whole = analyze_log(text));
+  LogAnalyzer pieces;
+  for (std::size_t i = 0; i < text.size(); i += 61) pieces.feed(std::string_view(text).substr(i, 61));
+  EXPECT_EQ(to_json(pieces.finish()), to_json(whole));
+  EXPECT_GT(whole.recognized, whole.records / 2);
+}
