@@ -8,6 +8,7 @@
 
 #include <cerrno>
 
+#include "common/child_reaper.h"
 #include "common/error.h"
 
 extern char** environ;
@@ -33,6 +34,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv) {
     throw Error(rc, "cannot start " + argv[0] + ": " + errno_text(rc));
   }
   stdout_fd_ = fds[0];
+  track_child(pid_);
 }
 
 ChildProcess::~ChildProcess() {
@@ -40,6 +42,7 @@ ChildProcess::~ChildProcess() {
     ::kill(pid_, SIGKILL);
     while (::waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
     }
+    untrack_child(pid_);
   }
   if (stdout_fd_ >= 0) ::close(stdout_fd_);
 }
@@ -57,6 +60,7 @@ int ChildProcess::wait() {
     }
     while (::waitpid(pid_, &status_, 0) < 0 && errno == EINTR) {
     }
+    untrack_child(pid_);
     reaped_ = true;
   }
   if (WIFEXITED(status_)) return WEXITSTATUS(status_);

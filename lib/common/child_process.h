@@ -14,7 +14,9 @@ class ChildProcess {
   // Starts argv[0] (searched in PATH when it has no '/'). Throws gpreempt::Error naming the
   // program when it cannot be started.
   explicit ChildProcess(const std::vector<std::string>& argv);
-  ~ChildProcess();  // kills (SIGKILL) and reaps a child that is still running
+  // Kills (SIGKILL) and reaps a child that is still running. Until reaped, the child is recorded
+  // for kill_children_on_termination (common/child_reaper.h).
+  ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "cli.h"
+#include "common/child_reaper.h"
 #include "discovery/json.h"
 #include "discovery/process_discovery.h"
 #include "discovery/queue_id_experiment.h"
@@ -70,6 +71,7 @@ pid_t spawn_shell(const std::string& cmd, const fs::path& log) {
   posix_spawnattr_destroy(&attr);
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) throw Failure("cannot start /bin/sh -c '" + cmd + "': " + std::strerror(rc));
+  track_child(-pid);  // the whole group: the model and whatever it started
   return pid;
 }
 
@@ -126,6 +128,7 @@ std::vector<Launched> run_set(const ExperimentOptions& o, const std::vector<std:
       if (x.done) continue;
       int st = 0;
       if (::waitpid(x.pid, &st, WNOHANG) == x.pid) {
+        untrack_child(-x.pid);
         x.done = true;
         x.status = st;
         std::cerr << "  " << label << ": model " << x.model << " exited ("
@@ -157,7 +160,11 @@ std::vector<Launched> run_set(const ExperimentOptions& o, const std::vector<std:
       for (auto& x : l)
         if (!x.done) ::kill(-x.pid, SIGKILL);
       for (auto& x : l)
-        if (!x.done) ::waitpid(x.pid, &x.status, 0), x.done = true;
+        if (!x.done) {
+          ::waitpid(x.pid, &x.status, 0);
+          untrack_child(-x.pid);
+          x.done = true;
+        }
       throw Failure(label + ": still running after --timeout " + std::to_string(o.timeout) + " s; killed");
     }
     std::this_thread::sleep_for(std::chrono::duration<double>(o.poll));

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli.h"
+#include "common/child_reaper.h"
 #include "common/error.h"
 
 namespace {
@@ -35,6 +36,8 @@ const char* kFooter =
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `demo` and `experiment` start workloads and models: none may outlive gpreempt.
+  gpreempt::kill_children_on_termination();
   gpreempt::cli::Globals globals;
   const char* no_color = std::getenv("NO_COLOR");
   globals.color = ::isatty(STDOUT_FILENO) && !(no_color && *no_color);
