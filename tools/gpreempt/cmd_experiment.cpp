@@ -247,10 +247,22 @@ void run_experiment(const Globals& g, const ExperimentOptions& o) {
   if (ec) throw Failure("cannot create " + dir.string() + ": " + ec.message());
 
   std::vector<ModelRun> solo, ta, tb;
+  // Runs in which a model was never seen as a GPU process: it opened no /dev/kfd, or it came and
+  // went between two snapshots. The answers leave them out, and the result says so.
+  nlohmann::ordered_json missed = nlohmann::ordered_json::array();
+  const auto note_missed = [&](const std::vector<ModelRun>& r, const std::string& model, const std::string& run) {
+    if (!r.empty()) return;
+    std::cerr << "  " << run << ": warning: model " << model
+              << " was never seen with KFD queues (it opened no /dev/kfd, or it ran for less than the --poll "
+              << "interval of " << o.poll << " s); this run is left out of the answers\n";
+    missed.push_back({{"run", run}, {"model", model}});
+  };
   for (unsigned i = 1; i <= o.runs; ++i) {
     std::cerr << "run " << i << "/" << o.runs << " (model A alone)\n";
-    auto l = run_set(o, {{"A", o.model}}, dir, "run" + std::to_string(i));
+    const std::string label = "run" + std::to_string(i);
+    auto l = run_set(o, {{"A", o.model}}, dir, label);
     auto r = model_runs(l, "A", static_cast<int>(i));
+    note_missed(r, "A", label);
     solo.insert(solo.end(), r.begin(), r.end());
   }
   if (!o.concurrent.empty()) {
@@ -258,6 +270,8 @@ void run_experiment(const Globals& g, const ExperimentOptions& o) {
     auto l = run_set(o, {{"A", o.model}, {"B", o.concurrent}}, dir, "together");
     ta = model_runs(l, "A", 0);
     tb = model_runs(l, "B", 0);
+    note_missed(ta, "A", "together");
+    note_missed(tb, "B", "together");
   }
   auto answers = discovery::answer_queue_id_experiment(solo, ta, tb);
   auto opt_bool = [](const std::optional<bool>& b) { return b ? nlohmann::ordered_json(*b) : nlohmann::ordered_json(); };
@@ -275,10 +289,21 @@ void run_experiment(const Globals& g, const ExperimentOptions& o) {
                                 {"ids_overlap_together", opt_bool(answers.ids_overlap_together)},
                                 {"identities_overlap_together", opt_bool(answers.identities_overlap_together)},
                                 {"explanation", answers.explanation}}},
+                              {"complete", missed.empty()},
+                              {"missed", missed},
                               {"out_dir", dir.string()}};
   save(dir / "result.json", j);
+  // A partial result is still printed, then the exit status says it is partial.
+  const auto fail_if_incomplete = [&] {
+    if (missed.empty()) return;
+    std::cout.flush();
+    std::cerr << "gpreempt: experiment incomplete: " << missed.size()
+              << " model run(s) never seen with KFD queues (see above); partial result printed\n";
+    std::exit(kExitFailure);
+  };
   if (g.json) {
     std::cout << dump_json(j) << "\n";
+    fail_if_incomplete();
     return;
   }
   std::vector<std::vector<std::string>> rows;
@@ -293,6 +318,7 @@ void run_experiment(const Globals& g, const ExperimentOptions& o) {
             << "Same queue (pid,id)/(gpu,ring) together: " << yn(answers.identities_overlap_together) << "\n\n";
   for (const auto& e : answers.explanation) std::cout << "- " << e << "\n";
   std::cout << "Raw snapshots: " << dir.string() << "/\n";
+  fail_if_incomplete();
 }
 
 }  // namespace
@@ -313,7 +339,10 @@ void register_experiment_commands(CLI::App& app, Globals& globals) {
       "  kfdsim run -- gpreempt experiment queue-ids --runs 3 \\\n"
       "     --model 'gpreempt-workload offline --preset resnet50 --duration 0.5' \\\n"
       "     --concurrent 'gpreempt-workload online --preset resnet18 --duration 0.5'\n"
-      "Exit codes: 0 ok, 1 a run timed out or the output cannot be written, 2 usage.");
+      "A model run never seen with KFD queues (no /dev/kfd, or shorter than --poll) is left out of\n"
+      "the answers and listed under \"missed\"; the result is then marked incomplete (exit 1).\n"
+      "Exit codes: 0 ok, 1 a run timed out, a model run was missed, or the output cannot be\n"
+      "written, 2 usage.");
   q->add_option("--model", o->model, "Shell command of the model to run")->required();
   q->add_option("--runs", o->runs, "Solo runs of --model")->capture_default_str();
   q->add_option("--concurrent", o->concurrent, "Shell command of a second model, run once together with --model");
