@@ -250,7 +250,9 @@ void run_experiment(const Globals& g, const ExperimentOptions& o) {
   // Runs in which a model was never seen as a GPU process: it opened no /dev/kfd, or it came and
   // went between two snapshots. The answers leave them out, and the result says so.
   nlohmann::ordered_json missed = nlohmann::ordered_json::array();
-  const auto note_missed = [&](const std::vector<ModelRun>& r, const std::string& model, const std::string& run) {
+  // A process seen only before it created its first queue counts as not seen.
+  const auto note_missed = [&](std::vector<ModelRun>& r, const std::string& model, const std::string& run) {
+    std::erase_if(r, [](const ModelRun& m) { return m.queues.empty(); });
     if (!r.empty()) return;
     std::cerr << "  " << run << ": warning: model " << model
               << " was never seen with KFD queues (it opened no /dev/kfd, or it ran for less than the --poll "
