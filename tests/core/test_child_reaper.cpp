@@ -6,23 +6,19 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
 #include <string>
 #include <thread>
 
 #include "common/child_process.h"
 #include "common/child_reaper.h"
+#include "fixtures.h"
 
 namespace {
 
-// Gone, or a zombie nobody has reaped yet (its parent died; init reaps it in its own time).
+// Waits up to 5 s for the process to end (gone, or an unreaped zombie).
 bool gone(pid_t pid) {
   for (int i = 0; i < 500; ++i) {
-    std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
-    std::string s;
-    if (!std::getline(st, s)) return true;
-    const auto paren = s.rfind(')');
-    if (paren != std::string::npos && paren + 2 < s.size() && s[paren + 2] == 'Z') return true;
+    if (gpreempt::testing::process_ended(pid)) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;

@@ -211,14 +211,8 @@ bool Machine::wait_queues(const std::function<bool(const nlohmann::json&)>& pred
 bool Machine::wait_daemon_gone(int daemon_pid) const {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (std::chrono::steady_clock::now() < deadline) {
-    bool alive = ::kill(daemon_pid, 0) == 0;
     // A zombie is gone for our purposes (its parent, the one-shot launcher, has exited).
-    std::ifstream st("/proc/" + std::to_string(daemon_pid) + "/stat");
-    std::string s;
-    std::getline(st, s);
-    auto paren = s.rfind(')');
-    if (alive && paren != std::string::npos && paren + 2 < s.size() && s[paren + 2] == 'Z') alive = false;
-    if (!alive && !status()) return true;
+    if (process_ended(daemon_pid) && !status()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;

@@ -40,6 +40,16 @@ inline std::filesystem::path source_dir() {
   return env_path("GPREEMPT_SOURCE_DIR", GPREEMPT_TEST_SOURCE_DIR);
 }
 
+// The process has exited: it is gone, or a zombie nobody has reaped yet (its parent died before
+// it; init reaps it in its own time).
+inline bool process_ended(int pid) {
+  std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
+  std::string s;
+  if (!std::getline(st, s)) return true;
+  const auto paren = s.rfind(')');
+  return paren != std::string::npos && paren + 2 < s.size() && s[paren + 2] == 'Z';
+}
+
 inline std::string read_file(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + p.string());
