@@ -13,35 +13,13 @@
 
 namespace gpreempt::logs::detail {
 
-// Offset of the first `c` in p[i, n), or n.
-inline std::size_t find_byte(const char* p, std::size_t i, std::size_t n, char c) {
+// Offset of the first byte of p[i, n) that `is_hit` accepts, or n. `hits(at)` gives the same
+// answer for the 16 bytes at `at` as a bit mask (SSE2); the text's last 16 bytes are read once more,
+// overlapping, instead of a byte loop for the tail.
+template <typename Hits16, typename IsHit>
+[[gnu::always_inline]] inline std::size_t find_first_hit(const char* p, std::size_t i, std::size_t n,
+                                                         [[maybe_unused]] Hits16 hits, IsHit is_hit) {
 #if defined(__SSE2__)
-  const __m128i needle = _mm_set1_epi8(c);
-  for (; i + 16 <= n; i += 16) {
-    const unsigned mask = static_cast<unsigned>(
-        _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i)), needle)));
-    if (mask) return i + static_cast<std::size_t>(__builtin_ctz(mask));
-  }
-  if (i < n && n >= 16) {  // the tail: the last 16 bytes, ignoring those before i
-    const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(
-                              _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + n - 16)), needle))) >>
-                          (i - (n - 16));
-    return mask ? i + static_cast<std::size_t>(__builtin_ctz(mask)) : n;
-  }
-#endif
-  while (i < n && p[i] != c) ++i;
-  return i;
-}
-
-// Offset of the first of `a`, `b` or `c` in p[i, n), or n.
-inline std::size_t find_first_of(const char* p, std::size_t i, std::size_t n, char a, char b, char c) {
-#if defined(__SSE2__)
-  const __m128i va = _mm_set1_epi8(a), vb = _mm_set1_epi8(b), vc = _mm_set1_epi8(c);
-  const auto hits = [&](std::size_t at) {
-    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + at));
-    return static_cast<unsigned>(_mm_movemask_epi8(
-        _mm_or_si128(_mm_cmpeq_epi8(x, va), _mm_or_si128(_mm_cmpeq_epi8(x, vb), _mm_cmpeq_epi8(x, vc)))));
-  };
   for (; i + 16 <= n; i += 16)
     if (const unsigned mask = hits(i)) return i + static_cast<std::size_t>(__builtin_ctz(mask));
   if (i < n && n >= 16) {  // the tail: the last 16 bytes, ignoring those before i
@@ -49,8 +27,38 @@ inline std::size_t find_first_of(const char* p, std::size_t i, std::size_t n, ch
     return mask ? i + static_cast<std::size_t>(__builtin_ctz(mask)) : n;
   }
 #endif
-  while (i < n && p[i] != a && p[i] != b && p[i] != c) ++i;
+  while (i < n && !is_hit(p[i])) ++i;
   return i;
+}
+
+#if defined(__SSE2__)
+inline unsigned mask_of(__m128i bytes) { return static_cast<unsigned>(_mm_movemask_epi8(bytes)); }
+inline __m128i load16(const char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+#endif
+
+// Offset of the first `c` in p[i, n), or n.
+inline std::size_t find_byte(const char* p, std::size_t i, std::size_t n, char c) {
+#if defined(__SSE2__)
+  const __m128i needle = _mm_set1_epi8(c);
+  const auto hits = [&](std::size_t at) { return mask_of(_mm_cmpeq_epi8(load16(p + at), needle)); };
+#else
+  const auto hits = [](std::size_t) { return 0u; };
+#endif
+  return find_first_hit(p, i, n, hits, [c](char x) { return x == c; });
+}
+
+// Offset of the first of `a`, `b` or `c` in p[i, n), or n.
+inline std::size_t find_first_of(const char* p, std::size_t i, std::size_t n, char a, char b, char c) {
+#if defined(__SSE2__)
+  const __m128i va = _mm_set1_epi8(a), vb = _mm_set1_epi8(b), vc = _mm_set1_epi8(c);
+  const auto hits = [&](std::size_t at) {
+    const __m128i x = load16(p + at);
+    return mask_of(_mm_or_si128(_mm_cmpeq_epi8(x, va), _mm_or_si128(_mm_cmpeq_epi8(x, vb), _mm_cmpeq_epi8(x, vc))));
+  };
+#else
+  const auto hits = [](std::size_t) { return 0u; };
+#endif
+  return find_first_hit(p, i, n, hits, [=](char x) { return x == a || x == b || x == c; });
 }
 
 // a[0, n) == b[0, n).
