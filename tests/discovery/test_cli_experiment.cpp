@@ -18,31 +18,22 @@ TEST(CliExperiment, QueueIdsOnTheSimulatedGpu) {
   const fs::path machine = fs::temp_directory_path() / ("gpreempt_qids_m_" + std::to_string(::getpid()));
   fs::remove_all(out);
   const std::string wl = (bin / "gpreempt-workload").string();
-  const fs::path progress = fs::temp_directory_path() / ("gpreempt_qids_err_" + std::to_string(::getpid()));
   // Long enough to be seen by several 50 ms snapshots even on a loaded machine.
-  const std::string cmd = "KFDSIM_DIR=" + machine.string() + " " + (bin / "kfdsim").string() +
-                          " run --hardware gpu -- " + gt::gpreempt_exe() +
-                          " experiment queue-ids --json --runs 2 --timeout 60 --out " + out.string() + " --model '" +
-                          wl + " offline --preset toy-offline --duration 0.8' --concurrent '" + wl +
-                          " online --preset toy-online --duration 1.2' 2>" + progress.string();
-  std::FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string text;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
-  const int status = ::pclose(p);
-  ASSERT_TRUE(WIFEXITED(status));
-  const std::string stderr_text = gt::read_file(progress);
-  fs::remove(progress);
-  ASSERT_EQ(WEXITSTATUS(status), 0) << text << stderr_text;
+  const auto r = gt::run_shell("KFDSIM_DIR=" + machine.string() + " " + (bin / "kfdsim").string() +
+                               " run --hardware gpu -- " + gt::gpreempt_exe() +
+                               " experiment queue-ids --json --runs 2 --timeout 60 --out " + out.string() +
+                               " --model '" + wl + " offline --preset toy-offline --duration 0.8' --concurrent '" + wl +
+                               " online --preset toy-online --duration 1.2'");
+  const std::string& text = r.out;
+  const std::string& stderr_text = r.err;
+  ASSERT_EQ(r.exit_code, 0) << text << stderr_text;
   auto j = json::parse(text);  // one document: the workloads' output went to their log files
   ASSERT_EQ(j["runs"].size(), 2u) << stderr_text;
   EXPECT_TRUE(j["complete"].get<bool>());
-  for (const auto& r : j["runs"]) {
-    ASSERT_FALSE(r["queues"].empty());
-    EXPECT_EQ(r["queues"][0]["queue_id"], 0);
-    EXPECT_EQ(r["queues"][0]["type"], "compute");
+  for (const auto& run : j["runs"]) {
+    ASSERT_FALSE(run["queues"].empty());
+    EXPECT_EQ(run["queues"][0]["queue_id"], 0);
+    EXPECT_EQ(run["queues"][0]["type"], "compute");
   }
   ASSERT_EQ(j["together"].size(), 2u);
   EXPECT_NE(j["together"][0]["pid"], j["together"][1]["pid"]);
@@ -63,19 +54,12 @@ TEST(CliExperiment, AModelNeverSeenOnTheGpuMakesThePartialResultIncomplete) {
   const fs::path bin = fs::path(gt::gpreempt_exe()).parent_path();
   const fs::path out = fs::temp_directory_path() / ("gpreempt_qids_miss_" + std::to_string(::getpid()));
   const fs::path machine = fs::temp_directory_path() / ("gpreempt_qids_miss_m_" + std::to_string(::getpid()));
-  const std::string cmd = "KFDSIM_DIR=" + machine.string() + " " + (bin / "kfdsim").string() + " run -- " +
-                          gt::gpreempt_exe() + " experiment queue-ids --json --runs 1 --out " + out.string() +
-                          " --model true 2>&1 >" + (out.string() + ".json");
-  std::FILE* p = ::popen(cmd.c_str(), "r");
-  ASSERT_NE(p, nullptr);
-  std::string err;
-  char buf[4096];
-  std::size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) err.append(buf, n);
-  const int status = ::pclose(p);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 1) << err;
-  const auto j = json::parse(gt::read_file(out.string() + ".json"));
+  const auto r = gt::run_shell("KFDSIM_DIR=" + machine.string() + " " + (bin / "kfdsim").string() + " run -- " +
+                               gt::gpreempt_exe() + " experiment queue-ids --json --runs 1 --out " + out.string() +
+                               " --model true");
+  const std::string& err = r.err;
+  EXPECT_EQ(r.exit_code, 1) << err;
+  const auto j = json::parse(r.out);
   EXPECT_FALSE(j["complete"].get<bool>());
   ASSERT_EQ(j["missed"].size(), 1u);
   EXPECT_EQ(j["missed"][0]["run"], "run1");
@@ -84,6 +68,5 @@ TEST(CliExperiment, AModelNeverSeenOnTheGpuMakesThePartialResultIncomplete) {
   EXPECT_NE(err.find("never seen with KFD queues"), std::string::npos) << err;
   EXPECT_NE(err.find("partial result printed"), std::string::npos) << err;
   fs::remove_all(out);
-  fs::remove(out.string() + ".json");
   fs::remove_all(machine);
 }

@@ -1,4 +1,4 @@
-// Runs the built `gpreempt` with a shell command line; captures stdout, stderr and the exit code.
+// Runs the built `gpreempt` (or any shell command line); captures stdout, stderr and the exit code.
 #pragma once
 
 #include <sys/wait.h>
@@ -27,13 +27,11 @@ inline std::string gpreempt_exe() {
   return (binary_dir() / "bin/gpreempt").string();
 }
 
-inline CliResult run_gpreempt(const std::string& args, const std::string& stdin_file = "") {
-  const std::string exe = gpreempt_exe();
+// Runs a shell command line; stdout and stderr are captured apart.
+inline CliResult run_shell(const std::string& command) {
   const std::string err_path = "/tmp/gpreempt_cli_test_" + std::to_string(::getpid()) + ".err";
-  std::string cmd = exe + " " + args + " 2>" + err_path;
-  if (!stdin_file.empty()) cmd += " <" + stdin_file;
   CliResult r;
-  std::FILE* p = ::popen(cmd.c_str(), "r");
+  std::FILE* p = ::popen(("(" + command + ") 2>" + err_path).c_str(), "r");
   if (!p) return r;
   char buf[65536];
   std::size_t n;
@@ -46,6 +44,12 @@ inline CliResult run_gpreempt(const std::string& args, const std::string& stdin_
   }
   std::remove(err_path.c_str());
   return r;
+}
+
+inline CliResult run_gpreempt(const std::string& args, const std::string& stdin_file = "") {
+  std::string cmd = gpreempt_exe() + " " + args;
+  if (!stdin_file.empty()) cmd += " <" + stdin_file;
+  return run_shell(cmd);
 }
 
 }  // namespace gpreempt::testing
