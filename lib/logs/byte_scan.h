@@ -61,6 +61,18 @@ inline std::size_t find_first_of(const char* p, std::size_t i, std::size_t n, ch
   return find_first_hit(p, i, n, hits, [=](char x) { return x == a || x == b || x == c; });
 }
 
+// a[0, n) == b[0, n) for sizeof(Word) <= n <= 2 * sizeof(Word): the first and the last word,
+// which overlap.
+template <typename Word>
+inline bool equal_ends(const char* a, const char* b, std::size_t n) {
+  Word x0, y0, x1, y1;
+  std::memcpy(&x0, a, sizeof(Word));
+  std::memcpy(&y0, b, sizeof(Word));
+  std::memcpy(&x1, a + n - sizeof(Word), sizeof(Word));
+  std::memcpy(&y1, b + n - sizeof(Word), sizeof(Word));
+  return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+}
+
 // a[0, n) == b[0, n).
 inline bool equal_bytes(const char* a, const char* b, std::size_t n) {
 #if defined(__SSE2__)
@@ -75,22 +87,8 @@ inline bool equal_bytes(const char* a, const char* b, std::size_t n) {
   }
 #endif
   // Two overlapping words cover 8..16 bytes (thread ids are ~14), two half-words 4..8.
-  if (n >= 8) {
-    std::uint64_t x0, y0, x1, y1;
-    std::memcpy(&x0, a, 8);
-    std::memcpy(&y0, b, 8);
-    std::memcpy(&x1, a + n - 8, 8);
-    std::memcpy(&y1, b + n - 8, 8);
-    return ((x0 ^ y0) | (x1 ^ y1)) == 0;
-  }
-  if (n >= 4) {
-    std::uint32_t x0, y0, x1, y1;
-    std::memcpy(&x0, a, 4);
-    std::memcpy(&y0, b, 4);
-    std::memcpy(&x1, a + n - 4, 4);
-    std::memcpy(&y1, b + n - 4, 4);
-    return ((x0 ^ y0) | (x1 ^ y1)) == 0;
-  }
+  if (n >= 8) return equal_ends<std::uint64_t>(a, b, n);
+  if (n >= 4) return equal_ends<std::uint32_t>(a, b, n);
   for (std::size_t i = 0; i < n; ++i)
     if (a[i] != b[i]) return false;
   return true;
