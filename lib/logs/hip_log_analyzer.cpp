@@ -169,7 +169,7 @@ struct LogAnalyzer::Impl {
   std::size_t pending_suspect = 0;
   std::size_t pending_line = 0;
   std::size_t prev_len = 0;
-  bool prev_ends_blank = true;
+  bool prev_may_wrap = false;  // may_be_wrapped(the previous line)
   std::string ansi_scratch;
   detail::BracketCache brackets;
 
@@ -203,8 +203,7 @@ struct LogAnalyzer::Impl {
       line = line.substr(0, opt.max_record_bytes);
       sum.truncated_record = true;
     }
-    const bool start = detail::is_record_start(line) || (!line.empty() && line[0] == '\x1b');
-    if (!start && has_pending && is_wrapped_continuation(line)) {
+    if (!starts_record(line) && has_pending && is_wrapped_continuation(line)) {
       own_pending();
       if (pending_store.size() + line.size() <= opt.max_record_bytes) {
         pending_store.append(line);
@@ -222,7 +221,18 @@ struct LogAnalyzer::Impl {
       pending_line = sum.lines;
     }
     prev_len = line.size();
-    prev_ends_blank = line.empty() || line.back() == ' ' || line.back() == '\t';
+    prev_may_wrap = may_be_wrapped(line);
+  }
+
+  // A line that starts a record, coloured or not: never the continuation of another.
+  static bool starts_record(std::string_view line) {
+    return detail::is_record_start(line) || (!line.empty() && line[0] == '\x1b');
+  }
+
+  // A full terminal row with no padding at its end: the terminal may have wrapped the record
+  // there, so the next row may continue it (is_wrapped_continuation).
+  static bool may_be_wrapped(std::string_view line) {
+    return line.size() >= kMinTerminalWidth && line.back() != ' ' && line.back() != '\t';
   }
 
   // --- lines that are a whole record ---------------------------------------------------------
@@ -235,13 +245,10 @@ struct LogAnalyzer::Impl {
                                                 std::string_view next) {
     if (!detail::is_record_start(line) || line.size() > opt.max_record_bytes) return false;
     if (line.back() == '\r') line.remove_suffix(1);
-    const char last = line.back();
-    // A line too short to be a terminal row, or ending in a blank, is never continued; otherwise
-    // the next line must start a record. (A "next line" of under four bytes may look like a
-    // record start here; it is then too short to be a continuation, so the answer stands.)
-    if (line.size() >= kMinTerminalWidth && last != ' ' && last != '\t' &&
-        !(detail::is_record_start(next) || (!next.empty() && next[0] == '\x1b')))
-      return false;
+    // A line that may be wrapped is whole only when the next line starts a record. (A "next
+    // line" of under four bytes may look like a record start here; it is then too short to be a
+    // continuation, so the answer stands.)
+    if (may_be_wrapped(line) && !starts_record(next)) return false;
     detail::LogRecord rec;
     if (sus.count == 0) {
       if (!detail::parse_record(line, rec, &brackets)) return false;
@@ -281,7 +288,8 @@ struct LogAnalyzer::Impl {
     return true;
   }
 
-  // Where the escape sequence at line[esc] ends, as strip_ansi reads it.
+  // Where the escape sequence at line[esc] ends: past a CSI's final byte ("\x1b[32m"), or just past
+  // a lone ESC.
   static std::size_t csi_end(std::string_view line, std::size_t esc) {
     std::size_t j = esc + 1;
     if (j < line.size() && line[j] == '[') {
@@ -295,8 +303,7 @@ struct LogAnalyzer::Impl {
   // A terminal hard-wraps a record that reaches the right margin: the previous row is a full
   // terminal width with no padding, and rows of a pasted terminal are multiples of that width.
   bool is_wrapped_continuation(std::string_view line) const {
-    if (line.empty() || prev_ends_blank || prev_len < kMinTerminalWidth || line.size() < kMinTerminalWidth)
-      return false;
+    if (!prev_may_wrap || line.size() < kMinTerminalWidth) return false;
     return prev_len % line.size() == 0 || line.size() % prev_len == 0;
   }
 
@@ -410,13 +417,7 @@ struct LogAnalyzer::Impl {
       std::memcpy(out + len, s.data() + pos, e - pos);
       len += e - pos;
       if (e == s.size()) break;
-      std::size_t j = e + 1;
-      if (j < s.size() && s[j] == '[') {
-        ++j;
-        while (j < s.size() && !(s[j] >= '@' && s[j] <= '~')) ++j;
-        ++j;  // the final byte
-      }
-      pos = std::min(j, s.size());
+      pos = csi_end(s, e);
     }
     return std::string_view(out, len);
   }
