@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 
 namespace gpreempt::cli {
@@ -21,6 +22,12 @@ void emit(const Globals& globals, const std::string& human, const nlohmann::json
     if (!human.empty() && human.back() != '\n') std::cout << "\n";
   }
   std::cout.flush();
+}
+
+void exit_partial(const std::string& message) {
+  std::cout.flush();
+  std::cerr << "gpreempt: " << message << "\n";
+  std::exit(kExitFailure);
 }
 
 std::string table(const std::vector<std::string>& header,

@@ -48,6 +48,10 @@ std::string dump_json(const Json& j, int indent = 2) {
 // Print `human` (people) or `json` (--json) to stdout.
 void emit(const Globals& globals, const std::string& human, const nlohmann::json& json);
 
+// After a partial result has been printed: "gpreempt: <message>" on stderr, then exit 1 (without
+// the {"error"} document a Failure would add after the result already on stdout).
+[[noreturn]] void exit_partial(const std::string& message);
+
 // Column-aligned text table.
 std::string table(const std::vector<std::string>& header,
                   const std::vector<std::vector<std::string>>& rows);

@@ -46,12 +46,8 @@ void finish(const Globals& g, const std::string& human, const nlohmann::ordered_
     std::cout << human;
   std::cout.flush();
   for (const auto& d : diags) std::cerr << "gpreempt: " << d.to_string() << "\n";
-  if (!complete) {
-    // The partial document is already on stdout; exit 1 without a second (error) document.
-    std::cerr << "gpreempt: " << what << " incomplete: " << diags.size()
-              << " problem(s), partial result printed\n";
-    std::exit(kExitFailure);
-  }
+  if (!complete)
+    exit_partial(what + " incomplete: " + std::to_string(diags.size()) + " problem(s), partial result printed");
 }
 
 void run_properties(const Globals& g, const std::string& file) {

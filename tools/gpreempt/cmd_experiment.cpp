@@ -297,11 +297,9 @@ void run_experiment(const Globals& g, const ExperimentOptions& o) {
   save(dir / "result.json", j);
   // A partial result is still printed, then the exit status says it is partial.
   const auto fail_if_incomplete = [&] {
-    if (missed.empty()) return;
-    std::cout.flush();
-    std::cerr << "gpreempt: experiment incomplete: " << missed.size()
-              << " model run(s) never seen with KFD queues (see above); partial result printed\n";
-    std::exit(kExitFailure);
+    if (!missed.empty())
+      exit_partial("experiment incomplete: " + std::to_string(missed.size()) +
+                   " model run(s) never seen with KFD queues (see above); partial result printed");
   };
   if (g.json) {
     std::cout << dump_json(j) << "\n";

@@ -133,10 +133,7 @@ void run_map(const Globals& g, const MapOptions& o) {
   }
   std::cout.flush();
   for (const auto& d : diags) std::cerr << "gpreempt: " << d.to_string() << "\n";
-  if (!complete) {
-    std::cerr << "gpreempt: map built from incomplete input (see above)\n";
-    std::exit(kExitFailure);
-  }
+  if (!complete) exit_partial("map built from incomplete input (see above)");
 }
 
 }  // namespace
