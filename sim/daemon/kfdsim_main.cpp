@@ -48,9 +48,28 @@ std::string daemon_exe() {
   return (exe_dir() / "kfdsimd").string();
 }
 
+// The build tree keeps programs in bin/ and libraries in lib/; an install keeps them in its bindir
+// and libdir (lib/x86_64-linux-gnu under /usr on Debian): GPREEMPT_BIN_TO_LIB is that relative path.
 std::string shim_library() {
   if (const char* p = env("KFDSIM_SHIM"); p && *p) return p;
-  return fs::weakly_canonical(exe_dir() / ".." / "lib" / "libkfdshim.so").string();
+  for (const char* rel : {"../lib", GPREEMPT_BIN_TO_LIB}) {
+    auto candidate = fs::weakly_canonical(exe_dir() / rel / "libkfdshim.so");
+    std::error_code ec;
+    if (fs::exists(candidate, ec)) return candidate.string();
+  }
+  return fs::weakly_canonical(exe_dir() / GPREEMPT_BIN_TO_LIB / "libkfdshim.so").string();
+}
+
+// An instrumented shim loaded into a program ASan does not start first makes ASan refuse to run:
+// its runtime leads the preload list in sanitizer builds (cmake/GpreemptSanitize.cmake).
+std::string preload_list(const std::string& shim) {
+#ifdef GPREEMPT_SANITIZER_PRELOAD
+  std::string preload = std::string(GPREEMPT_SANITIZER_PRELOAD) + ":" + shim;
+#else
+  std::string preload = shim;
+#endif
+  if (const char* old = env("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+  return preload;
 }
 
 
@@ -334,10 +353,8 @@ int run_command(protocol::MachinePaths paths, bool private_dir, const daemon::Ma
     remove_private_dir();
     return kFailed;
   }
-  std::string preload = shim;
-  if (const char* old = env("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
   std::vector<std::string> storage;
-  auto envp = child_env({"LD_PRELOAD=" + preload, "KFDSIM_DIR=" + paths.dir, "KFDSIM_SOCKET=" + paths.socket},
+  auto envp = child_env({"LD_PRELOAD=" + preload_list(shim), "KFDSIM_DIR=" + paths.dir, "KFDSIM_SOCKET=" + paths.socket},
                         storage);
   std::vector<char*> argv;
   for (auto& a : command) argv.push_back(a.data());

@@ -53,7 +53,8 @@ void report_once(const std::string& what) {
   std::fprintf(stderr, "kfdshim: %s\n", what.c_str());
 }
 
-// kfdsimd: $KFDSIM_DAEMON, else <dir of this library>/../bin/kfdsimd (the build tree layout).
+// kfdsimd: $KFDSIM_DAEMON, else beside this library's directory: <lib>/../bin/kfdsimd in the build
+// tree, <libdir>/GPREEMPT_LIB_TO_BIN/kfdsimd in an install (libdir may be lib/x86_64-linux-gnu).
 std::string daemon_path() {
   if (const char* p = std::getenv(protocol::kEnvDaemon); p && *p) return p;
   Dl_info info{};
@@ -61,7 +62,11 @@ std::string daemon_path() {
     std::string lib = info.dli_fname;
     auto slash = lib.rfind('/');
     std::string dir = slash == std::string::npos ? "." : lib.substr(0, slash);
-    return dir + "/../bin/kfdsimd";
+    for (const char* rel : {"../bin", GPREEMPT_LIB_TO_BIN}) {
+      std::string candidate = dir + "/" + rel + "/kfdsimd";
+      if (REAL(access)(candidate.c_str(), X_OK) == 0) return candidate;  // not our own redirect
+    }
+    return dir + "/" GPREEMPT_LIB_TO_BIN "/kfdsimd";
   }
   return "kfdsimd";
 }
