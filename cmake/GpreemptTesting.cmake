@@ -5,7 +5,8 @@ include(GoogleTest)
 function(gpreempt_test_environment out)
   set(${out} "GPREEMPT_SHARED_DIR=${GPREEMPT_SHARED_DIR}"
              "GPREEMPT_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
-             "GPREEMPT_BINARY_DIR=${PROJECT_BINARY_DIR}" PARENT_SCOPE)
+             "GPREEMPT_BINARY_DIR=${PROJECT_BINARY_DIR}"
+             "GPREEMPT_SANITIZER_PRELOAD=${GPREEMPT_SANITIZER_PRELOAD}" PARENT_SCOPE)
 endfunction()
 
 # gpreempt_add_gtest(NAME SOURCES a.cpp b.cpp LIBS x y [DEPENDS targets...])

@@ -3,7 +3,8 @@
 # no network) when everything is already installed.
 set -euo pipefail
 packages=(
-  build-essential cmake pkg-config git
+  build-essential cmake pkg-config git ccache
+  dpkg-dev file
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
   python3 python3-dev python3-pybind11 pybind11-dev python3-pytest

@@ -156,7 +156,12 @@ Machine::~Machine() {
 }
 
 std::vector<std::string> Machine::env() const {
-  return {"LD_PRELOAD=" + (binary_dir() / "lib" / "libkfdshim.so").string(),
+#ifdef GPREEMPT_SANITIZER_PRELOAD  // an instrumented shim needs the sanitizer runtime loaded first
+  const std::string runtime = GPREEMPT_SANITIZER_PRELOAD ":";
+#else
+  const std::string runtime;
+#endif
+  return {"LD_PRELOAD=" + runtime + (binary_dir() / "lib" / "libkfdshim.so").string(),
           "KFDSIM_DIR=" + dir_.string()};
 }
 

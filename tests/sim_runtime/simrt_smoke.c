@@ -68,6 +68,9 @@ int main(void) {
   printf("ring_wrapped 1\n");
 
   printf("timeout_rc %d\n", simrt_signal_wait_eq(a, 5, 1000 * 1000));
+  /* Every packet that writes them has completed: the signals can go (LeakSanitizer checks). */
+  simrt_signal* created[] = {a, b, c, s[0], s[1], s[2], all, many};
+  for (size_t i = 0; i < sizeof created / sizeof created[0]; ++i) simrt_signal_destroy(created[i]);
   CHECK(simrt_queue_destroy(q0));
   /* q1 is left to simrt_close, which destroys it before disabling the runtime. */
   simrt_close(rt);

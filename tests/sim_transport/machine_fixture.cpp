@@ -169,7 +169,11 @@ Machine::~Machine() {
 
 std::map<std::string, std::string> Machine::env() const {
   std::map<std::string, std::string> e = extra_;
+#ifdef GPREEMPT_SANITIZER_PRELOAD  // an instrumented shim needs the sanitizer runtime loaded first
+  e["LD_PRELOAD"] = GPREEMPT_SANITIZER_PRELOAD ":" + build_path("lib/libkfdshim.so").string();
+#else
   e["LD_PRELOAD"] = build_path("lib/libkfdshim.so").string();
+#endif
   e["KFDSIM_DIR"] = dir_.string();
   e["KFDSIM_DAEMON"] = build_path("bin/kfdsimd").string();
   return e;

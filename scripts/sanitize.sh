@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds the whole project with sanitizers into its own build directory and runs the whole suite
+# there (GoogleTest, pytest, the simulator, the install test: everything ctest runs).
+#   scripts/sanitize.sh address,undefined   ASan + UBSan (leaks detected, UB aborts), in build-asan
+#   scripts/sanitize.sh thread              TSan, in build-tsan
+# Extra arguments go to ctest (e.g. -R Sim). GPREEMPT_BUILD_DIR overrides the build directory.
+# scripts/test.sh runs the ASan+UBSan suite after the normal one; TSan runs on demand.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+usage() { echo "usage: scripts/sanitize.sh address,undefined|thread [ctest arguments...]" >&2; exit 2; }
+[ $# -ge 1 ] || usage
+kind=$1; shift
+case $kind in
+  address,undefined|asan) kind=address,undefined; name=asan ;;
+  thread|tsan) kind=thread; name=tsan ;;
+  *) usage ;;
+esac
+build=${GPREEMPT_BUILD_DIR:-$root/build-$name}
+
+# Reports must fail the test that caused them: UB aborts (-fno-sanitize-recover), leaks and races
+# exit non-zero. Processes started by tests inherit these settings.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
+
+"$root/scripts/install-deps.sh"
+GPREEMPT_BUILD_DIR=$build "$root/scripts/build.sh" -DGPREEMPT_WERROR=ON -DGPREEMPT_BUILD_TESTS=ON \
+  -DGPREEMPT_SANITIZE="$kind"
+cd "$build"
+echo "sanitize.sh: running the suite under $kind in $build" >&2
+exec ctest --output-on-failure -j"$(nproc)" --timeout 600 "$@"
