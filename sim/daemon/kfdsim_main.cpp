@@ -38,7 +38,7 @@ namespace jc = gpreempt::json_conventions;
 
 // --json output: one document with "schema_version" (docs/json.md).
 void print_document(const nlohmann::json& j, int indent = 2) {
-  std::cout << jc::document(j).dump(indent) << "\n";
+  std::cout << jc::document(nlohmann::ordered_json(j)).dump(indent) << "\n";
 }
 
 constexpr int kOk = 0, kFailed = 1, kUsage = 2;

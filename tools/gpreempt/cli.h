@@ -48,11 +48,11 @@ std::string dump_json(const Json& j, int indent = 2) {
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
-// Print one --json document on stdout: `j` with "schema_version" first (common/json_conventions.h).
-// indent -1: on one line (JSON Lines).
+// Print one --json document on stdout: `j` with "schema_version" first (common/json_conventions.h;
+// ordered_json so that it stays first). indent -1: on one line (JSON Lines).
 template <typename Json>
 void print_json(const Json& j, int indent = 2) {
-  std::cout << dump_json(json_conventions::document(j), indent) << "\n";
+  std::cout << dump_json(json_conventions::document(nlohmann::ordered_json(j)), indent) << "\n";
 }
 
 // Print `human` (people) or `json` (--json, through print_json) to stdout.
