@@ -91,11 +91,15 @@ def schema_names():
 
 
 def walk_properties(node, path=""):
+    """(where, name, subschema) of every property a schema names, at any depth."""
     if isinstance(node, dict):
-        for k, v in node.get("properties", {}).items():
-            yield f"{path}.{k}", k, v
         for k, v in node.items():
-            yield from walk_properties(v, f"{path}/{k}")
+            if k == "properties" and isinstance(v, dict):
+                for name, sub in v.items():
+                    yield f"{path}.{name}", name, sub
+                    yield from walk_properties(sub, f"{path}.{name}")
+            else:
+                yield from walk_properties(v, f"{path}/{k}")
     elif isinstance(node, list):
         for i, v in enumerate(node):
             yield from walk_properties(v, f"{path}[{i}]")
