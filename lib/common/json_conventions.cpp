@@ -30,7 +30,8 @@ std::string errno_name(int errno_value) {
 nlohmann::ordered_json error_object(std::string_view code, std::optional<int> errno_value,
                                     std::string_view message) {
   return {{"code", std::string(code)},
-          {"errno", errno_value ? nlohmann::ordered_json(*errno_value) : nlohmann::ordered_json(nullptr)},
+          {"errno",
+           errno_value ? nlohmann::ordered_json(*errno_value) : nlohmann::ordered_json(nullptr)},
           {"message", std::string(message)}};
 }
 

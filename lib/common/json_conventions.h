@@ -7,11 +7,10 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <nlohmann/json.hpp>
 
 namespace gpreempt::json_conventions {
 
@@ -26,8 +25,12 @@ nlohmann::ordered_json address_or_null(const std::optional<std::uint64_t>& value
 // `value` rounded half away from zero to `decimals` decimal places.
 double round_to(double value, int decimals);
 // Milliseconds and microseconds keep 3 decimals (1 us and 1 ns): finer digits are timer noise.
-inline double round_ms(double ms) { return round_to(ms, 3); }
-inline double round_us(double us) { return round_to(us, 3); }
+inline double round_ms(double ms) {
+  return round_to(ms, 3);
+}
+inline double round_us(double us) {
+  return round_to(us, 3);
+}
 
 // "ENOENT" for ENOENT; "E<number>" for a value without a name.
 std::string errno_name(int errno_value);
