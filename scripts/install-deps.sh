@@ -7,7 +7,7 @@ packages=(
   dpkg-dev file
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev
-  python3 python3-dev python3-pybind11 pybind11-dev python3-pytest
+  python3 python3-dev python3-pybind11 pybind11-dev python3-pytest python3-jsonschema
   libhsakmt-dev libdrm-dev
 )
 missing=()

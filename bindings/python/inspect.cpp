@@ -46,7 +46,8 @@ void register_inspect(py::module_& m) {
       },
       py::arg("text"), py::arg("pid") = py::none(), py::arg("name") = "<string>",
       "Analyze a HIP runtime log (AMD_LOG_LEVEL 1-5): the dict `gpreempt log analyze FILE --json`\n"
-      "prints (hw_queues, dispatches, barriers, kernels, errors, ...). pid: keep only that\n"
+      "prints: {\"schema_version\", \"files\": [one entry: file, hw_queues, dispatches, barriers,\n"
+      "kernels, errors, ...]}. pid: keep only that\n"
       "process's records (records without a pid are kept).");
   m.def(
       "queue_map",

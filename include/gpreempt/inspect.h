@@ -5,7 +5,9 @@
  *
  * Text in, JSON out. The JSON documents are exactly what `gpreempt decode|map|log analyze --json`
  * prints (docs/api.md, "Inspection API"), so a program and a shell script see the same fields.
- * Addresses are `"0x…"` strings (JSON numbers lose precision above 2^53).
+ * They follow docs/json.md: a top-level `schema_version`, snake_case keys with units, `gpu_id` a
+ * number, addresses `"0x…"` strings (JSON numbers lose precision above 2^53); their JSON Schemas
+ * are installed in share/gpreempt/schemas.
  *
  * These functions do no I/O: pass the text of a file you read (live debugfs needs root). None
  * needs a context, /dev/kfd or a GPU.
@@ -50,9 +52,10 @@ GPREEMPT_API int gpreempt_decode(const char* kind, const char* text, size_t len,
 
 /**
  * @brief Analyze a HIP/ROCclr runtime log (AMD_LOG_LEVEL 1-5) into JSON
- *        (`gpreempt log analyze FILE --json`): lines, records, processes and threads, hardware
- *        queues (HWq addresses, SWqs, size, priority, dispatches, barriers), kernels, errors.
- * @param display_name stored as the document's `file`; NULL: "<string>".
+ *        (`gpreempt log analyze FILE --json`): `{"schema_version", "files": [{...}]}` with one
+ *        entry: lines, records, processes and threads, hardware queues (HWq addresses, SWqs,
+ *        size, priority, dispatches, barriers), kernels, errors.
+ * @param display_name stored as the entry's `file`; NULL: "<string>".
  * @param pid_filter keep only records of this pid (records that print no pid are kept); -1: all.
  * @param json_out receives the document; unchanged on failure.
  * @return 1 complete, 0 when a record longer than the analyzer's record cap (1 MiB) was cut

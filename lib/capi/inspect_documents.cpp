@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "common/json_conventions.h"
 #include "discovery/json.h"
 #include "logs/json.h"
 
@@ -16,7 +17,7 @@ namespace {
 
 template <class Dump>
 Document document_of(const Dump& d) {
-  return {discovery::to_json(d), d.complete};
+  return {json_conventions::document(discovery::to_json(d)), d.complete};
 }
 
 }  // namespace
@@ -34,9 +35,8 @@ Document analyze_log(std::string_view text, std::string_view name, std::optional
   logs::AnalyzerOptions options;
   options.pid = pid;
   const logs::LogSummary s = logs::analyze_log(text, options);
-  nlohmann::ordered_json doc = {{"file", std::string(name)}};
-  doc.update(logs::to_json(s));
-  return {std::move(doc), !s.truncated_record};
+  nlohmann::ordered_json doc = {{"files", nlohmann::ordered_json::array({logs::file_json(name, s)})}};
+  return {json_conventions::document(doc), !s.truncated_record};
 }
 
 Document queue_map(const MapTexts& t) {
@@ -77,7 +77,7 @@ Document queue_map(const MapTexts& t) {
   nlohmann::ordered_json dj = nlohmann::ordered_json::array();
   for (const auto& d : diags) dj.push_back(discovery::to_json(d));
   j["diagnostics"] = std::move(dj);
-  return {std::move(j), complete};
+  return {json_conventions::document(j), complete};
 }
 
 }  // namespace gpreempt::inspect

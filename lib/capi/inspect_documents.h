@@ -18,8 +18,8 @@ struct Document {
 // kind: "properties", "mqds", "hqds" or "rls"; anything else throws gpreempt::Error(EINVAL).
 Document decode(std::string_view kind, std::string_view text, std::string_view display_name);
 
-// `gpreempt log analyze --json` of one file: {"file": display_name, ...summary}. Incomplete when a
-// record was longer than the analyzer's cap and was cut.
+// `gpreempt log analyze --json` of one file: {"schema_version", "files": [{"file": display_name,
+// ...summary}]}. Incomplete when a record was longer than the analyzer's cap and was cut.
 Document analyze_log(std::string_view text, std::string_view display_name, std::optional<int> pid);
 
 struct MapTexts {

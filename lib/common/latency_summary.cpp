@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/json_conventions.h"
+
 namespace gpreempt {
 
 static double percentile(const std::vector<double>& sorted, double q) {
@@ -31,9 +33,10 @@ LatencySummary summarize(std::vector<double> v) {
   return s;
 }
 
-nlohmann::json to_json(const LatencySummary& s) {
-  return {{"count", s.count}, {"mean", s.mean}, {"std", s.std}, {"min", s.min},
-          {"p50", s.p50},     {"p95", s.p95},   {"p99", s.p99}, {"max", s.max}};
+nlohmann::json to_json(const LatencySummary& s, int decimals) {
+  auto r = [decimals](double v) { return json_conventions::round_to(v, decimals); };
+  return {{"count", s.count}, {"mean", r(s.mean)}, {"std", r(s.std)}, {"min", r(s.min)},
+          {"p50", r(s.p50)},  {"p95", r(s.p95)},   {"p99", r(s.p99)}, {"max", r(s.max)}};
 }
 
 }  // namespace gpreempt

@@ -17,6 +17,8 @@ struct LatencySummary {
 // Percentiles interpolate linearly between order statistics (numpy's default); std is the
 // population standard deviation. All zero for an empty input.
 LatencySummary summarize(std::vector<double> values);
-nlohmann::json to_json(const LatencySummary& s);
+// Every figure rounded to `decimals` places (json_conventions::round_to): 3 for the _ms and _us
+// documents of the project. The unit is in the name of the key that holds the summary.
+nlohmann::json to_json(const LatencySummary& s, int decimals = 3);
 
 }  // namespace gpreempt

@@ -2,12 +2,13 @@
 
 #include <cstdio>
 
-#include "discovery/text_scan.h"
+#include "common/json_conventions.h"
 
 namespace gpreempt::discovery {
 
 using nlohmann::ordered_json;
-using detail::hex_string;
+using json_conventions::address;
+using json_conventions::address_or_null;
 
 std::string gpu_id_hex(std::uint32_t gpu_id) {
   char b[12];
@@ -24,9 +25,6 @@ ordered_json diagnostics_json(const std::vector<Diagnostic>& ds) {
 template <class T>
 ordered_json opt(const std::optional<T>& v) {
   return v ? ordered_json(*v) : ordered_json(nullptr);
-}
-ordered_json opt_addr(const std::optional<std::uint64_t>& v) {
-  return v ? ordered_json(hex_string(*v)) : ordered_json(nullptr);
 }
 }  // namespace
 
@@ -48,28 +46,28 @@ ordered_json to_json(const TopologyProperties& p) {
 
 ordered_json to_json(const QueueDescriptor& d) {
   ordered_json j;
-  if (d.header) j["header"] = hex_string(*d.header);
-  j["mqd_base"] = hex_string(d.mqd_base);
+  if (d.header) j["header"] = address(*d.header);
+  j["mqd_base"] = address(d.mqd_base);
   j["active"] = d.active;
   j["vmid"] = d.vmid;
-  j["persistent_state"] = hex_string(d.persistent_state);
+  j["persistent_state"] = address(d.persistent_state);
   j["pipe_priority"] = d.pipe_priority;
   j["queue_priority"] = d.queue_priority;
-  j["quantum"] = hex_string(d.quantum);
-  j["ring_base"] = hex_string(d.ring_base);
-  j["ring_size"] = d.ring_size;
+  j["quantum"] = address(d.quantum);
+  j["ring_base"] = address(d.ring_base);
+  j["ring_size_bytes"] = d.ring_size;
   j["rptr"] = d.rptr;
   j["wptr"] = d.wptr;
-  j["rptr_report_address"] = hex_string(d.rptr_report_address);
-  j["wptr_poll_address"] = hex_string(d.wptr_poll_address);
-  j["doorbell_control"] = hex_string(d.doorbell_control);
+  j["rptr_report_address"] = address(d.rptr_report_address);
+  j["wptr_poll_address"] = address(d.wptr_poll_address);
+  j["doorbell_control"] = address(d.doorbell_control);
   j["doorbell_offset"] = d.doorbell_offset;
   j["doorbell_enabled"] = d.doorbell_enabled;
-  j["pq_control"] = hex_string(d.pq_control);
-  j["eop_base"] = hex_string(d.eop_base);
-  j["ctx_save_base"] = hex_string(d.ctx_save_base);
-  j["ctx_save_size"] = d.ctx_save_size;
-  j["cntl_stack_size"] = d.cntl_stack_size;
+  j["pq_control"] = address(d.pq_control);
+  j["eop_base"] = address(d.eop_base);
+  j["ctx_save_base"] = address(d.ctx_save_base);
+  j["ctx_save_size_bytes"] = d.ctx_save_size;
+  j["cntl_stack_size_bytes"] = d.cntl_stack_size;
   j["cntl_stack_offset"] = d.cntl_stack_offset;
   j["wg_state_offset"] = d.wg_state_offset;
   return j;
@@ -87,17 +85,17 @@ ordered_json to_json(const MqdsDump& m) {
           cj = {{"xcc", c.xcc},
                 {"engine_id", c.sdma->engine_id},
                 {"queue_id", c.sdma->queue_id},
-                {"ring_base", hex_string(c.sdma->ring_base)},
-                {"rptr_report_address", hex_string(c.sdma->rptr_report_address)}};
+                {"ring_base", address(c.sdma->ring_base)},
+                {"rptr_report_address", address(c.sdma->rptr_report_address)}};
         } else {
           cj = {{"xcc", c.xcc}};
           cj.update(to_json(c.compute));
         }
-        cj["bytes"] = c.bytes;
+        cj["dump_bytes"] = c.bytes;
         cj["complete"] = c.complete;
         copies.push_back(std::move(cj));
       }
-      ordered_json qj = {{"type", q.type}, {"gpu_id", q.gpu_id_hex}, {"line", q.line}};
+      ordered_json qj = {{"type", q.type}, {"gpu_id", q.gpu_id}, {"line", q.line}};
       if (q.raw_type) qj["raw_type"] = *q.raw_type;
       qj["xcc_copies"] = std::move(copies);
       qj["complete"] = q.complete;
@@ -131,7 +129,7 @@ ordered_json to_json(const HqdsDump& h) {
       slots.push_back(std::move(sj));
     }
     nodes.push_back({{"node", n.node},
-                     {"gpu_id", n.gpu_id_hex},
+                     {"gpu_id", n.gpu_id},
                      {"stopped", n.stopped},
                      {"slots", std::move(slots)}});
   }
@@ -145,16 +143,16 @@ ordered_json to_json(const RlsDump& r) {
   for (const auto& n : r.nodes) {
     ordered_json packets = ordered_json::array();
     for (const auto& p : n.packets) {
-      ordered_json pj = {{"offset", p.dword_offset * 4},
+      ordered_json pj = {{"offset_bytes", p.dword_offset * 4},
                          {"opcode", p.opcode_name},
                          {"dwords", p.dwords},
-                         {"header", hex_string(p.header)}};
-      for (const auto& f : p.fields) pj[f.name] = f.address ? ordered_json(hex_string(f.value)) : ordered_json(f.value);
+                         {"header", address(p.header)}};
+      for (const auto& f : p.fields) pj[f.name] = f.address ? ordered_json(address(f.value)) : ordered_json(f.value);
       pj["complete"] = p.complete;
       packets.push_back(std::move(pj));
     }
     nodes.push_back({{"node", n.node},
-                     {"gpu_id", n.gpu_id_hex},
+                     {"gpu_id", n.gpu_id},
                      {"active_runlist", n.active_runlist},
                      {"ib_dwords", n.ib_dwords},
                      {"packets", std::move(packets)},
@@ -173,18 +171,18 @@ ordered_json to_json(const QueueMap& m) {
     for (const auto& s : r.hw_slots)
       slots.push_back({{"xcc", s.xcc}, {"pipe", s.pipe}, {"queue", s.queue}, {"active", s.active}});
     ordered_json hwq = ordered_json::array();
-    for (auto a : r.hwq) hwq.push_back(hex_string(a));
+    for (auto a : r.hwq) hwq.push_back(address(a));
     ordered_json mqd = ordered_json::array();
-    for (auto a : r.mqd_bases) mqd.push_back(hex_string(a));
+    for (auto a : r.mqd_bases) mqd.push_back(address(a));
     rows.push_back({{"pid", opt(r.pid)},
                     {"queue_id", opt(r.queue_id)},
                     {"queue_id_inferred", r.queue_id_inferred},
-                    {"gpu_id", gpu_id_hex(r.gpu_id)},
+                    {"gpu_id", r.gpu_id},
                     {"type", r.type},
-                    {"ring_base", opt_addr(r.ring_base)},
-                    {"ring_size", opt(r.ring_size)},
-                    {"rptr_address", opt_addr(r.rptr_address)},
-                    {"wptr_address", opt_addr(r.wptr_address)},
+                    {"ring_base", address_or_null(r.ring_base)},
+                    {"ring_size_bytes", opt(r.ring_size)},
+                    {"rptr_address", address_or_null(r.rptr_address)},
+                    {"wptr_address", address_or_null(r.wptr_address)},
                     {"pipe_priority", opt(r.pipe_priority)},
                     {"queue_priority", opt(r.queue_priority)},
                     {"mqd_bases", std::move(mqd)},
@@ -201,9 +199,9 @@ ordered_json to_json(const ProcessInfo& p) {
   ordered_json queues = ordered_json::array();
   for (const auto& q : p.queues)
     queues.push_back({{"queue_id", q.queue_id},
-                      {"gpu_id", gpu_id_hex(q.gpu_id)},
+                      {"gpu_id", q.gpu_id},
                       {"type", q.type},
-                      {"size", opt(q.ring_size)}});
+                      {"ring_size_bytes", opt(q.ring_size)}});
   return {{"pid", p.pid},
           {"container_pid", opt(p.container_pid)},
           {"nspid", p.nspid},
@@ -219,7 +217,7 @@ ordered_json to_json(const WatchEvent& e) {
   ordered_json j = {{"event", e.kind}, {"pid", e.pid}, {"container_pid", opt(e.container_pid)}};
   if (e.queue_id) {
     j["queue_id"] = *e.queue_id;
-    j["gpu_id"] = gpu_id_hex(e.gpu_id.value_or(0));
+    j["gpu_id"] = e.gpu_id.value_or(0);
     j["type"] = e.queue_type;
   } else {
     j["cmdline"] = e.cmdline;

@@ -1,6 +1,6 @@
 // JSON forms of every lib/discovery result (the `--json` output of `gpreempt decode|map|ps`).
-// Addresses are "0x…" strings (JSON numbers lose precision above 2^53); gpu ids are the hex
-// string the kernel prints.
+// The conventions (snake_case keys with units, numeric ids, "0x…" addresses) are
+// common/json_conventions.h; the top-level schema_version is added by whoever prints a document.
 #pragma once
 
 #include <nlohmann/json.hpp>

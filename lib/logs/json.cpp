@@ -1,21 +1,17 @@
 #include "logs/json.h"
 
-#include <cstdio>
+#include "common/json_conventions.h"
 
 namespace gpreempt::logs {
 
 using nlohmann::ordered_json;
 
 namespace {
-std::string hex(std::uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
+using json_conventions::address;
 template <class C>
 ordered_json hex_list(const C& c) {
   ordered_json a = ordered_json::array();
-  for (auto v : c) a.push_back(hex(v));
+  for (auto v : c) a.push_back(address(v));
   return a;
 }
 template <class T>
@@ -29,10 +25,10 @@ ordered_json to_json(const LogSummary& s) {
   for (const auto& p : s.processes) procs.push_back({{"pid", opt(p.pid)}, {"tids", p.tids}});
   ordered_json queues = ordered_json::array();
   for (const auto& q : s.hw_queues) {
-    queues.push_back({{"address", hex(q.address)},
+    queues.push_back({{"hwq", address(q.address)},
                       {"pid", opt(q.pid)},
                       {"sw_queues", hex_list(q.sw_queues)},
-                      {"size", opt(q.size)},
+                      {"size_packets", opt(q.size)},
                       {"priority", opt(q.priority)},
                       {"cooperative", opt(q.cooperative)},
                       {"created_line", opt(q.created_line)},
@@ -63,6 +59,12 @@ ordered_json to_json(const LogSummary& s) {
           {"truncated_record", s.truncated_record}};
 }
 
+ordered_json file_json(std::string_view name, const LogSummary& s) {
+  ordered_json j = {{"file", std::string(name)}};
+  j.update(to_json(s));
+  return j;
+}
+
 ordered_json to_json(const LogComparison& c) {
   ordered_json kernels = ordered_json::array();
   for (const auto& k : c.kernels) kernels.push_back({{"name", k.name}, {"a", k.a}, {"b", k.b}});
@@ -79,12 +81,12 @@ ordered_json to_json(const LogComparison& c) {
 ordered_json to_json(const QueueConfig& c) {
   ordered_json queues = ordered_json::array();
   for (const auto& q : c.queues)
-    queues.push_back({{"hwq", hex(q.hwq)},
-                      {"rptr_address", hex(q.rptr_address)},
+    queues.push_back({{"hwq", address(q.hwq)},
+                      {"rptr_address", address(q.rptr_address)},
                       {"ids", q.ids},
                       {"sw_queues", hex_list(q.sw_queues)},
                       {"priority", opt(q.priority)},
-                      {"size", opt(q.size)},
+                      {"size_packets", opt(q.size)},
                       {"dispatches", q.dispatches}});
   return {{"pid", opt(c.pid)}, {"queues", queues}};
 }

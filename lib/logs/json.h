@@ -1,6 +1,8 @@
 // JSON forms of lib/logs results (`gpreempt log analyze|compare --json`, `--config`).
 #pragma once
 
+#include <string_view>
+
 #include <nlohmann/json.hpp>
 
 #include "logs/hip_log_analyzer.h"
@@ -9,6 +11,9 @@
 namespace gpreempt::logs {
 
 nlohmann::ordered_json to_json(const LogSummary& s);
+// One entry of the "files" list of `log analyze --json` (one document shape for 1 or N files):
+// {"file": name, ...to_json(s)}.
+nlohmann::ordered_json file_json(std::string_view name, const LogSummary& s);
 nlohmann::ordered_json to_json(const LogComparison& c);
 nlohmann::ordered_json to_json(const QueueConfig& c);
 

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "common/json_conventions.h"
 #include "sim/daemon/machine_options.h"
 #include "sim/device/device_profile.h"
 #include "sim/protocol/machine_paths.h"
@@ -32,6 +33,13 @@ using namespace gpreempt::sim;
 using protocol::Op;
 
 namespace {
+
+namespace jc = gpreempt::json_conventions;
+
+// --json output: one document with "schema_version" (docs/json.md).
+void print_document(const nlohmann::json& j, int indent = 2) {
+  std::cout << jc::document(nlohmann::ordered_json(j)).dump(indent) << "\n";
+}
 
 constexpr int kOk = 0, kFailed = 1, kUsage = 2;
 
@@ -143,7 +151,7 @@ int print_status(const protocol::MachinePaths& paths, bool json) {
   auto r = protocol::query(paths.socket, Op::kStatus);
   if (r.error) {
     if (json) {
-      std::cout << nlohmann::json{{"running", false}, {"socket", paths.socket}}.dump(2) << "\n";
+      print_document({{"running", false}, {"socket", paths.socket}});
     } else {
       std::cout << "not running (" << paths.socket << ")\n";
     }
@@ -152,7 +160,7 @@ int print_status(const protocol::MachinePaths& paths, bool json) {
   auto j = nlohmann::json::parse(r.payload);
   if (json) {
     j["running"] = true;
-    std::cout << j.dump(2) << "\n";
+    print_document(j);
     return kOk;
   }
   std::cout << "machine    " << j["dir"].get<std::string>() << "\n"
@@ -175,11 +183,28 @@ int print_queues(const protocol::MachinePaths& paths, bool json) {
     return kFailed;
   }
   auto a = nlohmann::json::parse(r.payload);
+  static const char* types[] = {"compute", "sdma", "compute_aql", "sdma_xgmi", "sdma_by_eng"};
   if (json) {
-    std::cout << a.dump(2) << "\n";
+    // The names every gpreempt document uses: "compute" for AQL and PM4 alike (as sysfs and
+    // debugfs say), "aql" for the distinction; addresses as "0x…".
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& q : a) {
+      const unsigned type = q["type"].get<unsigned>();
+      out.push_back({{"pid", q["pid"]},
+                     {"queue_id", q["queue_id"]},
+                     {"gpu_id", q["gpu_id"]},
+                     {"type", type == 2 ? "compute" : type < 5 ? types[type] : "unknown"},
+                     {"aql", type == 2},
+                     {"ring_base", jc::address(q["ring_base"].get<uint64_t>())},
+                     {"ring_size_bytes", q["ring_size"]},
+                     {"rptr_address", jc::address(q["read_pointer_address"].get<uint64_t>())},
+                     {"wptr_address", jc::address(q["write_pointer_address"].get<uint64_t>())},
+                     {"priority", q["priority"]},
+                     {"suspended", q["suspended"]}});
+    }
+    print_document({{"queues", out}});
     return kOk;
   }
-  static const char* types[] = {"compute", "sdma", "compute_aql", "sdma_xgmi", "sdma_by_eng"};
   std::printf("%-8s %-5s %-7s %-12s %-18s %-9s %-4s %s\n", "PID", "QID", "GPU", "TYPE", "RING_BASE",
               "RING_SIZE", "PRIO", "STATE");
   for (const auto& q : a) {
@@ -207,7 +232,7 @@ int print_gpu_stats(const protocol::MachinePaths& paths, uint64_t since, bool js
   }
   const auto& j = r.stats;
   if (json) {
-    std::cout << j.dump(1) << "\n";
+    print_document(j, 1);
     return kOk;
   }
   auto us = [](const nlohmann::json& ns) -> std::string {
@@ -271,13 +296,13 @@ int show_files(const protocol::MachinePaths& paths, const std::string& which, bo
     if (!it->is_regular_file()) continue;
     std::string guest = "/" + fs::relative(it->path(), root).string();
     if (guest.rfind("/sys/devices/", 0) == 0 || guest == "/dev/kfd") continue;  // shown via /sys/class
-    a.push_back({{"path", guest}, {"bytes", it->file_size()}});
+    a.push_back({{"path", guest}, {"size_bytes", it->file_size()}});
   }
   std::sort(a.begin(), a.end(), [](const auto& x, const auto& y) { return x["path"] < y["path"]; });
   if (json) {
-    std::cout << a.dump(2) << "\n";
+    print_document({{"files", a}});
   } else {
-    for (const auto& f : a) std::printf("%8llu  %s\n", static_cast<unsigned long long>(f["bytes"].get<uint64_t>()),
+    for (const auto& f : a) std::printf("%8llu  %s\n", static_cast<unsigned long long>(f["size_bytes"].get<uint64_t>()),
                                         f["path"].get<std::string>().c_str());
   }
   return kOk;
@@ -286,9 +311,7 @@ int show_files(const protocol::MachinePaths& paths, const std::string& which, bo
 int stop_daemon(const protocol::MachinePaths& paths, bool quiet, bool json = false) {
   auto r = protocol::query(paths.socket, Op::kShutdown);
   if (json) {
-    std::cout << nlohmann::json{{"was_running", r.error == 0}, {"running", false},
-                                {"dir", paths.dir}}.dump(2)
-              << "\n";
+    print_document({{"was_running", r.error == 0}, {"running", false}, {"dir", paths.dir}});
   } else if (!quiet) {
     if (r.error)
       std::printf("not running (%s)\n", paths.socket.c_str());

@@ -176,7 +176,7 @@ void Machine::open_to_everyone() const {
 nlohmann::json Machine::queues() const {
   auto r = run({bin("kfdsim").string(), "--dir", dir_.string(), "queues", "--json"}, {});
   if (r.code != 0) throw std::runtime_error("kfdsim queues failed: " + r.err);
-  return nlohmann::json::parse(r.out);
+  return nlohmann::json::parse(r.out).at("queues");
 }
 
 std::optional<bool> Machine::suspended(int pid, uint32_t queue_id) const {

@@ -91,7 +91,7 @@ TEST(CoreInspectCApi, QueueMapOfRealCapturesShowsFiveQueuesOnFourXccs) {
   ASSERT_EQ(doc["queues"].size(), 5u);
   for (const auto& q : doc["queues"]) {
     EXPECT_EQ(q["pid"], 94314);
-    EXPECT_EQ(q["gpu_id"], "f7bc");
+    EXPECT_EQ(q["gpu_id"], 0xf7bc);
     EXPECT_EQ(q["type"], "compute");
     EXPECT_EQ(q["queue_id_inferred"], true);
     std::set<int> active_xccs;
@@ -178,8 +178,9 @@ TEST(CoreInspectCApi, LogAnalyzeOfRealLogEqualsTheCli) {
   char* out = nullptr;
   ASSERT_EQ(gpreempt_log_analyze(text.data(), text.size(), path.c_str(), -1, &out), 1) << gpreempt_last_error();
   const json doc = take(out);
-  EXPECT_FALSE(doc["hw_queues"].empty());
-  EXPECT_EQ(doc["file"], path);
+  ASSERT_EQ(doc["files"].size(), 1u);
+  EXPECT_FALSE(doc["files"][0]["hw_queues"].empty());
+  EXPECT_EQ(doc["files"][0]["file"], path);
   EXPECT_EQ(doc, cli_json("log analyze " + path));
 }
 
@@ -191,13 +192,13 @@ TEST(CoreInspectCApi, LogPidFilterKeepsOnlyThatProcess) {
       "HWq=0x7d000000 with size 1024 with priority 2, cooperative: 0\n";
   char* out = nullptr;
   ASSERT_EQ(gpreempt_log_analyze(text.data(), text.size(), nullptr, -1, &out), 1);
-  json all = take(out);
+  json all = take(out)["files"][0];
   EXPECT_EQ(all["file"], "<string>");
   ASSERT_EQ(all["hw_queues"].size(), 2u);
   ASSERT_EQ(gpreempt_log_analyze(text.data(), text.size(), nullptr, 200, &out), 1);
-  json one = take(out);
+  json one = take(out)["files"][0];
   ASSERT_EQ(one["hw_queues"].size(), 1u);
-  EXPECT_EQ(one["hw_queues"][0]["address"], "0x7d000000");
+  EXPECT_EQ(one["hw_queues"][0]["hwq"], "0x7d000000");
   EXPECT_EQ(one["hw_queues"][0]["priority"], 2);
 }
 

@@ -297,7 +297,9 @@ TEST_F(CoreSim, OldKfdIsRefusedWithBothVersions) {
   EXPECT_NE(r.err.find("1.12 found"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(">= 1.13 and < 2.0"), std::string::npos) << r.err;
   auto j = json::parse(r.out);
-  EXPECT_EQ(j.value("errno", 0), EPROTO);
+  EXPECT_EQ(j["error"].value("errno", 0), EPROTO);
+  EXPECT_EQ(j["error"]["code"], "EPROTO");
+  EXPECT_NE(j["error"]["message"].get<std::string>().find("1.12 found"), std::string::npos) << r.out;
 }
 
 TEST_F(CoreSim, CliSuspendHoldsUntilSigintAndResumes) {
@@ -316,8 +318,8 @@ TEST_F(CoreSim, CliSuspendHoldsUntilSigintAndResumes) {
   EXPECT_EQ(j["suspend"]["count"], 2);
   EXPECT_EQ(j["resume"]["count"], 2);
   EXPECT_EQ(j["ended_by"], "signal INT");
-  EXPECT_GT(j["grace"]["units"].get<uint32_t>(), 0u);
-  EXPECT_NE(j["grace"]["clock_mhz"].get<uint32_t>(), 0u);
+  EXPECT_GT(j["grace_units"].get<uint32_t>(), 0u);
+  EXPECT_NE(j["clock_mhz"].get<uint32_t>(), 0u);
   EXPECT_FALSE(m.suspended(target.pid(), ids[0]).value_or(true));
 }
 
@@ -337,7 +339,11 @@ TEST_F(CoreSim, CliQueuesSnapshotAndSysfsAgree) {
   for (auto& q : a) ia.insert(q["queue_id"].get<uint32_t>());
   for (auto& q : b) ib.insert(q["queue_id"].get<uint32_t>());
   EXPECT_EQ(ia, ib);
-  EXPECT_EQ(a[0]["type"], "compute_aql");
+  EXPECT_EQ(a[0]["type"], "compute");
+  EXPECT_EQ(a[0]["aql"], true);
+  // One name per thing: the snapshot and sysfs agree on a queue's type and ring size.
+  EXPECT_EQ(a[0]["type"], b[0]["type"]);
+  EXPECT_EQ(a[0]["ring_size_bytes"], b[0]["ring_size_bytes"]);
   // The target lists its own queues without root or a debug session.
   target.send("print");
   std::string all;
@@ -355,13 +361,13 @@ TEST_F(CoreSim, CliBenchReportsDistributions) {
                m.env());
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = json::parse(r.out);
-  EXPECT_EQ(j["suspend"]["wall"]["count"], 20);
-  EXPECT_EQ(j["resume"]["ioctl"]["count"], 20);
-  EXPECT_LE(j["suspend"]["wall"]["p50"].get<double>(), j["suspend"]["wall"]["max"].get<double>());
+  EXPECT_EQ(j["suspend"]["wall_us"]["count"], 20);
+  EXPECT_EQ(j["resume"]["ioctl_us"]["count"], 20);
+  EXPECT_LE(j["suspend"]["wall_us"]["p50"].get<double>(), j["suspend"]["wall_us"]["max"].get<double>());
   // The simulated side: one stop latency per suspend, one remap per resume (model time).
   ASSERT_FALSE(j["simulated"].is_null()) << r.out;
-  EXPECT_EQ(j["simulated"]["suspend_stop_latency"]["count"], 20);
-  EXPECT_EQ(j["simulated"]["resume_runlist_round_trip"]["count"], 20);
+  EXPECT_EQ(j["simulated"]["suspend_stop_latency_us"]["count"], 20);
+  EXPECT_EQ(j["simulated"]["resume_runlist_round_trip_us"]["count"], 20);
 }
 
 TEST_F(CoreSim, CliUsageErrorsExitTwo) {

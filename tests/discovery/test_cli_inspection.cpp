@@ -24,7 +24,7 @@ TEST(CliInspection, MapOnRealCaptureShowsPid94314FiveQueuesFourSlotsEach) {
   ASSERT_EQ(j["queues"].size(), 5u);
   for (const auto& q : j["queues"]) {
     EXPECT_EQ(q["pid"], 94314);
-    EXPECT_EQ(q["gpu_id"], "f7bc");
+    EXPECT_EQ(q["gpu_id"], 0xf7bc);
     EXPECT_EQ(q["type"], "compute");
     EXPECT_TRUE(q["queue_id_inferred"].get<bool>());
     ASSERT_EQ(q["hw_slots"].size(), 4u);
@@ -121,7 +121,7 @@ TEST(CliInspection, PsOnFakeProcTree) {
   EXPECT_EQ(j["processes"][0]["pid"], 321);
   EXPECT_EQ(j["processes"][0]["container_pid"], 9);
   EXPECT_EQ(j["processes"][0]["cmdline"][1], "train.py");
-  EXPECT_EQ(j["processes"][0]["queues"][0]["gpu_id"], "f7bc");
+  EXPECT_EQ(j["processes"][0]["queues"][0]["gpu_id"], 0xf7bc);
   auto h = gt::run_gpreempt("ps --container eeee --host-pid-of 9 --json" + roots);
   ASSERT_EQ(h.exit_code, 0) << h.err;
   EXPECT_EQ(json::parse(h.out)["host_pid"], 321);

@@ -88,7 +88,7 @@ TEST(Mqds, SyntheticTwoXccQueueAndSdmaQueueDecodeExactly) {
   EXPECT_EQ(s.xcc_copies[0].sdma->queue_id, 3u);
 
   auto j = to_json(m);
-  EXPECT_EQ(j["processes"][0]["queues"][0]["gpu_id"], "1a2b");
+  EXPECT_EQ(j["processes"][0]["queues"][0]["gpu_id"], 0x1a2b);
   EXPECT_EQ(j["processes"][0]["queues"][0]["xcc_copies"][1]["ring_base"], "0x7f41b5200000");
   EXPECT_EQ(j["processes"][0]["queues"][0]["xcc_copies"][1]["mqd_base"], "0x17bd000");
   EXPECT_EQ(j["processes"][0]["queues"][1]["type"], "sdma");

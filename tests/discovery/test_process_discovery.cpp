@@ -98,7 +98,7 @@ TEST(ProcessDiscovery, KfdUsersQueuesAndContainers) {
 
   auto j = to_json(all[1]);
   EXPECT_EQ(j["container_pid"], 7);
-  EXPECT_EQ(j["queues"][0]["gpu_id"], "f7bc");
+  EXPECT_EQ(j["queues"][0]["gpu_id"], 0xf7bc);
 }
 
 TEST(ProcessDiscovery, MalformedSysfsQueueIsReportedNotGuessed) {
@@ -161,5 +161,5 @@ TEST(ProcessWatch, DiffReportsStartsExitsAndQueueChanges) {
   EXPECT_TRUE(diff_processes(a, a).empty());
   auto j = to_json(ev[2]);
   EXPECT_EQ(j["event"], "queue_created");
-  EXPECT_EQ(j["gpu_id"], "f7bc");
+  EXPECT_EQ(j["gpu_id"], 0xf7bc);
 }

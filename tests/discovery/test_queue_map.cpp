@@ -52,7 +52,7 @@ TEST(QueueMap, RealCapturePid94314HasFiveQueuesEachActiveOnFourXccs) {
   EXPECT_EQ(slots_seen.size(), 20u);  // no slot claimed twice
   auto j = to_json(map);
   EXPECT_EQ(j["queues"][0]["pid"], 94314);
-  EXPECT_EQ(j["queues"][0]["gpu_id"], "f7bc");
+  EXPECT_EQ(j["queues"][0]["gpu_id"], 0xf7bc);
   EXPECT_EQ(j["queues"][0]["hw_slots"].size(), 4u);
   EXPECT_TRUE(j["queues"][0]["queue_id_inferred"].get<bool>());
   EXPECT_TRUE(j["queues"][0].contains("rptr_address"));

@@ -18,11 +18,13 @@ TEST(CliLog, AnalyzeJsonHasTheIssueFields) {
   GPREEMPT_REQUIRE_SHARED();
   auto r = gt::run_gpreempt("log analyze " + amdlog("03_mi308x_rocm702_stream_priority_L4.log") + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto j = json::parse(r.out);
+  auto doc = json::parse(r.out);
+  ASSERT_EQ(doc["files"].size(), 1u);
+  const json& j = doc["files"][0];
   for (const char* k : {"lines", "recognized", "processes", "hw_queues", "dispatches", "barriers", "kernels", "errors"})
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_EQ(j["hw_queues"].size(), 4u);
-  EXPECT_EQ(j["hw_queues"][0]["address"], "0x7f8acd200000");
+  EXPECT_EQ(j["hw_queues"][0]["hwq"], "0x7f8acd200000");
   EXPECT_EQ(j["hw_queues"][0]["priority"], 2);
   EXPECT_EQ(j["dispatches"], 24);
   EXPECT_EQ(j["kernels"]["dummy_kernel(int*, int)"], 24);
@@ -45,7 +47,7 @@ TEST(CliLog, StdinConfigFilesAndPidFilter) {
   EXPECT_EQ(json::parse(r.out)["config_files"].size(), 1u);
   fs::remove_all(dir);
   auto other = gt::run_gpreempt("log analyze " + amdlog("03_mi308x_rocm702_stream_priority_L4.log") + " --pid 1 --json");
-  EXPECT_EQ(json::parse(other.out)["hw_queues"].size(), 0u);
+  EXPECT_EQ(json::parse(other.out)["files"][0]["hw_queues"].size(), 0u);
 }
 
 TEST(CliLog, MultipleFilesCompareAndErrors) {
@@ -80,7 +82,7 @@ TEST(CliLog, NonUtf8BytesInAKernelNameStillGiveJson) {
   auto r = gt::run_gpreempt("log analyze " + file.string() + " --json");
   fs::remove(file);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  auto j = json::parse(r.out);
+  const auto j = json::parse(r.out)["files"][0];
   EXPECT_EQ(j["lines"], 1);
   ASSERT_EQ(j["kernels"].size(), 1u) << r.out;
   EXPECT_NE(j["kernels"].begin().key().find("_bad"), std::string::npos);

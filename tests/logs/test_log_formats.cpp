@@ -35,7 +35,7 @@ TEST(LogFormats, Rocm7PidTidWithSpace) {
   EXPECT_EQ(s.barriers, 1u);
   EXPECT_EQ(s.kernels.at("dummy_kernel(int*, int)"), 1u);
   auto j = to_json(s);
-  EXPECT_EQ(j["hw_queues"][0]["address"], "0x7f8acd200000");
+  EXPECT_EQ(j["hw_queues"][0]["hwq"], "0x7f8acd200000");
   EXPECT_EQ(j["hw_queues"][0]["sw_queues"][0], "0x7f8edc1a8000");
   EXPECT_EQ(j["processes"][0]["pid"], 459769);
   EXPECT_EQ(j["kernels"]["dummy_kernel(int*, int)"], 1);

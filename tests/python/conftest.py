@@ -58,7 +58,7 @@ def device_queues():
     """The simulated device's own view of every queue (the oracle)."""
     out = subprocess.run([str(BINARY_DIR / "bin" / "kfdsim"), "queues", "--json"],
                          check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+    return json.loads(out)["queues"]
 
 
 def suspended_in_device(pid):

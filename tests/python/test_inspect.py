@@ -41,7 +41,7 @@ def test_queue_map_of_real_captures():
     assert m["complete"] is True
     assert len(m["queues"]) == 5
     for q in m["queues"]:
-        assert (q["pid"], q["gpu_id"], q["type"]) == (94314, "f7bc", "compute")
+        assert (q["pid"], q["gpu_id"], q["type"]) == (94314, 0xf7bc, "compute")
         assert sorted(s["xcc"] for s in q["hw_slots"] if s["active"]) == [0, 1, 2, 3]
     assert m == cli_json("map", "--offline", "--mqds", str(MQDS), "--hqds", str(HQDS))
     assert gpreempt.queue_map(mqds=MQDS.read_text(), hqds=HQDS.read_text(), pid=1)["queues"] == []
@@ -62,7 +62,7 @@ def test_truncated_mqds_gives_partial_result_naming_line():
 @needs_shared
 def test_analyze_log_equals_the_cli():
     doc = gpreempt.analyze_log(LOG.read_text(errors="replace"), name=str(LOG))
-    assert doc["hw_queues"]
+    assert doc["files"][0]["hw_queues"]
     assert doc == cli_json("log", "analyze", str(LOG))
 
 
@@ -71,9 +71,9 @@ def test_analyze_log_pid_filter():
             "HWq=0x7e000000 with size 1024 with priority 1, cooperative: 0\n"
             ":3:rocdevice.cpp:2768: 2 us: [pid:200 tid: 0x7f02] Created SWq=0x7f20 to map on "
             "HWq=0x7d000000 with size 1024 with priority 2, cooperative: 0\n")
-    assert len(gpreempt.analyze_log(text)["hw_queues"]) == 2
-    only = gpreempt.analyze_log(text, pid=200)["hw_queues"]
-    assert [(q["address"], q["priority"]) for q in only] == [("0x7d000000", 2)]
+    assert len(gpreempt.analyze_log(text)["files"][0]["hw_queues"]) == 2
+    only = gpreempt.analyze_log(text, pid=200)["files"][0]["hw_queues"]
+    assert [(q["hwq"], q["priority"]) for q in only] == [("0x7d000000", 2)]
 
 
 def test_properties_by_key():

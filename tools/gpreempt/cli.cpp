@@ -16,7 +16,7 @@ CLI::App* add_command(CLI::App& parent, Globals& globals, const std::string& nam
 
 void emit(const Globals& globals, const std::string& human, const nlohmann::json& json) {
   if (globals.json) {
-    std::cout << dump_json(json) << "\n";
+    print_json(json);
   } else {
     std::cout << human;
     if (!human.empty() && human.back() != '\n') std::cout << "\n";
@@ -52,11 +52,7 @@ std::string table(const std::vector<std::string>& header,
   return out;
 }
 
-std::string hex(uint64_t value) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
-  return buf;
-}
+std::string hex(uint64_t value) { return json_conventions::address(value); }
 
 std::string gpu_id_text(uint32_t gpu_id) {
   char buf[40];

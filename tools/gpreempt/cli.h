@@ -9,8 +9,11 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <iostream>
 #include <stdexcept>
 #include <string>
+
+#include "common/json_conventions.h"
 
 namespace gpreempt::cli {
 
@@ -45,7 +48,14 @@ std::string dump_json(const Json& j, int indent = 2) {
   return j.dump(indent, ' ', false, Json::error_handler_t::replace);
 }
 
-// Print `human` (people) or `json` (--json) to stdout.
+// Print one --json document on stdout: `j` with "schema_version" first (common/json_conventions.h;
+// ordered_json so that it stays first). indent -1: on one line (JSON Lines).
+template <typename Json>
+void print_json(const Json& j, int indent = 2) {
+  std::cout << dump_json(json_conventions::document(nlohmann::ordered_json(j)), indent) << "\n";
+}
+
+// Print `human` (people) or `json` (--json, through print_json) to stdout.
 void emit(const Globals& globals, const std::string& human, const nlohmann::json& json);
 
 // After a partial result has been printed: "gpreempt: <message>" on stderr, then exit 1 (without

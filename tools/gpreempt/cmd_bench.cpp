@@ -39,13 +39,11 @@ struct Summary {
 };
 constexpr const char* kHeader = "                             p50       p95       p99       max      mean\n";
 
-// p50/p95/p99/max/mean of `v` (any unit) with the project's one percentile definition; null when
-// there is nothing to summarise.
+// The summary of `v` (microseconds) with the project's one percentile definition; null when there
+// is nothing to summarise.
 nlohmann::json percentiles(const std::vector<double>& v) {
   if (v.empty()) return nullptr;
-  const auto s = summarize(v);
-  return {{"count", s.count}, {"p50", s.p50}, {"p95", s.p95}, {"p99", s.p99},
-          {"max", s.max},     {"mean", s.mean}};
+  return to_json(summarize(v));
 }
 
 void run_bench(const Globals& g, const BenchOptions& o) {
@@ -87,14 +85,13 @@ void run_bench(const Globals& g, const BenchOptions& o) {
 
   nlohmann::json j{{"pid", pid},
                    {"cycles", o.cycles},
-                   {"queues", ids ? nlohmann::json(*ids) : nlohmann::json("all")},
+                   {"queue_ids", ids ? nlohmann::json(*ids) : nlohmann::json(nullptr)},
                    {"grace_units", grace},
-                   {"incomplete_suspends", incomplete},
-                   {"unit", "us"}};
-  j["suspend"] = {{"wall", percentiles(s_wall)}, {"hop", percentiles(s_hop)},
-                  {"ioctl", percentiles(s_ioctl)}};
-  j["resume"] = {{"wall", percentiles(r_wall)}, {"hop", percentiles(r_hop)},
-                 {"ioctl", percentiles(r_ioctl)}};
+                   {"incomplete_suspends", incomplete}};
+  j["suspend"] = {{"wall_us", percentiles(s_wall)}, {"hop_us", percentiles(s_hop)},
+                  {"ioctl_us", percentiles(s_ioctl)}};
+  j["resume"] = {{"wall_us", percentiles(r_wall)}, {"hop_us", percentiles(r_hop)},
+                 {"ioctl_us", percentiles(r_ioctl)}};
 
   // Simulated device: the GPU model's own record of each runlist update we caused.
   j["simulated"] = nullptr;
@@ -104,9 +101,9 @@ void run_bench(const Globals& g, const BenchOptions& o) {
   const auto& sim_resume = sim.resume_round_trip_us;
   if (sim.available) {
     j["simulated"] = {{"source", "kfdsim stats at " + sim_machine_socket()},
-                      {"suspend_stop_latency", percentiles(sim_stop)},
-                      {"suspend_runlist_round_trip", percentiles(sim_suspend_rt)},
-                      {"resume_runlist_round_trip", percentiles(sim_resume)}};
+                      {"suspend_stop_latency_us", percentiles(sim_stop)},
+                      {"suspend_runlist_round_trip_us", percentiles(sim_suspend_rt)},
+                      {"resume_runlist_round_trip_us", percentiles(sim_resume)}};
   }
 
   std::ostringstream out;
@@ -116,24 +113,28 @@ void run_bench(const Globals& g, const BenchOptions& o) {
                                                      : std::to_string(grace) + " x 1K clocks")
       << "\n\nwall-clock latency, microseconds:\n"
       << kHeader
-      << Summary{j["suspend"]["wall"]}.row("suspend (caller)") << "\n"
-      << Summary{j["suspend"]["hop"]}.row("  hop to ctl thread") << "\n"
-      << Summary{j["suspend"]["ioctl"]}.row("  SUSPEND ioctl") << "\n"
-      << Summary{j["resume"]["wall"]}.row("resume (caller)") << "\n"
-      << Summary{j["resume"]["hop"]}.row("  hop to ctl thread") << "\n"
-      << Summary{j["resume"]["ioctl"]}.row("  RESUME ioctl") << "\n";
+      << Summary{j["suspend"]["wall_us"]}.row("suspend (caller)") << "\n"
+      << Summary{j["suspend"]["hop_us"]}.row("  hop to ctl thread") << "\n"
+      << Summary{j["suspend"]["ioctl_us"]}.row("  SUSPEND ioctl") << "\n"
+      << Summary{j["resume"]["wall_us"]}.row("resume (caller)") << "\n"
+      << Summary{j["resume"]["hop_us"]}.row("  hop to ctl thread") << "\n"
+      << Summary{j["resume"]["ioctl_us"]}.row("  RESUME ioctl") << "\n";
   if (!j["simulated"].is_null()) {
     out << "\nsimulated GPU (model time, microseconds):\n" << kHeader;
     if (!sim_stop.empty())
-      out << Summary{j["simulated"]["suspend_stop_latency"]}.row("queues stopped") << "\n";
+      out << Summary{j["simulated"]["suspend_stop_latency_us"]}.row("queues stopped") << "\n";
     if (!sim_suspend_rt.empty())
-      out << Summary{j["simulated"]["suspend_runlist_round_trip"]}.row("suspend unmap+remap") << "\n";
+      out << Summary{j["simulated"]["suspend_runlist_round_trip_us"]}.row("suspend unmap+remap") << "\n";
     if (!sim_resume.empty())
-      out << Summary{j["simulated"]["resume_runlist_round_trip"]}.row("resume remap") << "\n";
+      out << Summary{j["simulated"]["resume_runlist_round_trip_us"]}.row("resume remap") << "\n";
     if (sim_stop.empty() && sim_resume.empty())
       out << "  (no runlist records: the machine runs the instant hardware model)\n";
   }
-  if (incomplete) out << "\n" << incomplete << " suspend(s) did not suspend every queue\n";
+  if (incomplete) {
+    out << "\n" << incomplete << " suspend(s) did not suspend every queue\n";
+    j["error"] = json_conventions::error_object("failed", std::nullopt,
+                                                std::to_string(incomplete) + " incomplete suspend(s)");
+  }
   emit(g, out.str(), j);
   if (incomplete) {
     std::cerr << "gpreempt bench preempt: " << incomplete << " incomplete suspend(s)\n";

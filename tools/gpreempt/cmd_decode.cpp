@@ -41,7 +41,7 @@ std::string display_name(const std::string& path) { return path == "-" ? "<stdin
 void finish(const Globals& g, const std::string& human, const nlohmann::ordered_json& j,
             const std::vector<Diagnostic>& diags, bool complete, const std::string& what) {
   if (g.json)
-    std::cout << dump_json(j) << "\n";
+    print_json(j);
   else
     std::cout << human;
   std::cout.flush();

@@ -64,11 +64,7 @@ std::filesystem::path own_dir() {
   throw Failure("cannot run " + kfdsim + ": " + errno_text(errno));
 }
 
-nlohmann::json percentiles_ms(const std::vector<double>& v) {
-  const auto s = summarize(v);
-  return {{"count", s.count}, {"mean", s.mean}, {"p50", s.p50}, {"p95", s.p95},
-          {"p99", s.p99},     {"max", s.max}};
-}
+nlohmann::json percentiles_ms(const std::vector<double>& v) { return to_json(summarize(v)); }
 
 std::string fixed(double v, int digits) {
   std::ostringstream o;
@@ -82,8 +78,7 @@ nlohmann::json scenario_json(const demo::ScenarioResult& s) {
   nlohmann::json j{{"name", s.name}};
   if (s.online) {
     const auto& l = (*s.online)["latency_ms"];
-    j["online_latency_ms"] = {{"p50", l["p50"]}, {"p95", l["p95"]}, {"p99", l["p99"]},
-                              {"mean", l["mean"]}, {"max", l["max"]}, {"count", l["count"]}};
+    j["online_latency_ms"] = l;
   }
   if (s.offline) j["offline_iterations_per_s"] = (*s.offline)["iterations_per_s"];
   return j;
@@ -150,7 +145,7 @@ void run(const Globals& g, DemoCliOptions& o) {
   nlohmann::json gpus = nlohmann::json::array();
   std::string description;
   for (const auto& gpu : kfd::read_gpu_nodes(kfd::kTopologyRoot)) {
-    gpus.push_back({{"gpu_id", hex(gpu.gpu_id)}, {"name", gpu.name}});
+    gpus.push_back({{"gpu_id", gpu.gpu_id}, {"name", gpu.name}});
     if (description.empty()) {
       // The topology's name is the ASIC string ("ip discovery" on MI300s); the target says more.
       description = gpu.gfx_name() + " GPU";
@@ -205,20 +200,26 @@ void run(const Globals& g, DemoCliOptions& o) {
                        {"failed_resumes", p.policy.failed_resumes},
                        {"forced_resumes", p.policy.forced_resumes},
                        {"suspended_total_ms",
-                        std::chrono::duration<double, std::milli>(p.policy.suspended_total).count()}}},
+                        json_conventions::round_ms(
+                            std::chrono::duration<double, std::milli>(p.policy.suspended_total).count())}}},
                      {"errors", p.errors},
                      {"simulated", nullptr}};
   if (sim.available)
     j["preemption"]["simulated"] = {{"stop_ms", percentiles_ms(to_ms(sim.stop_us))},
                                     {"suspend_round_trip_ms", percentiles_ms(to_ms(sim.suspend_round_trip_us))},
                                     {"resume_round_trip_ms", percentiles_ms(to_ms(sim.resume_round_trip_us))}};
-  emit(g, human(j), j);
   if (!p.errors.empty()) {
     Failure f("the demo ran, but " + std::to_string(p.errors.size()) +
               " preemption call(s) failed (see \"errors\")");
-    f.detail = j;
+    // With --json the result goes out once, as the failure document's detail.
+    if (g.json) {
+      f.detail = j;
+      throw f;
+    }
+    emit(g, human(j), j);
     throw f;
   }
+  emit(g, human(j), j);
 }
 
 }  // namespace

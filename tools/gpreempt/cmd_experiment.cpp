@@ -85,7 +85,7 @@ std::optional<std::string> read_text(const std::string& path) {
 
 void save(const fs::path& p, const nlohmann::ordered_json& j) {
   std::ofstream out(p);
-  out << dump_json(j) << "\n";
+  out << dump_json(j.is_object() ? json_conventions::document(j) : j) << "\n";
   if (!out) throw Failure("cannot write " + p.string());
 }
 
@@ -217,7 +217,7 @@ nlohmann::ordered_json runs_json(const std::vector<ModelRun>& runs) {
     nlohmann::ordered_json q = nlohmann::ordered_json::array();
     for (const auto& x : r.queues)
       q.push_back({{"queue_id", x.queue_id},
-                   {"gpu_id", discovery::gpu_id_hex(x.gpu_id)},
+                   {"gpu_id", x.gpu_id},
                    {"type", x.type},
                    {"ring_base", x.ring_base ? nlohmann::ordered_json(hex(*x.ring_base)) : nlohmann::ordered_json()}});
     a.push_back({{"model", r.model}, {"run", r.run}, {"pid", r.pid}, {"queues", q}});
@@ -302,7 +302,7 @@ void run_experiment(const Globals& g, const ExperimentOptions& o) {
                    " model run(s) never seen with KFD queues (see above); partial result printed");
   };
   if (g.json) {
-    std::cout << dump_json(j) << "\n";
+    print_json(j);
     fail_if_incomplete();
     return;
   }

@@ -48,10 +48,11 @@ void run_info(const Globals& g, const InfoOptions& o) {
   } catch (const Error& e) {
     ok = false;
     problem = e.what();
-    j["kfd"]["error"] = e.what();
+    j["kfd"]["error"] = json_conventions::error_object(json_conventions::errno_name(e.code()), e.code(), e.what());
     out << "KFD " << o.device << ": " << e.what() << "\n";
   }
 
+  j["topology"]["path"] = o.topology;
   j["gpus"] = nlohmann::json::array();
   try {
     auto gpus = kfd::read_gpu_nodes(o.topology);
@@ -61,7 +62,7 @@ void run_info(const Globals& g, const InfoOptions& o) {
                            {"gpu_id", gpu.gpu_id},
                            {"name", gpu.name},
                            {"gfx_target_version", gpu.gfx_target_version},
-                           {"gfx", gpu.gfx_name()},
+                           {"gfx_target", gpu.gfx_name()},
                            {"simd_count", gpu.simd_count},
                            {"num_xcc", gpu.num_xcc},
                            {"max_engine_clk_mhz", gpu.max_engine_clk_fcompute},
@@ -78,10 +79,11 @@ void run_info(const Globals& g, const InfoOptions& o) {
   } catch (const Error& e) {
     ok = false;
     if (problem.empty()) problem = e.what();
-    j["topology_error"] = e.what();
+    j["topology"]["error"] = json_conventions::error_object(json_conventions::errno_name(e.code()), e.code(), e.what());
     out << "\nTopology: " << e.what() << "\n";
   }
   j["ok"] = ok;
+  if (!ok) j["error"] = json_conventions::error_object("failed", std::nullopt, problem);
   emit(g, out.str(), j);
   if (!ok) {
     // Already printed in full; exit 1 without repeating the document.

@@ -75,7 +75,7 @@ void write_configs(const std::string& dir, const logs::LogSummary& s, std::optio
   for (const auto& c : logs::queue_configs(s, pid)) {
     const std::string name = dir + "/queue_config_pid_" + (c.pid ? std::to_string(*c.pid) : "unknown") + ".json";
     std::ofstream out(name);
-    out << dump_json(logs::to_json(c)) << "\n";
+    out << dump_json(json_conventions::document(logs::to_json(c))) << "\n";
     if (!out) throw Failure("cannot write " + name);
     written.push_back(name);
   }
@@ -87,18 +87,16 @@ void run_analyze(const Globals& g, const LogOptions& o) {
   std::vector<std::string> written;
   for (const auto& f : o.files) {
     auto s = analyze(f, o);
-    auto j = logs::to_json(s);
-    nlohmann::ordered_json doc = {{"file", f == "-" ? "<stdin>" : f}};
-    doc.update(j);
-    files.push_back(std::move(doc));
+    files.push_back(logs::file_json(f == "-" ? "<stdin>" : f, s));
     human += human_summary(f == "-" ? "<stdin>" : f, s);
     if (!o.config_dir.empty()) write_configs(o.config_dir, s, o.pid, written);
   }
   for (const auto& w : written) human += "wrote " + w + "\n";
-  nlohmann::ordered_json out = files.size() == 1 ? files[0] : nlohmann::ordered_json{{"files", files}};
+  // One shape for one file and for N: always the "files" list.
+  nlohmann::ordered_json out = {{"files", files}};
   if (!written.empty()) out["config_files"] = written;
   if (g.json)
-    std::cout << dump_json(out) << "\n";
+    print_json(out);
   else
     std::cout << human;
 }
@@ -107,7 +105,9 @@ void run_compare(const Globals& g, const std::string& a, const std::string& b, c
   auto sa = analyze(a, o), sb = analyze(b, o);
   auto c = logs::compare(sa, sb);
   if (g.json) {
-    std::cout << dump_json(logs::to_json(c)) << "\n";
+    nlohmann::ordered_json j = {{"file_a", a}, {"file_b", b}};
+    j.update(logs::to_json(c));
+    print_json(j);
     return;
   }
   std::ostringstream out;

@@ -110,7 +110,7 @@ void run_map(const Globals& g, const MapOptions& o) {
   for (const auto& d : diags) dj.push_back(discovery::to_json(d));
   j["diagnostics"] = dj;
   if (g.json) {
-    std::cout << dump_json(j) << "\n";
+    print_json(j);
   } else {
     std::vector<std::vector<std::string>> rows;
     for (const auto& r : map.queues) {

@@ -63,7 +63,7 @@ void run_ps(const Globals& g, const PsOptions& o) {
   }
   nlohmann::ordered_json j = {{"processes", list}, {"unreadable_processes", unreadable}};
   if (g.json) {
-    std::cout << dump_json(j) << "\n";
+    print_json(j);
     return;
   }
   std::ostringstream out;
@@ -104,7 +104,7 @@ void run_watch(const Globals& g, const WatchOptions& o) {
     auto events = discovery::diff_processes(prev, now);
     prev = std::move(now);
     if (g.json) {
-      for (const auto& e : events) std::cout << dump_json(discovery::to_json(e), -1) << "\n";
+      for (const auto& e : events) print_json(discovery::to_json(e), -1);
       std::cout.flush();
       continue;
     }

@@ -23,7 +23,7 @@ void run_sysfs(const Globals& g, int pid) {
     j["queues"].push_back({{"queue_id", q.queue_id},
                            {"gpu_id", q.gpu_id},
                            {"type", kfd::sysfs_queue_type_name(q.type)},
-                           {"ring_size", q.size}});
+                           {"ring_size_bytes", q.size}});
     rows.push_back({std::to_string(q.queue_id), gpu_id_text(q.gpu_id),
                     kfd::sysfs_queue_type_name(q.type), std::to_string(q.size)});
   }

@@ -52,10 +52,11 @@ void run_suspend(const Globals& g, const SuspendOptions& o) {
     if (q.outcome == kfd::QueueOutcome::kDone) held.push_back(q.queue_id);
 
   nlohmann::json j{{"pid", pid}, {"suspend", batch_json(suspended)}};
-  j["grace"] = {{"units", grace},
-                {"default", grace == kfd::KFD_USE_DEFAULT_GRACE_PERIOD},
-                {"clock_mhz", clock_mhz}};
-  if (clock_mhz) j["grace"]["us"] = kfd::grace_units_to_us(grace, clock_mhz);
+  j["grace_units"] = grace;
+  j["grace_default"] = grace == kfd::KFD_USE_DEFAULT_GRACE_PERIOD;
+  j["clock_mhz"] = clock_mhz ? nlohmann::json(clock_mhz) : nlohmann::json(nullptr);
+  j["grace_us"] = clock_mhz ? nlohmann::json(json_conventions::round_us(kfd::grace_units_to_us(grace, clock_mhz)))
+                            : nlohmann::json(nullptr);
   std::ostringstream out;
   out << "suspended " << suspended.result.count << " of " << suspended.result.queues.size()
       << " queue(s) of process " << pid << " in " << suspended.timing.total_ns / 1000.0
@@ -111,7 +112,7 @@ void run_suspend(const Globals& g, const SuspendOptions& o) {
   std::string failure;
   if (!ok) failure = "not every requested queue was suspended (see the table)";
   if (!held.empty()) {
-    j["held_ms"] = held_ms;
+    j["held_ms"] = json_conventions::round_ms(held_ms);
     j["ended_by"] = reason;
     if (reason == "target exited") {
       ok = false;
@@ -130,6 +131,7 @@ void run_suspend(const Globals& g, const SuspendOptions& o) {
   j["notices"] = notices_json(*ctx, &notes);
   out << notes;
   j["ok"] = ok;
+  if (!ok) j["error"] = json_conventions::error_object("failed", std::nullopt, failure);
   emit(g, out.str(), j);
   if (!ok) {
     std::cerr << "gpreempt suspend: " << failure << "\n";
@@ -153,6 +155,8 @@ void run_resume(const Globals& g, const ResumeOptions& o) {
   j["notices"] = notices_json(*ctx, &notes);
   out << notes;
   j["ok"] = resumed.result.all_done();
+  if (!resumed.result.all_done())
+    j["error"] = json_conventions::error_object("failed", std::nullopt, "some queues do not exist (see the table)");
   emit(g, out.str(), j);
   if (!resumed.result.all_done()) {
     std::cerr << "gpreempt resume: some queues do not exist (see the table)\n";

@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "common/child_reaper.h"
 #include "common/error.h"
+#include "common/json_conventions.h"
 
 namespace {
 
@@ -29,9 +30,17 @@ constexpr Registrar kCommandGroups[] = {
 
 const char* kFooter =
     "Exit codes: 0 success, 1 operational failure (message on stderr; with --json also an\n"
-    "{\"error\": ...} document on stdout), 2 usage error.\n"
+    "{\"error\": {\"code\", \"errno\", \"message\"}} document on stdout, docs/json.md), 2 usage error.\n"
     "Without an AMD GPU, run under the simulator: kfdsim run -- gpreempt <command> ...\n"
     "Set GPREEMPT_TRACE=1 to trace every KFD ioctl and ptrace call on stderr.\n";
+
+// The --json failure document: {"schema_version", "error": {"code", "errno", "message"}, ...detail}.
+void print_error(const nlohmann::json& detail, std::string_view code, std::optional<int> errno_value,
+                 std::string_view message) {
+  nlohmann::json j = detail.is_object() ? detail : nlohmann::json::object();
+  j["error"] = gpreempt::json_conventions::error_object(code, errno_value, message);
+  gpreempt::cli::print_json(j);
+}
 
 }  // namespace
 
@@ -61,23 +70,20 @@ int main(int argc, char** argv) {
     return gpreempt::cli::kExitUsage;
   } catch (const gpreempt::cli::UsageError& e) {
     std::cerr << "gpreempt: " << e.what() << "\n";
+    if (globals.json) print_error(nlohmann::json::object(), "usage", std::nullopt, e.what());
     return gpreempt::cli::kExitUsage;
   } catch (const gpreempt::cli::Failure& e) {
     std::cerr << "gpreempt: " << e.what() << "\n";
-    if (globals.json) {
-      nlohmann::json j = e.detail;
-      j["error"] = e.what();
-      std::cout << gpreempt::cli::dump_json(j) << "\n";
-    }
+    if (globals.json) print_error(e.detail, "failed", std::nullopt, e.what());
     return gpreempt::cli::kExitFailure;
   } catch (const gpreempt::Error& e) {
     std::cerr << "gpreempt: " << e.what() << "\n";
     if (globals.json)
-      std::cout << gpreempt::cli::dump_json(nlohmann::json{{"error", e.what()}, {"errno", e.code()}}) << "\n";
+      print_error(nlohmann::json::object(), gpreempt::json_conventions::errno_name(e.code()), e.code(), e.what());
     return gpreempt::cli::kExitFailure;
   } catch (const std::exception& e) {
     std::cerr << "gpreempt: " << e.what() << "\n";
-    if (globals.json) std::cout << gpreempt::cli::dump_json(nlohmann::json{{"error", e.what()}}) << "\n";
+    if (globals.json) print_error(nlohmann::json::object(), "internal", std::nullopt, e.what());
     return gpreempt::cli::kExitFailure;
   }
   return gpreempt::cli::kExitOk;

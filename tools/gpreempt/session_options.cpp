@@ -136,15 +136,19 @@ std::string queue_type_name(uint32_t t) {
 }
 
 nlohmann::json queue_json(const kfd::QueueInfo& q, bool suspended) {
+  // The type names of sysfs and debugfs ("compute" for AQL and PM4 alike); "aql" keeps the
+  // distinction the KFD snapshot makes.
+  const bool aql = q.queue_type == kfd::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL;
   return {{"queue_id", q.queue_id},
           {"gpu_id", q.gpu_id},
-          {"type", queue_type_name(q.queue_type)},
-          {"ring_base_address", hex(q.ring_base_address)},
-          {"ring_size", q.ring_size},
-          {"read_pointer_address", hex(q.read_pointer_address)},
-          {"write_pointer_address", hex(q.write_pointer_address)},
-          {"ctx_save_restore_address", hex(q.ctx_save_restore_address)},
-          {"ctx_save_restore_size", q.ctx_save_restore_size},
+          {"type", aql ? std::string("compute") : queue_type_name(q.queue_type)},
+          {"aql", aql},
+          {"ring_base", hex(q.ring_base_address)},
+          {"ring_size_bytes", q.ring_size},
+          {"rptr_address", hex(q.read_pointer_address)},
+          {"wptr_address", hex(q.write_pointer_address)},
+          {"ctx_save_base", hex(q.ctx_save_restore_address)},
+          {"ctx_save_size_bytes", q.ctx_save_restore_size},
           {"exception_status", hex(q.exception_status)},
           {"new", (q.exception_status & kfd::KFD_EC_MASK(kfd::EC_QUEUE_NEW)) != 0},
           {"suspended_by_us", suspended}};
@@ -168,9 +172,9 @@ nlohmann::json batch_json(const preempt::BatchOutcome& o) {
   return {{"count", o.result.count},
           {"requested", o.result.queues.size()},
           {"queues", queues},
-          {"hop_us", o.timing.hop_ns / 1000.0},
-          {"ioctl_us", o.timing.ioctl_ns / 1000.0},
-          {"total_us", o.timing.total_ns / 1000.0}};
+          {"hop_us", json_conventions::round_us(o.timing.hop_ns / 1000.0)},
+          {"ioctl_us", json_conventions::round_us(o.timing.ioctl_ns / 1000.0)},
+          {"total_us", json_conventions::round_us(o.timing.total_ns / 1000.0)}};
 }
 
 std::string batch_table(const kfd::BatchResult& r) {

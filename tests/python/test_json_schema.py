@@ -1,0 +1,274 @@
+"""Every --json document (gpreempt, kfdsim) and every C ABI / Python inspection document validates
+against its schema in schemas/, and the schemas themselves keep the conventions of docs/json.md:
+snake_case keys, gpu_id an integer, addresses "0x…" strings, schema_version first.
+
+Commands that need a GPU run on the simulated machine of this pytest run (kfdsim run); commands that
+read files run on the real captures of ../shared and skip when it is absent."""
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+jsonschema = pytest.importorskip("jsonschema", reason="python3-jsonschema (scripts/install-deps.sh)")
+
+from conftest import BINARY_DIR, SOURCE_DIR, needs_sim  # noqa: E402
+
+import gpreempt  # noqa: E402
+
+SCHEMAS = SOURCE_DIR / "schemas"
+SHARED = Path(os.environ.get("GPREEMPT_SHARED_DIR", ""))
+needs_shared = pytest.mark.skipif(not (SHARED / "realdata").is_dir(),
+                                  reason="../shared (real captures) is not beside this checkout")
+DEBUGFS = SHARED / "realdata" / "debugfs"
+AMDLOG = SHARED / "realdata" / "amdlog"
+GPREEMPT = str(BINARY_DIR / "bin" / "gpreempt")
+KFDSIM = str(BINARY_DIR / "bin" / "kfdsim")
+
+SNAKE = re.compile(r"^[a-z][a-z0-9]*(_[a-z0-9]+)*$")
+ADDRESS = re.compile(r"^0x[0-9a-f]+$")
+# Keys that hold an address (or a hex register value) wherever they appear.
+ADDRESS_KEY = re.compile(r"(_address|_base|^hwq|^header|_status|_control|^quantum|^persistent_state)$")
+# Objects whose keys are data (kernel names, log levels, the kernel's property names), not names.
+MAP_KEYS = {"kernels", "levels", "properties"}
+
+
+def load(name):
+    return json.loads((SCHEMAS / (name + ".schema.json")).read_text())
+
+
+def validator(name):
+    schema = load(name)
+    resolver = jsonschema.RefResolver(base_uri=SCHEMAS.as_uri() + "/", referrer=schema)
+    return jsonschema.Draft202012Validator(schema, resolver=resolver)
+
+
+def check_conventions(doc, path="$"):
+    """What a schema cannot say once for all documents: names and value forms by key."""
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            where = f"{path}.{k}"
+            assert SNAKE.match(k), f"{where}: key is not snake_case"
+            if k == "gpu_id":
+                assert isinstance(v, int) and not isinstance(v, bool), f"{where}: gpu_id must be an integer: {v!r}"
+            if ADDRESS_KEY.search(k) and v is not None and not isinstance(v, (list, dict, bool)):
+                assert isinstance(v, str) and ADDRESS.match(v), f"{where}: not a 0x… address: {v!r}"
+            if k in MAP_KEYS and isinstance(v, dict):
+                continue
+            check_conventions(v, where)
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            check_conventions(v, f"{path}[{i}]")
+
+
+def valid(name, doc):
+    """doc validates against schemas/<name>.schema.json and keeps the conventions."""
+    errors = sorted(validator(name).iter_errors(doc), key=lambda e: list(e.path))
+    assert not errors, f"{name}: " + "; ".join(f"{list(e.path)}: {e.message}" for e in errors[:5])
+    assert next(iter(doc)) == "schema_version", f"{name}: schema_version is not the first key"
+    check_conventions(doc)
+    return doc
+
+
+def run(*argv, code=0, env=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    r = subprocess.run(list(argv), capture_output=True, text=True, timeout=120, env=e)
+    assert r.returncode == code, f"{argv}: exit {r.returncode}, stderr: {r.stderr}"
+    return r.stdout
+
+
+def cli(*args, code=0):
+    return json.loads(run(GPREEMPT, *args, "--json", code=code))
+
+
+# ---- the schemas themselves ------------------------------------------------------------------
+
+def schema_names():
+    return sorted(p.name[: -len(".schema.json")] for p in SCHEMAS.glob("*.schema.json"))
+
+
+def walk_properties(node, path=""):
+    """(where, name, subschema) of every property a schema names, at any depth."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "properties" and isinstance(v, dict):
+                for name, sub in v.items():
+                    yield f"{path}.{name}", name, sub
+                    yield from walk_properties(sub, f"{path}.{name}")
+            else:
+                yield from walk_properties(v, f"{path}/{k}")
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from walk_properties(v, f"{path}[{i}]")
+
+
+@pytest.mark.parametrize("name", schema_names())
+def test_schema_is_valid_and_keeps_the_conventions(name):
+    schema = load(name)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    for where, key, sub in walk_properties(schema):
+        assert SNAKE.match(key), f"{name}{where}: property name is not snake_case"
+        if key == "gpu_id":
+            assert sub == {"$ref": "common.schema.json#/$defs/gpu_id"}, f"{name}{where}: gpu_id is not the integer id"
+        if key == "schema_version":
+            assert sub == {"$ref": "common.schema.json#/$defs/schema_version"}, f"{name}{where}"
+    if name != "common":
+        assert "schema_version" in schema["required"], name
+
+
+def test_the_schemas_catch_a_rename():
+    """additionalProperties: false is what turns a renamed key into a failure."""
+    doc = {"schema_version": 2, "queues": [{"pid": 1, "queue_id": 1, "gpu_id": 1, "type": "compute", "aql": True,
+                                            "ring_base": "0x1000", "ring_size_bytes": 4096, "rptr_address": "0x2080",
+                                            "wptr_address": "0x2038", "priority": 7, "suspended": False}]}
+    valid("kfdsim-queues", doc)
+    renamed = json.loads(json.dumps(doc).replace('"ring_base"', '"ring_base_address"'))
+    with pytest.raises(AssertionError, match="ring_base"):
+        valid("kfdsim-queues", renamed)
+    hex_id = json.loads(json.dumps(doc).replace('"gpu_id": 1', '"gpu_id": "f7bc"'))
+    with pytest.raises(AssertionError, match="gpu_id"):
+        valid("kfdsim-queues", hex_id)
+    assert SNAKE.match("ring_base") and not SNAKE.match("ringBase") and not SNAKE.match("Ring_base")
+
+
+def test_schema_version_is_the_one_of_the_code():
+    header = (SOURCE_DIR / "lib/common/json_conventions.h").read_text()
+    version = int(re.search(r"kSchemaVersion = (\d+);", header).group(1))
+    assert load("common")["$defs"]["schema_version"] == {"const": version}
+
+
+# ---- documents that need no GPU -------------------------------------------------------------
+
+def test_usage_error_document():
+    doc = valid("error", cli("bench", "preempt", "--pid", "1", "--cycles", "0", code=2))
+    assert doc["error"]["code"] == "usage" and doc["error"]["errno"] is None
+
+
+@needs_shared
+def test_decode_on_real_captures():
+    valid("decode-mqds", cli("decode", "mqds", str(DEBUGFS / "03_mi308x_rocm702_mqds.txt")))
+    valid("decode-hqds", cli("decode", "hqds", str(DEBUGFS / "01_mi308x_rocm702_hqds_full.txt")))
+    valid("decode-hqds", cli("decode", "hqds", str(DEBUGFS / "02_mi308x_rocm702_hqds_baseline_node2.txt")))
+
+
+@needs_shared
+def test_map_on_real_captures():
+    doc = valid("map", cli("map", "--offline", "--mqds", str(DEBUGFS / "03_mi308x_rocm702_mqds.txt"),
+                           "--hqds", str(DEBUGFS / "01_mi308x_rocm702_hqds_full.txt"),
+                           "--log", str(AMDLOG / "03_mi308x_rocm702_stream_priority_L4.log")))
+    assert doc["queues"]
+
+
+@needs_shared
+def test_log_analyze_has_one_shape_for_one_and_many_files(tmp_path):
+    logs = sorted(str(p) for p in AMDLOG.glob("*.log"))
+    one = valid("log-analyze", cli("log", "analyze", logs[0]))
+    many = valid("log-analyze", cli("log", "analyze", *logs))
+    assert len(one["files"]) == 1 and len(many["files"]) == len(logs)
+    assert many["files"][0] == one["files"][0]
+    cfg = valid("log-analyze", cli("log", "analyze", str(AMDLOG / "03_mi308x_rocm702_stream_priority_L4.log"),
+                                   "--config", str(tmp_path)))
+    assert cfg["config_files"]
+    for f in cfg["config_files"]:
+        valid("log-queue-config", json.loads(Path(f).read_text()))
+
+
+@needs_shared
+def test_log_compare():
+    valid("log-compare", cli("log", "compare", str(AMDLOG / "03_mi308x_rocm702_stream_priority_L4.log"),
+                             str(AMDLOG / "04_mi308x_rocm702_16streams_L3.log")))
+
+
+@needs_shared
+def test_c_abi_documents_through_python():
+    mqds = (DEBUGFS / "03_mi308x_rocm702_mqds.txt").read_text()
+    hqds = (DEBUGFS / "01_mi308x_rocm702_hqds_full.txt").read_text()
+    log = (AMDLOG / "03_mi308x_rocm702_stream_priority_L4.log").read_text(errors="replace")
+    valid("decode-mqds", gpreempt.decode("mqds", mqds))
+    valid("decode-hqds", gpreempt.decode("hqds", hqds))
+    valid("decode-mqds", gpreempt.decode("mqds", mqds[: len(mqds) // 2]))  # partial: same schema
+    valid("log-analyze", gpreempt.analyze_log(log))
+    valid("map", gpreempt.queue_map(mqds=mqds, hqds=hqds, log=log))
+
+
+def test_c_abi_properties_through_python():
+    text = "cpu_cores_count 0\nsimd_count 1216\narray_count 32\ngfx_target_version 90402\nnum_xcc 8\n"
+    valid("decode-properties", gpreempt.decode("properties", text))
+
+
+# ---- commands on the simulated machine ------------------------------------------------------
+
+@needs_sim
+def test_kfdsim_documents():
+    valid("kfdsim-status", json.loads(run(KFDSIM, "status", "--json")))
+    valid("kfdsim-queues", json.loads(run(KFDSIM, "queues", "--json")))
+    valid("kfdsim-stats", json.loads(run(KFDSIM, "stats", "--json")))
+    valid("kfdsim-files", json.loads(run(KFDSIM, "files", "--json")))
+
+
+@needs_sim
+def test_info_and_live_decoders():
+    valid("info", cli("info"))
+    valid("decode-properties", cli("decode", "properties", "/sys/class/kfd/kfd/topology/nodes/1/properties"))
+
+
+@needs_sim
+def test_live_debugfs_decoders_and_map(target):
+    valid("decode-mqds", cli("decode", "mqds"))
+    valid("decode-hqds", cli("decode", "hqds"))
+    rls = valid("decode-rls", cli("decode", "rls"))
+    assert any(n["packets"] for n in rls["nodes"])
+    doc = valid("map", cli("map", "--pid", str(target.pid)))
+    assert doc["queues"]
+    # The C ABI over the simulated machine's own debugfs text.
+    valid("decode-rls", gpreempt.decode("rls", Path("/sys/kernel/debug/kfd/rls").read_text()))
+
+
+@needs_sim
+def test_queues_suspend_resume_bench(target):
+    pid = str(target.pid)
+    snap = valid("queues", cli("queues", "--pid", pid))
+    sysfs = valid("queues", cli("queues", "--pid", pid, "--sysfs"))
+    assert {q["type"] for q in snap["queues"]} == {q["type"] for q in sysfs["queues"]}
+    valid("suspend", cli("suspend", "--pid", pid, "--for", "20", "--grace-us", "100"))
+    valid("resume", cli("resume", "--pid", pid))
+    bench = valid("bench-preempt", cli("bench", "preempt", "--pid", pid, "--cycles", "3"))
+    assert bench["suspend"]["wall_us"]["count"] == 3
+
+
+@needs_sim
+def test_failure_documents(target):
+    doc = valid("error", cli("queues", "--pid", "999999", code=1))
+    assert doc["error"]["message"]
+    failed = valid("resume", cli("resume", "--pid", str(target.pid), "--queues", "4242", code=1))
+    assert failed["ok"] is False and failed["error"]["code"] == "failed"
+
+
+@needs_sim
+def test_ps_and_watch(target):
+    doc = valid("ps", cli("ps"))
+    assert any(p["pid"] == target.pid for p in doc["processes"])
+    valid("ps-pid", cli("ps", "--container-pid-of", str(target.pid)))
+    lines = run(GPREEMPT, "watch", "--json", "--count", "1").splitlines()
+    assert lines
+    for line in lines:
+        valid("watch-event", json.loads(line))
+
+
+@needs_sim
+def test_experiment(tmp_path):
+    workload = str(BINARY_DIR / "bin" / "gpreempt-workload")
+    out = tmp_path / "exp"
+    doc = valid("experiment-queue-ids", cli(
+        "experiment", "queue-ids", "--runs", "1", "--poll", "0.01", "--out", str(out),
+        "--model", f"{workload} offline --preset gemm2048 --duration 0.3"))
+    assert doc["runs"]
+    valid("experiment-queue-ids", json.loads((out / "result.json").read_text()))
+
+
+@needs_sim
+def test_demo():
+    valid("demo", cli("demo", "--duration", "0.3"))
