@@ -69,10 +69,15 @@ void Scheduler::place(const ProcessKey& key, Process& p, std::vector<GpuId> gpus
     if (!std::binary_search(gpus.begin(), gpus.end(), g)) arbiter(g).leave(key, now);
   p.gpus = std::move(gpus);
   for (GpuId g : p.gpus) {
-    if (p.cls)
-      arbiter(g).join(key, *p.cls);
-    else
-      arbiter(g).leave(key, now);  // unclassified processes are left alone
+    GpuArbiter& a = arbiter(g);
+    if (!p.cls) {
+      a.leave(key, now);  // unclassified processes are left alone
+      continue;
+    }
+    const bool joining = !a.has(key);
+    a.join(key, *p.cls);
+    if (joining)  // its open requests count on a GPU it starts using too
+      for (size_t i = 0; i < p.open_requests.size(); ++i) a.request_started(key);
   }
 }
 
