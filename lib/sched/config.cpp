@@ -1,6 +1,7 @@
 #include "sched/config.h"
 
 #include <cerrno>
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -84,10 +85,8 @@ class Loader {
       out.errors = std::move(errors_);
       return out;
     }
-    bool have_classes = false;
     for (auto&& [k, v] : root) {
-      if (k == "class") {
-        have_classes = true;
+      if (k == "class") {  // without [[class]], the built-in classes stay
         c.classes = classes(k, v);
       } else if (k == "policy") {
         if (auto* t = table(k, v)) policy(*t, c.policy);
@@ -98,7 +97,9 @@ class Loader {
                               "' (expected [[class]], [policy] or [daemon])");
       }
     }
-    (void)have_classes;  // no [[class]]: the built-in classes stay
+    // toml++ iterates tables in key order; report in file order.
+    std::stable_sort(errors_.begin(), errors_.end(),
+                     [](const ConfigError& a, const ConfigError& b) { return a.line < b.line; });
     if (errors_.empty()) out.config = std::move(c);
     out.errors = std::move(errors_);
     return out;
@@ -232,14 +233,14 @@ class Loader {
       bool have_name = false, have_priority = false, have_match = false;
       for (auto&& [ck, cv] : t) {
         if (ck == "name") {
+          have_name = true;
           if (auto s = string(ck, cv)) {
             r.cls.name = *s;
-            have_name = true;
             if (!names.insert(*s).second) error(line_of(ck), "duplicate class name '" + *s + "'");
           }
         } else if (ck == "priority") {
+          have_priority = true;
           if (auto p = integer(ck, cv)) {
-            have_priority = true;
             if (*p < SchedClass::kMinPriority || *p > SchedClass::kMaxPriority)
               error(line_of(ck), "priority " + std::to_string(*p) + " out of range (" +
                                      std::to_string(SchedClass::kMinPriority) + " to " +
@@ -305,7 +306,7 @@ class Loader {
     for (const toml::table* t : tables) {
       MatchRule m;
       for (auto&& [mk, mv] : *t) match_key(mk, mv, m);
-      if (m.empty()) error(line_of(k), "empty 'match' table (it would match nothing)");
+      if (t->empty()) error(line_of(k), "empty 'match' table (it would match nothing)");
       out.push_back(std::move(m));
     }
   }
