@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libcli11-dev libfmt-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev
   python3 python3-dev python3-pybind11 pybind11-dev python3-pytest
   libhsakmt-dev libdrm-dev
 )
