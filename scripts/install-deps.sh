@@ -6,7 +6,7 @@ packages=(
   build-essential cmake pkg-config git ccache
   dpkg-dev file
   libgtest-dev libgmock-dev libbenchmark-dev
-  nlohmann-json3-dev libcli11-dev libfmt-dev
+  nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev
   python3 python3-dev python3-pybind11 pybind11-dev python3-pytest python3-jsonschema
   libhsakmt-dev libdrm-dev
 )

@@ -16,9 +16,9 @@
 #include <cstdint>
 #include <optional>
 
-namespace gpreempt::sched {
+#include "sched/time.h"
 
-using Time = std::chrono::nanoseconds;  // any monotonic epoch; only differences matter
+namespace gpreempt::sched {
 
 class OfflineActuator {
  public:

@@ -3,14 +3,11 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/signalfd.h>
-#include <sys/timerfd.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -114,17 +111,10 @@ Server::Server(ServerConfig config)
   hardware_->attach(*device_);
   tree_.init();
   tree_.sync(rendered_files());
-  epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
-  timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-  housekeeping_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-  if (epoll_fd_ < 0 || timer_fd_ < 0 || housekeeping_fd_ < 0)
-    throw std::runtime_error("epoll/timerfd: " + std::string(std::strerror(errno)));
-  add_watch(Kind::kTimer, timer_fd_);
-  add_watch(Kind::kHousekeeping, housekeeping_fd_);
-  itimerspec every{};
-  every.it_interval.tv_sec = kHousekeepingSeconds;
-  every.it_value.tv_sec = kHousekeepingSeconds;
-  timerfd_settime(housekeeping_fd_, 0, &every, nullptr);
+  timer_ = loop_.add_timer([this] { tick_hardware(); });
+  housekeeping_ = loop_.add_timer([this] { housekeeping(); });
+  loop_.arm_every(housekeeping_, std::chrono::seconds(kHousekeepingSeconds));
+  loop_.set_after_batch([this] { rearm_timer(); });
 }
 
 Server::~Server() {
@@ -138,28 +128,6 @@ Server::~Server() {
     ::close(p->pidfd);
   }
   if (listen_fd_ >= 0) ::close(listen_fd_);
-  if (timer_fd_ >= 0) ::close(timer_fd_);
-  if (housekeeping_fd_ >= 0) ::close(housekeeping_fd_);
-  if (signal_fd_ >= 0) ::close(signal_fd_);
-  if (epoll_fd_ >= 0) ::close(epoll_fd_);
-}
-
-uint64_t Server::add_watch(Kind kind, int fd) {
-  uint64_t id = next_watch_++;
-  epoll_event ev{};
-  ev.events = EPOLLIN;
-  ev.data.u64 = id;
-  if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0)
-    throw std::runtime_error("epoll_ctl: " + std::string(std::strerror(errno)));
-  watches_[id] = {kind, fd};
-  return id;
-}
-
-void Server::remove_watch(uint64_t id) {
-  auto it = watches_.find(id);
-  if (it == watches_.end()) return;
-  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, it->second.fd, nullptr);
-  watches_.erase(it);
 }
 
 void Server::listen() {
@@ -180,7 +148,7 @@ void Server::listen() {
   if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::listen(listen_fd_, 128) != 0)
     throw std::runtime_error("cannot listen on " + path + ": " + std::strerror(errno));
-  listen_watch_ = add_watch(Kind::kListen, listen_fd_);
+  listen_watch_ = loop_.watch(listen_fd_, [this] { on_listen(); });
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) socket_inode_ = st.st_ino;
   log("serving %s: profile %s, %zu GPU(s), KFD 1.%u, sched_policy %d, %s", path.c_str(),
@@ -189,52 +157,7 @@ void Server::listen() {
 }
 
 int Server::run() {
-  epoll_event events[64];
-  while (!stop_) {
-    int n = epoll_wait(epoll_fd_, events, 64, -1);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw std::runtime_error("epoll_wait: " + std::string(std::strerror(errno)));
-    }
-    for (int i = 0; i < n && !stop_; ++i) {
-      auto it = watches_.find(events[i].data.u64);
-      if (it == watches_.end()) continue;  // closed earlier in this batch
-      Watch w = it->second;
-      switch (w.kind) {
-        case Kind::kListen: on_listen(); break;
-        case Kind::kConn: on_conn(w.fd); break;
-        case Kind::kPidfd:
-          for (auto& [pid, p] : procs_) {
-            if (p->watch == it->first) {
-              on_pidfd(pid);
-              break;
-            }
-          }
-          break;
-        case Kind::kTimer: {
-          uint64_t expirations;
-          (void)!::read(timer_fd_, &expirations, sizeof expirations);
-          tick_hardware();
-          break;
-        }
-        case Kind::kSignal: {
-          signalfd_siginfo si{};
-          if (::read(signal_fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) {
-            log("signal %u: stopping", si.ssi_signo);
-            stop_ = true;
-          }
-          break;
-        }
-        case Kind::kHousekeeping: {
-          uint64_t expirations;
-          (void)!::read(housekeeping_fd_, &expirations, sizeof expirations);
-          housekeeping();
-          break;
-        }
-      }
-    }
-    rearm_timer();
-  }
+  loop_.run();
   hardware_->stopping();
   unlink_socket();
   log("stopped");
@@ -242,13 +165,10 @@ int Server::run() {
 }
 
 void Server::stop_on_signals(std::initializer_list<int> signals) {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int s : signals) sigaddset(&set, s);
-  if (sigprocmask(SIG_BLOCK, &set, nullptr) != 0 ||
-      (signal_fd_ = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
-    throw std::runtime_error("signalfd: " + std::string(std::strerror(errno)));
-  add_watch(Kind::kSignal, signal_fd_);
+  loop_.on_signals(signals, [this](int signo) {
+    log("signal %d: stopping", signo);
+    loop_.stop();
+  });
 }
 
 void Server::unlink_socket() {
@@ -263,24 +183,14 @@ void Server::housekeeping() {
   struct stat st {};
   if (::stat(config_.paths.socket.c_str(), &st) != 0 || st.st_ino != socket_inode_) {
     log("%s no longer leads here, exiting", config_.paths.socket.c_str());
-    stop_ = true;
+    loop_.stop();
     return;
   }
   // An on-demand daemon whose starter never connected (it died first) has no client to wait for.
   maybe_exit();
 }
 
-void Server::rearm_timer() {
-  itimerspec spec{};
-  if (auto t = hardware_->next_tick()) {
-    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t->time_since_epoch()).count();
-    if (ns <= 0) ns = 1;
-    spec.it_value.tv_sec = ns / 1000000000;
-    spec.it_value.tv_nsec = ns % 1000000000;
-  }
-  // steady_clock is CLOCK_MONOTONIC on Linux, so its time points are absolute timer values.
-  timerfd_settime(timer_fd_, TFD_TIMER_ABSTIME, &spec, nullptr);
-}
+void Server::rearm_timer() { loop_.arm_at(timer_, hardware_->next_tick()); }
 
 void Server::on_listen() {
   for (;;) {
@@ -291,7 +201,7 @@ void Server::on_listen() {
     ucred cred{};
     socklen_t len = sizeof cred;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) c->peer_pid = cred.pid;
-    c->watch = add_watch(Kind::kConn, fd);
+    c->watch = loop_.watch(fd, [this, fd] { on_conn(fd); });
     conns_[fd] = std::move(c);
   }
 }
@@ -405,7 +315,7 @@ void Server::handle(int fd, protocol::Request& req) {
     case Op::kShutdown:
       log("shutdown requested by pid %d", req.pid);
       reply(fd, 0);
-      stop_ = true;
+      loop_.stop();
       return;
   }
 }
@@ -442,7 +352,7 @@ void Server::watch_process(int pid) {
   auto p = std::make_unique<Proc>();
   p->pid = pid;
   p->pidfd = pidfd;
-  p->watch = add_watch(Kind::kPidfd, pidfd);
+  p->watch = loop_.watch(pidfd, [this, pid] { on_pidfd(pid); });
   procs_[pid] = std::move(p);
 }
 
@@ -536,7 +446,7 @@ void Server::close_conn(int fd) {
   if (it == conns_.end()) return;
   std::unique_ptr<Conn> c = std::move(it->second);
   conns_.erase(it);
-  remove_watch(c->watch);
+  loop_.unwatch(c->watch);
   ::close(fd);
   if (c->pending) {
     // The thread blocked in this call died or was interrupted away: the kernel's -ERESTARTSYS.
@@ -583,13 +493,13 @@ void Server::process_gone(int pid) {
   if (it == procs_.end()) return;
   std::unique_ptr<Proc> p = std::move(it->second);
   procs_.erase(it);
-  remove_watch(p->watch);
+  loop_.unwatch(p->watch);
   ::close(p->pidfd);
   retire_image(*p);
 }
 
 void Server::maybe_exit() {
-  if (config_.persistent || stop_ || !conns_.empty()) return;
+  if (config_.persistent || loop_.stopped() || !conns_.empty()) return;
   for (const auto& [pid, p] : procs_)
     if (p->client) return;
   // The shim takes this lock to start a daemon; holding it, a connection either is already in
@@ -602,10 +512,10 @@ void Server::maybe_exit() {
   on_listen();
   if (conns_.empty()) {
     unlink_socket();
-    remove_watch(listen_watch_);
+    loop_.unwatch(listen_watch_);
     ::close(listen_fd_);
     listen_fd_ = -1;
-    stop_ = true;
+    loop_.stop();
     log("last client gone, exiting");
   }
   if (lock >= 0) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "common/event_loop.h"
 #include "sim/daemon/file_tree.h"
 #include "sim/daemon/hardware.h"
 #include "sim/daemon/host_env_linux.h"
@@ -54,15 +55,8 @@ class Server {
   struct Conn;
   struct Mapping;
   struct Proc;
-  enum class Kind { kListen, kConn, kPidfd, kTimer, kHousekeeping, kSignal };
   static constexpr int kHousekeepingSeconds = 5;
-  struct Watch {
-    Kind kind;
-    int fd;
-  };
 
-  uint64_t add_watch(Kind kind, int fd);
-  void remove_watch(uint64_t id);
   void on_listen();
   void on_conn(int fd);
   void on_pidfd(int pid);
@@ -93,20 +87,16 @@ class Server {
   std::unique_ptr<KfdDevice> device_;
   FileTree tree_;
 
-  int epoll_fd_ = -1;
+  EventLoop loop_;
   int listen_fd_ = -1;
-  int timer_fd_ = -1;
-  uint64_t listen_watch_ = 0;
-  int housekeeping_fd_ = -1;
+  EventLoop::Id timer_ = 0;
+  EventLoop::Id listen_watch_ = 0;
+  EventLoop::Id housekeeping_ = 0;
   ino_t socket_inode_ = 0;
-  uint64_t next_watch_ = 1;
-  std::map<uint64_t, Watch> watches_;
   std::map<int, std::unique_ptr<Conn>> conns_;
   std::map<int, std::unique_ptr<Proc>> procs_;
   std::map<CallToken, int> token_conn_;
   CallToken next_token_ = 1;
-  bool stop_ = false;
-  int signal_fd_ = -1;
   // Something reached the device since the files were last rendered (rendering is the expensive
   // part of a refresh, and most refreshes follow no change at all).
   bool files_dirty_ = true;

@@ -1,0 +1,43 @@
+// Every knob of the per-GPU arbitration, with its default. This struct is the ONLY place the
+// defaults live: the config loader starts from it, the daemon and the discrete-event engine pass
+// it on, docs/scheduler.md lists the same values.
+#pragma once
+
+#include <chrono>
+
+#include "sched/time.h"
+
+namespace gpreempt::sched {
+
+using namespace std::chrono_literals;
+
+struct ArbiterConfig {
+  // Keep lower classes suspended this long after the last higher-priority request ends: every
+  // suspend/resume remaps the whole runlist (online queues included), so short gaps between
+  // requests must not flap.
+  Duration resume_after_idle = 2ms;
+  // No suspension lasts longer than this, whatever the higher class still has pending.
+  Duration max_suspension = 500ms;
+  // Starvation guard: in every `starvation_window`, each suspended process runs for at least
+  // `starvation_min_run` (so it is suspended at most window - min_run of it), and a process
+  // resumed by the guard or the hard bound runs at least `starvation_min_run` before it is
+  // suspended again.
+  Duration starvation_window = 1000ms;
+  Duration starvation_min_run = 100ms;
+  // An expected request counts as pending from `expect_lead` before its announced time (the time
+  // a suspend takes to clear the GPU), and stops counting `expect_timeout` after it if the request
+  // never comes.
+  Duration expect_lead = 2ms;
+  Duration expect_timeout = 20ms;
+  // Grace period (see grace_estimator.h): with no observed kernels, `grace_default`; kernels whose
+  // p90 is at most `grace_drain_limit` drain (grace = p90 * 1.25); longer ones are CWSR-saved at
+  // once (`grace_min`).
+  Duration grace_default = 0ns;
+  Duration grace_min = 0ns;
+  Duration grace_drain_limit = 200us;
+  // After a suspend fails or times out on a GPU, no new suspend is tried there for this long (the
+  // GPU may be resetting); other GPUs are not affected.
+  Duration failure_backoff = 1000ms;
+};
+
+}  // namespace gpreempt::sched

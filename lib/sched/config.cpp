@@ -1,0 +1,382 @@
+#include "sched/config.h"
+
+#include <cerrno>
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <set>
+#include <toml++/toml.h>
+
+#include "common/text_file.h"
+
+namespace gpreempt::sched {
+
+std::string ConfigError::to_string() const {
+  return line > 0 ? file + ":" + std::to_string(line) + ": " + message : file + ": " + message;
+}
+
+Config builtin_config() {
+  Config c;
+  c.source = "built-in";
+  for (auto [name, priority] : {std::pair<const char*, int>{"online", 10}, {"offline", 0}}) {
+    ClassRule r;
+    r.cls.name = name;
+    r.cls.priority = priority;
+    if (priority > 0) r.cls.triggers = {RequestSource::kHint, RequestSource::kTransparent};
+    MatchRule m;
+    m.env = EnvCondition{"GPREEMPT_CLASS", *Glob::parse(name, nullptr)};
+    r.match.push_back(std::move(m));
+    c.classes.push_back(std::move(r));
+  }
+  return c;
+}
+
+namespace {
+
+using namespace std::chrono_literals;
+
+int line_of(const toml::node& n) { return static_cast<int>(n.source().begin.line); }
+int line_of(const toml::key& k) { return static_cast<int>(k.source().begin.line); }
+
+const char* type_name(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::string: return "a string";
+    case toml::node_type::integer: return "an integer";
+    case toml::node_type::floating_point: return "a number";
+    case toml::node_type::boolean: return "a boolean";
+    case toml::node_type::table: return "a table";
+    case toml::node_type::array: return "an array";
+    default: return "a date/time";
+  }
+}
+
+struct DurationKey {
+  const char* name;
+  Duration ArbiterConfig::*field;
+  Duration unit;
+};
+
+constexpr DurationKey kPolicyKeys[] = {
+    {"resume_after_idle_ms", &ArbiterConfig::resume_after_idle, 1ms},
+    {"max_suspension_ms", &ArbiterConfig::max_suspension, 1ms},
+    {"starvation_window_ms", &ArbiterConfig::starvation_window, 1ms},
+    {"starvation_min_run_ms", &ArbiterConfig::starvation_min_run, 1ms},
+    {"expect_lead_ms", &ArbiterConfig::expect_lead, 1ms},
+    {"expect_timeout_ms", &ArbiterConfig::expect_timeout, 1ms},
+    {"grace_default_us", &ArbiterConfig::grace_default, 1us},
+    {"grace_min_us", &ArbiterConfig::grace_min, 1us},
+    {"grace_drain_limit_us", &ArbiterConfig::grace_drain_limit, 1us},
+    {"failure_backoff_ms", &ArbiterConfig::failure_backoff, 1ms},
+};
+
+class Loader {
+ public:
+  explicit Loader(std::string file) : file_(std::move(file)) {}
+
+  ConfigResult run(std::string_view text) {
+    ConfigResult out;
+    Config c = builtin_config();
+    c.source = file_;
+    toml::table root;
+    try {
+      root = toml::parse(text, file_);
+    } catch (const toml::parse_error& e) {
+      error(static_cast<int>(e.source().begin.line), std::string(e.description()));
+      out.errors = std::move(errors_);
+      return out;
+    }
+    for (auto&& [k, v] : root) {
+      if (k == "class") {  // without [[class]], the built-in classes stay
+        c.classes = classes(k, v);
+      } else if (k == "policy") {
+        if (auto* t = table(k, v)) policy(*t, c.policy);
+      } else if (k == "daemon") {
+        if (auto* t = table(k, v)) daemon(*t, c.daemon);
+      } else {
+        error(line_of(k), "unknown key '" + std::string(k.str()) +
+                              "' (expected [[class]], [policy] or [daemon])");
+      }
+    }
+    // toml++ iterates tables in key order; report in file order.
+    std::stable_sort(errors_.begin(), errors_.end(),
+                     [](const ConfigError& a, const ConfigError& b) { return a.line < b.line; });
+    if (errors_.empty()) out.config = std::move(c);
+    out.errors = std::move(errors_);
+    return out;
+  }
+
+ private:
+  void error(int line, std::string message) { errors_.push_back({file_, line, std::move(message)}); }
+
+  const toml::table* table(const toml::key& k, const toml::node& v) {
+    if (auto* t = v.as_table()) return t;
+    error(line_of(k), "'" + std::string(k.str()) + "' must be a table, not " + type_name(v));
+    return nullptr;
+  }
+
+  std::optional<std::string> string(const toml::key& k, const toml::node& v, bool allow_empty = false) {
+    auto s = v.value<std::string>();
+    if (!v.is_string() || !s) {
+      error(line_of(k), "'" + std::string(k.str()) + "' must be a string, not " + type_name(v));
+      return std::nullopt;
+    }
+    if (!allow_empty && s->empty()) {
+      error(line_of(k), "'" + std::string(k.str()) + "' must not be empty");
+      return std::nullopt;
+    }
+    return s;
+  }
+
+  std::optional<int64_t> integer(const toml::key& k, const toml::node& v) {
+    if (!v.is_integer()) {
+      error(line_of(k), "'" + std::string(k.str()) + "' must be an integer, not " + type_name(v));
+      return std::nullopt;
+    }
+    return v.value<int64_t>();
+  }
+
+  std::optional<Duration> duration(const toml::key& k, const toml::node& v, Duration unit) {
+    if (!v.is_integer() && !v.is_floating_point()) {
+      error(line_of(k), "'" + std::string(k.str()) + "' must be a number, not " + type_name(v));
+      return std::nullopt;
+    }
+    double x = *v.value<double>();
+    if (!std::isfinite(x) || x < 0 || x > 1e6) {
+      error(line_of(k), "'" + std::string(k.str()) + "' must be between 0 and 1000000");
+      return std::nullopt;
+    }
+    return Duration(static_cast<int64_t>(std::llround(x * static_cast<double>(unit.count()))));
+  }
+
+  std::optional<Glob> glob(const toml::key& k, const toml::node& v) {
+    auto s = string(k, v);
+    if (!s) return std::nullopt;
+    std::string why;
+    auto g = Glob::parse(*s, &why);
+    if (!g) error(line_of(k), "bad glob in '" + std::string(k.str()) + "' (\"" + *s + "\"): " + why);
+    return g;
+  }
+
+  void policy(const toml::table& t, ArbiterConfig& p) {
+    int window_line = 0, min_run_line = 0, max_line = 0;
+    for (auto&& [k, v] : t) {
+      const DurationKey* d = nullptr;
+      for (const auto& x : kPolicyKeys)
+        if (k == x.name) d = &x;
+      if (!d) {
+        error(line_of(k), "unknown key '" + std::string(k.str()) + "' in [policy]");
+        continue;
+      }
+      if (auto val = duration(k, v, d->unit)) p.*(d->field) = *val;
+      if (k == "starvation_window_ms") window_line = line_of(k);
+      if (k == "starvation_min_run_ms") min_run_line = line_of(k);
+      if (k == "max_suspension_ms") max_line = line_of(k);
+    }
+    if (p.max_suspension <= Duration::zero())
+      error(max_line, "max_suspension_ms must be greater than 0 (it bounds every suspension)");
+    if (p.starvation_min_run >= p.starvation_window)
+      error(min_run_line ? min_run_line : window_line,
+            "starvation_min_run_ms must be less than starvation_window_ms");
+  }
+
+  void daemon(const toml::table& t, DaemonSettings& d) {
+    for (auto&& [k, v] : t) {
+      if (k == "socket") {
+        if (auto s = string(k, v)) {
+          if ((*s)[0] != '/')
+            error(line_of(k), "'socket' must be an absolute path, not \"" + *s + "\"");
+          else
+            d.socket_path = *s;
+        }
+      } else if (k == "metrics") {
+        if (auto s = string(k, v, true)) {
+          if (!s->empty() && !valid_address(*s))
+            error(line_of(k), "'metrics' must be HOST:PORT (port 1-65535) or \"\" to disable, not \"" + *s + "\"");
+          else
+            d.metrics_address = *s;
+        }
+      } else if (k == "control_group") {
+        if (auto s = string(k, v)) d.control_group = *s;
+      } else if (k == "poll_interval_us") {
+        if (auto x = duration(k, v, 1us)) {
+          if (*x < DaemonSettings::kMinPollInterval || *x > DaemonSettings::kMaxPollInterval)
+            error(line_of(k), "poll_interval_us must be between 100 and 500");
+          else
+            d.poll_interval = *x;
+        }
+      } else {
+        error(line_of(k), "unknown key '" + std::string(k.str()) + "' in [daemon]");
+      }
+    }
+  }
+
+  static bool valid_address(const std::string& s) {
+    auto colon = s.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == s.size()) return false;
+    std::string port = s.substr(colon + 1);
+    if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
+    int p = std::stoi(port);
+    return p >= 1 && p <= 65535;
+  }
+
+  std::vector<ClassRule> classes(const toml::key& k, const toml::node& v) {
+    std::vector<ClassRule> out;
+    const toml::array* a = v.as_array();
+    if (!a || !a->is_array_of_tables()) {
+      error(line_of(k), "'class' must be an array of tables: write each class as [[class]]");
+      return out;
+    }
+    std::set<std::string> names;
+    for (const auto& n : *a) {
+      const toml::table& t = *n.as_table();
+      ClassRule r;
+      bool have_name = false, have_priority = false, have_match = false;
+      for (auto&& [ck, cv] : t) {
+        if (ck == "name") {
+          have_name = true;
+          if (auto s = string(ck, cv)) {
+            r.cls.name = *s;
+            if (!names.insert(*s).second) error(line_of(ck), "duplicate class name '" + *s + "'");
+          }
+        } else if (ck == "priority") {
+          have_priority = true;
+          if (auto p = integer(ck, cv)) {
+            if (*p < SchedClass::kMinPriority || *p > SchedClass::kMaxPriority)
+              error(line_of(ck), "priority " + std::to_string(*p) + " out of range (" +
+                                     std::to_string(SchedClass::kMinPriority) + " to " +
+                                     std::to_string(SchedClass::kMaxPriority) + ")");
+            else
+              r.cls.priority = static_cast<int>(*p);
+          }
+        } else if (ck == "match") {
+          have_match = true;
+          match(ck, cv, r.match);
+        } else if (ck == "trigger") {
+          trigger(ck, cv, r.cls.triggers);
+        } else {
+          error(line_of(ck), "unknown key '" + std::string(ck.str()) +
+                                 "' in [[class]] (expected name, priority, match, trigger)");
+        }
+      }
+      const int line = line_of(t);
+      if (!have_name) error(line, "[[class]] without a name");
+      if (!have_priority) error(line, "class '" + r.cls.name + "' has no priority");
+      if (!have_match) error(line, "class '" + r.cls.name + "' has no match rule");
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+
+  void trigger(const toml::key& k, const toml::node& v, std::vector<RequestSource>& out) {
+    std::vector<const toml::node*> items;
+    if (const toml::array* a = v.as_array()) {
+      for (const auto& n : *a) items.push_back(&n);
+      if (items.empty()) error(line_of(k), "'trigger' must name at least one trigger");
+    } else {
+      items.push_back(&v);
+    }
+    out.clear();
+    for (const toml::node* n : items) {
+      auto s = n->value<std::string>();
+      if (!n->is_string() || !s) {
+        error(line_of(k), std::string("'trigger' must be a string or an array of strings, not ") + type_name(*n));
+        continue;
+      }
+      if (*s == "hint")
+        out.push_back(RequestSource::kHint);
+      else if (*s == "transparent")
+        out.push_back(RequestSource::kTransparent);
+      else if (*s == "operator")
+        out.push_back(RequestSource::kOperator);
+      else
+        error(line_of(k), "unknown trigger '" + *s + "' (expected hint, transparent or operator)");
+    }
+  }
+
+  void match(const toml::key& k, const toml::node& v, std::vector<MatchRule>& out) {
+    std::vector<const toml::table*> tables;
+    if (const toml::table* t = v.as_table()) {
+      tables.push_back(t);
+    } else if (const toml::array* a = v.as_array(); a && a->is_array_of_tables() && !a->empty()) {
+      for (const auto& n : *a) tables.push_back(n.as_table());
+    } else {
+      error(line_of(k), std::string("'match' must be a table or an array of tables, not ") + type_name(v));
+      return;
+    }
+    for (const toml::table* t : tables) {
+      MatchRule m;
+      for (auto&& [mk, mv] : *t) match_key(mk, mv, m);
+      if (t->empty()) error(line_of(k), "empty 'match' table (it would match nothing)");
+      out.push_back(std::move(m));
+    }
+  }
+
+  void match_key(const toml::key& k, const toml::node& v, MatchRule& m) {
+    if (k == "cmdline") {
+      m.cmdline = glob(k, v);
+    } else if (k == "exe") {
+      m.exe = glob(k, v);
+    } else if (k == "cgroup") {
+      m.cgroup = glob(k, v);
+    } else if (k == "user") {
+      m.user = string(k, v);
+    } else if (k == "container") {
+      if (auto s = string(k, v)) m.container = *s;
+    } else if (k == "pod") {
+      if (auto s = string(k, v)) m.pod = *s;
+    } else if (k == "uid") {
+      if (auto x = integer(k, v)) {
+        if (*x < 0 || *x > 0xfffffffe)
+          error(line_of(k), "uid " + std::to_string(*x) + " out of range");
+        else
+          m.uid = static_cast<uint32_t>(*x);
+      }
+    } else if (k == "pid") {
+      if (auto x = integer(k, v)) {
+        if (*x <= 0 || *x > 4194304)
+          error(line_of(k), "pid " + std::to_string(*x) + " out of range (1 to 4194304)");
+        else
+          m.pid = static_cast<int>(*x);
+      }
+    } else if (k == "env") {
+      auto s = string(k, v);
+      if (!s) return;
+      auto eq = s->find('=');
+      if (eq == std::string::npos || eq == 0) {
+        error(line_of(k), "'env' must be NAME=VALUE (VALUE may be a glob), not \"" + *s + "\"");
+        return;
+      }
+      std::string why;
+      auto g = Glob::parse(s->substr(eq + 1), &why);
+      if (!g) {
+        error(line_of(k), "bad glob in 'env' (\"" + *s + "\"): " + why);
+        return;
+      }
+      m.env = EnvCondition{s->substr(0, eq), std::move(*g)};
+    } else {
+      error(line_of(k), "unknown match key '" + std::string(k.str()) +
+                            "' (expected cmdline, exe, uid, user, cgroup, container, pod, env, pid)");
+    }
+  }
+
+  std::string file_;
+  std::vector<ConfigError> errors_;
+};
+
+}  // namespace
+
+ConfigResult load_config(std::string_view text, const std::string& file_name) {
+  return Loader(file_name).run(text);
+}
+
+ConfigResult check_config(const std::string& path) {
+  auto text = read_text_file(path);
+  if (!text) {
+    ConfigResult r;
+    r.errors.push_back({path, 0, std::string("cannot read: ") + std::strerror(errno)});
+    return r;
+  }
+  return load_config(*text, path);
+}
+
+}  // namespace gpreempt::sched

@@ -1,0 +1,38 @@
+// One process as one GPU's arbiter tracks it: its class, whether its queues on this GPU run, and
+// the higher-priority work it has pending (its own requests and announced requests).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "sched/process_key.h"
+#include "sched/starvation_guard.h"
+#include "sched/time.h"
+
+namespace gpreempt::sched {
+
+enum class MemberState {
+  kRunning,
+  kSuspending,  // a Suspend naming it is in flight
+  kSuspended,
+  kResuming,    // a Resume naming it is in flight
+};
+const char* to_string(MemberState s);
+
+struct GpuMember {
+  ProcessKey key;
+  std::string class_name;
+  int priority = 0;
+  MemberState state = MemberState::kRunning;
+
+  // Its own pending work.
+  int active_requests = 0;
+  std::optional<Time> idle_since;    // last request (or expectation) ended
+  std::optional<Time> expect_from;   // an announced request counts from here ...
+  std::optional<Time> expect_until;  // ... to here, unless a real request comes first
+
+  std::optional<Time> suspended_at;  // when its suspension completed
+  StarvationGuard guard;
+};
+
+}  // namespace gpreempt::sched

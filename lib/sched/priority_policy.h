@@ -1,0 +1,42 @@
+// The decision rule of one GPU (pure): given its members and the time, which running processes
+// to suspend and which suspended ones to resume, and when the answer may next change.
+//
+//   * The GPU's pending priority P is the highest priority among members with work pending now:
+//     an open request, or an announced request inside its window [expected - expect_lead,
+//     expected + expect_timeout). Every running member with priority < P is suspended — all of
+//     them in one batch — unless the starvation guard holds it back, or suspends are held off
+//     (failure back-off).
+//   * A suspended member stays suspended while some member of higher priority has work pending or
+//     ended it less than resume_after_idle ago (the hysteresis), up to max_suspension (hard bound)
+//     and within the starvation guard; otherwise it is resumed.
+//   So N classes nest: a middle class is suspended by the top one and suspends the bottom one.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "sched/action.h"
+#include "sched/arbiter_config.h"
+#include "sched/gpu_member.h"
+
+namespace gpreempt::sched {
+
+struct PolicyDecision {
+  std::vector<ProcessKey> suspend;
+  SuspendReason suspend_reason = SuspendReason::kRequest;
+  // Each member to resume with its reason.
+  std::vector<std::pair<ProcessKey, ResumeReason>> resume;
+  // When the decision may change without any event (nullopt: only an event can change it).
+  std::optional<Time> next_check;
+};
+
+PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
+                      const ArbiterConfig& config, bool suspends_allowed);
+
+// Whether the member has work pending at `now` (open request or expectation window), and whether
+// it still counts for the idle hysteresis.
+bool has_pending_work(const GpuMember& m, Time now);
+bool within_hysteresis(const GpuMember& m, Time now, const ArbiterConfig& config);
+
+}  // namespace gpreempt::sched

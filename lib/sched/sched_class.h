@@ -1,0 +1,25 @@
+// A class of GPU processes as the arbiter sees it: a name, a priority (higher preempts lower) and
+// the triggers through which its requests count. How processes are matched to a class is the
+// classifier's business (classifier.h).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sched/event.h"
+
+namespace gpreempt::sched {
+
+struct SchedClass {
+  static constexpr int kMinPriority = 0;
+  static constexpr int kMaxPriority = 1000;
+
+  std::string name;
+  int priority = 0;
+  // Request sources that count for this class (the config's `trigger`); default: hints only.
+  std::vector<RequestSource> triggers{RequestSource::kHint};
+
+  bool accepts(RequestSource s) const;
+};
+
+}  // namespace gpreempt::sched

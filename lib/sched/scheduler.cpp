@@ -1,0 +1,160 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+
+namespace gpreempt::sched {
+
+Scheduler::Scheduler(std::vector<SchedClass> classes, ArbiterConfig config)
+    : classes_(std::move(classes)), config_(config) {}
+
+const GpuArbiter* Scheduler::gpu(GpuId id) const {
+  auto it = arbiters_.find(id);
+  return it == arbiters_.end() ? nullptr : it->second.get();
+}
+
+std::vector<GpuId> Scheduler::gpus() const {
+  std::vector<GpuId> v;
+  for (const auto& [id, a] : arbiters_) v.push_back(id);
+  return v;
+}
+
+const SchedClass* Scheduler::class_named(const std::string& name) const {
+  for (const auto& c : classes_)
+    if (c.name == name) return &c;
+  return nullptr;
+}
+
+GpuArbiter& Scheduler::arbiter(GpuId id) {
+  auto& a = arbiters_[id];
+  if (!a) a = std::make_unique<GpuArbiter>(id, config_, accounting_);
+  return *a;
+}
+
+std::vector<Action> Scheduler::on_event(Time now, const Event& event) {
+  sink_.actions.clear();
+  std::visit([&](const auto& e) { handle(now, e); }, event);
+  // Every arbiter decides again: an event for one GPU never needs to wait for another, and a
+  // decision with nothing to do costs little.
+  std::optional<Time> next;
+  for (auto& [id, a] : arbiters_) {
+    if (!stopped_) a->step(now, sink_);
+    if (auto t = a->next_check(); t && (!next || *t < *next)) next = *t;
+  }
+  if (next != armed_) {
+    armed_ = next;
+    sink_.actions.emplace_back(action::ArmTimer{next});
+  }
+  return std::move(sink_.actions);
+}
+
+void Scheduler::retire_reused_pid(const ProcessKey& key, Time now) {
+  auto it = by_pid_.find(key.pid);
+  if (it != by_pid_.end() && it->second != key) forget(it->second, now);
+}
+
+void Scheduler::forget(const ProcessKey& key, Time now) {
+  auto it = processes_.find(key);
+  if (it == processes_.end()) return;
+  for (GpuId g : it->second.gpus) arbiter(g).leave(key, now);
+  for (size_t i = 0; i < it->second.open_requests.size(); ++i) accounting_.request_aborted(key);
+  accounting_.forget(key);
+  processes_.erase(it);
+  if (auto p = by_pid_.find(key.pid); p != by_pid_.end() && p->second == key) by_pid_.erase(p);
+}
+
+void Scheduler::place(const ProcessKey& key, Process& p, std::vector<GpuId> gpus, Time now) {
+  std::sort(gpus.begin(), gpus.end());
+  gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+  for (GpuId g : p.gpus)
+    if (!std::binary_search(gpus.begin(), gpus.end(), g)) arbiter(g).leave(key, now);
+  p.gpus = std::move(gpus);
+  for (GpuId g : p.gpus) {
+    GpuArbiter& a = arbiter(g);
+    if (!p.cls) {
+      a.leave(key, now);  // unclassified processes are left alone
+      continue;
+    }
+    const bool joining = !a.has(key);
+    a.join(key, *p.cls);
+    if (joining)  // its open requests count on a GPU it starts using too
+      for (size_t i = 0; i < p.open_requests.size(); ++i) a.request_started(key);
+  }
+}
+
+Scheduler::Process* Scheduler::requester(const ProcessKey& key, RequestSource source) {
+  auto it = processes_.find(key);
+  if (it == processes_.end() || !it->second.cls) {
+    accounting_.unknown_request();
+    return nullptr;
+  }
+  if (!it->second.cls->accepts(source)) {
+    accounting_.request_ignored(key);
+    return nullptr;
+  }
+  return &it->second;
+}
+
+void Scheduler::handle(Time now, const event::RequestStarted& e) {
+  Process* p = requester(e.key, e.source);
+  if (!p || p->open_requests.count(e.request)) return;
+  p->open_requests[e.request] = {now, e.source};
+  for (GpuId g : p->gpus) arbiter(g).request_started(e.key);
+}
+
+void Scheduler::handle(Time now, const event::RequestFinished& e) {
+  auto it = processes_.find(e.key);
+  if (it == processes_.end()) return;
+  Process& p = it->second;
+  auto r = p.open_requests.find(e.request);
+  if (r == p.open_requests.end()) return;
+  accounting_.request_done(e.key, now - r->second.started);
+  p.open_requests.erase(r);
+  for (GpuId g : p.gpus) arbiter(g).request_finished(e.key, now);
+}
+
+void Scheduler::handle(Time now, const event::RequestExpected& e) {
+  Process* p = requester(e.key, e.source);
+  if (!p) return;
+  for (GpuId g : p->gpus) arbiter(g).request_expected(e.key, now + std::max(e.in, Duration::zero()));
+}
+
+void Scheduler::handle(Time now, const event::ProcessAppeared& e) {
+  retire_reused_pid(e.key, now);
+  by_pid_[e.key.pid] = e.key;
+  Process& p = processes_[e.key];
+  place(e.key, p, e.gpus, now);
+}
+
+void Scheduler::handle(Time now, const event::ProcessClassified& e) {
+  retire_reused_pid(e.key, now);
+  by_pid_[e.key.pid] = e.key;
+  Process& p = processes_[e.key];
+  p.cls = e.class_name ? class_named(*e.class_name) : nullptr;
+  if (p.cls) accounting_.bind(e.key, p.cls->name);
+  place(e.key, p, e.gpus, now);
+}
+
+void Scheduler::handle(Time now, const event::ProcessExited& e) { forget(e.key, now); }
+
+void Scheduler::handle(Time, const event::GpuCapability& e) {
+  arbiter(e.gpu).set_capability(e.can_suspend, e.reason);
+}
+
+void Scheduler::handle(Time now, const event::ActuationCompleted& e) {
+  if (auto it = arbiters_.find(e.gpu); it != arbiters_.end()) it->second->completed(e, now, sink_);
+}
+
+void Scheduler::handle(Time, const event::KernelObserved& e) {
+  if (auto it = arbiters_.find(e.gpu); it != arbiters_.end()) it->second->kernel_observed(e.key, e.length);
+}
+
+void Scheduler::handle(Time, const event::TimerFired&) {
+  armed_.reset();  // fired: the next one is armed afresh
+}
+
+void Scheduler::handle(Time, const event::Shutdown&) {
+  stopped_ = true;
+  for (auto& [id, a] : arbiters_) a->shutdown(sink_);
+}
+
+}  // namespace gpreempt::sched

@@ -1,0 +1,82 @@
+// The brain of gpreemptd, as pure logic: events in, actions out (DESIGN.md §1). It keeps the
+// process table (keyed by ProcessKey, so a reused pid never inherits anything), routes each event
+// to the arbiters of the GPUs concerned, accounts requests, and asks for one timer.
+//
+// The driver calls on_event(now, event) for everything it observes, performs the returned
+// Suspend/Resume actions asynchronously (answering each with event::ActuationCompleted), and
+// delivers event::TimerFired when the last ArmTimer asks. The same object runs in the daemon,
+// in unit tests with a fake clock and in the discrete-event engine.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sched/accounting.h"
+#include "sched/action.h"
+#include "sched/arbiter_config.h"
+#include "sched/event.h"
+#include "sched/gpu_arbiter.h"
+#include "sched/sched_class.h"
+
+namespace gpreempt::sched {
+
+class Scheduler {
+ public:
+  // Class names must be unique (the config loader checks).
+  Scheduler(std::vector<SchedClass> classes, ArbiterConfig config);
+
+  std::vector<Action> on_event(Time now, const Event& event);
+
+  const ArbiterConfig& config() const { return config_; }
+  const Accounting& accounting() const { return accounting_; }
+  // nullptr for a GPU no process has used yet.
+  const GpuArbiter* gpu(GpuId id) const;
+  std::vector<GpuId> gpus() const;
+  const SchedClass* class_named(const std::string& name) const;
+
+ private:
+  struct Process {
+    const SchedClass* cls = nullptr;  // nullptr: not classified, or matched no class
+    std::vector<GpuId> gpus;
+    struct Open {
+      Time started;
+      RequestSource source;
+    };
+    std::map<uint64_t, Open> open_requests;
+  };
+
+  GpuArbiter& arbiter(GpuId id);
+  // A live process with this pid but another start time is gone: its pid was reused.
+  void retire_reused_pid(const ProcessKey& key, Time now);
+  void forget(const ProcessKey& key, Time now);
+  void place(const ProcessKey& key, Process& p, std::vector<GpuId> gpus, Time now);
+  // The process if it is known and classified, and its class accepts `source`.
+  Process* requester(const ProcessKey& key, RequestSource source);
+
+  void handle(Time now, const event::RequestStarted& e);
+  void handle(Time now, const event::RequestFinished& e);
+  void handle(Time now, const event::RequestExpected& e);
+  void handle(Time now, const event::ProcessAppeared& e);
+  void handle(Time now, const event::ProcessClassified& e);
+  void handle(Time now, const event::ProcessExited& e);
+  void handle(Time now, const event::GpuCapability& e);
+  void handle(Time now, const event::ActuationCompleted& e);
+  void handle(Time now, const event::KernelObserved& e);
+  void handle(Time now, const event::TimerFired& e);
+  void handle(Time now, const event::Shutdown& e);
+
+  std::vector<SchedClass> classes_;
+  ArbiterConfig config_;
+  Accounting accounting_;
+  std::map<GpuId, std::unique_ptr<GpuArbiter>> arbiters_;
+  std::map<ProcessKey, Process> processes_;
+  std::map<int, ProcessKey> by_pid_;
+  ActionSink sink_;
+  std::optional<Time> armed_;
+  bool stopped_ = false;
+};
+
+}  // namespace gpreempt::sched

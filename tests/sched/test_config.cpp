@@ -1,0 +1,232 @@
+// The TOML config loader: the issue's minimal config as written, every key, and every kind of
+// error reported as file:line: message.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "sched/config.h"
+
+namespace gpreempt::sched {
+namespace {
+
+using namespace std::chrono_literals;
+
+const char* kMinimal = R"(
+[[class]]
+name = "online"
+priority = 10
+match = { cmdline = "*serve*" }
+trigger = "transparent"
+
+[[class]]
+name = "offline"
+priority = 0
+match = { env = "GPREEMPT_CLASS=offline" }
+)";
+
+// The single error of loading `text`, rendered.
+std::string error_of(const std::string& text) {
+  auto r = load_config(text, "gpreemptd.toml");
+  EXPECT_FALSE(r.config);
+  if (r.errors.size() != 1) {
+    std::string all;
+    for (auto& e : r.errors) all += e.to_string() + "\n";
+    ADD_FAILURE() << "expected one error, got " << r.errors.size() << ":\n" << all;
+    return all;
+  }
+  return r.errors[0].to_string();
+}
+
+std::string with_class(const std::string& body) {
+  return "[[class]]\nname = \"online\"\npriority = 10\nmatch = { cmdline = \"*serve*\" }\n" + body;
+}
+
+TEST(Config, TheIssuesMinimalConfigAsWritten) {
+  auto r = load_config(kMinimal, "minimal.toml");
+  ASSERT_TRUE(r.errors.empty()) << r.errors[0].to_string();
+  const Config& c = *r.config;
+  ASSERT_EQ(c.classes.size(), 2u);
+  EXPECT_EQ(c.classes[0].cls.name, "online");
+  EXPECT_EQ(c.classes[0].cls.priority, 10);
+  EXPECT_EQ(c.classes[0].cls.triggers, std::vector<RequestSource>{RequestSource::kTransparent});
+  EXPECT_EQ(c.classes[0].match[0].describe(), "cmdline=*serve*");
+  EXPECT_EQ(c.classes[1].cls.name, "offline");
+  EXPECT_EQ(c.classes[1].cls.priority, 0);
+  EXPECT_EQ(c.classes[1].cls.triggers, std::vector<RequestSource>{RequestSource::kHint});
+  EXPECT_EQ(c.classes[1].match[0].describe(), "env=GPREEMPT_CLASS=offline");
+  // Everything else keeps the defaults of the structs.
+  EXPECT_EQ(c.policy.max_suspension, ArbiterConfig{}.max_suspension);
+  EXPECT_EQ(c.daemon.socket_path, "/run/gpreempt/gpreemptd.sock");
+  EXPECT_EQ(c.source, "minimal.toml");
+}
+
+TEST(Config, EveryKey) {
+  auto r = load_config(R"(
+[daemon]
+socket = "/tmp/g.sock"
+metrics = "127.0.0.1:9100"
+control_group = "gpu-ops"
+poll_interval_us = 150
+
+[policy]
+resume_after_idle_ms = 3.5
+max_suspension_ms = 800
+starvation_window_ms = 2000
+starvation_min_run_ms = 250
+expect_lead_ms = 1
+expect_timeout_ms = 30
+grace_default_us = 10
+grace_min_us = 1
+grace_drain_limit_us = 300
+failure_backoff_ms = 5000
+
+[[class]]
+name = "online"
+priority = 100
+trigger = ["hint", "transparent", "operator"]
+match = [ { cgroup = "/kubepods*", user = "svc" }, { exe = "tritonserver", uid = 998 },
+          { container = "3f4e2b1c9d8a", pod = "0f1b5c64-8c1e-4c3c-9c5a-2b3a1e2f4d5c" }, { pid = 77 } ]
+
+[[class]]
+name = "offline"
+priority = 0
+match = { env = "JOB=train-*" }
+)",
+                       "full.toml");
+  ASSERT_TRUE(r.errors.empty()) << r.errors[0].to_string();
+  const Config& c = *r.config;
+  EXPECT_EQ(c.daemon.socket_path, "/tmp/g.sock");
+  EXPECT_EQ(c.daemon.metrics_address, "127.0.0.1:9100");
+  EXPECT_EQ(c.daemon.control_group, "gpu-ops");
+  EXPECT_EQ(c.daemon.poll_interval, 150us);
+  EXPECT_EQ(c.policy.resume_after_idle, 3500us);
+  EXPECT_EQ(c.policy.max_suspension, 800ms);
+  EXPECT_EQ(c.policy.starvation_window, 2000ms);
+  EXPECT_EQ(c.policy.starvation_min_run, 250ms);
+  EXPECT_EQ(c.policy.expect_lead, 1ms);
+  EXPECT_EQ(c.policy.expect_timeout, 30ms);
+  EXPECT_EQ(c.policy.grace_default, 10us);
+  EXPECT_EQ(c.policy.grace_min, 1us);
+  EXPECT_EQ(c.policy.grace_drain_limit, 300us);
+  EXPECT_EQ(c.policy.failure_backoff, 5000ms);
+  ASSERT_EQ(c.classes[0].match.size(), 4u);
+  EXPECT_EQ(c.classes[0].match[0].describe(), "user=svc cgroup=/kubepods*");
+  EXPECT_EQ(c.classes[0].match[1].describe(), "exe=tritonserver uid=998");
+  EXPECT_EQ(c.classes[0].match[2].describe(),
+            "container=3f4e2b1c9d8a pod=0f1b5c64-8c1e-4c3c-9c5a-2b3a1e2f4d5c");
+  EXPECT_EQ(c.classes[0].match[3].describe(), "pid=77");
+  EXPECT_EQ(c.classes[0].cls.triggers.size(), 3u);
+  EXPECT_EQ(c.classes[1].match[0].describe(), "env=JOB=train-*");
+}
+
+TEST(Config, NoClassesKeepsTheBuiltInOnes) {
+  auto r = load_config("[policy]\nmax_suspension_ms = 100\n", "p.toml");
+  ASSERT_TRUE(r.config);
+  ASSERT_EQ(r.config->classes.size(), 2u);
+  EXPECT_EQ(r.config->classes[0].match[0].describe(), "env=GPREEMPT_CLASS=online");
+  EXPECT_EQ(r.config->policy.max_suspension, 100ms);
+}
+
+TEST(ConfigErrors, Syntax) {
+  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = = 3\n").substr(0, 17), "gpreemptd.toml:3:");
+}
+
+TEST(ConfigErrors, UnknownKeys) {
+  EXPECT_EQ(error_of("\n[polcy]\nx = 1\n"),
+            "gpreemptd.toml:2: unknown key 'polcy' (expected [[class]], [policy] or [daemon])");
+  EXPECT_EQ(error_of("[policy]\nmax_suspension = 3\n"),
+            "gpreemptd.toml:2: unknown key 'max_suspension' in [policy]");
+  EXPECT_EQ(error_of("[daemon]\nsock = \"/x\"\n"), "gpreemptd.toml:2: unknown key 'sock' in [daemon]");
+  EXPECT_EQ(error_of(with_class("weight = 3\n")),
+            "gpreemptd.toml:5: unknown key 'weight' in [[class]] (expected name, priority, match, trigger)");
+  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = { comm = \"x\" }\n"),
+            "gpreemptd.toml:4: unknown match key 'comm' (expected cmdline, exe, uid, user, cgroup, "
+            "container, pod, env, pid)");
+}
+
+TEST(ConfigErrors, DuplicateClassName) {
+  EXPECT_EQ(error_of(with_class("\n[[class]]\nname = \"online\"\npriority = 1\nmatch = { user = \"x\" }\n")),
+            "gpreemptd.toml:7: duplicate class name 'online'");
+}
+
+TEST(ConfigErrors, BadGlob) {
+  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = { cgroup = \"/kubepods[\" }\n"),
+            "gpreemptd.toml:4: bad glob in 'cgroup' (\"/kubepods[\"): unterminated '[' at offset 9");
+  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = { env = \"K=[x\" }\n"),
+            "gpreemptd.toml:4: bad glob in 'env' (\"K=[x\"): unterminated '[' at offset 0");
+}
+
+TEST(ConfigErrors, PriorityOutOfRange) {
+  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1001\nmatch = { user = \"x\" }\n"),
+            "gpreemptd.toml:3: priority 1001 out of range (0 to 1000)");
+  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = -1\nmatch = { user = \"x\" }\n"),
+            "gpreemptd.toml:3: priority -1 out of range (0 to 1000)");
+}
+
+TEST(ConfigErrors, UnknownTrigger) {
+  EXPECT_EQ(error_of(with_class("trigger = [\"hint\", \"magic\"]\n")),
+            "gpreemptd.toml:5: unknown trigger 'magic' (expected hint, transparent or operator)");
+}
+
+TEST(ConfigErrors, WrongTypesAndValues) {
+  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = \"high\"\nmatch = { user = \"x\" }\n"),
+            "gpreemptd.toml:3: 'priority' must be an integer, not a string");
+  EXPECT_EQ(error_of("[policy]\nmax_suspension_ms = \"500ms\"\n"),
+            "gpreemptd.toml:2: 'max_suspension_ms' must be a number, not a string");
+  EXPECT_EQ(error_of("[policy]\nexpect_lead_ms = -1\n"),
+            "gpreemptd.toml:2: 'expect_lead_ms' must be between 0 and 1000000");
+  EXPECT_EQ(error_of("[policy]\nmax_suspension_ms = 0\n"),
+            "gpreemptd.toml:2: max_suspension_ms must be greater than 0 (it bounds every suspension)");
+  EXPECT_EQ(error_of("[policy]\nstarvation_window_ms = 100\nstarvation_min_run_ms = 100\n"),
+            "gpreemptd.toml:3: starvation_min_run_ms must be less than starvation_window_ms");
+  EXPECT_EQ(error_of("[daemon]\npoll_interval_us = 50\n"),
+            "gpreemptd.toml:2: poll_interval_us must be between 100 and 500");
+  EXPECT_EQ(error_of("[daemon]\nsocket = \"relative.sock\"\n"),
+            "gpreemptd.toml:2: 'socket' must be an absolute path, not \"relative.sock\"");
+  EXPECT_EQ(error_of("[daemon]\nmetrics = \"localhost\"\n"),
+            "gpreemptd.toml:2: 'metrics' must be HOST:PORT (port 1-65535) or \"\" to disable, not \"localhost\"");
+  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = { env = \"NOVALUE\" }\n"),
+            "gpreemptd.toml:4: 'env' must be NAME=VALUE (VALUE may be a glob), not \"NOVALUE\"");
+  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = {}\n"),
+            "gpreemptd.toml:4: empty 'match' table (it would match nothing)");
+  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = { pid = 0 }\n"),
+            "gpreemptd.toml:4: pid 0 out of range (1 to 4194304)");
+  EXPECT_EQ(error_of("[class]\nname = \"a\"\n"),
+            "gpreemptd.toml:1: 'class' must be an array of tables: write each class as [[class]]");
+}
+
+TEST(ConfigErrors, MissingKeysNameTheClassLine) {
+  EXPECT_EQ(error_of("\n\n[[class]]\nname = \"a\"\nmatch = { user = \"x\" }\n"),
+            "gpreemptd.toml:3: class 'a' has no priority");
+  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 3\n"), "gpreemptd.toml:1: class 'a' has no match rule");
+  EXPECT_EQ(error_of("[[class]]\npriority = 3\nmatch = { user = \"x\" }\n"),
+            "gpreemptd.toml:1: [[class]] without a name");
+}
+
+TEST(ConfigErrors, EveryErrorIsReportedInFileOrder) {
+  auto r = load_config("[policy]\nfoo = 1\n[daemon]\nbar = 2\n", "x.toml");
+  ASSERT_EQ(r.errors.size(), 2u);
+  EXPECT_EQ(r.errors[0].line, 2);
+  EXPECT_EQ(r.errors[1].line, 4);
+}
+
+TEST(CheckConfig, ReadsTheFileAndNamesIt) {
+  char path[] = "/tmp/gpreempt-config-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  std::string text = std::string(kMinimal) + "\n[policy]\nresume_after_idle = 2\n";
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  auto r = check_config(path);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].to_string(), std::string(path) + ":14: unknown key 'resume_after_idle' in [policy]");
+  unlink(path);
+  auto missing = check_config("/nonexistent/gpreemptd.toml");
+  ASSERT_EQ(missing.errors.size(), 1u);
+  EXPECT_EQ(missing.errors[0].to_string(), "/nonexistent/gpreemptd.toml: cannot read: No such file or directory");
+}
+
+}  // namespace
+}  // namespace gpreempt::sched
