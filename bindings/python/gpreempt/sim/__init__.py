@@ -34,8 +34,15 @@ from ._runtime import (  # noqa: F401
 
 
 def torch_mode(trace=None, compute=False):
-    """See gpreempt.sim.torch_mode.torch_mode (imported lazily: torch is optional)."""
-    from .torch_mode import torch_mode as _tm
+    """Context manager: every ATen operator run inside also runs on the simulated GPU.
+
+    trace: a path; one JSON line per finished dispatch is appended (pid, queue_id, name, grid,
+    workgroup, flops, bytes, submit_us, start_us, end_us on the simulated GPU clock).
+    compute: also compute every operator on the CPU (outputs are real); False: shapes only.
+    The returned object's stats() gives the totals of what was dispatched. See
+    gpreempt.sim.pytorch (imported here lazily: torch is optional).
+    """
+    from .pytorch import torch_mode as _tm
 
     return _tm(trace=trace, compute=compute)
 

@@ -26,11 +26,21 @@ _make_wrapper = torch.Tensor._make_wrapper_subclass
 _LOCAL_SCALAR = torch.ops.aten._local_scalar_dense.default
 
 
+# Tensors this small (inputs and outputs alike) are also computed on the CPU in compute=False, so
+# that host-visible scalars are right: an optimizer's step counter, a learning-rate schedule.
+SMALL = 64
+
+
+class _NoValue(Exception):
+    pass
+
+
 class SimTensor(torch.Tensor):
     """A tensor whose values exist only on the simulated GPU: shape, strides, dtype and device
-    are real, the data is not (``elem`` is its meta-device twin)."""
+    are real, the data is not (``elem`` is its meta-device twin). Small tensors also carry their
+    value (``real``), computed on the CPU; others have ``real`` None."""
 
-    __slots__ = ("elem",)
+    __slots__ = ("elem", "real")
     __torch_function__ = torch._C._disabled_torch_function_impl
 
     @classmethod
@@ -45,13 +55,36 @@ class SimTensor(torch.Tensor):
                    tuple(self.shape), self.dtype, self.device)
 
 
-def _wrap(e, device):
+def _wrap(e, device, real=None):
     if e.device.type != "meta":  # e.g. the empty placeholders some meta kernels create on CPU
         e = torch.empty_strided(e.size(), e.stride(), dtype=e.dtype, device="meta")
     r = _make_wrapper(SimTensor, e.size(), strides=e.stride(), storage_offset=e.storage_offset(),
                       dtype=e.dtype, layout=e.layout, device=device, requires_grad=False)
     r.elem = e
+    r.real = real
     return r
+
+
+def _small(x):
+    tt = type(x)
+    if tt is list or tt is tuple:
+        return all(_small(y) for y in x)
+    if isinstance(x, torch.Tensor):
+        return x.numel() <= SMALL
+    return True
+
+
+def _to_real(x):
+    tt = type(x)
+    if tt is SimTensor:
+        if x.real is None:
+            raise _NoValue
+        return x.real
+    if tt is list or tt is tuple:
+        return tt(_to_real(y) for y in x)
+    if isinstance(x, torch.Tensor) and x.device.type == "meta":
+        raise _NoValue
+    return x
 
 
 def _mutated_returns(func, cache={}):
@@ -167,6 +200,8 @@ class _Mode(TorchDispatchMode):
             _runtime.synchronize()
             if self.compute or not isinstance(args[0], SimTensor):
                 return func(*args, **kwargs)
+            if args[0].real is not None:
+                return func(args[0].real)
             return _placeholder(args[0].dtype)
         if self.compute:
             out = func(*args, **kwargs)
@@ -176,6 +211,13 @@ class _Mode(TorchDispatchMode):
         mkw = {k: self._to_meta(v) for k, v in kwargs.items()} if kwargs else kwargs
         out = func(*margs, **mkw)
         self._submit(func, margs, mkw, out)
+        real = None
+        if _small(margs) and _small(out) and (not mkw or _small(list(mkw.values()))):
+            try:
+                rk = {k: _to_real(v) for k, v in kwargs.items()} if kwargs else kwargs
+                real = func(*[_to_real(a) for a in args], **rk)
+            except _NoValue:
+                pass
         device = _CPU
         for a in args:
             if isinstance(a, torch.Tensor):
@@ -186,7 +228,7 @@ class _Mode(TorchDispatchMode):
             if aliases and aliases[0]:
                 i, name, kw_only = aliases[0]
                 return kwargs[name] if kw_only or i >= len(args) else args[i]
-            return _wrap(out, device)
+            return _wrap(out, device, real)
         if type(out) in (tuple, list):
             res = []
             for j, o in enumerate(out):
@@ -194,7 +236,7 @@ class _Mode(TorchDispatchMode):
                     i, name, kw_only = aliases[j]
                     res.append(kwargs[name] if kw_only or i >= len(args) else args[i])
                 elif type(o) is torch.Tensor:
-                    res.append(_wrap(o, device))
+                    res.append(_wrap(o, device, None if real is None else real[j]))
                 else:
                     res.append(o)
             return type(out)(res)
