@@ -120,12 +120,52 @@ def _placeholder(dtype):
     return 0
 
 
+# (operator, argument shapes, dtypes and values) -> its kernels: a model repeats the same calls
+# every step, and pricing them is most of this module's own host time.
+_COSTS = {}
+# The same key -> the outputs' (size, stride, dtype) for functional operators: their meta kernels
+# are Python decompositions in torch 1.13 (batch norm and its backward among the slowest).
+_OUTS = {}
+# id(real tensor) -> (weak reference, meta twin), shared by every block so that a training loop
+# with a block per step does not rebuild the twins of its parameters.
+_META = {}
+
+
+def _forget(key, ref):
+    hit = _META.get(key)
+    if hit is not None and hit[0] is ref:
+        del _META[key]
+
+
+def _functional(func, cache={}):
+    r = cache.get(func)
+    if r is None:
+        schema = func._schema
+        r = cache[func] = not any(a.alias_info is not None for a in schema.arguments) and \
+            not any(ret.alias_info is not None for ret in schema.returns)
+    return r
+
+
+def _spec(out):
+    if type(out) is torch.Tensor:
+        return (out.size(), out.stride(), out.dtype)
+    if type(out) in (tuple, list) and all(o is None or type(o) is torch.Tensor for o in out):
+        return type(out)([None if o is None else (o.size(), o.stride(), o.dtype) for o in out])
+    return None
+
+
+def _from_spec(spec):
+    if type(spec) is tuple and len(spec) == 3 and type(spec[2]) is torch.dtype:
+        return torch.empty_strided(spec[0], spec[1], dtype=spec[2], device="meta")
+    return type(spec)([None if o is None else
+                       torch.empty_strided(o[0], o[1], dtype=o[2], device="meta") for o in spec])
+
+
 class _Mode(TorchDispatchMode):
     def __init__(self, compute, trace):
         super().__init__()
         self.compute = compute
         self.trace = trace
-        self._meta = {}  # id(real tensor) -> (weakref, meta twin)
         self.reset_stats()
 
     # ---- statistics -----------------------------------------------------------------------
@@ -159,37 +199,63 @@ class _Mode(TorchDispatchMode):
         return r
 
     # ---- operators --------------------------------------------------------------------------
-    def _to_meta(self, t):
-        tt = type(t)
+    def _to_meta(self, x, sig, st):
+        """x with every tensor replaced by its meta twin; appends the shapes, dtypes and other
+        arguments to `sig` (the cost cache key) and tracks the largest input and the first
+        device in `st`."""
+        tt = type(x)
         if tt is SimTensor:
-            return t.elem
-        if tt is list or tt is tuple:
-            return tt(self._to_meta(x) for x in t)
-        if isinstance(t, torch.Tensor):
-            if isinstance(t, SimTensor):
-                return t.elem
-            hit = self._meta.get(id(t))
-            if hit is not None and hit[0]() is t and hit[1].shape == t.shape:
-                return hit[1]
-            m = torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device="meta")
-            self._meta[id(t)] = (weakref.ref(t), m)
-            return m
-        return t
+            e = x.elem
+        elif tt is list or tt is tuple:
+            sig.append(len(x))
+            return tt([self._to_meta(y, sig, st) for y in x])
+        elif isinstance(x, torch.Tensor):
+            k = id(x)
+            hit = _META.get(k)
+            if hit is not None and hit[0]() is x and hit[1].shape == x.shape:
+                e = hit[1]
+            else:
+                e = torch.empty_strided(x.size(), x.stride(), dtype=x.dtype, device="meta")
+                ref = weakref.ref(x, lambda r, k=k: _forget(k, r))
+                _META[k] = (ref, e)
+        else:
+            sig.append(x)
+            return x
+        sig.append(e.shape)
+        sig.append(e.dtype)
+        n = e.numel()
+        if n > st[0]:
+            st[0] = n
+        if st[1] is None:
+            st[1] = x.device
+        return e
 
-    def _submit(self, func, args, kwargs, out):
-        ks = costs.kernels(func, args, kwargs, out)
+    def _submit(self, func, args, kwargs, out, key=None):
+        ks = None
+        if key is not None:
+            try:
+                ks = _COSTS.get(key)
+            except TypeError:  # an unhashable argument: price this call afresh
+                key = None
+        if ks is None:
+            name = str(func)
+            ks = [(name,) + k for k in costs.kernels(func, args, kwargs, out)]
+            if key is not None:
+                if len(_COSTS) > 100_000:
+                    _COSTS.clear()
+                _COSTS[key] = ks
         if not ks:
             return
         q = _runtime.current_stream().queue
-        name = str(func)
-        for grid, wg, flops, nbytes, mt, matrix in ks:
+        ops = self.ops
+        for name, grid, wg, flops, nbytes, mt, matrix in ks:
             self.busy_ns += q.dispatch_op(name, grid, wg, flops, nbytes, mt, matrix)
-            self.dispatches += 1
             self.flops += flops
             self.bytes += nbytes
             if matrix:
                 self.matrix_flops += flops
-            self.ops[name] = self.ops.get(name, 0) + 1
+            ops[name] = ops.get(name, 0) + 1
+        self.dispatches += len(ks)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
@@ -207,22 +273,43 @@ class _Mode(TorchDispatchMode):
             out = func(*args, **kwargs)
             self._submit(func, args, kwargs, out)
             return out
-        margs = [self._to_meta(a) for a in args]
-        mkw = {k: self._to_meta(v) for k, v in kwargs.items()} if kwargs else kwargs
-        out = func(*margs, **mkw)
-        self._submit(func, margs, mkw, out)
+        sig = [func]
+        st = [0, None]
+        margs = [self._to_meta(a, sig, st) for a in args]
+        if kwargs:
+            mkw = {}
+            for k, v in kwargs.items():
+                sig.append(k)
+                mkw[k] = self._to_meta(v, sig, st)
+        else:
+            mkw = kwargs
+        key = tuple(sig)
+        functional = _functional(func)
+        out = None
+        if functional:
+            try:
+                spec = _OUTS.get(key)
+            except TypeError:
+                spec = key = None
+            if spec is not None:
+                out = _from_spec(spec)
+        if out is None:
+            out = func(*margs, **mkw)
+            if functional and key is not None:
+                spec = _spec(out)
+                if spec is not None:
+                    if len(_OUTS) > 100_000:
+                        _OUTS.clear()
+                    _OUTS[key] = spec
+        self._submit(func, margs, mkw, out, key)
         real = None
-        if _small(margs) and _small(out) and (not mkw or _small(list(mkw.values()))):
+        if st[0] <= SMALL and _small(out):
             try:
                 rk = {k: _to_real(v) for k, v in kwargs.items()} if kwargs else kwargs
                 real = func(*[_to_real(a) for a in args], **rk)
             except _NoValue:
                 pass
-        device = _CPU
-        for a in args:
-            if isinstance(a, torch.Tensor):
-                device = a.device
-                break
+        device = st[1] or _CPU
         aliases = _mutated_returns(func)
         if type(out) is torch.Tensor:
             if aliases and aliases[0]:
