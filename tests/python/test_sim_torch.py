@@ -120,11 +120,12 @@ with sim.torch_mode() as m:
         model(x).sum().backward()
         opt.step()
         opt.zero_grad()
-        if step == 0:
+        if step == 0 and sys.argv[2] == "run":
             print("ready", flush=True)
-            if sys.argv[2] == "exit":
-                sys.stdin.readline()
-                sys.exit(0)
+    if sys.argv[2] == "exit":  # every step queued, most of them not yet run
+        print("ready", flush=True)
+        sys.stdin.readline()
+        sys.exit(0)
     sim.synchronize()
 print(json.dumps({"dispatches": m.stats()["dispatches"],
                   "completed": sum(q.read_index for q in sim.hardware_queues())}), flush=True)
@@ -140,10 +141,15 @@ def trainer(steps, mode):
                             text=True, env=env)
 
 
-def completed_on_gpu(pid):
+def gpu_queues(pid):
+    """The GPU model's records of the queues of `pid` (fetched and completed packets)."""
     out = subprocess.run([str(BINARY_DIR / "bin" / "kfdsim"), "stats", "--json"],
                          capture_output=True, text=True, timeout=30, check=True).stdout
-    return sum(q["completed"] for q in json.loads(out)["queues"] if q["pid"] == pid)
+    return [q for q in json.loads(out)["queues"] if q["pid"] == pid]
+
+
+def completed_on_gpu(pid):
+    return sum(q["completed"] for q in gpu_queues(pid))
 
 
 @needs_sim
@@ -174,6 +180,7 @@ def test_a_model_exiting_while_suspended_does_not_hang():
     with gpreempt.Context() as ctx:
         target = ctx.attach(child.pid)
         target.suspend()
+        assert not all(q["completed"] == q["fetched"] for q in gpu_queues(child.pid))
         child.stdin.write("\n")
         child.stdin.flush()
         assert child.wait(timeout=30) == 0
