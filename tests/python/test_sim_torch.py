@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import BINARY_DIR, needs_sim
+from conftest import BINARY_DIR, SOURCE_DIR, needs_sim
 
 torch = pytest.importorskip("torch")
 torchvision = pytest.importorskip("torchvision")
@@ -184,3 +184,27 @@ def test_a_model_exiting_while_suspended_does_not_hang():
         child.stdin.write("\n")
         child.stdin.flush()
         assert child.wait(timeout=30) == 0
+
+
+def run_example(name, *argv):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BINARY_DIR / "python"),
+                                                      env.get("PYTHONPATH")]))
+    env["LD_LIBRARY_PATH"] = str(BINARY_DIR / "lib")
+    r = subprocess.run([sys.executable, str(SOURCE_DIR / "examples" / "python" / name)] + list(argv),
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+@needs_sim
+def test_examples_print_their_queues_both_ways(tmp_path):
+    qfile = tmp_path / "offline.queues"
+    out = run_example("toy_offline.py", "--steps", "2", "--sleep", "0", "--queue-file", str(qfile))
+    ids = [int(x) for x in qfile.read_text().split()]
+    assert len(ids) == 1
+    # gpreempt.print_my_queues() and the C ABI through ctypes: the same queue, twice.
+    assert out.count("has 1 KFD queue(s)") == 2
+    assert out.count("  queue %d " % ids[0]) == 2
+    out = run_example("mm_loop.py", "--duration", "0.2")
+    assert out.count("has 1 KFD queue(s)") == 2 and "torch.mm 4000x4000" in out
