@@ -80,9 +80,9 @@ def test_compute_true_gives_real_values():
 
 @needs_sim
 def test_the_host_runs_ahead_until_a_value_is_read():
-    a = torch.randn(16384, 16384, device="meta")  # ~8.8 TFLOP: hundreds of simulated ms
+    a = torch.randn(16384, 16384, device="meta")  # ~8.8 TFLOP each: ~1.3 simulated s in all
     with sim.torch_mode():
-        c = torch.mm(a, a)
+        c = torch.mm(torch.mm(torch.mm(a, a), a), a)
         busy = [q for q in sim.hardware_queues() if not q.idle()]
         assert busy, "torch.mm waited for the GPU"
         assert c.sum().item() == 0.0  # shapes only: a read synchronizes and gives 0
