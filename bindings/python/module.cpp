@@ -15,6 +15,7 @@
 #include "kfd/proc_queues.h"
 #include "kfd/topology.h"
 #include "preempt/context.h"
+#include "sim.h"
 
 namespace py = pybind11;
 using gpreempt::Error;
@@ -312,4 +313,5 @@ PYBIND11_MODULE(_gpreempt, m) {
       py::arg("gpu_id"), "Max compute clock (MHz) of a GPU from the KFD topology.");
 
   gpreempt::python::register_inspect(m);
+  gpreempt::pysim::register_sim(m);
 }

@@ -47,7 +47,20 @@ bool set_profile_param(GpuProfile& p, std::string_view name, std::string_view va
       {"wave_state_bytes", &GpuProfile::wave_state_bytes}};
   static const std::map<std::string, F64, std::less<>> f64s = {
       {"save_bandwidth_gbps", &GpuProfile::save_bandwidth_gbps},
-      {"restore_bandwidth_gbps", &GpuProfile::restore_bandwidth_gbps}};
+      {"restore_bandwidth_gbps", &GpuProfile::restore_bandwidth_gbps},
+      {"matrix_fp64_flops_per_clk_cu", &GpuProfile::matrix_fp64_flops_per_clk_cu},
+      {"matrix_fp32_flops_per_clk_cu", &GpuProfile::matrix_fp32_flops_per_clk_cu},
+      {"matrix_tf32_flops_per_clk_cu", &GpuProfile::matrix_tf32_flops_per_clk_cu},
+      {"matrix_fp16_flops_per_clk_cu", &GpuProfile::matrix_fp16_flops_per_clk_cu},
+      {"matrix_bf16_flops_per_clk_cu", &GpuProfile::matrix_bf16_flops_per_clk_cu},
+      {"matrix_fp8_flops_per_clk_cu", &GpuProfile::matrix_fp8_flops_per_clk_cu},
+      {"matrix_int8_flops_per_clk_cu", &GpuProfile::matrix_int8_flops_per_clk_cu},
+      {"vector_fp64_flops_per_clk_cu", &GpuProfile::vector_fp64_flops_per_clk_cu},
+      {"vector_fp32_flops_per_clk_cu", &GpuProfile::vector_fp32_flops_per_clk_cu},
+      {"vector_fp16_flops_per_clk_cu", &GpuProfile::vector_fp16_flops_per_clk_cu},
+      {"hbm_bandwidth_gbps", &GpuProfile::hbm_bandwidth_gbps},
+      {"math_efficiency", &GpuProfile::math_efficiency},
+      {"hbm_efficiency", &GpuProfile::hbm_efficiency}};
   const std::string bad = "parameter " + std::string(name) + ": invalid value '" +
                           std::string(value) + "'";
   if (auto it = u32s.find(name); it != u32s.end()) {

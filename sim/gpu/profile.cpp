@@ -57,6 +57,15 @@ GpuProfile mi210_profile() {
   // One GCD with its own HBM2e: less bandwidth for the wave save than the MI300 parts.
   p.save_bandwidth_gbps = 200.0;
   p.restore_bandwidth_gbps = 200.0;
+  // CDNA2: no TF32 or FP8 matrix types, half the FP16/BF16/INT8 matrix rate of CDNA3.
+  p.matrix_tf32_flops_per_clk_cu = 256;
+  p.matrix_fp16_flops_per_clk_cu = 1024;
+  p.matrix_bf16_flops_per_clk_cu = 1024;
+  p.matrix_fp8_flops_per_clk_cu = 1024;
+  p.matrix_int8_flops_per_clk_cu = 1024;
+  p.vector_fp32_flops_per_clk_cu = 128;
+  p.vector_fp16_flops_per_clk_cu = 256;
+  p.hbm_bandwidth_gbps = 1638.4;
   return p;
 }
 

@@ -44,6 +44,23 @@ struct GpuProfile {
   // Command processor.
   SimTime packet_overhead_ns = 2'000;  // fetch + decode of one AQL packet before waves launch
 
+  // Roofline of one kernel's own duration (gpreempt.sim's torch mode: docs/sim-model.md §11).
+  // Dense math per compute unit per clock, by data type: matrix cores (GEMM, convolution) and
+  // vector ALUs (elementwise, reductions). A data type a part lacks runs at the next wider one.
+  double matrix_fp64_flops_per_clk_cu = 256;
+  double matrix_fp32_flops_per_clk_cu = 256;
+  double matrix_tf32_flops_per_clk_cu = 1024;
+  double matrix_fp16_flops_per_clk_cu = 2048;
+  double matrix_bf16_flops_per_clk_cu = 2048;
+  double matrix_fp8_flops_per_clk_cu = 4096;
+  double matrix_int8_flops_per_clk_cu = 4096;
+  double vector_fp64_flops_per_clk_cu = 128;
+  double vector_fp32_flops_per_clk_cu = 256;
+  double vector_fp16_flops_per_clk_cu = 512;
+  double hbm_bandwidth_gbps = 5300;  // device memory, bytes per ns
+  double math_efficiency = 0.7;      // achieved / peak math of a large library kernel
+  double hbm_efficiency = 0.8;       // achieved / peak bandwidth of a streaming kernel
+
   uint32_t hqd_slots() const { return compute_pipes * queues_per_pipe; }
   uint32_t total_cus() const { return num_xcc * cus_per_xcc; }
   // Grace period in 1,000-clock units as nanoseconds (GFX9 code turns 0 into 1).

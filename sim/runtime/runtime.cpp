@@ -96,6 +96,7 @@ Runtime::Runtime(const Options& o) {
     auto node = topology::find_gpu(want, &err);
     if (!node) throw Error(ENODEV, err);
     gpu_id_ = node->gpu_id;
+    properties_ = node->properties;
     auto prop = [&](const char* k, uint64_t def) {
       auto it = node->properties.find(k);
       return it == node->properties.end() ? def : it->second;

@@ -65,6 +65,7 @@ class Queue {
   uint32_t priority() const { return priority_; }
   uint64_t hwq_address() const { return reinterpret_cast<uint64_t>(amd_queue_); }
   uint64_t ring_address() const { return reinterpret_cast<uint64_t>(ring_); }
+  uint64_t ring_packets() const { return slots_; }
   // Kernel dispatch packet with the barrier bit (in-order); `done` may be null.
   void dispatch(const Kernel& k, Signal* done = nullptr);
   // Barrier-AND on up to 5 signals.
@@ -107,6 +108,8 @@ class Runtime {
   uint32_t kfd_major() const { return major_; }
   uint32_t kfd_minor() const { return minor_; }
   int fd() const { return fd_; }
+  // The GPU node's topology properties (simd_count, num_xcc, max_engine_clk_fcompute, …).
+  const std::map<std::string, uint64_t>& node_properties() const { return properties_; }
 
   std::unique_ptr<Queue> create_queue(uint32_t priority = 7, uint32_t ring_packets = 4096);
 
@@ -124,6 +127,7 @@ class Runtime {
   uint32_t major_ = 0, minor_ = 0;
   uint32_t num_xcc_ = 1;
   uint32_t cwsr_size_ = 0, ctl_stack_size_ = 0;
+  std::map<std::string, uint64_t> properties_;
   bool runtime_enabled_ = false;
   std::mutex mu_;
   std::map<std::pair<std::string, uint64_t>, void*> descriptors_;

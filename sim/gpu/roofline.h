@@ -1,0 +1,38 @@
+// How long one kernel keeps the device busy, from what it computes and moves (a roofline over
+// the device profile), and the per-workgroup cost that makes the engine reproduce that time.
+// gpreempt.sim's torch mode prices every ATen operator this way; docs/sim-model.md §11.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "sim/gpu/profile.h"
+
+namespace gpreempt::sim::gpu {
+
+enum class MathType { kFp64, kFp32, kTf32, kFp16, kBf16, kFp8, kInt8 };
+
+// Dense math per compute unit per clock for `type` on the matrix cores or the vector ALUs.
+double flops_per_clk_cu(const GpuProfile& p, MathType type, bool matrix);
+
+struct KernelShape {
+  std::array<uint32_t, 3> grid{1, 1, 1};       // work-items
+  std::array<uint32_t, 3> workgroup{1, 1, 1};  // work-items per workgroup
+  uint64_t workgroups() const;
+  uint64_t waves(uint32_t wave_size) const;
+};
+
+// Busy time of the kernel alone on the device, without the CP's packet overhead:
+// max(flops / achieved math rate, bytes / achieved bandwidth), both scaled down when the grid has
+// fewer waves than the device has SIMDs (a small grid cannot use the whole GPU). At least 1 ns.
+SimTime roofline_ns(const GpuProfile& p, const KernelShape& k, double flops, double bytes,
+                    MathType type, bool matrix);
+
+// Rounds of workgroups the engine needs for `k` on an idle device (sim-model §3: workgroups dealt
+// round-robin to the XCCs, each XCC bounded by its wave and workgroup slots).
+uint64_t workgroup_rounds(const GpuProfile& p, const KernelShape& k);
+
+// The workgroup cost that makes the engine run `k` for `busy_ns` when alone (rounds × cost).
+SimTime wg_cost_for(const GpuProfile& p, const KernelShape& k, SimTime busy_ns);
+
+}  // namespace gpreempt::sim::gpu

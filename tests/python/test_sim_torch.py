@@ -1,0 +1,210 @@
+"""gpreempt.sim.torch_mode: unmodified PyTorch models as kernels on the simulated GPU."""
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from conftest import BINARY_DIR, SOURCE_DIR, needs_sim
+
+torch = pytest.importorskip("torch")
+torchvision = pytest.importorskip("torchvision")
+
+import gpreempt  # noqa: E402
+import gpreempt.sim as sim  # noqa: E402
+
+# torchvision's model cards: GFLOPS (= multiply-adds) per 224x224 image forward.
+PUBLISHED_MACS = {"resnet18": 1.81e9, "resnet50": 4.09e9}
+
+
+@needs_sim
+@pytest.mark.parametrize("name", sorted(PUBLISHED_MACS))
+def test_forward_flops_match_the_published_figures(name):
+    model = getattr(torchvision.models, name)(weights=None).eval()
+    with sim.torch_mode() as m:
+        y = model(torch.randn(2, 3, 224, 224))
+    assert tuple(y.shape) == (2, 1000)
+    macs = m.stats()["matrix_flops"] / 2 / 2  # 2 FLOPs per multiply-add, batch 2
+    assert macs == pytest.approx(PUBLISHED_MACS[name], rel=0.01)
+
+
+@needs_sim
+def test_training_dispatches_backward_kernels_and_optimizer_steps():
+    model = torchvision.models.resnet18(weights=None)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x = torch.randn(2, 3, 64, 64)
+    with sim.torch_mode() as fwd:
+        loss = torch.nn.functional.cross_entropy(model(x), torch.tensor([1, 2]))
+    forward = fwd.stats()
+    with sim.torch_mode() as bwd:
+        loss.backward()
+    backward = bwd.stats()
+    with sim.torch_mode() as step:
+        opt.step()
+        opt.zero_grad()
+    assert backward["ops"]["aten.convolution_backward.default"] >= 19  # data + weight kernels
+    # Every convolution but the first (its input needs no gradient) costs twice its forward.
+    ratio = backward["matrix_flops"] / forward["matrix_flops"]
+    assert 1.8 < ratio <= 2.0
+    assert step.stats()["dispatches"] >= len(list(model.parameters()))
+
+
+@needs_sim
+def test_adam_and_a_transformer_encoder_train():
+    layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128)
+    model = torch.nn.TransformerEncoder(layer, num_layers=2)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    with sim.torch_mode() as m:
+        out = model(torch.randn(16, 4, 64))
+        out.pow(2).mean().backward()
+        opt.step()
+    ops = m.stats()["ops"]
+    assert any("backward" in op for op in ops)
+    assert any(op.startswith("aten.addcdiv") for op in ops)  # Adam's update
+
+
+@needs_sim
+def test_compute_true_gives_real_values():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(32, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    x = torch.randn(8, 32)
+    expect = model(x)
+    with sim.torch_mode(compute=True) as m:
+        y = model(x)
+    assert torch.allclose(y, expect)
+    assert m.stats()["ops"]["aten.addmm.default"] == 2
+
+
+@needs_sim
+def test_the_host_runs_ahead_until_a_value_is_read():
+    a = torch.randn(16384, 16384, device="meta")  # ~8.8 TFLOP each: ~1.3 simulated s in all
+    with sim.torch_mode():
+        c = torch.mm(torch.mm(torch.mm(a, a), a), a)
+        busy = [q for q in sim.hardware_queues() if not q.idle()]
+        assert busy, "torch.mm waited for the GPU"
+        assert c.sum().item() == 0.0  # shapes only: a read synchronizes and gives 0
+        assert all(q.idle() for q in sim.hardware_queues())
+
+
+@needs_sim
+def test_trace_has_one_record_per_dispatch(tmp_path):
+    path = tmp_path / "trace.jsonl"
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU())
+    with sim.torch_mode(trace=path) as m:
+        model(torch.randn(4, 64)).sum().backward()
+        sim.synchronize()
+    sim.device().trace_to(None)
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(records) == m.stats()["dispatches"] > 0
+    ids = set(sim.queue_ids())
+    for r in records:
+        assert set(r) == {"pid", "queue_id", "name", "grid", "workgroup", "flops", "bytes",
+                          "submit_us", "start_us", "end_us"}
+        assert r["pid"] == os.getpid() and r["queue_id"] in ids
+        assert r["name"].startswith("aten.")
+        assert r["start_us"] <= r["end_us"]
+        assert r["submit_us"] <= r["start_us"] + 300  # clocks agree within the CP's poll period
+    assert any(r["name"] == "aten.addmm.default" for r in records)
+
+
+TRAINER = """
+import json, sys, torch, gpreempt.sim as sim
+model = torch.nn.Sequential(torch.nn.Linear(4096, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 4096))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x = torch.randn(4096, 4096, device="meta")
+with sim.torch_mode() as m:
+    for step in range(int(sys.argv[1])):
+        model(x).sum().backward()
+        opt.step()
+        opt.zero_grad()
+        if step == 0 and sys.argv[2] == "run":
+            print("ready", flush=True)
+    if sys.argv[2] == "exit":  # every step queued, most of them not yet run
+        print("ready", flush=True)
+        sys.stdin.readline()
+        sys.exit(0)
+    sim.synchronize()
+print(json.dumps({"dispatches": m.stats()["dispatches"],
+                  "completed": sum(q.read_index for q in sim.hardware_queues())}), flush=True)
+"""
+
+
+def trainer(steps, mode):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BINARY_DIR / "python"),
+                                                      env.get("PYTHONPATH")]))
+    return subprocess.Popen([sys.executable, "-c", TRAINER, str(steps), mode],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+
+
+def gpu_queues(pid):
+    """The GPU model's records of the queues of `pid` (fetched and completed packets)."""
+    out = subprocess.run([str(BINARY_DIR / "bin" / "kfdsim"), "stats", "--json"],
+                         capture_output=True, text=True, timeout=30, check=True).stdout
+    return [q for q in json.loads(out)["queues"] if q["pid"] == pid]
+
+
+def completed_on_gpu(pid):
+    return sum(q["completed"] for q in gpu_queues(pid))
+
+
+@needs_sim
+def test_suspension_stops_progress_and_resume_loses_nothing():
+    ref = trainer(12, "run")
+    out, err = ref.communicate(timeout=120)
+    assert ref.returncode == 0, err
+    expect = json.loads(out.splitlines()[-1])
+    assert expect["dispatches"] == expect["completed"] > 0
+
+    child = trainer(12, "run")
+    assert child.stdout.readline().strip() == "ready", child.stderr.read()
+    with gpreempt.Context() as ctx, ctx.attach(child.pid) as target:
+        with target.suspended():
+            before = completed_on_gpu(child.pid)
+            time.sleep(0.3)
+            assert completed_on_gpu(child.pid) == before
+            assert before < expect["dispatches"]
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 0, err
+    assert json.loads(out.splitlines()[-1]) == expect
+
+
+@needs_sim
+def test_a_model_exiting_while_suspended_does_not_hang():
+    child = trainer(50, "exit")
+    assert child.stdout.readline().strip() == "ready", child.stderr.read()
+    with gpreempt.Context() as ctx:
+        target = ctx.attach(child.pid)
+        target.suspend()
+        assert not all(q["completed"] == q["fetched"] for q in gpu_queues(child.pid))
+        child.stdin.write("\n")
+        child.stdin.flush()
+        assert child.wait(timeout=30) == 0
+
+
+def run_example(name, *argv):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BINARY_DIR / "python"),
+                                                      env.get("PYTHONPATH")]))
+    env["LD_LIBRARY_PATH"] = str(BINARY_DIR / "lib")
+    r = subprocess.run([sys.executable, str(SOURCE_DIR / "examples" / "python" / name)] + list(argv),
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+@needs_sim
+def test_examples_print_their_queues_both_ways(tmp_path):
+    qfile = tmp_path / "offline.queues"
+    out = run_example("toy_offline.py", "--steps", "2", "--sleep", "0", "--queue-file", str(qfile))
+    ids = [int(x) for x in qfile.read_text().split()]
+    assert len(ids) == 1
+    # gpreempt.print_my_queues() and the C ABI through ctypes: the same queue, twice.
+    assert out.count("has 1 KFD queue(s)") == 2
+    assert out.count("  queue %d " % ids[0]) == 2
+    out = run_example("mm_loop.py", "--duration", "0.2")
+    assert out.count("has 1 KFD queue(s)") == 2 and "torch.mm 4000x4000" in out
