@@ -54,8 +54,8 @@ void run_bench(const Globals& g, const BenchOptions& o) {
   std::optional<std::vector<uint32_t>> ids;
   if (!o.queues.empty()) ids = parse_queue_ids(o.queues);
   const int pid = o.session.pid;
+  auto ctx = open_context(o.session);  // the KFD version gate speaks first
   require_gpu_queues(pid);
-  auto ctx = open_context(o.session);
   ctx->attach(pid);
   std::vector<kfd::QueueInfo> infos;
   for (const auto& q : ctx->queues(pid)) infos.push_back(q.info);

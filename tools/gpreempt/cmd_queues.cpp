@@ -35,7 +35,8 @@ void run_sysfs(const Globals& g, int pid) {
 }
 
 void run_snapshot(const Globals& g, const SessionOptions& s) {
-  auto ctx = open_context(s);
+  auto ctx = open_context(s);  // the KFD version gate speaks first
+  require_gpu_queues(s.pid);
   ctx->attach(s.pid);
   auto queues = ctx->queues(s.pid);
   ctx->detach(s.pid);
@@ -80,11 +81,12 @@ void register_queues_commands(CLI::App& app, Globals& globals) {
   add_session_options(cmd, o->session);
   cmd->add_flag("--sysfs", o->sysfs, "Read per-process sysfs instead of attaching");
   cmd->callback([&globals, o] {
-    require_gpu_queues(o->session.pid);
-    if (o->sysfs)
+    if (o->sysfs) {
+      require_gpu_queues(o->session.pid);
       run_sysfs(globals, o->session.pid);
-    else
+    } else {
       run_snapshot(globals, o->session);
+    }
   });
 }
 

@@ -38,8 +38,8 @@ void run_suspend(const Globals& g, const SuspendOptions& o) {
   block_termination_signals();  // before the control thread exists, so it inherits the mask
   auto ids = requested_ids(o.queues);
   const int pid = o.session.pid;
+  auto ctx = open_context(o.session);  // the KFD version gate speaks first
   require_gpu_queues(pid);
-  auto ctx = open_context(o.session);
   ctx->attach(pid);
 
   const auto current = ctx->queues(pid);
@@ -148,8 +148,8 @@ void run_suspend(const Globals& g, const SuspendOptions& o) {
 void run_resume(const Globals& g, const ResumeOptions& o) {
   auto ids = requested_ids(o.queues);
   const int pid = o.session.pid;
-  require_gpu_queues(pid);
   auto ctx = open_context(o.session);
+  require_gpu_queues(pid);
   ctx->attach(pid);
   auto resumed = ctx->resume(pid, ids);
   ctx->detach(pid);
