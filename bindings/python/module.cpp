@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "gpreempt/kfd_abi.h"
+#include "gpreempt/version.h"
 #include "inspect.h"
 #include "kfd/grace.h"
 #include "kfd/proc_queues.h"
@@ -93,7 +94,7 @@ PYBIND11_MODULE(_gpreempt, m) {
   });
 
   m.attr("GRACE_DEFAULT") = kfd::KFD_USE_DEFAULT_GRACE_PERIOD;
-  m.attr("__version__") = "0.1.0";
+  m.attr("__version__") = GPREEMPT_VERSION_STRING;
 
   py::class_<kfd::QueueInfo>(m, "Queue", "One queue of a target, from the KFD queue snapshot.")
       .def_readonly("queue_id", &kfd::QueueInfo::queue_id, "Per-process queue id")
@@ -214,10 +215,11 @@ PYBIND11_MODULE(_gpreempt, m) {
              c->state->ctx = std::make_shared<preempt::Context>(o);
              return c;
            }),
-           py::arg("device_path") = "/dev/kfd", py::arg("watchdog_ms") = 30000,
+           py::arg("device_path") = "/dev/kfd",
+           py::arg("watchdog_ms") = static_cast<uint32_t>(preempt::kDefaultWatchdogBound.count()),
            py::arg("handle_signals") = false,
            "Open the KFD device and check its version ([1.13, 2.0)). `watchdog_ms` bounds every\n"
-           "suspension (0: no watchdog). `handle_signals` installs SIGINT/SIGTERM/SIGHUP handlers\n"
+           "suspension (0: no watchdog, as in the C ABI and the CLI; default 30000). `handle_signals` installs SIGINT/SIGTERM/SIGHUP handlers\n"
            "that resume targets first; off by default because Python handles SIGINT itself —\n"
            "use `with` blocks so KeyboardInterrupt resumes through __exit__.")
       .def_property_readonly(
@@ -257,6 +259,7 @@ PYBIND11_MODULE(_gpreempt, m) {
             d["control_calls"] = s.hop.calls;
             d["last_hop_us"] = s.hop.last_hop_ns / 1000.0;
             d["max_hop_us"] = s.hop.max_hop_ns / 1000.0;
+            d["watchdog_ms"] = c.state->get()->watchdog_bound().count();
             return d;
           },
           "Counters and control-thread hop timings.")

@@ -14,8 +14,14 @@
  *    negative errno value on failure. After a failure, gpreempt_last_error() returns a sentence
  *    for humans on the calling thread; gpreempt_strerror() names the code.
  *  - Output parameters are left unchanged when a function fails, unless documented otherwise.
- *  - Option structs start with `sz` (set it to `sizeof(struct ...)`): the library reads only the
- *    fields your version knows, so the structs can grow without breaking binaries (libbpf OPTS).
+ *  - Option structs start with `sz`; declare them with GPREEMPT_OPTS(), which zeroes the struct and
+ *    sets `sz` (as libbpf's LIBBPF_OPTS). The library reads only the fields within `sz`, so an
+ *    older program's smaller struct keeps working with a newer library, and a newer program's
+ *    larger struct works with an older library as long as every field the library does not know
+ *    is zero; otherwise the call fails with -E2BIG and changes nothing. A zero field means the
+ *    documented default, so a newer field left unset asks for the old behaviour.
+ *  - Symbols are versioned (GPREEMPT_0.1, GPREEMPT_0.2, ...): a signature is never changed in
+ *    place; a new behaviour gets a new symbol under the newest version node.
  *  - Never leaving a target frozen: queues suspended through a context are resumed on detach, on
  *    close, on SIGINT/SIGTERM/SIGHUP (unless disabled), and by a watchdog after a bounded time.
  *    If the kernel also loses the controlling process (crash), it resumes them itself.
@@ -35,6 +41,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,9 +53,28 @@ extern "C" {
 #define GPREEMPT_API
 #endif
 
-#define GPREEMPT_VERSION_MAJOR 0
-#define GPREEMPT_VERSION_MINOR 1
-#define GPREEMPT_VERSION_PATCH 0
+/* GPREEMPT_VERSION_MAJOR/MINOR/PATCH and GPREEMPT_VERSION_STRING, generated from the project
+ * version in CMake (installed beside this header). */
+#include "gpreempt/version.h"
+
+/**
+ * Declare `struct TYPE NAME` with every byte zero (padding too), `sz` set and the given fields:
+ *   GPREEMPT_OPTS(gpreempt_ctx_opts, opts, .watchdog_ms = 5000);
+ * (GNU statement expression, like libbpf's LIBBPF_OPTS: GCC and Clang, C and C++.)
+ */
+#define GPREEMPT_OPTS(TYPE, NAME, ...)                                                          \
+  struct TYPE NAME = ({                                                                         \
+    memset(&NAME, 0, sizeof(struct TYPE));                                                      \
+    (struct TYPE){.sz = sizeof(struct TYPE), __VA_ARGS__};                                      \
+  })
+
+/** Watchdog bound of a context whose options do not set one (opts NULL, or a `sz` that ends
+ *  before `watchdog_ms`). */
+#define GPREEMPT_WATCHDOG_DEFAULT_MS 30000u
+
+/** Largest clock gpreempt_grace_from_us() accepts: real GPU clocks are a few thousand MHz; an
+ *  errno from gpreempt_gpu_clock_mhz() cast to uint32_t is above 4,000,000,000. */
+#define GPREEMPT_CLOCK_MHZ_MAX 100000u
 
 /** Grace period value that leaves the driver's default preemption grace period in place. */
 #define GPREEMPT_GRACE_DEFAULT 0xffffffffu
@@ -64,12 +90,41 @@ enum gpreempt_ctx_flags {
   GPREEMPT_CTX_NO_SIGNAL_HANDLERS = 1u << 0,
 };
 
-/** Options of gpreempt_ctx_open(). Zero-initialize, then set `sz = sizeof(struct gpreempt_ctx_opts)`. */
+/** Options of gpreempt_ctx_open(). Declare with GPREEMPT_OPTS(gpreempt_ctx_opts, o, ...). */
 struct gpreempt_ctx_opts {
   size_t sz;               /**< sizeof(struct gpreempt_ctx_opts) as compiled by the caller */
   const char* device_path; /**< NULL: "/dev/kfd" */
-  uint32_t watchdog_ms;    /**< resume any suspension older than this; 0: 30000; UINT32_MAX: off */
+  /** Resume any suspension older than this many milliseconds. 0: no watchdog (as `--watchdog-ms 0`
+   *  of the CLI and `watchdog_ms=0` in Python; UINT32_MAX also means off, as before 0.2). Opts
+   *  NULL, or a `sz` that ends before this field: GPREEMPT_WATCHDOG_DEFAULT_MS. Until 0.2, 0 meant
+   *  30000 here while it meant "off" everywhere else. */
+  uint32_t watchdog_ms;
   uint32_t flags;          /**< gpreempt_ctx_flags */
+};
+
+/** Flags of gpreempt_attach_opts.flags. */
+enum gpreempt_attach_flags {
+  /** Fail instead of attaching a process that has no KFD queues: -ESRCH when it never opened
+   *  /dev/kfd (a launcher shell, the parent of a PyTorch worker — the kernel would otherwise
+   *  create an empty KFD process for it), -ENODATA when its runtime has not created queues yet. */
+  GPREEMPT_ATTACH_REQUIRE_QUEUES = 1u << 0,
+};
+
+/** Options of gpreempt_attach_opts(). Declare with GPREEMPT_OPTS(gpreempt_attach_opts, o, ...). */
+struct gpreempt_attach_opts {
+  size_t sz;
+  uint32_t flags; /**< gpreempt_attach_flags; unknown bits: -EINVAL */
+};
+
+/** Options of gpreempt_suspend_opts(). Every field zero: the driver's default grace period. */
+struct gpreempt_suspend_opts {
+  size_t sz;
+  /** Grace period in microseconds, converted at the highest max compute clock among the GPUs of
+   *  the queues being suspended (so each GPU gets at least this long). 0: see grace_units. */
+  uint64_t grace_us;
+  /** Grace period in the kernel's unit (1,000 GPU clocks), used when grace_us is 0. 0: the
+   *  driver's default (GPREEMPT_GRACE_DEFAULT). */
+  uint32_t grace_units;
 };
 
 /** uapi queue types (KFD_IOC_QUEUE_TYPE_*) as reported in gpreempt_queue.type. */
@@ -125,6 +180,7 @@ struct gpreempt_stats {
   uint64_t total_hop_ns;
   uint64_t last_ioctl_ns;     /**< last SUSPEND/RESUME ioctl alone */
   uint64_t last_total_ns;     /**< last suspend/resume call as the caller saw it */
+  uint64_t watchdog_ms;       /**< (since 0.2) the watchdog bound in effect; 0: no watchdog */
 };
 
 /* ---- version and errors ------------------------------------------------------------------ */
@@ -321,8 +377,11 @@ GPREEMPT_API int gpreempt_find_queues_by_process(int32_t pid, struct gpreempt_sy
  * @brief Print the calling process's own KFD queues (id, gpu, type, ring size) to stdout, from
  *        per-process sysfs — no root, no debug session. Meant to be called from inside a model
  *        (e.g. through ctypes) to log which queues it uses.
- * @return the number of queues printed, or a negative errno (-ESRCH: this process has not opened
- *         /dev/kfd).
+ *        A process without queues — it has not opened /dev/kfd, or its runtime has not used
+ *        the GPU yet — gets one line saying so ("gpreempt: process 123 has no KFD queues yet
+ *        (queues appear when the GPU runtime first uses the GPU)").
+ * @return the number of queues printed (0 when there are none yet), or a negative errno when
+ *         per-process sysfs cannot be read (-EIO: a malformed file).
  * @note Thread safety: Any thread (writes to stdout).
  */
 GPREEMPT_API int gpreempt_print_my_queues(void);
@@ -334,6 +393,10 @@ GPREEMPT_API int gpreempt_print_my_queues(void);
  *        ceil(us * MHz / 1000), at least 1 (the GFX9 CP treats 0 as infinite), capped below
  *        GPREEMPT_GRACE_DEFAULT. `clock_mhz` 0 returns GPREEMPT_GRACE_DEFAULT.
  *        Example: 100 us at 2100 MHz = 210 units.
+ *        A `clock_mhz` above GPREEMPT_CLOCK_MHZ_MAX is not a clock — typically a negative errno
+ *        of gpreempt_gpu_clock_mhz() passed on unchecked — and returns GPREEMPT_GRACE_DEFAULT
+ *        with gpreempt_last_error() saying so, never a grace period computed from it.
+ *        gpreempt_suspend_opts() with `grace_us` converts for you.
  * @note Thread safety: Any thread (pure).
  */
 GPREEMPT_API uint32_t gpreempt_grace_from_us(uint64_t us, uint32_t clock_mhz);
@@ -342,9 +405,50 @@ GPREEMPT_API uint32_t gpreempt_grace_from_us(uint64_t us, uint32_t clock_mhz);
  * @brief The maximum compute engine clock of GPU `gpu_id` in MHz, from the KFD topology
  *        (max_engine_clk_fcompute), for gpreempt_grace_from_us().
  * @return MHz (> 0), -ENODEV if no such GPU, or a negative errno if the topology is unreadable.
+ * @deprecated The value and the error share one int: use gpreempt_gpu_max_clock_mhz(), whose
+ *        status cannot be mistaken for a clock.
  * @note Thread safety: Any thread.
  */
 GPREEMPT_API int gpreempt_gpu_clock_mhz(uint32_t gpu_id);
+
+/* ---- since 0.2 (version node GPREEMPT_0.2) ------------------------------------------------ */
+
+/**
+ * @brief The maximum compute engine clock of GPU `gpu_id` (max_engine_clk_fcompute of the KFD
+ *        topology) in `*mhz`.
+ * @retval 0 success, `*mhz` > 0.
+ * @retval -EINVAL `mhz` is NULL.
+ * @retval -ENODEV no GPU with that gpu_id; -ENODATA the GPU reports no clock; another negative
+ *         errno when the topology is unreadable. `*mhz` is left unchanged on failure.
+ * @note Thread safety: Any thread.
+ */
+GPREEMPT_API int gpreempt_gpu_max_clock_mhz(uint32_t gpu_id, uint32_t* mhz);
+
+/**
+ * @brief gpreempt_attach() with options.
+ * @param opts NULL for defaults (the same as gpreempt_attach()).
+ * @retval -E2BIG `opts` is larger than this library knows and a field it does not know is set.
+ * @retval -EINVAL `opts->sz` smaller than the `sz` field, unknown flag bits, NULL arguments.
+ * @retval -ESRCH, -ENODATA with GPREEMPT_ATTACH_REQUIRE_QUEUES: no KFD process, no queues (the
+ *         message names the pid and its command). Otherwise as gpreempt_attach().
+ * `*out` is left unchanged on failure.
+ * @note Thread safety: Any thread.
+ */
+GPREEMPT_API int gpreempt_attach_opts(gpreempt_ctx* ctx, int32_t pid,
+                                      const struct gpreempt_attach_opts* opts,
+                                      gpreempt_target** out);
+
+/**
+ * @brief Suspend queues with options: `ids` (`count` entries), or every queue of the target when
+ *        `ids` is NULL and `count` is 0; the grace period from `opts` (NULL: the driver default).
+ * @param[out] status per-queue gpreempt_queue_status, one per given id (may be NULL; ignored when
+ *        suspending every queue).
+ * @return as gpreempt_suspend_queues(); also -E2BIG / -EINVAL for `opts` as gpreempt_attach_opts(),
+ *         and -ENODATA when `grace_us` is set but no GPU of the queues reports a clock.
+ * @note Thread safety: Any thread.
+ */
+GPREEMPT_API int gpreempt_suspend_opts(gpreempt_target* target, const uint32_t* ids, uint32_t count,
+                                       uint32_t* status, const struct gpreempt_suspend_opts* opts);
 
 #ifdef __cplusplus
 }

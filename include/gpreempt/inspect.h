@@ -83,6 +83,26 @@ GPREEMPT_API int gpreempt_log_analyze(const char* text, size_t len, const char* 
 GPREEMPT_API int gpreempt_queue_map(const char* mqds, const char* hqds, const char* rls,
                                     const char* log, int32_t pid_filter, char** json_out);
 
+/** Options of gpreempt_queue_map_opts(). Declare with GPREEMPT_OPTS(gpreempt_queue_map_opts, o, ...). */
+struct gpreempt_queue_map_opts {
+  size_t sz;
+  const char* mqds; /**< NUL-terminated text of debugfs mqds, or NULL */
+  const char* hqds; /**< NUL-terminated text of debugfs hqds, or NULL */
+  const char* rls;  /**< NUL-terminated text of debugfs rls, or NULL */
+  const char* log;  /**< NUL-terminated HIP log whose HWq addresses to join, or NULL */
+  int32_t pid;      /**< keep only this process's rows; 0: every process */
+};
+
+/**
+ * @brief gpreempt_queue_map() with its inputs in an options struct that can grow (since 0.2,
+ *        version node GPREEMPT_0.2).
+ * @return as gpreempt_queue_map(); -E2BIG when `opts` is larger than this library knows and a field
+ *         it does not know is set; -EINVAL for a NULL `opts`, `opts->sz` smaller than `sz`, or a
+ *         negative `pid`.
+ * @note Thread safety: Any thread (pure; no shared state).
+ */
+GPREEMPT_API int gpreempt_queue_map_opts(const struct gpreempt_queue_map_opts* opts, char** json_out);
+
 /**
  * @brief Release a string returned by the inspection functions. NULL is ignored.
  * @note Thread safety: Any thread.

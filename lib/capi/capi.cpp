@@ -17,6 +17,7 @@
 #include <string>
 
 #include "capi_error.h"
+#include "capi_opts.h"
 #include "common/error.h"
 #include "gpreempt/gpreempt.h"
 #include "kfd/grace.h"
@@ -25,6 +26,10 @@
 #include "preempt/context.h"
 
 using gpreempt::Error;
+
+static_assert(std::chrono::milliseconds(GPREEMPT_WATCHDOG_DEFAULT_MS) ==
+                  gpreempt::preempt::kDefaultWatchdogBound,
+              "the C ABI and the core must agree on the default watchdog bound");
 
 struct gpreempt_target;
 
@@ -85,6 +90,44 @@ int report_batch(gpreempt_ctx* ctx, const gpreempt::preempt::BatchOutcome& o, ui
   return static_cast<int>(o.result.count);
 }
 
+// max_engine_clk_fcompute of one GPU; Error(ENODEV / ENODATA) when there is none.
+uint32_t gpu_clock(uint32_t gpu_id) {
+  auto nodes = gpreempt::kfd::read_gpu_nodes();
+  auto gpu = gpreempt::kfd::find_gpu(nodes, gpu_id);
+  if (!gpu) throw Error(ENODEV, "no GPU with gpu_id " + std::to_string(gpu_id) + " in the KFD topology");
+  if (gpu->max_engine_clk_fcompute == 0)
+    throw Error(ENODATA, "GPU " + std::to_string(gpu_id) + " reports no max_engine_clk_fcompute");
+  return gpu->max_engine_clk_fcompute;
+}
+
+// GPREEMPT_ATTACH_REQUIRE_QUEUES: the kernel would create an empty KFD process for a traced pid
+// that never opened /dev/kfd (FACTS §7.4), so an attach to the wrong pid "succeeds" without it.
+void require_queues(int32_t pid) {
+  std::string comm;
+  {
+    std::FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/comm").c_str(), "r");
+    char buf[64] = "";
+    if (f) {
+      if (std::fgets(buf, sizeof buf, f)) comm = buf;
+      std::fclose(f);
+    }
+    while (!comm.empty() && comm.back() == '\n') comm.pop_back();
+  }
+  const std::string who = "pid " + std::to_string(pid) + (comm.empty() ? "" : " (" + comm + ")");
+  std::vector<gpreempt::kfd::SysfsQueue> queues;
+  try {
+    queues = gpreempt::kfd::read_process_queues(pid);
+  } catch (const Error& e) {
+    if (e.code() == ESRCH)
+      throw Error(ESRCH, who + " has not opened /dev/kfd (no KFD process); `gpreempt ps` lists the "
+                               "processes that have");
+    throw;
+  }
+  if (queues.empty())
+    throw Error(ENODATA, who + " has no GPU queues yet (its runtime creates them when it first uses "
+                               "the GPU)");
+}
+
 std::optional<std::vector<uint32_t>> id_vector(const uint32_t* ids, uint32_t count) {
   if (count && !ids) throw Error(EINVAL, "ids is NULL but count is " + std::to_string(count));
   return std::vector<uint32_t>(ids, ids + count);
@@ -99,10 +142,7 @@ uint32_t gpreempt_version(void) {
 }
 
 const char* gpreempt_version_string(void) {
-#define GPREEMPT_STR2(x) #x
-#define GPREEMPT_STR(x) GPREEMPT_STR2(x)
-  return GPREEMPT_STR(GPREEMPT_VERSION_MAJOR) "." GPREEMPT_STR(GPREEMPT_VERSION_MINOR) "." GPREEMPT_STR(
-      GPREEMPT_VERSION_PATCH);
+  return GPREEMPT_VERSION_STRING;
 }
 
 const char* gpreempt_strerror(int err) {
@@ -119,34 +159,16 @@ int gpreempt_ctx_open(const struct gpreempt_ctx_opts* opts, gpreempt_ctx** out) 
   return guarded([&] {
     if (!out) throw Error(EINVAL, "gpreempt_ctx_open: out is NULL");
     gpreempt::preempt::ContextOptions o;
-    if (opts) {
-      // Read only the fields the caller's struct has (libbpf OPTS).
-      struct gpreempt_ctx_opts local = {};
-      if (opts->sz < sizeof(size_t))
-        throw Error(EINVAL, "gpreempt_ctx_opts.sz is " + std::to_string(opts->sz) +
-                                "; set it to sizeof(struct gpreempt_ctx_opts)");
-      std::memcpy(&local, opts, std::min(opts->sz, sizeof local));
-      // A field the caller's size ends inside of is absent, not torn (libbpf OPTS_HAS).
-      const auto has = [&](std::size_t offset, std::size_t size) { return opts->sz >= offset + size; };
-      if (!has(offsetof(gpreempt_ctx_opts, device_path), sizeof local.device_path))
-        local.device_path = nullptr;
-      if (!has(offsetof(gpreempt_ctx_opts, watchdog_ms), sizeof local.watchdog_ms))
-        local.watchdog_ms = 0;
-      if (!has(offsetof(gpreempt_ctx_opts, flags), sizeof local.flags)) local.flags = 0;
-      if (opts->sz > sizeof local) {
-        const auto* extra = reinterpret_cast<const unsigned char*>(opts) + sizeof local;
-        for (std::size_t i = 0; i < opts->sz - sizeof local; ++i)
-          if (extra[i])
-            throw Error(EINVAL, "gpreempt_ctx_opts has fields this library version (" +
-                                    std::string(gpreempt_version_string()) + ") does not know");
-      }
-      if (local.device_path) o.device_path = local.device_path;
-      if (local.watchdog_ms == UINT32_MAX)
-        o.watchdog_bound = std::chrono::milliseconds(0);
-      else if (local.watchdog_ms)
-        o.watchdog_bound = std::chrono::milliseconds(local.watchdog_ms);
+    const auto local = gpreempt::capi::read_opts(
+        opts, GPREEMPT_OFFSETOFEND(struct gpreempt_ctx_opts, flags), "gpreempt_ctx_opts");
+    // A field the caller's size ends inside of is absent, not torn (libbpf OPTS_HAS).
+    if (GPREEMPT_OPTS_HAS(local, device_path) && local.device_path) o.device_path = local.device_path;
+    o.watchdog_bound = std::chrono::milliseconds(GPREEMPT_WATCHDOG_DEFAULT_MS);
+    if (GPREEMPT_OPTS_HAS(local, watchdog_ms))
+      o.watchdog_bound = std::chrono::milliseconds(
+          local.watchdog_ms == UINT32_MAX ? 0 : local.watchdog_ms);  // 0 (or UINT32_MAX): off
+    if (GPREEMPT_OPTS_HAS(local, flags))
       o.handle_signals = !(local.flags & GPREEMPT_CTX_NO_SIGNAL_HANDLERS);
-    }
     auto ctx = std::make_unique<gpreempt_ctx>();
     ctx->core = std::make_unique<gpreempt::preempt::Context>(o);
     *out = ctx.release();
@@ -193,6 +215,7 @@ int gpreempt_get_stats(gpreempt_ctx* ctx, struct gpreempt_stats* out) {
     full.total_hop_ns = s.hop.total_hop_ns;
     full.last_ioctl_ns = ctx->last_ioctl_ns;
     full.last_total_ns = ctx->last_total_ns;
+    full.watchdog_ms = static_cast<uint64_t>(ctx->core->watchdog_bound().count());
     std::memcpy(out, &full, full.sz);
     return 0;
   });
@@ -213,8 +236,19 @@ int gpreempt_take_notice(gpreempt_ctx* ctx, int32_t* pid, char* buf, size_t len)
 }
 
 int gpreempt_attach(gpreempt_ctx* ctx, int32_t pid, gpreempt_target** out) {
+  return gpreempt_attach_opts(ctx, pid, nullptr, out);
+}
+
+int gpreempt_attach_opts(gpreempt_ctx* ctx, int32_t pid, const struct gpreempt_attach_opts* opts,
+                         gpreempt_target** out) {
   return guarded([&] {
+    const auto o = gpreempt::capi::read_opts(
+        opts, GPREEMPT_OFFSETOFEND(struct gpreempt_attach_opts, flags), "gpreempt_attach_opts");
+    const uint32_t flags = GPREEMPT_OPTS_HAS(o, flags) ? o.flags : 0;
+    if (flags & ~uint32_t{GPREEMPT_ATTACH_REQUIRE_QUEUES})
+      throw Error(EINVAL, "gpreempt_attach_opts.flags has unknown bits " + std::to_string(flags));
     if (!ctx || !out) throw Error(EINVAL, "gpreempt_attach: NULL argument");
+    if (flags & GPREEMPT_ATTACH_REQUIRE_QUEUES) require_queues(pid);
     auto t = std::make_unique<gpreempt_target>(gpreempt_target{ctx, pid});
     ctx->core->attach(pid);
     {
@@ -329,7 +363,19 @@ int gpreempt_find_queues_by_process(int32_t pid, struct gpreempt_sysfs_queue* ou
 int gpreempt_print_my_queues(void) {
   return guarded([&] {
     const int pid = static_cast<int>(::getpid());
-    auto queues = gpreempt::kfd::read_process_queues(pid);
+    std::vector<gpreempt::kfd::SysfsQueue> queues;
+    try {
+      queues = gpreempt::kfd::read_process_queues(pid);
+    } catch (const Error& e) {
+      if (e.code() != ESRCH) throw;  // no KFD process yet: the same answer as no queues
+    }
+    if (queues.empty()) {
+      // Called early (before the model touched the GPU) this used to print nothing at all.
+      std::printf("gpreempt: process %d has no KFD queues yet (queues appear when the GPU runtime "
+                  "first uses the GPU)\n", pid);
+      std::fflush(stdout);
+      return 0;
+    }
     std::printf("gpreempt: process %d has %zu KFD queue(s)\n", pid, queues.size());
     for (const auto& q : queues)
       std::printf("  queue %u  gpu_id %u  type %s  ring %llu bytes\n", q.queue_id, q.gpu_id,
@@ -341,18 +387,60 @@ int gpreempt_print_my_queues(void) {
 }
 
 uint32_t gpreempt_grace_from_us(uint64_t us, uint32_t clock_mhz) {
+  t_last_error.clear();
+  if (clock_mhz > GPREEMPT_CLOCK_MHZ_MAX) {
+    t_last_error = "gpreempt_grace_from_us: clock_mhz " + std::to_string(clock_mhz) +
+                   " is not a GPU clock (as an int: " + std::to_string(static_cast<int32_t>(clock_mhz)) +
+                   ", an unchecked error of gpreempt_gpu_clock_mhz()?); the driver default is used";
+    return GPREEMPT_GRACE_DEFAULT;
+  }
   return gpreempt::kfd::grace_units_from_us(us, clock_mhz);
 }
 
-int gpreempt_gpu_clock_mhz(uint32_t gpu_id) {
+int gpreempt_gpu_max_clock_mhz(uint32_t gpu_id, uint32_t* mhz) {
   return guarded([&] {
-    auto nodes = gpreempt::kfd::read_gpu_nodes();
-    auto gpu = gpreempt::kfd::find_gpu(nodes, gpu_id);
-    if (!gpu) throw Error(ENODEV, "no GPU with gpu_id " + std::to_string(gpu_id) + " in the KFD topology");
-    if (gpu->max_engine_clk_fcompute == 0)
-      throw Error(ENODATA, "GPU " + std::to_string(gpu_id) + " reports no max_engine_clk_fcompute");
-    return static_cast<int>(gpu->max_engine_clk_fcompute);
+    if (!mhz) throw Error(EINVAL, "gpreempt_gpu_max_clock_mhz: mhz is NULL");
+    *mhz = gpu_clock(gpu_id);
+    return 0;
   });
+}
+
+int gpreempt_suspend_opts(gpreempt_target* target, const uint32_t* ids, uint32_t count,
+                          uint32_t* status, const struct gpreempt_suspend_opts* opts) {
+  return guarded([&] {
+    const auto o = gpreempt::capi::read_opts(
+        opts, GPREEMPT_OFFSETOFEND(struct gpreempt_suspend_opts, grace_units), "gpreempt_suspend_opts");
+    if (!target) throw Error(EINVAL, "gpreempt_suspend_opts: target is NULL");
+    std::optional<std::vector<uint32_t>> wanted;
+    if (ids || count) wanted = id_vector(ids, count);
+    uint32_t grace = GPREEMPT_GRACE_DEFAULT;
+    const uint64_t us = GPREEMPT_OPTS_HAS(o, grace_us) ? o.grace_us : 0;
+    const uint32_t units = GPREEMPT_OPTS_HAS(o, grace_units) ? o.grace_units : 0;
+    auto& core = *target->ctx->core;
+    if (us) {
+      // The clock of the GPUs these queues live on; every GPU gets at least `us`.
+      uint32_t clock = 0;
+      const auto nodes = gpreempt::kfd::read_gpu_nodes();
+      for (const auto& q : core.queues(target->pid)) {
+        if (wanted && std::find(wanted->begin(), wanted->end(), q.info.queue_id) == wanted->end())
+          continue;
+        if (auto gpu = gpreempt::kfd::find_gpu(nodes, q.info.gpu_id))
+          clock = std::max(clock, gpu->max_engine_clk_fcompute);
+      }
+      if (clock == 0)
+        throw Error(ENODATA, "grace_us needs the GPU clock (max_engine_clk_fcompute) of the target's "
+                             "queues and the KFD topology has none; give grace_units instead");
+      grace = gpreempt::kfd::grace_units_from_us(us, clock);
+    } else if (units) {
+      grace = units;
+    }
+    auto result = core.suspend(target->pid, wanted, grace);
+    return report_batch(target->ctx, result, wanted ? status : nullptr, "suspended");
+  });
+}
+
+int gpreempt_gpu_clock_mhz(uint32_t gpu_id) {
+  return guarded([&] { return static_cast<int>(gpu_clock(gpu_id)); });
 }
 
 }  // extern "C"

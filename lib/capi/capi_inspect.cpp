@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "capi_error.h"
+#include "capi_opts.h"
 #include "common/error.h"
 #include "gpreempt/inspect.h"
 #include "inspect_documents.h"
@@ -82,6 +83,23 @@ int gpreempt_queue_map(const char* mqds, const char* hqds, const char* rls, cons
     t.rls = optional_text(rls);
     t.log = optional_text(log);
     t.pid = pid_of(pid_filter);
+    return gpreempt::inspect::queue_map(t);
+  });
+}
+
+int gpreempt_queue_map_opts(const struct gpreempt_queue_map_opts* opts, char** json_out) {
+  return produce(json_out, [&] {
+    if (!opts) throw Error(EINVAL, "gpreempt_queue_map_opts: opts is NULL");
+    const auto o = gpreempt::capi::read_opts(opts, GPREEMPT_OFFSETOFEND(struct gpreempt_queue_map_opts, pid),
+                                             "gpreempt_queue_map_opts");
+    gpreempt::inspect::MapTexts t;
+    t.mqds = optional_text(GPREEMPT_OPTS_HAS(o, mqds) ? o.mqds : nullptr);
+    t.hqds = optional_text(GPREEMPT_OPTS_HAS(o, hqds) ? o.hqds : nullptr);
+    t.rls = optional_text(GPREEMPT_OPTS_HAS(o, rls) ? o.rls : nullptr);
+    t.log = optional_text(GPREEMPT_OPTS_HAS(o, log) ? o.log : nullptr);
+    const int32_t pid = GPREEMPT_OPTS_HAS(o, pid) ? o.pid : 0;
+    if (pid < 0) throw Error(EINVAL, "gpreempt_queue_map_opts.pid is negative (0 keeps every process)");
+    if (pid > 0) t.pid = pid;
     return gpreempt::inspect::queue_map(t);
   });
 }

@@ -27,10 +27,14 @@
 
 namespace gpreempt::preempt {
 
+// The watchdog bound when the caller sets none: the C ABI (GPREEMPT_WATCHDOG_DEFAULT_MS), the CLI's
+// --watchdog-ms and Python's Context(watchdog_ms=...) all default to it, and 0 means "off" in all.
+inline constexpr std::chrono::milliseconds kDefaultWatchdogBound{30000};
+
 struct ContextOptions {
   std::string device_path = "/dev/kfd";
   // Resume any suspension older than this; zero disables the watchdog.
-  std::chrono::milliseconds watchdog_bound{30000};
+  std::chrono::milliseconds watchdog_bound = kDefaultWatchdogBound;
   bool handle_signals = true;
   // Time source for the watchdog (tests inject one). Default: steady_clock::now.
   std::function<Clock::time_point()> clock;
@@ -79,6 +83,8 @@ class Context : private ControlLoop {
   Context& operator=(const Context&) = delete;
 
   kfd::Version kfd_version() const { return version_; }
+  // The watchdog bound in effect (zero: no watchdog).
+  std::chrono::milliseconds watchdog_bound() const { return options_.watchdog_bound; }
 
   // PTRACE_SEIZE the main thread, ENABLE a debug session, answer pending runtime events and take
   // a first snapshot. Throws: EALREADY (attached already by this context or another debugger),

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "common/json_conventions.h"
+#include "cli_common.h"
 #include "sim/daemon/machine_options.h"
 #include "sim/device/device_profile.h"
 #include "sim/protocol/machine_paths.h"
@@ -440,8 +441,20 @@ int main(int argc, char** argv) {
       "holding the daemon's socket (kfdsim.sock), its log (kfdsimd.log) and the materialised files "
       "(root/). Programs reach it through the LD_PRELOAD shim libkfdshim.so, which starts a "
       "daemon on demand (exiting after its last client) if none runs. Defaults for the machine "
-      "options come from KFDSIM_PROFILE, KFDSIM_GPUS, KFDSIM_KFD_MINOR, KFDSIM_SCHED_POLICY, KFDSIM_CPU_NODES."};
+      "options come from KFDSIM_PROFILE, KFDSIM_GPUS, KFDSIM_KFD_MINOR, KFDSIM_SCHED_POLICY, "
+      "KFDSIM_HARDWARE, KFDSIM_CPU_NODES."};
+  app.footer(
+      "Examples:\n"
+      "  kfdsim run -- gpreempt info                     the simulated GPU as gpreempt sees it\n"
+      "  kfdsim run --hardware instant -- ./test         runlist changes complete at once\n"
+      "  kfdsim run --kfd-minor 12 -- gpreempt info      a KFD older than the debugger API (1.13)\n"
+      "  kfdsim run --sched-policy 2 -- gpreempt info    no hardware scheduler: no suspend/resume\n"
+      "  kfdsim run -- sh -c 'gpreempt-workload offline --preset cnn --duration 5 & sleep 1;\n"
+      "                       gpreempt suspend --pid $! --for 500'\n"
+      "  kfdsim start && kfdsim files /sys/kernel/debug/kfd/mqds && kfdsim stop\n"
+      "Exit codes: run: the command's (128+signal if killed); others: 0 ok, 1 failure, 2 usage.");
   app.require_subcommand(1);
+  gpreempt::cli_common::add_version_flag(app, "kfdsim");
   std::string dir;
   app.add_option("--dir", dir, "machine directory (default $KFDSIM_DIR)");
 
@@ -457,7 +470,7 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     sub->add_option("--sched-policy", machine.sched_policy,
                     "amdgpu.sched_policy: 0 HWS, 1 HWS without oversubscription, 2 no HWS")
-        ->check(CLI::Range(0, 2))
+        ->check(gpreempt::cli_common::in_range(0, 2))
         ->capture_default_str();
     sub->add_option("--hardware", machine.hardware,
                     "GPU model behind the KFD: gpu (the timing model of sim/gpu, which executes the "

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <exception>
 
+#include "cli_common.h"
 #include "sim/daemon/machine_options.h"
 #include "sim/daemon/server.h"
 #include "sim/protocol/machine_paths.h"
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
 
   CLI::App app{"kfdsimd: simulated /dev/kfd device daemon of one simulated machine.\n"
                "Usually started by the kfd shim on first use or by `kfdsim start`; see `kfdsim --help`."};
+  gpreempt::cli_common::add_version_flag(app, "kfdsimd");
   bool daemonize = false;
   std::string dir, socket;
   app.add_option("--dir", dir, "machine directory (default $KFDSIM_DIR)");
@@ -41,12 +43,12 @@ int main(int argc, char** argv) {
   app.add_option("--nice", nice_value,
                  "scheduling niceness to run at (default -10; needs CAP_SYS_NICE, else the daemon "
                  "says so in its log and keeps the priority it has)")
-      ->check(CLI::Range(-20, 19));
+      ->check(gpreempt::cli_common::in_range(-20, 19));
   app.add_option("--profile", cfg.machine.profile, "device profile (mi308x, mi300x, mi210)");
   app.add_option("--gpus", cfg.machine.gpus, "number of GPUs (0 = as in the captured machine)");
   app.add_option("--kfd-minor", cfg.machine.kfd_minor, "KFD ioctl minor version reported");
   app.add_option("--sched-policy", cfg.machine.sched_policy, "amdgpu.sched_policy (0, 1, 2)")
-      ->check(CLI::Range(0, 2));
+      ->check(gpreempt::cli_common::in_range(0, 2));
   app.add_option("--hardware", cfg.machine.hardware, "GPU model behind the KFD (instant, gpu)");
   app.add_option("--cpu-nodes", cfg.machine.cpu_nodes, "CPU nodes: host (this host's) or profile (captured)")
       ->check(CLI::IsMember({"host", "profile"}));

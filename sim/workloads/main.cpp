@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli_common.h"
 #include "notifier.h"
 #include "presets.h"
 #include "runners.h"
@@ -56,7 +57,16 @@ int print_presets(bool json) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Online/offline workloads for the simulated GPU (simrt over /dev/kfd)"};
+  app.footer("Presets: " + preset_names() + " (details: gpreempt-workload presets).\n"
+             "Examples:\n"
+             "  kfdsim run -- gpreempt-workload offline --preset cnn --duration 5\n"
+             "  kfdsim run -- gpreempt-workload online --preset transformer --duration 10 --rate 20 --json\n"
+             "  kfdsim run -- sh -c 'gpreempt-workload offline --preset toy-offline --duration 5 & sleep 1;\n"
+             "                       gpreempt queues --pid $!'\n"
+             "  gpreempt-workload presets --json\n"
+             "Exit codes: 0 ok, 1 operational failure (no simulated GPU, ...), 2 usage.");
   app.require_subcommand(1);
+  gpreempt::cli_common::add_version_flag(app, "gpreempt-workload");
   std::string preset_name;
   double duration = 0;
   bool json = false;
@@ -69,20 +79,20 @@ int main(int argc, char** argv) {
   std::string notify;
   bool notify_wait = false;
   online->add_option("--preset", preset_name, "workload preset (" + preset_names() + ")")->required();
-  online->add_option("--duration", duration, "seconds of arrivals")->required()->check(CLI::PositiveNumber);
-  online->add_option("--rate", rate, "requests per second (default: the preset's)")->check(CLI::PositiveNumber);
+  online->add_option("--duration", duration, "seconds of arrivals")->required()->check(gpreempt::cli_common::positive());
+  online->add_option("--rate", rate, "requests per second (default: the preset's)")->check(gpreempt::cli_common::positive());
   online->add_option("--arrival", arrival, "poisson or fixed (default: the preset's)")
       ->check(CLI::IsMember({"poisson", "fixed"}));
   online->add_option("--seed", seed, "seed of the Poisson arrivals");
-  online->add_option("--priority", priority, "KFD queue priority 0..15")->check(CLI::Range(0, 15));
+  online->add_option("--priority", priority, "KFD queue priority 0..15")->check(gpreempt::cli_common::in_range(0, 15));
   online->add_option("--notify", notify, "Unix socket or FIFO that receives request start/end lines");
   online->add_flag("--notify-wait", notify_wait, "after each start line wait for a one-byte reply");
   online->add_flag("--json", json, "machine-readable result");
 
   auto* offline = app.add_subcommand("offline", "training-like loop; iterations per second");
   offline->add_option("--preset", preset_name, "workload preset (" + preset_names() + ")")->required();
-  offline->add_option("--duration", duration, "seconds")->required()->check(CLI::PositiveNumber);
-  offline->add_option("--priority", priority, "KFD queue priority 0..15")->check(CLI::Range(0, 15));
+  offline->add_option("--duration", duration, "seconds")->required()->check(gpreempt::cli_common::positive());
+  offline->add_option("--priority", priority, "KFD queue priority 0..15")->check(gpreempt::cli_common::in_range(0, 15));
   offline->add_flag("--json", json, "machine-readable result");
 
   auto* list = app.add_subcommand("presets", "list the presets");

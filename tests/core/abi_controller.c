@@ -1,10 +1,13 @@
 /* A scriptable controller on the C ABI only (plain C: proves gpreempt.h is a C header), used by
  * the integration tests. One command per stdin line, one answer line per command:
- *   attach PID | list | suspend all [GRACE] | suspend ID... | resume all | resume ID... |
- *   notice | stats | detach | close | exit
+ *   attach PID | attach-require PID | list | suspend all [GRACE] | suspend ID... | resume all |
+ *   resume ID... | notice | stats | watchdog | detach | close | exit
+ * (attach-require: gpreempt_attach_opts with GPREEMPT_ATTACH_REQUIRE_QUEUES; watchdog: the bound
+ * in effect, from gpreempt_stats.watchdog_ms)
  * stats answers: suspend_calls resume_calls watchdog_resumes forced_disables signals_handled
  * own_sigterm_seen.
- * Answers: "ok ..." or "err <errno> <detail>". Options: --watchdog-ms N, --no-signals, --own-sigterm. */
+ * Answers: "ok ..." or "err <errno> <detail>". Options: --watchdog-ms N, --no-signals, --own-sigterm,
+ * --null-opts (gpreempt_ctx_open(NULL, ...): every default). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -30,16 +33,16 @@ static int parse_ids(char* rest, uint32_t* ids, int max) {
 }
 
 int main(int argc, char** argv) {
-  struct gpreempt_ctx_opts opts;
-  memset(&opts, 0, sizeof opts);
-  opts.sz = sizeof opts;
+  GPREEMPT_OPTS(gpreempt_ctx_opts, opts);
+  int null_opts = 0;
   for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--null-opts")) null_opts = 1;
     if (!strcmp(argv[i], "--watchdog-ms") && i + 1 < argc) opts.watchdog_ms = (uint32_t)atoi(argv[++i]);
     if (!strcmp(argv[i], "--no-signals")) opts.flags |= GPREEMPT_CTX_NO_SIGNAL_HANDLERS;
     /* A handler of our own that does not exit: the library must chain to it. */
     if (!strcmp(argv[i], "--own-sigterm")) signal(SIGTERM, on_sigterm);
   }
-  int rc = gpreempt_ctx_open(&opts, &ctx);
+  int rc = gpreempt_ctx_open(null_opts ? NULL : &opts, &ctx);
   if (rc < 0) {
     fail(rc);
     return 1;
@@ -56,6 +59,14 @@ int main(int argc, char** argv) {
     if (!strcmp(cmd, "attach")) {
       rc = gpreempt_attach(ctx, atoi(rest), &target);
       if (rc < 0) fail(rc); else printf("ok 0\n");
+    } else if (!strcmp(cmd, "attach-require")) {
+      GPREEMPT_OPTS(gpreempt_attach_opts, aopts, .flags = GPREEMPT_ATTACH_REQUIRE_QUEUES);
+      rc = gpreempt_attach_opts(ctx, atoi(rest), &aopts, &target);
+      if (rc < 0) fail(rc); else printf("ok 0\n");
+    } else if (!strcmp(cmd, "watchdog")) {
+      GPREEMPT_OPTS(gpreempt_stats, s);
+      rc = gpreempt_get_stats(ctx, &s);
+      if (rc < 0) fail(rc); else printf("ok %llu\n", (unsigned long long)s.watchdog_ms);
     } else if (!strcmp(cmd, "list")) {
       struct gpreempt_queue q[256];
       rc = gpreempt_list_queues(target, q, 256);

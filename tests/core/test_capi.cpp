@@ -8,12 +8,15 @@
 #include <string>
 #include <thread>
 
+#include <stdio.h>
+#include <unistd.h>
+
 #include "gpreempt/gpreempt.h"
 
 TEST(CoreCApi, VersionMatchesTheHeader) {
   EXPECT_EQ(gpreempt_version(), (GPREEMPT_VERSION_MAJOR << 16) | (GPREEMPT_VERSION_MINOR << 8) |
                                     GPREEMPT_VERSION_PATCH);
-  EXPECT_STREQ(gpreempt_version_string(), "0.1.0");
+  EXPECT_STREQ(gpreempt_version_string(), GPREEMPT_VERSION_STRING);
 }
 
 TEST(CoreCApi, StrerrorNamesTheCode) {
@@ -48,7 +51,7 @@ TEST(CoreCApi, OptsSizeIsChecked) {
   big.base.sz = sizeof big;
   big.base.device_path = "/nonexistent/kfd";
   big.future_field = 1;
-  EXPECT_EQ(gpreempt_ctx_open(&big.base, &out), -EINVAL);
+  EXPECT_EQ(gpreempt_ctx_open(&big.base, &out), -E2BIG);
   EXPECT_NE(std::string(gpreempt_last_error()).find("does not know"), std::string::npos);
   // The same with the unknown field zero: accepted (then fails on the device, as it should).
   big.future_field = 0;
@@ -111,4 +114,27 @@ TEST(CoreCApi, UnknownProcessHasNoSysfsQueues) {
 TEST(CoreCApi, GraceConversionIsExported) {
   EXPECT_EQ(gpreempt_grace_from_us(100, 2100), 210u);
   EXPECT_EQ(gpreempt_grace_from_us(100, 0), GPREEMPT_GRACE_DEFAULT);
+}
+
+TEST(CoreCApi, PrintMyQueuesWithoutQueuesSaysSoOnOneLine) {
+  // This test process never opened /dev/kfd: it used to print nothing and return -ESRCH.
+  std::fflush(stdout);
+  char path[] = "/tmp/gpreempt_print_XXXXXX";
+  const int fd = ::mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const int saved = ::dup(STDOUT_FILENO);
+  ::dup2(fd, STDOUT_FILENO);
+  const int rc = gpreempt_print_my_queues();
+  std::fflush(stdout);
+  ::dup2(saved, STDOUT_FILENO);
+  ::close(saved);
+  std::string text(4096, '\0');
+  const ssize_t n = ::pread(fd, text.data(), text.size(), 0);
+  ::close(fd);
+  ::unlink(path);
+  text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  EXPECT_EQ(rc, 0) << gpreempt_last_error();
+  EXPECT_EQ(text, "gpreempt: process " + std::to_string(::getpid()) +
+                      " has no KFD queues yet (queues appear when the GPU runtime first uses the "
+                      "GPU)\n");
 }

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "sim_harness.h"
+#include "gpreempt/gpreempt.h"
 #include "support/fixtures.h"
 
 using namespace gpreempt::testing;
@@ -376,4 +377,131 @@ TEST_F(CoreSim, CliUsageErrorsExitTwo) {
   EXPECT_EQ(run({bin("gpreempt").string(), "suspend", "--pid", "1", "--grace", "1", "--grace-us", "1"},
                 m.env()).code, 2);
   EXPECT_EQ(run({bin("gpreempt").string(), "suspend", "--pid", "1", "--queues", "x"}, m.env()).code, 2);
+}
+
+// ---- commands pointed at a process without queues ----------------------------------------------
+
+TEST_F(CoreSim, CliCommandsRefuseAProcessWithoutQueues) {
+  Machine m;
+  Child target(target_argv(0), m.env());  // /dev/kfd open, runtime enabled, no queue yet
+  ready_ids(target);
+  const std::string pid = std::to_string(target.pid());
+  const std::vector<std::vector<std::string>> commands = {
+      {"suspend", "--pid", pid, "--for", "0"},
+      {"resume", "--pid", pid},
+      {"queues", "--pid", pid},
+      {"queues", "--pid", pid, "--sysfs"},
+      {"bench", "preempt", "--pid", pid, "--cycles", "1"},
+      {"map", "--pid", pid},
+  };
+  for (auto args : commands) {
+    args.insert(args.begin(), bin("gpreempt").string());
+    args.push_back("--json");
+    auto r = run(args, m.env());
+    EXPECT_EQ(r.code, 1) << args[1] << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find("pid " + pid + " (gpreempt_test_t"), std::string::npos) << args[1] << ": " << r.err;
+    EXPECT_NE(r.err.find("has no GPU queues yet"), std::string::npos) << args[1] << ": " << r.err;
+    auto j = json::parse(r.out);
+    EXPECT_EQ(j["reason"], "no_queues") << args[1];
+    EXPECT_EQ(j["pid"], target.pid()) << args[1];
+  }
+}
+
+TEST_F(CoreSim, PrintMyQueuesBeforeTheFirstQueueSaysSo) {
+  Machine m;
+  Child target(target_argv(0), m.env());
+  ready_ids(target);
+  target.send("print");
+  EXPECT_EQ(target.line().value_or(""), "gpreempt: process " + std::to_string(target.pid()) +
+                                            " has no KFD queues yet (queues appear when the GPU "
+                                            "runtime first uses the GPU)");
+  EXPECT_EQ(target.line().value_or(""), "ok 0");
+}
+
+TEST_F(CoreSim, AttachRequiringQueuesRefusesTheWrongProcess) {
+  Machine m;
+  Child empty(target_argv(0), m.env());
+  ready_ids(empty);
+  Child idle({"/bin/sleep", "30"}, m.env());  // never opens /dev/kfd
+  Child ctl({bin("gpreempt_test_controller").string(), "--no-signals"}, m.env());
+  ctl.line();
+  EXPECT_EQ(ask(ctl, "attach-require " + std::to_string(idle.pid())).rfind("err " + std::to_string(ESRCH) + " pid " +
+                                                                             std::to_string(idle.pid()) + " (sleep) has not opened /dev/kfd", 0),
+            0u);
+  EXPECT_EQ(ask(ctl, "attach-require " + std::to_string(empty.pid())).rfind("err " + std::to_string(ENODATA), 0), 0u);
+  Child busy(target_argv(1), m.env());
+  ready_ids(busy);
+  EXPECT_EQ(ask(ctl, "attach-require " + std::to_string(busy.pid())), "ok 0");
+}
+
+// ---- watchdog_ms = 0 means "no watchdog" in the C ABI, the CLI and Python ----------------------
+
+TEST_F(CoreSim, WatchdogZeroIsOffAndUnsetIsTheDefaultInTheCAbi) {
+  Machine m;
+  Child zero({bin("gpreempt_test_controller").string(), "--no-signals"}, m.env());  // watchdog_ms 0
+  zero.line();
+  EXPECT_EQ(ask(zero, "watchdog"), "ok 0");
+  Child unset({bin("gpreempt_test_controller").string(), "--null-opts"}, m.env());
+  unset.line();
+  EXPECT_EQ(ask(unset, "watchdog"), "ok " + std::to_string(GPREEMPT_WATCHDOG_DEFAULT_MS));
+  Child set({bin("gpreempt_test_controller").string(), "--no-signals", "--watchdog-ms", "200"}, m.env());
+  set.line();
+  EXPECT_EQ(ask(set, "watchdog"), "ok 200");
+}
+
+TEST_F(CoreSim, WatchdogZeroIsOffAndUnsetIsTheDefaultInTheCli) {
+  Machine m;
+  Child target(target_argv(1), m.env());
+  ready_ids(target);
+  const std::string pid = std::to_string(target.pid());
+  auto off = run({bin("gpreempt").string(), "suspend", "--pid", pid, "--for", "0", "--watchdog-ms", "0", "--json"},
+                 m.env());
+  ASSERT_EQ(off.code, 0) << off.err;
+  EXPECT_EQ(json::parse(off.out)["watchdog_ms"], 0);
+  auto dflt = run({bin("gpreempt").string(), "suspend", "--pid", pid, "--for", "0", "--json"}, m.env());
+  ASSERT_EQ(dflt.code, 0) << dflt.err;
+  EXPECT_EQ(json::parse(dflt.out)["watchdog_ms"], GPREEMPT_WATCHDOG_DEFAULT_MS);
+}
+
+// ---- gpreempt info: whether suspend/resume can work here, and why not ---------------------------
+
+TEST_F(CoreSim, InfoShowsGfxTargetAndProductAndAvailability) {
+  Machine m;
+  auto r = run({bin("gpreempt").string(), "info", "--json"}, m.env());
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = json::parse(r.out);
+  EXPECT_TRUE(j["suspend_resume"]["available"].get<bool>());
+  EXPECT_EQ(j["kfd"]["hws"], true);
+  ASSERT_FALSE(j["gpus"].empty());
+  EXPECT_EQ(j["gpus"][0]["gfx"], "gfx942");
+  EXPECT_EQ(j["gpus"][0]["product"], "AMD Instinct MI308X");
+  auto text = run({bin("gpreempt").string(), "info"}, m.env());
+  EXPECT_NE(text.out.find("gfx942"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("AMD Instinct MI308X"), std::string::npos) << text.out;
+}
+
+TEST_F(CoreSim, InfoSaysSuspendIsUnavailableOnAnOldKfd) {
+  Machine m({"--kfd-minor", "12"});
+  auto r = run({bin("gpreempt").string(), "info", "--json"}, m.env());
+  EXPECT_EQ(r.code, 1) << r.err;
+  auto j = json::parse(r.out);
+  EXPECT_FALSE(j["suspend_resume"]["available"].get<bool>());
+  const std::string reason = j["suspend_resume"]["reason"], fix = j["suspend_resume"]["fix"];
+  EXPECT_NE(reason.find("1.12, older than 1.13"), std::string::npos) << reason;
+  EXPECT_NE(fix.find("Linux >= 6.5"), std::string::npos) << fix;
+  EXPECT_NE(fix.find("ROCm >= 5.7"), std::string::npos) << fix;
+}
+
+TEST_F(CoreSim, InfoSaysSuspendIsUnavailableWithoutTheHardwareScheduler) {
+  Machine m({"--sched-policy", "2"});
+  auto r = run({bin("gpreempt").string(), "info", "--json"}, m.env());
+  EXPECT_EQ(r.code, 1) << r.err;
+  auto j = json::parse(r.out);
+  EXPECT_FALSE(j["suspend_resume"]["available"].get<bool>());
+  EXPECT_EQ(j["kfd"]["hws"], false);
+  const std::string reason = j["suspend_resume"]["reason"];
+  EXPECT_NE(reason.find("sched_policy=2"), std::string::npos) << reason;
+  auto text = run({bin("gpreempt").string(), "info"}, m.env());
+  EXPECT_NE(text.out.find("NOT available"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("Fix: load amdgpu with sched_policy=0"), std::string::npos) << text.out;
 }

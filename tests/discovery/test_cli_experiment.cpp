@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <regex>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "cli_run.h"
@@ -30,12 +32,16 @@ TEST(CliExperiment, QueueIdsOnTheSimulatedGpu) {
   auto j = json::parse(text);  // one document: the workloads' output went to their log files
   ASSERT_EQ(j["runs"].size(), 2u) << stderr_text;
   EXPECT_TRUE(j["complete"].get<bool>());
+  EXPECT_TRUE(j["together_run"].get<bool>());
+  EXPECT_EQ(j["solo_runs"], 2);
   for (const auto& run : j["runs"]) {
+    EXPECT_FALSE(run["concurrent"].get<bool>());
     ASSERT_FALSE(run["queues"].empty());
     EXPECT_EQ(run["queues"][0]["queue_id"], 0);
     EXPECT_EQ(run["queues"][0]["type"], "compute");
   }
   ASSERT_EQ(j["together"].size(), 2u);
+  for (const auto& run : j["together"]) EXPECT_TRUE(run["concurrent"].get<bool>());
   EXPECT_NE(j["together"][0]["pid"], j["together"][1]["pid"]);
   EXPECT_TRUE(j["answers"]["ids_stable"].get<bool>());
   EXPECT_TRUE(j["answers"]["ids_overlap_together"].get<bool>());
@@ -65,8 +71,40 @@ TEST(CliExperiment, AModelNeverSeenOnTheGpuMakesThePartialResultIncomplete) {
   EXPECT_EQ(j["missed"][0]["run"], "run1");
   EXPECT_EQ(j["missed"][0]["model"], "A");
   EXPECT_TRUE(j["runs"].empty());
+  // No solo run seen: no answer, never "false".
+  EXPECT_TRUE(j["answers"]["ids_stable"].is_null()) << j["answers"];
+  EXPECT_FALSE(j["together_run"].get<bool>());
   EXPECT_NE(err.find("never seen with KFD queues"), std::string::npos) << err;
   EXPECT_NE(err.find("partial result printed"), std::string::npos) << err;
   fs::remove_all(out);
   fs::remove_all(machine);
+}
+
+TEST(CliExperiment, AFailingModelFailsTheExperimentNamingTheRun) {
+  const fs::path out = fs::temp_directory_path() / ("gpreempt_qids_fail_" + std::to_string(::getpid()));
+  const auto r = gt::run_gpreempt("experiment queue-ids --json --runs 3 --out " + out.string() +
+                                  " --model 'echo model broke; exit 3'");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("run1: model A (echo model broke; exit 3) exited with status 3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("last line of its output: model broke"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("run 2/3"), std::string::npos) << "the experiment went on after a failed run: " << r.err;
+  const auto j = json::parse(r.out);  // the error document, no answers
+  EXPECT_EQ(j.value("run", ""), "run1");
+  EXPECT_EQ(j.value("exit_status", -1), 3);
+  EXPECT_FALSE(j.contains("answers"));
+  fs::remove_all(out);
+}
+
+TEST(CliExperiment, HelpExamplesUseWorkloadPresetsThatExist) {
+  const fs::path bin = fs::path(gt::gpreempt_exe()).parent_path();
+  const auto presets = json::parse(gt::run_shell((bin / "gpreempt-workload").string() + " presets --json").out);
+  std::set<std::string> known;
+  for (const auto& p : presets) known.insert(p["name"].get<std::string>());
+  ASSERT_FALSE(known.empty());
+  const std::string help = gt::run_gpreempt("experiment queue-ids --help").out;
+  const std::regex preset("--preset ([A-Za-z0-9_-]+)");
+  int examples = 0;
+  for (auto it = std::sregex_iterator(help.begin(), help.end(), preset); it != std::sregex_iterator(); ++it, ++examples)
+    EXPECT_TRUE(known.count((*it)[1].str())) << "help names preset " << (*it)[1] << ", which gpreempt-workload does not have";
+  EXPECT_GE(examples, 2) << help;
 }

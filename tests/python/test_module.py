@@ -1,6 +1,10 @@
 """The gpreempt Python module: classes, context managers, errors, the stub."""
 import ast
 import errno
+import os
+import re
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -11,7 +15,9 @@ from conftest import SOURCE_DIR, needs_sim, suspended_in_device
 
 
 def test_version_and_grace_conversion():
-    assert gpreempt.__version__ == "0.1.0"
+    # One source of the version: project(VERSION) in the top-level CMakeLists.txt.
+    cmake = (SOURCE_DIR / "CMakeLists.txt").read_text()
+    assert re.search(r"project\(gpreempt VERSION ([0-9.]+)", cmake).group(1) == gpreempt.__version__
     assert gpreempt.grace_from_us(100, 2100) == 210
     assert gpreempt.grace_from_us(0, 2100) == 1
     assert gpreempt.grace_from_us(5, 0) == gpreempt.GRACE_DEFAULT
@@ -133,3 +139,33 @@ def test_own_child_exit_status_is_left_to_the_parent(target):
         while not any("exited" in m for _, m in ctx.take_notices()) and time.time() < deadline:
             time.sleep(0.01)
         assert target.proc.wait(timeout=10) == -signal.SIGKILL
+
+
+def test_print_my_queues_without_queues_says_so():
+    # A fresh interpreter that has not touched the GPU: one line, not silence.
+    code = "import gpreempt, sys; n = gpreempt.print_my_queues(); sys.exit(0 if n == 0 else 1)"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ))
+    assert r.returncode == 0, r.stderr
+    assert re.fullmatch(r"gpreempt: process \d+ has no KFD queues yet \(queues appear when the GPU "
+                        r"runtime first uses the GPU\)\n", r.stdout), r.stdout
+    assert r.stdout.count("\n") == 1
+
+
+@needs_sim
+def test_print_my_queues_with_kfd_open_but_no_queues(capsys):
+    with gpreempt.Context():  # opens /dev/kfd: a KFD process without queues
+        assert gpreempt.print_my_queues() == 0
+    out = capsys.readouterr().out
+    assert out == ("gpreempt: process %d has no KFD queues yet (queues appear when the GPU runtime "
+                   "first uses the GPU)\n" % os.getpid())
+
+
+@needs_sim
+def test_watchdog_zero_is_off_and_the_default_is_30_s():
+    with gpreempt.Context(watchdog_ms=0) as ctx:
+        assert ctx.stats()["watchdog_ms"] == 0
+    with gpreempt.Context() as ctx:
+        assert ctx.stats()["watchdog_ms"] == 30000
+    with gpreempt.Context(watchdog_ms=250) as ctx:
+        assert ctx.stats()["watchdog_ms"] == 250

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "common/error.h"
 #include "session_options.h"
+#include "target_check.h"
 #include "sim_stats.h"
 #include "common/latency_summary.h"
 
@@ -50,13 +51,13 @@ void run_bench(const Globals& g, const BenchOptions& o) {
   if (o.cycles == 0) throw UsageError("--cycles must be at least 1");
   std::optional<std::vector<uint32_t>> ids;
   if (!o.queues.empty()) ids = parse_queue_ids(o.queues);
-  auto ctx = open_context(o.session);
   const int pid = o.session.pid;
+  auto ctx = open_context(o.session);  // the KFD version gate speaks first
+  require_gpu_queues(pid);
   ctx->attach(pid);
   std::vector<kfd::QueueInfo> infos;
   for (const auto& q : ctx->queues(pid)) infos.push_back(q.info);
-  if (infos.empty())
-    throw Failure("process " + std::to_string(pid) + " has no KFD queues to preempt");
+  if (infos.empty()) throw no_queues_failure(pid);
   uint32_t clock_mhz = 0;
   const uint32_t grace = resolve_grace(o.grace, infos, &clock_mhz);
 
@@ -159,7 +160,8 @@ void register_bench_commands(CLI::App& app, Globals& globals) {
       "production job.\n"
       "Examples:\n  gpreempt bench preempt --pid 1234 --cycles 200\n"
       "  kfdsim run -- gpreempt bench preempt --pid $(pgrep trainer) --cycles 50 --json\n"
-      "Exit codes: 0 ok, 1 attach failed or a suspend was incomplete, 2 usage.");
+      "Exit codes: 0 ok, 1 the process has no GPU queues, attach failed or a suspend was\n"
+      "incomplete, 2 usage.");
   add_session_options(pre, o->session);
   pre->add_option("--cycles,-n", o->cycles, "Number of suspend/resume cycles")->capture_default_str();
   pre->add_option("--queues,-q", o->queues, "Queue ids (default: all queues)")->delimiter(',');

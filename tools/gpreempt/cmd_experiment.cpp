@@ -211,6 +211,34 @@ std::vector<ModelRun> model_runs(const std::vector<Launched>& l, const std::stri
   return out;
 }
 
+// A model that exited non-zero or was killed makes the experiment fail: its queues may be those of
+// a crash, not of the model. Names the run, the model, the command, how it ended and its log.
+void fail_if_a_model_failed(const std::vector<Launched>& l, const std::vector<std::pair<std::string, std::string>>& cmds,
+                            const fs::path& dir, const std::string& label) {
+  for (const auto& x : l) {
+    if (WIFEXITED(x.status) && WEXITSTATUS(x.status) == 0) continue;
+    const std::string how = WIFEXITED(x.status) ? "exited with status " + std::to_string(WEXITSTATUS(x.status))
+                                                : "was killed by signal " + std::to_string(WTERMSIG(x.status));
+    std::string cmd;
+    for (const auto& [m, c] : cmds)
+      if (m == x.model) cmd = c;
+    const fs::path log = dir / (label + "-" + x.model + ".log");
+    std::string last;
+    if (auto text = read_text(log.string())) {
+      std::istringstream in(*text);
+      for (std::string line; std::getline(in, line);)
+        if (!line.empty()) last = line;
+    }
+    Failure f(label + ": model " + x.model + " (" + cmd + ") " + how + "; the experiment stops" +
+              (last.empty() ? "" : " — last line of its output: " + last.substr(0, 300)) + " (all of it: " +
+              log.string() + ")");
+    f.detail = {{"run", label}, {"model", x.model}, {"command", cmd}, {"log", log.string()},
+                {"exit_status", WIFEXITED(x.status) ? nlohmann::json(WEXITSTATUS(x.status)) : nlohmann::json()},
+                {"signal", WIFSIGNALED(x.status) ? nlohmann::json(WTERMSIG(x.status)) : nlohmann::json()}};
+    throw f;
+  }
+}
+
 nlohmann::ordered_json runs_json(const std::vector<ModelRun>& runs) {
   nlohmann::ordered_json a = nlohmann::ordered_json::array();
   for (const auto& r : runs) {
@@ -220,7 +248,8 @@ nlohmann::ordered_json runs_json(const std::vector<ModelRun>& runs) {
                    {"gpu_id", x.gpu_id},
                    {"type", x.type},
                    {"ring_base", x.ring_base ? nlohmann::ordered_json(hex(*x.ring_base)) : nlohmann::ordered_json()}});
-    a.push_back({{"model", r.model}, {"run", r.run}, {"pid", r.pid}, {"queues", q}});
+    // run 0 is the one where --model and --concurrent ran at the same time.
+    a.push_back({{"model", r.model}, {"run", r.run}, {"pid", r.pid}, {"concurrent", r.run == 0}, {"queues", q}});
   }
   return a;
 }
@@ -262,14 +291,18 @@ void run_experiment(const Globals& g, const ExperimentOptions& o) {
   for (unsigned i = 1; i <= o.runs; ++i) {
     std::cerr << "run " << i << "/" << o.runs << " (model A alone)\n";
     const std::string label = "run" + std::to_string(i);
-    auto l = run_set(o, {{"A", o.model}}, dir, label);
+    const std::vector<std::pair<std::string, std::string>> cmds = {{"A", o.model}};
+    auto l = run_set(o, cmds, dir, label);
+    fail_if_a_model_failed(l, cmds, dir, label);
     auto r = model_runs(l, "A", static_cast<int>(i));
     note_missed(r, "A", label);
     solo.insert(solo.end(), r.begin(), r.end());
   }
   if (!o.concurrent.empty()) {
     std::cerr << "together: model A and model B\n";
-    auto l = run_set(o, {{"A", o.model}, {"B", o.concurrent}}, dir, "together");
+    const std::vector<std::pair<std::string, std::string>> cmds = {{"A", o.model}, {"B", o.concurrent}};
+    auto l = run_set(o, cmds, dir, "together");
+    fail_if_a_model_failed(l, cmds, dir, "together");
     ta = model_runs(l, "A", 0);
     tb = model_runs(l, "B", 0);
     note_missed(ta, "A", "together");
@@ -285,8 +318,11 @@ void run_experiment(const Globals& g, const ExperimentOptions& o) {
                                  v.insert(v.end(), tb.begin(), tb.end());
                                  return v;
                                }())},
+                              {"solo_runs", o.runs},
+                              {"together_run", !o.concurrent.empty()},
                               {"answers",
-                               {{"ids_stable", answers.ids_stable},
+                               // From no solo run there is no answer: null, never false.
+                               {{"ids_stable", solo.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(answers.ids_stable)},
                                 {"models_differ", opt_bool(answers.models_differ)},
                                 {"ids_overlap_together", opt_bool(answers.ids_overlap_together)},
                                 {"identities_overlap_together", opt_bool(answers.identities_overlap_together)},
@@ -312,7 +348,11 @@ void run_experiment(const Globals& g, const ExperimentOptions& o) {
   for (const auto& r : tb) rows.push_back({"together", "B", std::to_string(r.pid), ids_text(r)});
   std::cout << table({"RUN", "MODEL", "PID", "QUEUES (id:type@gpu[/ring base])"}, rows) << "\n";
   auto yn = [](const std::optional<bool>& b) { return b ? (*b ? "yes" : "no") : "not measured (no --concurrent)"; };
-  std::cout << "Stable queue ids across runs:           " << (answers.ids_stable ? "yes" : "no") << "\n"
+  std::cout << "Runs: " << o.runs << " of model A alone, one after the other"
+            << (o.concurrent.empty() ? "; no run together (no --concurrent)\n"
+                                     : "; then one of A and B at the same time (\"together\")\n");
+  std::cout << "Stable queue ids across runs:           "
+            << (solo.empty() ? "not measured (no solo run was seen on the GPU)" : answers.ids_stable ? "yes" : "no") << "\n"
             << "Models' queue ids differ:               " << yn(answers.models_differ) << "\n"
             << "Same numeric ids when run together:     " << yn(answers.ids_overlap_together) << "\n"
             << "Same queue (pid,id)/(gpu,ring) together: " << yn(answers.identities_overlap_together) << "\n\n";
@@ -337,12 +377,15 @@ void register_experiment_commands(CLI::App& app, Globals& globals) {
       "Queue ids are per process: the identity of a queue is (pid, queue id) or (gpu, ring base).\n"
       "Example on the simulated GPU:\n"
       "  kfdsim run -- gpreempt experiment queue-ids --runs 3 \\\n"
-      "     --model 'gpreempt-workload offline --preset resnet50 --duration 0.5' \\\n"
-      "     --concurrent 'gpreempt-workload online --preset resnet18 --duration 0.5'\n"
+      "     --model 'gpreempt-workload offline --preset cnn --duration 0.5' \\\n"
+      "     --concurrent 'gpreempt-workload online --preset transformer --duration 0.5'\n"
+      "(presets: gpreempt-workload presets)\n"
       "A model run never seen with KFD queues (no /dev/kfd, or shorter than --poll) is left out of\n"
       "the answers and listed under \"missed\"; the result is then marked incomplete (exit 1).\n"
-      "Exit codes: 0 ok, 1 a run timed out, a model run was missed, or the output cannot be\n"
-      "written, 2 usage.");
+      "A model that exits non-zero or is killed fails the experiment at once (which run, how it\n"
+      "ended, its log); no answer is computed from the runs that remain.\n"
+      "Exit codes: 0 ok, 1 a model failed, a run timed out, a model run was missed, or the output\n"
+      "cannot be written, 2 usage.");
   q->add_option("--model", o->model, "Shell command of the model to run")->required();
   q->add_option("--runs", o->runs, "Solo runs of --model")->capture_default_str();
   q->add_option("--concurrent", o->concurrent, "Shell command of a second model, run once together with --model");

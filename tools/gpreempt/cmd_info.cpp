@@ -1,10 +1,13 @@
 // `gpreempt info`: what this machine offers — KFD ioctl version, whether the debug-trap API that
 // suspend/resume needs is there, and the GPUs of the KFD topology.
+#include <cerrno>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "cli.h"
+#include "gpu_names.h"
 #include "common/error.h"
 #include "kfd/driver.h"
 #include "kfd/topology.h"
@@ -17,15 +20,48 @@ namespace {
 struct InfoOptions {
   std::string device = "/dev/kfd";
   std::string topology = kfd::kTopologyRoot;
+  std::string sched_policy_file = "/sys/module/amdgpu/parameters/sched_policy";
 };
+
+// What a user needs to run suspend/resume at all; named wherever it is missing.
+constexpr const char* kMinimumStack =
+    "Linux >= 6.5 (or AMD's amdgpu-dkms driver) with ROCm >= 5.7 user space";
+
+// amdgpu.sched_policy as the module exports it (0 HWS, 1 HWS without oversubscription, 2 no HWS);
+// nullopt when the file is absent (amdgpu not loaded, or the simulator, which has no /sys/module).
+std::optional<int> read_sched_policy(const std::string& path) {
+  std::ifstream in(path);
+  int v = 0;
+  if (in >> v) return v;
+  return std::nullopt;
+}
+
+// Whether the KFD runs its queues through the hardware scheduler, asked the way the kernel decides
+// it: every DBG_TRAP starts with `sched_policy == NO_HWS → -EINVAL`, before it looks up the pid
+// (FACTS §7). Pid 0 is never a process, so with HWS the call fails -ESRCH and touches nothing.
+// nullopt when the answer is neither.
+std::optional<bool> probe_hws(kfd::KfdDriver& driver) {
+  kfd::kfd_ioctl_dbg_trap_args a{};
+  a.pid = 0;
+  a.op = kfd::KFD_IOC_DBG_TRAP_DISABLE;
+  const long r = driver.dbg_trap(a);
+  if (r == -EINVAL) return false;
+  if (r == -ESRCH) return true;
+  return std::nullopt;
+}
 
 void run_info(const Globals& g, const InfoOptions& o) {
   nlohmann::json j;
   std::ostringstream out;
   bool ok = true;
   std::string problem;
+  // Why suspend/resume cannot work here, and what to do about it (empty: available).
+  std::string reason, fix;
 
   j["kfd"]["path"] = o.device;
+  const auto policy = read_sched_policy(o.sched_policy_file);
+  j["kfd"]["sched_policy"] = policy ? nlohmann::json(*policy) : nlohmann::json();
+  j["kfd"]["hws"] = nullptr;
   try {
     auto driver = kfd::open_linux_driver(o.device);
     kfd::Version v;
@@ -36,20 +72,43 @@ void run_info(const Globals& g, const InfoOptions& o) {
     j["kfd"]["major"] = v.major;
     j["kfd"]["minor"] = v.minor;
     j["kfd"]["debug_trap_api"] = supported;
-    out << "KFD " << o.device << ": ioctl interface " << kfd::to_string(v) << "\n"
-        << "Debug-trap API (SUSPEND/RESUME_QUEUES): "
-        << (supported ? "available (needs >= 1.13 and < 2.0)"
-                      : "NOT available — needs ioctl >= 1.13 and < 2.0")
-        << "\n";
+    out << "KFD " << o.device << ": ioctl interface " << kfd::to_string(v) << "\n";
+    std::optional<bool> hws;
+    if (supported) hws = probe_hws(*driver);
+    if (policy == 2) hws = false;
+    j["kfd"]["hws"] = hws ? nlohmann::json(*hws) : nlohmann::json();
     if (!supported) {
-      ok = false;
-      problem = "KFD ioctl " + kfd::to_string(v) + " has no usable debug-trap API (needs >= 1.13, < 2.0)";
+      reason = "the KFD ioctl interface is " + kfd::to_string(v) +
+               (v.major == 1 ? ", older than 1.13, the first with the debug-trap API (SUSPEND/RESUME_QUEUES)"
+                             : ", a major version gpreempt does not know (it needs >= 1.13 and < 2.0)");
+      fix = std::string("run ") + kMinimumStack;
+    } else if (hws == false) {
+      reason = "the GPU is not scheduled by the hardware scheduler (amdgpu.sched_policy=2), and the KFD "
+               "refuses every debug-trap call without it";
+      fix = "load amdgpu with sched_policy=0 (the default): remove amdgpu.sched_policy=2 from the kernel "
+            "command line or /etc/modprobe.d and reboot";
     }
   } catch (const Error& e) {
     ok = false;
     problem = e.what();
     j["kfd"]["error"] = json_conventions::error_object(json_conventions::errno_name(e.code()), e.code(), e.what());
     out << "KFD " << o.device << ": " << e.what() << "\n";
+    reason = std::string("the KFD device cannot be used: ") + e.what();
+    fix = std::string("check that amdgpu is loaded and you may open ") + o.device +
+          " (the 'render' group); suspend/resume need " + kMinimumStack;
+  }
+  const bool available = reason.empty();
+  j["suspend_resume"] = {{"available", available},
+                         {"reason", available ? nlohmann::json() : nlohmann::json(reason)},
+                         {"fix", available ? nlohmann::json() : nlohmann::json(fix)},
+                         {"minimum_stack", kMinimumStack}};
+  if (available) {
+    out << "Suspend/resume (debug-trap SUSPEND/RESUME_QUEUES): available\n";
+  } else {
+    out << "Suspend/resume (debug-trap SUSPEND/RESUME_QUEUES): NOT available — " << reason << ".\n"
+        << "  Fix: " << fix << ".\n";
+    ok = false;
+    if (problem.empty()) problem = "suspend/resume not available: " + reason;
   }
 
   j["topology"]["path"] = o.topology;
@@ -58,23 +117,30 @@ void run_info(const Globals& g, const InfoOptions& o) {
     auto gpus = kfd::read_gpu_nodes(o.topology);
     std::vector<std::vector<std::string>> rows;
     for (const auto& gpu : gpus) {
+      const auto product = product_name(gpu.gfx_target_version, gpu.device_id);
       j["gpus"].push_back({{"node", gpu.node},
                            {"gpu_id", gpu.gpu_id},
                            {"name", gpu.name},
                            {"gfx_target_version", gpu.gfx_target_version},
                            {"gfx_target", gpu.gfx_name()},
+                           {"device_id", gpu.device_id},
+                           {"product", product ? nlohmann::json(product->name) : nlohmann::json()},
+                           {"product_source", product ? nlohmann::json(product->source) : nlohmann::json()},
                            {"simd_count", gpu.simd_count},
                            {"num_xcc", gpu.num_xcc},
                            {"max_engine_clk_mhz", gpu.max_engine_clk_fcompute},
                            {"debug_trap_supported", gpu.debug_trap_supported()}});
-      rows.push_back({std::to_string(gpu.node), gpu_id_text(gpu.gpu_id), gpu.name,
-                      gpu.gfx_name(), std::to_string(gpu.simd_count), std::to_string(gpu.num_xcc),
+      char dev[16];
+      std::snprintf(dev, sizeof dev, "0x%04x", gpu.device_id);
+      rows.push_back({std::to_string(gpu.node), gpu_id_text(gpu.gpu_id), gpu.gfx_name(),
+                      product ? product->name : std::string("unknown (device ") + dev + ")",
+                      std::to_string(gpu.simd_count), std::to_string(gpu.num_xcc),
                       std::to_string(gpu.max_engine_clk_fcompute),
                       gpu.debug_trap_supported() ? "yes" : "no"});
     }
     out << "\n" << gpus.size() << " GPU(s) in " << o.topology << ":\n";
     if (!rows.empty())
-      out << table({"NODE", "GPU_ID", "NAME", "GFX", "SIMDS", "XCCS", "CLOCK_MHZ", "DEBUG_TRAP"},
+      out << table({"NODE", "GPU_ID", "GFX", "PRODUCT", "SIMDS", "XCCS", "CLOCK_MHZ", "DEBUG_TRAP"},
                    rows);
   } catch (const Error& e) {
     ok = false;
@@ -97,14 +163,23 @@ void run_info(const Globals& g, const InfoOptions& o) {
 void register_info_commands(CLI::App& app, Globals& globals) {
   auto opts = std::make_shared<InfoOptions>();
   CLI::App* info = add_command(
-      app, globals, "info", "Show the KFD version, debug-trap support and the GPUs",
-      "Reads /dev/kfd (GET_VERSION) and the KFD topology in sysfs; needs no privileges beyond\n"
-      "access to /dev/kfd (the 'render' group). Suspend/resume need KFD ioctl >= 1.13 (Linux 6.5+\n"
-      "or a ROCm amdgpu-dkms driver) and GPUs whose DEBUG_TRAP column says yes.\n"
-      "Examples:\n  gpreempt info\n  gpreempt info --json | jq .gpus\n"
-      "Exit codes: 0 ok, 1 /dev/kfd or topology unusable, 2 usage.");
+      app, globals, "info", "Show the KFD version, whether suspend/resume can work, and the GPUs",
+      "Reads /dev/kfd (GET_VERSION, and one harmless DBG_TRAP on pid 0 that tells whether the\n"
+      "hardware scheduler runs the queues), amdgpu's sched_policy module parameter and the KFD\n"
+      "topology; needs no privileges beyond access to /dev/kfd (the 'render' group).\n"
+      "Suspend/resume need KFD ioctl >= 1.13 and the hardware scheduler (sched_policy 0 or 1):\n"
+      "Linux >= 6.5 (or AMD's amdgpu-dkms driver) with ROCm >= 5.7 user space. When they are not\n"
+      "available the output says why and what to change. GPUs are shown by gfx target and product\n"
+      "name (from the PCI device id: MI300-class topology names every node \"ip discovery\").\n"
+      "Examples:\n  gpreempt info\n  gpreempt info --json | jq .suspend_resume\n"
+      "  kfdsim run --sched-policy 2 -- gpreempt info     (a machine without HWS)\n"
+      "Exit codes: 0 suspend/resume available, 1 not available (reason printed) or /dev/kfd or\n"
+      "topology unusable, 2 usage.");
   info->add_option("--device", opts->device, "KFD device node")->capture_default_str();
   info->add_option("--topology", opts->topology, "KFD topology directory")->capture_default_str();
+  info->add_option("--sched-policy-file", opts->sched_policy_file,
+                   "amdgpu's sched_policy module parameter")
+      ->capture_default_str();
   info->callback([&globals, opts] { run_info(globals, *opts); });
 }
 

@@ -7,9 +7,11 @@
 #include <sstream>
 
 #include "cli.h"
+#include "cli_common.h"
 #include "discovery/json.h"
 #include "discovery/process_discovery.h"
 #include "logs/hip_log_analyzer.h"
+#include "target_check.h"
 
 namespace gpreempt::cli {
 
@@ -55,6 +57,11 @@ void run_map(const Globals& g, const MapOptions& o) {
   bool complete = true;
   discovery::QueueMapInputs in;
   in.pid = o.pid;
+  if (o.pid && !o.offline) {
+    discovery::SystemRoots live;
+    live.kfd_sysfs = o.sysfs;
+    require_gpu_queues(*o.pid, live);
+  }
 
   std::optional<discovery::MqdsDump> mqds;
   std::optional<discovery::HqdsDump> hqds;
@@ -149,7 +156,8 @@ void register_map_commands(CLI::App& app, Globals& globals) {
       "Examples:\n  sudo gpreempt map --pid 4242\n"
       "  gpreempt map --offline --mqds mqds.txt --hqds hqds.txt --log app.log --json\n"
       "Exit codes: 0 ok, 1 no readable source / unreadable file / incomplete input, 2 usage.");
-  map->add_option("--pid", o->pid, "Only this process's queues");
+  map->add_option("--pid", o->pid, "Only this process's queues (live: it must have queues)")
+      ->check(cli_common::at_least(1));
   map->add_option("--mqds", o->mqds, "Saved debugfs mqds instead of the live one");
   map->add_option("--hqds", o->hqds, "Saved debugfs hqds instead of the live one");
   map->add_option("--rls", o->rls, "Saved debugfs rls instead of the live one");

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "kfd/proc_queues.h"
 #include "session_options.h"
+#include "target_check.h"
 
 namespace gpreempt::cli {
 
@@ -34,10 +35,12 @@ void run_sysfs(const Globals& g, int pid) {
 }
 
 void run_snapshot(const Globals& g, const SessionOptions& s) {
-  auto ctx = open_context(s);
+  auto ctx = open_context(s);  // the KFD version gate speaks first
+  require_gpu_queues(s.pid);
   ctx->attach(s.pid);
   auto queues = ctx->queues(s.pid);
   ctx->detach(s.pid);
+  if (queues.empty()) throw no_queues_failure(s.pid);
   nlohmann::json j{{"pid", s.pid}, {"source", "snapshot"}, {"queues", nlohmann::json::array()}};
   std::vector<std::vector<std::string>> rows;
   for (const auto& q : queues) {
@@ -72,14 +75,18 @@ void register_queues_commands(CLI::App& app, Globals& globals) {
       "--sysfs reads /sys/class/kfd/kfd/proc/<pid>/queues instead: no ptrace, no root, but only\n"
       "id, GPU, type and ring size.\n"
       "Examples:\n  gpreempt queues --pid 1234\n  gpreempt queues --pid 1234 --sysfs --json\n"
-      "Exit codes: 0 ok, 1 the process cannot be attached/read, 2 usage.");
+      "A process without queues (the launcher shell, the parent of a PyTorch worker, a runtime\n"
+      "that has not used the GPU yet) is an error that lists the processes with /dev/kfd open.\n"
+      "Exit codes: 0 ok, 1 the process has no queues or cannot be attached/read, 2 usage.");
   add_session_options(cmd, o->session);
   cmd->add_flag("--sysfs", o->sysfs, "Read per-process sysfs instead of attaching");
   cmd->callback([&globals, o] {
-    if (o->sysfs)
+    if (o->sysfs) {
+      require_gpu_queues(o->session.pid);
       run_sysfs(globals, o->session.pid);
-    else
+    } else {
       run_snapshot(globals, o->session);
+    }
   });
 }
 

@@ -7,9 +7,11 @@
 #include <sstream>
 
 #include "cli.h"
+#include "cli_common.h"
 #include "common/error.h"
 #include "kfd/grace.h"
 #include "session_options.h"
+#include "target_check.h"
 
 namespace gpreempt::cli {
 
@@ -35,12 +37,15 @@ std::optional<std::vector<uint32_t>> requested_ids(const std::vector<std::string
 void run_suspend(const Globals& g, const SuspendOptions& o) {
   block_termination_signals();  // before the control thread exists, so it inherits the mask
   auto ids = requested_ids(o.queues);
-  auto ctx = open_context(o.session);
   const int pid = o.session.pid;
+  auto ctx = open_context(o.session);  // the KFD version gate speaks first
+  require_gpu_queues(pid);
   ctx->attach(pid);
 
+  const auto current = ctx->queues(pid);
+  if (current.empty()) throw no_queues_failure(pid);
   std::vector<kfd::QueueInfo> relevant;
-  for (const auto& q : ctx->queues(pid))
+  for (const auto& q : current)
     if (!ids || std::find(ids->begin(), ids->end(), q.info.queue_id) != ids->end())
       relevant.push_back(q.info);
   uint32_t clock_mhz = 0;
@@ -52,6 +57,7 @@ void run_suspend(const Globals& g, const SuspendOptions& o) {
     if (q.outcome == kfd::QueueOutcome::kDone) held.push_back(q.queue_id);
 
   nlohmann::json j{{"pid", pid}, {"suspend", batch_json(suspended)}};
+  j["watchdog_ms"] = ctx->watchdog_bound().count();
   j["grace_units"] = grace;
   j["grace_default"] = grace == kfd::KFD_USE_DEFAULT_GRACE_PERIOD;
   j["clock_mhz"] = clock_mhz ? nlohmann::json(clock_mhz) : nlohmann::json(nullptr);
@@ -74,6 +80,8 @@ void run_suspend(const Globals& g, const SuspendOptions& o) {
     if (!g.json) {
       if (o.for_ms >= 0)
         std::cout << "holding for " << o.for_ms << " ms (Ctrl-C resumes now)\n";
+      else if (o.session.watchdog_ms == 0)
+        std::cout << "holding until Ctrl-C (no watchdog)\n";
       else
         std::cout << "holding until Ctrl-C (or the " << o.session.watchdog_ms
                   << " ms watchdog)\n";
@@ -141,8 +149,9 @@ void run_suspend(const Globals& g, const SuspendOptions& o) {
 
 void run_resume(const Globals& g, const ResumeOptions& o) {
   auto ids = requested_ids(o.queues);
-  auto ctx = open_context(o.session);
   const int pid = o.session.pid;
+  auto ctx = open_context(o.session);
+  require_gpu_queues(pid);
   ctx->attach(pid);
   auto resumed = ctx->resume(pid, ids);
   ctx->detach(pid);
@@ -181,15 +190,17 @@ void register_suspend_commands(CLI::App& app, Globals& globals) {
       "48 us at 2100 MHz); --grace-us U converts microseconds at the GPU's max compute clock.\n"
       "Examples:\n  gpreempt suspend --pid 1234 --for 500\n"
       "  gpreempt suspend --pid 1234 --queues 2,3 --grace-us 100 --for 2000 --json\n"
-      "Exit codes: 0 every requested queue was suspended and resumed, 1 a queue could not be\n"
-      "suspended or the process exited while suspended, 2 usage.");
+      "--pid must name the process that owns the queues: a launcher shell or the parent of a\n"
+      "PyTorch worker has none, and the error lists the processes with /dev/kfd open.\n"
+      "Exit codes: 0 every requested queue was suspended and resumed, 1 the process has no GPU\n"
+      "queues, a queue could not be suspended or the process exited while suspended, 2 usage.");
   add_session_options(sus, s->session);
   sus->add_option("--queues,-q", s->queues, "Queue ids, e.g. 2,3 (default: all queues)")
       ->delimiter(',');
   add_grace_options(sus, s->grace);
   sus->add_option("--for", s->for_ms,
                   "Hold the queues suspended this many milliseconds (default: until Ctrl-C)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli_common::at_least<int64_t>(0));
   sus->callback([&globals, s] { run_suspend(globals, *s); });
 
   auto r = std::make_shared<ResumeOptions>();
@@ -200,7 +211,8 @@ void register_suspend_commands(CLI::App& app, Globals& globals) {
       "this process. Fails with 'another debugger' if a live gpreempt or rocgdb holds the process's\n"
       "session: stop that one (its exit resumes everything).\n"
       "Examples:\n  gpreempt resume --pid 1234\n  gpreempt resume --pid 1234 --queues 3 --json\n"
-      "Exit codes: 0 ok, 1 failure (or a listed queue does not exist), 2 usage.");
+      "Exit codes: 0 ok, 1 failure (the process has no GPU queues, or a listed queue does not\n"
+      "exist), 2 usage.");
   add_session_options(res, r->session);
   res->add_option("--queues,-q", r->queues, "Queue ids (default: all queues)")->delimiter(',');
   res->callback([&globals, r] { run_resume(globals, *r); });

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "cli.h"
+#include "cli_common.h"
 #include "common/child_reaper.h"
 #include "common/error.h"
 #include "common/json_conventions.h"
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
                "resume the KFD compute queues of a process (upstream debug-trap ioctls)"};
   app.footer(kFooter);
   app.require_subcommand(1);
+  gpreempt::cli_common::add_version_flag(app, "gpreempt");
   for (Registrar r : kCommandGroups) r(app, globals);
 
   try {
@@ -63,7 +65,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
     return app.exit(e);
-  } catch (const CLI::Success& e) {
+  } catch (const CLI::Success& e) {  // --version too (CallForVersion is a Success)
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);

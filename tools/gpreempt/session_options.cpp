@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <charconv>
 
+#include "cli_common.h"
 #include "common/error.h"
 #include "kfd/grace.h"
 #include "kfd/topology.h"
@@ -17,7 +18,7 @@ namespace gpreempt::cli {
 void add_session_options(CLI::App* cmd, SessionOptions& o) {
   cmd->add_option("--pid,-p", o.pid, "Target process id (its main thread gets ptrace-seized)")
       ->required()
-      ->check(CLI::PositiveNumber);
+      ->check(cli_common::at_least(1));
   cmd->add_option("--device", o.device, "KFD device node")->capture_default_str();
   cmd->add_option("--watchdog-ms", o.watchdog_ms,
                   "Resume any queue suspended longer than this (0 = no watchdog)")

@@ -17,7 +17,7 @@ namespace gpreempt::cli {
 struct SessionOptions {
   int pid = 0;
   std::string device = "/dev/kfd";
-  uint32_t watchdog_ms = 30000;
+  uint32_t watchdog_ms = static_cast<uint32_t>(preempt::kDefaultWatchdogBound.count());
 };
 
 // --pid (required), --device, --watchdog-ms.

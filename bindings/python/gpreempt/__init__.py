@@ -89,11 +89,23 @@ def print_my_queues():
     """Print this process's own KFD queues (per-process sysfs; no root, no debug session).
 
     Returns the number of queues. Meant to be called from inside a model to log which queues it
-    uses.
+    uses; called before the model has used the GPU it prints one line saying there are no queues
+    yet (and returns 0).
     """
     import os
 
-    queues = my_queues()
+    try:
+        queues = my_queues()
+    except Error as e:
+        import errno
+
+        if e.errno != errno.ESRCH:  # ESRCH: no KFD process yet, i.e. no queues yet
+            raise
+        queues = []
+    if not queues:
+        print("gpreempt: process %d has no KFD queues yet (queues appear when the GPU runtime "
+              "first uses the GPU)" % os.getpid())
+        return 0
     names = {0: "compute", 1: "sdma", 2: "hiq", 3: "sdma_xgmi"}
     print("gpreempt: process %d has %d KFD queue(s)" % (os.getpid(), len(queues)))
     for q in queues:
