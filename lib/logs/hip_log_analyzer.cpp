@@ -13,6 +13,7 @@
 #endif
 
 #include "logs/byte_scan.h"
+#include "logs/excerpt.h"
 #include "logs/line_scan.h"
 #include "logs/log_record.h"
 
@@ -477,7 +478,10 @@ struct LogAnalyzer::Impl {
   void one(const detail::LogRecord& rec, std::string_view s, std::size_t line_no, bool coloured = false) {
     ++sum.records;
     const detail::LogRecord* r = &rec;
-    if (opt.pid && r->pid && *r->pid != *opt.pid) return;
+    if (opt.pid && r->pid && *r->pid != *opt.pid) {
+      ++sum.other_pids;
+      return;
+    }
     ++sum.recognized;
     ++levels[static_cast<std::size_t>(r->level)];
     thread(*r);
@@ -667,7 +671,7 @@ struct LogAnalyzer::Impl {
     ++sum.errors_total;
     if (sum.errors.size() >= opt.max_errors) return;
     text = trim(coloured ? strip_ansi(text) : text);
-    sum.errors.push_back({line_no, std::string(text.substr(0, kMaxErrorText))});
+    sum.errors.push_back({line_no, excerpt(text, kMaxErrorText)});
   }
 
   // --- chunk plumbing -------------------------------------------------------------------------

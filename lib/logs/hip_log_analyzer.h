@@ -47,6 +47,7 @@ struct LogSummary {
   std::uint64_t lines = 0;       // physical lines
   std::uint64_t records = 0;     // logical records (a wrapped record spans lines; glued ones share)
   std::uint64_t recognized = 0;  // records recognized as runtime log output
+  std::uint64_t other_pids = 0;  // records left out because AnalyzerOptions::pid asked for another
   std::map<int, int> levels;     // record level -> count
   std::vector<ProcessThreads> processes;
   std::vector<HwQueueStats> hw_queues;  // in order of first appearance

@@ -14,6 +14,7 @@ void merge_into(detail::PieceSummary& into_piece, const detail::PieceSummary& la
   into.lines += later.lines;
   into.records += later.records;
   into.recognized += later.recognized;
+  into.other_pids += later.other_pids;
   for (const auto& [l, n] : later.levels) into.levels[l] += n;
   into.dispatches += later.dispatches;
   into.barriers += later.barriers;
