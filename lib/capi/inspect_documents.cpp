@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "discovery/json.h"
 #include "logs/json.h"
+#include "logs/log_notes.h"
 
 namespace gpreempt::inspect {
 
@@ -36,6 +37,7 @@ Document analyze_log(std::string_view text, std::string_view name, std::optional
   const logs::LogSummary s = logs::analyze_log(text, options);
   nlohmann::ordered_json doc = {{"file", std::string(name)}};
   doc.update(logs::to_json(s));
+  doc["notes"] = logs::notes_for(s, pid).text;  // as `gpreempt log analyze --json`
   return {std::move(doc), !s.truncated_record};
 }
 

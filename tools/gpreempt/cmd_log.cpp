@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "logs/excerpt.h"
 #include "logs/json.h"
+#include "logs/log_notes.h"
 #include "logs/log_file.h"
 
 namespace gpreempt::cli {
@@ -37,34 +38,6 @@ logs::LogSummary analyze(const std::string& path, const LogOptions& o) {
 }
 
 std::string opt_str(const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : "-"; }
-
-constexpr const char* kWhatAHipLogIs =
-    "a HIP log has lines like ':3:hip_memory.cpp :772 : 20159700715 us: [pid:459769 tid: 0x7f8edc1c4400] "
-    "hipMalloc: Returned hipSuccess', which the HIP runtime writes to stderr when the program runs with "
-    "AMD_LOG_LEVEL=3 (AMD_LOG_LEVEL=4 adds every kernel dispatch), e.g. AMD_LOG_LEVEL=4 ./app 2> app.log";
-
-// What a user should know about a summary that its numbers do not say. `empty`: the file holds
-// no HIP runtime log at all.
-struct Notes {
-  std::vector<std::string> text;
-  bool empty = false;
-};
-
-Notes notes_for(const logs::LogSummary& s, std::optional<int> pid) {
-  Notes n;
-  if (s.recognized == 0 && s.other_pids == 0) {
-    n.empty = true;
-    n.text.push_back(std::string("no HIP runtime log records: ") + kWhatAHipLogIs);
-    return n;
-  }
-  if (s.recognized == 0 && pid)
-    n.text.push_back("no records of pid " + std::to_string(*pid) + ": the log's " + std::to_string(s.other_pids) +
-                     " record(s) are of other processes");
-  if (s.dispatches == 0 && !s.levels.empty() && s.levels.rbegin()->first < 4)
-    n.text.push_back("0 dispatches: this log's highest level is " + std::to_string(s.levels.rbegin()->first) +
-                     "; kernel dispatch packets ('HWq=0x…, … Dispatch Header = …') are logged from AMD_LOG_LEVEL=4 on");
-  return n;
-}
 
 // Kernel names are the program's bytes: quoted, not sent to the terminal as they are.
 std::string printable(const std::string& name) { return logs::excerpt(name, 100); }
@@ -119,7 +92,7 @@ void fail_if_empty(const std::vector<std::string>& empty) {
   if (empty.empty()) return;
   std::string names;
   for (const auto& e : empty) names += (names.empty() ? "" : ", ") + e;
-  exit_partial(names + ": no HIP runtime log records; " + kWhatAHipLogIs);
+  exit_partial(names + ": no HIP runtime log records; " + logs::kWhatAHipLogIs);
 }
 
 void run_analyze(const Globals& g, const LogOptions& o) {
@@ -129,14 +102,14 @@ void run_analyze(const Globals& g, const LogOptions& o) {
   for (const auto& f : o.files) {
     const std::string name = f == "-" ? "<stdin>" : f;
     auto s = analyze(f, o);
-    const Notes notes = notes_for(s, o.pid);
+    const logs::LogNotes notes = logs::notes_for(s, o.pid);
     auto j = logs::to_json(s);
     nlohmann::ordered_json doc = {{"file", name}};
     doc.update(j);
     doc["notes"] = notes.text;
     files.push_back(std::move(doc));
     human += human_summary(name, s);
-    if (notes.empty) empty.push_back(name);
+    if (notes.no_records) empty.push_back(name);
     else
       for (const auto& t : notes.text) human += "  note: " + t + "\n";
     if (!o.config_dir.empty()) write_configs(o.config_dir, s, o.pid, written);
@@ -155,8 +128,8 @@ void run_compare(const Globals& g, const std::string& a, const std::string& b, c
   auto sa = analyze(a, o), sb = analyze(b, o);
   auto c = logs::compare(sa, sb);
   std::vector<std::string> empty;
-  if (notes_for(sa, o.pid).empty) empty.push_back(a);
-  if (notes_for(sb, o.pid).empty) empty.push_back(b);
+  if (logs::notes_for(sa, o.pid).no_records) empty.push_back(a);
+  if (logs::notes_for(sb, o.pid).no_records) empty.push_back(b);
   if (g.json) {
     std::cout << dump_json(logs::to_json(c)) << "\n";
     fail_if_empty(empty);
