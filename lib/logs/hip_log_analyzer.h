@@ -65,7 +65,8 @@ namespace detail {
 // What the queue-abort dump lines ("VGPU=… SWq=…, HWq=…, id=N", printed without a pid) said about
 // one HWq address.
 struct DumpedQueue {
-  std::uint64_t first_record = 0;  // ordinal (1-based, as LogSummary::records counts) of the first
+  // Ordinal (1-based, as LogSummary::records counts) of the first dump line naming it.
+  std::uint64_t first_record = 0;
   std::set<std::uint64_t> sw_queues;
   std::set<std::uint64_t> ids;
 };
