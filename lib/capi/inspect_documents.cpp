@@ -10,6 +10,7 @@
 #include "common/json_conventions.h"
 #include "discovery/json.h"
 #include "logs/json.h"
+#include "logs/log_notes.h"
 
 namespace gpreempt::inspect {
 
@@ -35,7 +36,7 @@ Document analyze_log(std::string_view text, std::string_view name, std::optional
   logs::AnalyzerOptions options;
   options.pid = pid;
   const logs::LogSummary s = logs::analyze_log(text, options);
-  nlohmann::ordered_json doc = {{"files", nlohmann::ordered_json::array({logs::file_json(name, s)})}};
+  nlohmann::ordered_json doc = {{"files", nlohmann::ordered_json::array({logs::file_json(name, s, pid)})}};
   return {json_conventions::document(doc), !s.truncated_record};
 }
 

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstring>
 #include <map>
+#include <unordered_map>
 #include <utility>
 
 #if defined(__SSE2__)
@@ -12,6 +13,7 @@
 #endif
 
 #include "logs/byte_scan.h"
+#include "logs/excerpt.h"
 #include "logs/line_scan.h"
 #include "logs/log_record.h"
 
@@ -66,9 +68,9 @@ std::optional<std::uint64_t> dec_after(std::string_view s, std::string_view key)
   return take_dec(s);
 }
 
-// Where a HIP call's return line, "<api>: Returned <hipError_t> : …", has its ": Returned ", or
-// npos. ROCclr's HIP_RETURN prints the C function's name (__func__) first, so the phrase follows
-// the message's first blank, ':' or '(' right there; an entry line, "<api> ( args )", stops at its
+// Where a return line, "<function>: Returned <hipError_t> : …", has its ": Returned ", or npos.
+// ROCclr's HIP_RETURN prints the C function's name (__func__) first, so the phrase follows the
+// message's first blank, ':' or '(' right there; an entry line, "<api> ( args )", stops at its
 // blank. (A ": Returned " further on, in a call's arguments or a kernel name, is not a return.)
 std::size_t returned_at(std::string_view m) {
   constexpr std::string_view kPhrase = ": Returned ";
@@ -76,6 +78,22 @@ std::size_t returned_at(std::string_view m) {
   if (k == 0 || m.size() - k < kPhrase.size() || std::memcmp(m.data() + k, kPhrase.data(), kPhrase.size()) != 0)
     return std::string_view::npos;
   return k;
+}
+
+bool is_identifier_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+// "<function>: Returned <code> : …" with a code other than hipSuccess. Whoever returns it — a hip*
+// API call or a runtime-internal function (ihipModuleLoad, __hipRegisterFatBinary, …) — the line
+// reports a failure. The name must be a C identifier, as __func__ is.
+bool failed_return(std::string_view m) {
+  if (!is_identifier_char(m[0]) || (m[0] >= '0' && m[0] <= '9')) return false;
+  const std::size_t k = returned_at(m);
+  if (k == std::string_view::npos || starts_with(m.substr(k + 11), "hipSuccess")) return false;
+  for (std::size_t i = 1; i < k; ++i)
+    if (!is_identifier_char(m[i])) return false;
+  return true;
 }
 
 // Whether s holds "Me", "ab" or "HS", where the fault phrases below begin: one pass, which rules out
@@ -180,6 +198,8 @@ struct LogAnalyzer::Impl {
   std::uint64_t last_bracket = 0;  // LogRecord::bracket of the last record thread() saw
 
   std::map<std::pair<std::int64_t, std::uint64_t>, std::size_t> hwq_index;
+  std::vector<std::uint64_t> hwq_first;             // PieceSummary::first_record
+  std::map<std::uint64_t, detail::DumpedQueue> dumps;  // PieceSummary::dumps
   std::pair<std::int64_t, std::uint64_t> last_hwq_key{-2, 0};
   std::size_t last_hwq = 0;
 
@@ -458,14 +478,22 @@ struct LogAnalyzer::Impl {
   void one(const detail::LogRecord& rec, std::string_view s, std::size_t line_no, bool coloured = false) {
     ++sum.records;
     const detail::LogRecord* r = &rec;
-    if (opt.pid && r->pid && *r->pid != *opt.pid) return;
+    if (opt.pid && r->pid && *r->pid != *opt.pid) {
+      ++sum.other_pids;
+      return;
+    }
     ++sum.recognized;
     ++levels[static_cast<std::size_t>(r->level)];
     thread(*r);
-    const std::string_view m = r->message;
+    std::string_view m = r->message;
     if (r->level == 1) error(line_no, s, coloured);
     const std::int64_t pid = r->pid ? *r->pid : -1;
     if (m.empty()) return;
+    // ROCm 4.x separates some messages from the prefix with "!" and a TAB: "[7fb360ad23c0]!\tShaderName : …".
+    if (m[0] == '!' && m.size() > 1 && m[1] == '\t') {
+      m = trim(m.substr(2));
+      if (m.empty()) return;
+    }
     switch (m[0]) {
       case 'S':
         if (starts_with(m, "SWq=")) return packet(pid, m);
@@ -498,12 +526,13 @@ struct LogAnalyzer::Impl {
           return;
         }
         break;
-      case 'h':
-      case '_':
-        returned(m, line_no, s, r->level, coloured);
-        return;
       default:
         break;
+    }
+    // Any function's return, the runtime's own (module loading, init, …) as much as a hip* call's.
+    if (failed_return(m)) {
+      if (r->level != 1) error(line_no, s, coloured);
+      return;
     }
     if (r->level != 1 && (m[0] == 'M' || m[0] == 'H' || m[0] == 'C') && is_fault_text(m)) error(line_no, s, coloured);
   }
@@ -514,12 +543,14 @@ struct LogAnalyzer::Impl {
     if (!fault && !is_dump_line(s)) return;
     ++sum.recognized;
     // "VGPU=0x… SWq=0x…, HWq=0x…, id=N" ties a software queue to its hardware queue.
+    // It prints no pid: which queue it belongs to is settled at the end (detail::resolve_dumps).
     if (starts_with(s, "VGPU=")) {
       auto hw = hex_after(s, "HWq=");
       if (!hw) return;
-      HwQueueStats& q = hwq_any_pid(*hw);
-      if (auto sw = hex_after(s, "SWq=")) q.sw_queues.insert(*sw);
-      if (auto id = dec_after(s, "id=")) q.ids.insert(*id);
+      auto [it, inserted] = dumps.try_emplace(*hw);
+      if (inserted) it->second.first_record = sum.records;
+      if (auto sw = hex_after(s, "SWq=")) it->second.sw_queues.insert(*sw);
+      if (auto id = dec_after(s, "id=")) it->second.ids.insert(*id);
     }
   }
 
@@ -552,16 +583,11 @@ struct LogAnalyzer::Impl {
       if (pid >= 0) q.pid = static_cast<int>(pid);
       q.address = address;
       sum.hw_queues.push_back(std::move(q));
+      hwq_first.push_back(sum.records);
     }
     last_hwq_key = key;
     last_hwq = it->second;
     return sum.hw_queues[it->second];
-  }
-
-  HwQueueStats& hwq_any_pid(std::uint64_t address) {
-    for (auto& q : sum.hw_queues)
-      if (q.address == address) return q;
-    return hwq(-1, address);
   }
 
   // "SWq=0x…, HWq=0x…, id=N, Dispatch Header = …" / "… BarrierAND Header = …" (ROCm 6+),
@@ -639,21 +665,13 @@ struct LogAnalyzer::Impl {
     last_kernel_count = &it->second;
   }
 
-  // "<api>: Returned <hipError_t> : …" — anything but hipSuccess is an error.
-  void returned(std::string_view m, std::size_t line_no, std::string_view s, int level, bool coloured) {
-    const std::size_t k = returned_at(m);
-    if (k == std::string_view::npos) return;
-    std::string_view code = m.substr(k + 11);
-    if (starts_with(code, "hipSuccess")) return;
-    if (level != 1) error(line_no, s, coloured);
-  }
 
   // `coloured`: `text` still holds colour codes, which the entry leaves out.
   void error(std::size_t line_no, std::string_view text, bool coloured = false) {
     ++sum.errors_total;
     if (sum.errors.size() >= opt.max_errors) return;
     text = trim(coloured ? strip_ansi(text) : text);
-    sum.errors.push_back({line_no, std::string(text.substr(0, kMaxErrorText))});
+    sum.errors.push_back({line_no, excerpt(text, kMaxErrorText)});
   }
 
   // --- chunk plumbing -------------------------------------------------------------------------
@@ -694,7 +712,20 @@ struct LogAnalyzer::Impl {
 
   const LogSummary& finish() {
     if (finished) return sum;
+    sum = detail::resolve_dumps(finish_piece());
+    return sum;
+  }
+
+  detail::PieceSummary finish_piece() {
+    end_stream();
     finished = true;
+    hwq_index.clear();
+    last_hwq_key = {-2, 0};
+    last_kernel_count = nullptr;
+    return {std::move(sum), std::move(hwq_first), std::move(dumps)};
+  }
+
+  void end_stream() {
     if (!carry.empty()) {
       physical_line(carry, 0);
       flush();
@@ -703,7 +734,6 @@ struct LogAnalyzer::Impl {
     flush();
     for (std::size_t l = 0; l < levels.size(); ++l)
       if (levels[l]) sum.levels[static_cast<int>(l)] = levels[l];
-    return sum;
   }
 };
 
@@ -711,6 +741,51 @@ LogAnalyzer::LogAnalyzer(AnalyzerOptions options) : impl_(std::make_unique<Impl>
 LogAnalyzer::~LogAnalyzer() = default;
 void LogAnalyzer::feed(std::string_view chunk) { impl_->feed(chunk); }
 const LogSummary& LogAnalyzer::finish() { return impl_->finish(); }
+detail::PieceSummary LogAnalyzer::finish_piece() { return impl_->finish_piece(); }
+
+namespace detail {
+
+LogSummary resolve_dumps(PieceSummary piece) {
+  LogSummary& s = piece.summary;
+  std::vector<std::uint64_t>& first = piece.first_record;
+  if (piece.dumps.empty()) return std::move(s);
+  // Per address: its first queue (queues are in order of first record) and its pid-less one.
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::unordered_map<std::uint64_t, std::pair<std::size_t, std::size_t>> by_address;
+  for (std::size_t i = 0; i < s.hw_queues.size(); ++i) {
+    auto [it, inserted] = by_address.try_emplace(s.hw_queues[i].address, i, kNone);
+    if (!s.hw_queues[i].pid) it->second.second = i;
+  }
+  for (auto& [address, d] : piece.dumps) {
+    const auto it = by_address.find(address);
+    std::size_t target = kNone;
+    if (it != by_address.end() && first[it->second.first] < d.first_record) {
+      target = it->second.first;
+    } else if (it != by_address.end() && it->second.second != kNone) {
+      target = it->second.second;  // named by a pid-less record only after the dump
+      first[target] = d.first_record;
+    } else {
+      HwQueueStats q;
+      q.address = address;
+      s.hw_queues.push_back(std::move(q));
+      first.push_back(d.first_record);
+      target = s.hw_queues.size() - 1;
+    }
+    s.hw_queues[target].sw_queues.merge(d.sw_queues);
+    s.hw_queues[target].ids.merge(d.ids);
+  }
+  // Back into order of first appearance (ordinals are distinct: one record names one queue).
+  std::vector<std::size_t> order(s.hw_queues.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return first[a] < first[b]; });
+  std::vector<HwQueueStats> sorted;
+  sorted.reserve(order.size());
+  for (std::size_t i : order) sorted.push_back(std::move(s.hw_queues[i]));
+  s.hw_queues = std::move(sorted);
+  return std::move(s);
+}
+
+}  // namespace detail
 
 LogSummary analyze_log(std::string_view text, AnalyzerOptions options) {
   LogAnalyzer a(options);

@@ -47,6 +47,7 @@ struct LogSummary {
   std::uint64_t lines = 0;       // physical lines
   std::uint64_t records = 0;     // logical records (a wrapped record spans lines; glued ones share)
   std::uint64_t recognized = 0;  // records recognized as runtime log output
+  std::uint64_t other_pids = 0;  // records left out because AnalyzerOptions::pid asked for another
   std::map<int, int> levels;     // record level -> count
   std::vector<ProcessThreads> processes;
   std::vector<HwQueueStats> hw_queues;  // in order of first appearance
@@ -58,6 +59,33 @@ struct LogSummary {
   std::uint64_t errors_total = 0;  // errors beyond max_errors are counted, not kept
   bool truncated_record = false;   // a record longer than the record cap was cut
 };
+
+namespace detail {
+
+// What the queue-abort dump lines ("VGPU=… SWq=…, HWq=…, id=N", printed without a pid) said about
+// one HWq address.
+struct DumpedQueue {
+  // Ordinal (1-based, as LogSummary::records counts) of the first dump line naming it.
+  std::uint64_t first_record = 0;
+  std::set<std::uint64_t> sw_queues;
+  std::set<std::uint64_t> ids;
+};
+
+// A summary whose dump lines are not yet tied to a queue. Which queue a dump line belongs to
+// depends on what came before it, possibly in an earlier piece of the file: pieces analyzed apart
+// keep their dumps aside, are appended (log_merge.h), and only the whole is resolved.
+struct PieceSummary {
+  LogSummary summary;                          // hw_queues: those named by records, in order of first record
+  std::vector<std::uint64_t> first_record;     // hw_queues[i]'s first record (ordinal)
+  std::map<std::uint64_t, DumpedQueue> dumps;  // by HWq address
+};
+
+// Ties the dumps to queues as they are in the one-pass result: every dump line naming HWq A goes to
+// the first queue with address A (whatever its pid) named before the first of those lines, else to
+// the pid-less queue of A, which then first appears at that line.
+LogSummary resolve_dumps(PieceSummary piece);
+
+}  // namespace detail
 
 struct AnalyzerOptions {
   std::optional<int> pid;         // keep only records of this pid (records without a pid are kept)
@@ -75,6 +103,9 @@ class LogAnalyzer {
   void feed(std::string_view chunk);
   // Ends the stream (a last line without "\n" counts) and returns the summary.
   const LogSummary& finish();
+  // Ends the stream and hands over the summary with its dump lines unresolved, for merging pieces
+  // of one log (log_merge.h). Call it instead of finish(), once.
+  detail::PieceSummary finish_piece();
 
  private:
   struct Impl;

@@ -1,4 +1,5 @@
 #include "logs/json.h"
+#include "logs/log_notes.h"
 
 #include "common/json_conventions.h"
 
@@ -59,9 +60,10 @@ ordered_json to_json(const LogSummary& s) {
           {"truncated_record", s.truncated_record}};
 }
 
-ordered_json file_json(std::string_view name, const LogSummary& s) {
+ordered_json file_json(std::string_view name, const LogSummary& s, std::optional<int> pid) {
   ordered_json j = {{"file", std::string(name)}};
   j.update(to_json(s));
+  j["notes"] = notes_for(s, pid).text;
   return j;
 }
 

@@ -28,7 +28,7 @@ constexpr std::size_t kChunk = 64u << 10;
 }
 
 // Analyzes bytes [begin, end) of fd.
-LogSummary analyze_range(int fd, const std::string& path, off_t begin, off_t end, const AnalyzerOptions& o) {
+detail::PieceSummary analyze_range(int fd, const std::string& path, off_t begin, off_t end, const AnalyzerOptions& o) {
   LogAnalyzer a(o);
   std::vector<char> buf(kChunk);
   for (off_t pos = begin; pos < end;) {
@@ -42,7 +42,7 @@ LogSummary analyze_range(int fd, const std::string& path, off_t begin, off_t end
     a.feed(std::string_view(buf.data(), static_cast<std::size_t>(n)));
     pos += n;
   }
-  return a.finish();
+  return a.finish_piece();
 }
 
 // First offset >= from that starts a line beginning a record (":<digit>:"), or `limit`. A piece
@@ -94,7 +94,8 @@ LogSummary analyze_file(const std::string& path, const AnalyzerOptions& options,
   if (::fstat(fd, &st) != 0) fail(path, "cannot stat");
   if (!S_ISREG(st.st_mode)) return analyze_stream(fd, path, options);
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  if (threads == 1 || st.st_size < 2 * min_piece) return analyze_range(fd, path, 0, st.st_size, options);
+  if (threads == 1 || st.st_size < 2 * min_piece)
+    return detail::resolve_dumps(analyze_range(fd, path, 0, st.st_size, options));
   threads = static_cast<unsigned>(std::min<off_t>(threads, st.st_size / min_piece));
   std::vector<off_t> cuts = {0};
   for (unsigned k = 1; k < threads; ++k) {
@@ -102,7 +103,7 @@ LogSummary analyze_file(const std::string& path, const AnalyzerOptions& options,
     if (b > cuts.back() && b < st.st_size) cuts.push_back(b);
   }
   cuts.push_back(st.st_size);
-  std::vector<LogSummary> parts(cuts.size() - 1);
+  std::vector<detail::PieceSummary> parts(cuts.size() - 1);
   std::vector<std::exception_ptr> errors(parts.size());
   std::vector<std::thread> pool;
   for (std::size_t k = 0; k < parts.size(); ++k)
@@ -116,9 +117,9 @@ LogSummary analyze_file(const std::string& path, const AnalyzerOptions& options,
   for (auto& t : pool) t.join();
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
-  LogSummary total = std::move(parts[0]);
+  detail::PieceSummary total = std::move(parts[0]);
   for (std::size_t k = 1; k < parts.size(); ++k) merge_into(total, parts[k], options.max_errors);
-  return total;
+  return detail::resolve_dumps(std::move(total));
 }
 
 }  // namespace gpreempt::logs

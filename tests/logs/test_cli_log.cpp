@@ -87,3 +87,85 @@ TEST(CliLog, NonUtf8BytesInAKernelNameStillGiveJson) {
   ASSERT_EQ(j["kernels"].size(), 1u) << r.out;
   EXPECT_NE(j["kernels"].begin().key().find("_bad"), std::string::npos);
 }
+
+namespace {
+std::string write_log(const std::string& tag, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / ("gpreempt_cli_" + tag + "_" + std::to_string(::getpid()) + ".log");
+  std::ofstream(path, std::ios::binary) << text;
+  return path.string();
+}
+}  // namespace
+
+// A file without a single HIP log record is the wrong file (or a run without AMD_LOG_LEVEL): say
+// so and what a HIP log is, exit 1 — also with --json, whose document carries the same note.
+TEST(CliLog, FileWithoutHipRecordsSaysWhatAHipLogIs) {
+  const std::string f = write_log("nolog", "Epoch 1: loss 0.5\nEpoch 2: loss 0.4\n");
+  auto r = gt::run_gpreempt("log analyze " + f);
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("no HIP runtime log records"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("AMD_LOG_LEVEL=3"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("2 lines"), std::string::npos) << r.out;  // the summary is still printed
+  auto j = gt::run_gpreempt("log analyze " + f + " --json");
+  EXPECT_EQ(j.exit_code, 1);
+  const auto doc = json::parse(j.out);
+  ASSERT_EQ(doc["notes"].size(), 1u) << j.out;
+  EXPECT_NE(doc["notes"][0].get<std::string>().find("AMD_LOG_LEVEL=3"), std::string::npos);
+  // One empty file among good ones still fails the command, after all results are printed.
+  const std::string good = write_log("good", ":3:hip_memory.cpp :772 : 1 us: [pid:1 tid:0x1] hipMalloc: Returned hipSuccess : \n");
+  auto both = gt::run_gpreempt("log analyze " + good + " " + f + " --json");
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_EQ(json::parse(both.out)["files"].size(), 2u);
+  EXPECT_NE(both.err.find(f), std::string::npos);
+  EXPECT_EQ(gt::run_gpreempt("log compare " + good + " " + f).exit_code, 1);
+  EXPECT_EQ(gt::run_gpreempt("log analyze " + good).exit_code, 0);
+  std::filesystem::remove(f);
+  std::filesystem::remove(good);
+}
+
+// Dispatch packets are logged from level 4 on: a level-3 log with kernels and no dispatches says
+// so; a level-4 log with no dispatches has nothing to explain.
+TEST(CliLog, LevelThreeLogSaysDispatchesNeedLevelFour) {
+  const std::string l3 = write_log(
+      "l3", ":3:hip_module.cpp           :813 : 20161700905 us: [pid:9 tid: 0x7f01] hipLaunchKernel ( 0x1, {1,1,1}, {32,1,1}, 0x2, 0, stream:0x3 )\n"
+            ":3:rocvirtual.cpp           :3351: 20161700950 us: [pid:9 tid: 0x7f01] ShaderName : dummy_kernel(int*, int)\n"
+            ":3:hip_module.cpp           :813 : 20161701405 us: [pid:9 tid: 0x7f01] hipLaunchKernel: Returned hipSuccess : : duration: 500 us\n");
+  auto r = gt::run_gpreempt("log analyze " + l3);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("note: 0 dispatches: this log's highest level is 3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("AMD_LOG_LEVEL=4"), std::string::npos) << r.out;
+  auto j = json::parse(gt::run_gpreempt("log analyze " + l3 + " --json").out);
+  ASSERT_EQ(j["notes"].size(), 1u);
+  EXPECT_NE(j["notes"][0].get<std::string>().find("AMD_LOG_LEVEL=4"), std::string::npos);
+  const std::string l4 = write_log("l4", ":4:rocdevice.cpp            :2221: 1 us: [pid:9 tid: 0x7f01] Allocate hsa host memory 0x1, size 0x1\n");
+  auto r4 = gt::run_gpreempt("log analyze " + l4 + " --json");
+  EXPECT_EQ(r4.exit_code, 0);
+  EXPECT_EQ(json::parse(r4.out)["notes"].size(), 0u);
+  // --pid that matches nothing is an answer, not a wrong file.
+  auto other = gt::run_gpreempt("log analyze " + l3 + " --pid 5");
+  EXPECT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_NE(other.out.find("no records of pid 5"), std::string::npos) << other.out;
+  std::filesystem::remove(l3);
+  std::filesystem::remove(l4);
+}
+
+// Quoted log text cannot drive the terminal: control bytes are escaped, quotes are bounded.
+TEST(CliLog, ErrorTextsAndKernelNamesAreQuotedWithControlBytesEscaped) {
+  const std::string f = write_log("ctl", std::string(":1:x.cpp :1 : 1 us: [pid:1 tid:0x1] boom\x01\x07|\0|end", 48) + "\n" +
+                                             ":3:x.cpp :1 : 1 us: [pid:1 tid:0x1] ShaderName : k\x08\x08\n" +
+                                             ":1:x.cpp :1 : 1 us: [pid:1 tid:0x1] " + std::string(5000, 'y') + "\n");
+  auto r = gt::run_gpreempt("log analyze " + f);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("boom\\x01\\x07|\\x00|end"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("k\\x08\\x08"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("... (5036 bytes)"), std::string::npos) << r.out;
+  for (char c : r.out) EXPECT_TRUE(c == '\n' || static_cast<unsigned char>(c) >= 0x20) << static_cast<int>(c);
+  EXPECT_LT(r.out.size(), 2000u);
+  std::filesystem::remove(f);
+}
+
+TEST(CliLog, AnalyzeHelpHasExamples) {
+  auto r = gt::run_gpreempt("log analyze --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* example : {"Examples:", "AMD_LOG_LEVEL=4 ./app 2> app.log", "--threads 4", "log analyze -", "--config out/"})
+    EXPECT_NE(r.out.find(example), std::string::npos) << example << "\n" << r.out;
+}

@@ -114,6 +114,43 @@ TEST(LogFormats, ErrorsLevelOneFailedCallsAndGpuFaults) {
   EXPECT_EQ(j["errors"][1]["line"], 3);
 }
 
+// "<function>: Returned <code>" reports a failure whoever the function is: the runtime's own
+// (ihip*, __hip*, module loading, init) as much as a hip* API call. The lines are the real ones of
+// realdata/amdlog and tests/logs/fixtures/rocm4 with a failing code.
+TEST(LogFormats, FailedReturnOfAnyFunctionIsAnError) {
+  auto s = analyze_log(
+      ":3:hip_platform.cpp         :667 : 266505876843 us: 120148: [7fb360ad23c0] ihipLaunchKernel: Returned hipErrorInvalidConfiguration : \n"
+      ":3:hip_platform.cpp         :259 : 578897280667 us:  __hipPushCallConfiguration: Returned hipErrorInvalidValue :\n"
+      ":3:hip_module.cpp           :83  : 20159561912 us: [pid:459769 tid: 0x7f8edc1c4400] ihipModuleLoadData: Returned hipErrorInvalidImage : \n"
+      ":3:hip_context.cpp          :145 : 3326436947 us: [pid:2539  tid:0x7ffff7e53740] PlatformState_init: Returned hipErrorNotInitialized : \n"
+      ":3:hip_platform.cpp         :667 : 266505876843 us: 120148: [7fb360ad23c0] ihipLaunchKernel: Returned hipSuccess : \n"
+      ":3:hip_platform.cpp         :259 : 578897280667 us:  __hipPushCallConfiguration: Returned hipSuccess :\n"
+      ":3:hip_module.cpp           :83  : 1 us: [pid:1 tid:0x1] ihipModuleLoadData ( 0x1, \"x: Returned hipErrorInvalidImage\" )\n"
+      ":3:hip_module.cpp           :83  : 1 us: [pid:1 tid:0x1] Arg0 = x: Returned hipErrorInvalidImage\n"
+      ":3:hip_module.cpp           :83  : 1 us: [pid:1 tid:0x1] a.b: Returned hipErrorInvalidImage\n"
+      ":3:hip_module.cpp           :83  : 1 us: [pid:1 tid:0x1] 9abc: Returned hipErrorInvalidImage\n");
+  EXPECT_EQ(s.recognized, 10u);
+  ASSERT_EQ(s.errors_total, 4u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(s.errors[i].line, i + 1);
+  EXPECT_NE(s.errors[0].text.find("ihipLaunchKernel: Returned hipErrorInvalidConfiguration"), std::string::npos);
+}
+
+// A level-1 record is an error by its level; its being a failed return does not count it twice,
+// whatever path the line takes (plain, coloured, glued after another record).
+TEST(LogFormats, LevelOneFailedReturnCountedOnce) {
+  for (const std::string line :
+       {":1:hip_module.cpp           :83  : 1 us: [pid:1 tid:0x1] hipModuleLoad: Returned hipErrorFileNotFound : \n",
+        ":1:hip_module.cpp           :83  : 1 us: [pid:1 tid:0x1] ihipModuleLoad: Returned hipErrorFileNotFound : \n",
+        ":1:hip_module.cpp           :83  : 1 us: [pid:1 tid:0x1] \x1b[31mhipModuleLoad: Returned hipErrorFileNotFound : \x1b[0m\n",
+        ":3:a.cpp :1 : 1 us: [pid:1 tid:0x1] hipInit ( ) :1:hip_module.cpp :83 : 1 us: [pid:1 tid:0x1] hipModuleLoad: "
+        "Returned hipErrorFileNotFound : \n"}) {
+    auto s = analyze_log(line);
+    EXPECT_EQ(s.errors_total, 1u) << line;
+    EXPECT_EQ(s.errors.size(), 1u) << line;
+    EXPECT_EQ(s.levels.at(1), 1) << line;
+  }
+}
+
 TEST(LogFormats, ErrorListIsCappedButCounted) {
   std::string text;
   for (int i = 0; i < 50; ++i) text += ":1:x.cpp :1 : 1 us: boom\n";

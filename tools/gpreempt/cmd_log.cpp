@@ -9,7 +9,9 @@
 #include <sstream>
 
 #include "cli.h"
+#include "logs/excerpt.h"
 #include "logs/json.h"
+#include "logs/log_notes.h"
 #include "logs/log_file.h"
 
 namespace gpreempt::cli {
@@ -37,6 +39,9 @@ logs::LogSummary analyze(const std::string& path, const LogOptions& o) {
 
 std::string opt_str(const std::optional<std::uint64_t>& v) { return v ? std::to_string(*v) : "-"; }
 
+// Kernel names are the program's bytes: quoted, not sent to the terminal as they are.
+std::string printable(const std::string& name) { return logs::excerpt(name, 100); }
+
 std::string human_summary(const std::string& file, const logs::LogSummary& s) {
   std::ostringstream out;
   out << file << ": " << s.lines << " lines, " << s.recognized << " of " << s.records
@@ -58,7 +63,7 @@ std::string human_summary(const std::string& file, const logs::LogSummary& s) {
   if (!s.kernels.empty()) {
     std::vector<std::vector<std::string>> k;
     for (const auto& [name, n] : s.kernels)
-      k.push_back({std::to_string(n), name.size() > 100 ? name.substr(0, 97) + "..." : name});
+      k.push_back({std::to_string(n), printable(name)});
     out << table({"COUNT", "KERNEL"}, k);
   }
   for (const auto& e : s.errors) out << "  error at line " << e.line << ": " << e.text << "\n";
@@ -81,14 +86,28 @@ void write_configs(const std::string& dir, const logs::LogSummary& s, std::optio
   }
 }
 
+// Files that hold no HIP log: the user gave the wrong file, or ran without AMD_LOG_LEVEL (exit 1,
+// after whatever was printed for the other files).
+void fail_if_empty(const std::vector<std::string>& empty) {
+  if (empty.empty()) return;
+  std::string names;
+  for (const auto& e : empty) names += (names.empty() ? "" : ", ") + e;
+  exit_partial(names + ": no HIP runtime log records; " + logs::kWhatAHipLogIs);
+}
+
 void run_analyze(const Globals& g, const LogOptions& o) {
   nlohmann::ordered_json files = nlohmann::ordered_json::array();
   std::string human;
-  std::vector<std::string> written;
+  std::vector<std::string> written, empty;
   for (const auto& f : o.files) {
+    const std::string name = f == "-" ? "<stdin>" : f;
     auto s = analyze(f, o);
-    files.push_back(logs::file_json(f == "-" ? "<stdin>" : f, s));
-    human += human_summary(f == "-" ? "<stdin>" : f, s);
+    const logs::LogNotes notes = logs::notes_for(s, o.pid);
+    files.push_back(logs::file_json(name, s, o.pid));
+    human += human_summary(name, s);
+    if (notes.no_records) empty.push_back(name);
+    else
+      for (const auto& t : notes.text) human += "  note: " + t + "\n";
     if (!o.config_dir.empty()) write_configs(o.config_dir, s, o.pid, written);
   }
   for (const auto& w : written) human += "wrote " + w + "\n";
@@ -99,15 +118,20 @@ void run_analyze(const Globals& g, const LogOptions& o) {
     print_json(out);
   else
     std::cout << human;
+  fail_if_empty(empty);
 }
 
 void run_compare(const Globals& g, const std::string& a, const std::string& b, const LogOptions& o) {
   auto sa = analyze(a, o), sb = analyze(b, o);
   auto c = logs::compare(sa, sb);
+  std::vector<std::string> empty;
+  if (logs::notes_for(sa, o.pid).no_records) empty.push_back(a);
+  if (logs::notes_for(sb, o.pid).no_records) empty.push_back(b);
   if (g.json) {
     nlohmann::ordered_json j = {{"file_a", a}, {"file_b", b}};
     j.update(logs::to_json(c));
     print_json(j);
+    fail_if_empty(empty);
     return;
   }
   std::ostringstream out;
@@ -121,9 +145,10 @@ void run_compare(const Globals& g, const std::string& a, const std::string& b, c
       << c.hwq_only_b.size() << " only in B (addresses are per process: equal addresses in two runs are "
       << "a coincidence of the allocator, not the same queue)\n";
   std::vector<std::vector<std::string>> k;
-  for (const auto& d : c.kernels) k.push_back({std::to_string(d.a), std::to_string(d.b), d.name.substr(0, 100)});
+  for (const auto& d : c.kernels) k.push_back({std::to_string(d.a), std::to_string(d.b), printable(d.name)});
   if (!k.empty()) out << table({"A", "B", "KERNEL"}, k);
   std::cout << out.str();
+  fail_if_empty(empty);
 }
 
 }  // namespace
@@ -134,13 +159,19 @@ void register_log_commands(CLI::App& app, Globals& globals) {
   auto o = std::make_shared<LogOptions>();
   CLI::App* analyze = add_command(
       *log, globals, "analyze", "Hardware queues, dispatches, kernels, threads and errors of a log",
-      "Reads every ROCclr line format (ROCm 5 to 7: [pid:N tid:X], 'N : [tid:X]', no prefix; ANSI\n"
-      "colour; terminal-wrapped pastes), streaming: any size, constant memory. FILE may be '-'.\n"
-      "HWq is the address of ROCr's amd_queue_t; HWq + 0x80 is the queue's read-pointer address\n"
-      "that `gpreempt map --log` joins with debugfs. --config DIR writes queue_config_pid_<pid>.json.\n"
-      "Examples:\n  AMD_LOG_LEVEL=4 ./app 2> app.log; gpreempt log analyze app.log\n"
-      "  gpreempt log analyze app.log --pid 4242 --config out/ --json\n"
-      "Exit codes: 0 ok, 1 unreadable file, 2 usage.");
+      "Reads every ROCclr line format (ROCm 4 to 7: [pid:N tid:X], 'N : [tid:X]', 'N: [X]', '[X]!<TAB>',\n"
+      "no prefix; ANSI colour; terminal-wrapped pastes), streaming: any size, constant memory.\n"
+      "FILE may be '-'. Errors: level-1 records, any function's 'Returned <code>' other than\n"
+      "hipSuccess, GPU faults. Dispatches are logged from AMD_LOG_LEVEL=4 on (level 3: API calls,\n"
+      "queues, kernels). HWq is the address of ROCr's amd_queue_t; HWq + 0x80 is the queue's\n"
+      "read-pointer address that `gpreempt map --log` joins with debugfs.\n"
+      "Examples:\n"
+      "  AMD_LOG_LEVEL=4 ./app 2> app.log && gpreempt log analyze app.log\n"
+      "  gpreempt log analyze app.log --pid 4242 --config out/   # writes out/queue_config_pid_4242.json\n"
+      "  gpreempt log analyze big.log --threads 4 --json          # same output as --threads 1\n"
+      "  AMD_LOG_LEVEL=3 python train.py 2>&1 | gpreempt log analyze - --max-errors 20\n"
+      "  gpreempt log analyze run1.log run2.log --json            # {\"files\": [...]}\n"
+      "Exit codes: 0 ok, 1 unreadable file or a file without HIP log records, 2 usage.");
   analyze->add_option("FILE", o->files, "Log file(s), or - for stdin")->required();
   analyze->add_option("--pid", o->pid, "Only records of this pid (records without a pid are kept)");
   analyze->add_option("--config", o->config_dir, "Write queue_config_pid_<pid>.json files into this directory");
@@ -153,7 +184,8 @@ void register_log_commands(CLI::App& app, Globals& globals) {
   auto a = std::make_shared<std::string>(), b = std::make_shared<std::string>();
   CLI::App* cmp = add_command(
       *log, globals, "compare", "Compare two logs: queues, priorities, dispatches, kernels",
-      "Example: gpreempt log compare run1.log run2.log --json\nExit codes: 0 ok, 1 unreadable file, 2 usage.");
+      "Example: gpreempt log compare run1.log run2.log --json\n"
+      "Exit codes: 0 ok, 1 unreadable file or a file without HIP log records, 2 usage.");
   cmp->add_option("A", *a, "First log")->required();
   cmp->add_option("B", *b, "Second log")->required();
   cmp->add_option("--pid", o->pid, "Only records of this pid");
