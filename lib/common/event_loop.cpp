@@ -14,7 +14,9 @@
 namespace gpreempt {
 
 namespace {
-[[noreturn]] void fail(const char* what) { throw std::runtime_error(std::string(what) + ": " + std::strerror(errno)); }
+[[noreturn]] void fail(const char* what) {
+  throw std::runtime_error(std::string(what) + ": " + std::strerror(errno));
+}
 }  // namespace
 
 EventLoop::EventLoop() {
@@ -38,7 +40,9 @@ EventLoop::Id EventLoop::add(int fd, Callback callback) {
   return id;
 }
 
-EventLoop::Id EventLoop::watch(int fd, Callback on_readable) { return add(fd, std::move(on_readable)); }
+EventLoop::Id EventLoop::watch(int fd, Callback on_readable) {
+  return add(fd, std::move(on_readable));
+}
 
 void EventLoop::unwatch(Id id) {
   auto it = watches_.find(id);
@@ -101,7 +105,8 @@ void EventLoop::on_signals(std::initializer_list<int> signals, std::function<voi
     fail("signalfd");
   add(signal_fd_, [this, cb = std::move(on_signal)] {
     signalfd_siginfo si{};
-    if (::read(signal_fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si)) cb(static_cast<int>(si.ssi_signo));
+    if (::read(signal_fd_, &si, sizeof si) == static_cast<ssize_t>(sizeof si))
+      cb(static_cast<int>(si.ssi_signo));
   });
 }
 
@@ -116,7 +121,7 @@ void EventLoop::run() {
     for (int i = 0; i < n && !stop_; ++i) {
       auto it = watches_.find(events[i].data.u64);
       if (it == watches_.end()) continue;  // removed earlier in this batch
-      auto cb = it->second.callback;  // the callback may remove its own watch
+      auto cb = it->second.callback;       // the callback may remove its own watch
       (*cb)();
     }
     if (after_batch_) after_batch_();

@@ -13,13 +13,13 @@
 namespace gpreempt::sched {
 
 struct UsageStats {
-  uint64_t suspensions = 0;         // a target's queues on one GPU suspended (per GPU)
-  uint64_t forced_resumes = 0;      // by the hard bound or the starvation guard
-  uint64_t failed_actuations = 0;   // suspend or resume failed (errno)
+  uint64_t suspensions = 0;           // a target's queues on one GPU suspended (per GPU)
+  uint64_t forced_resumes = 0;        // by the hard bound or the starvation guard
+  uint64_t failed_actuations = 0;     // suspend or resume failed (errno)
   uint64_t timed_out_actuations = 0;  // preemption timed out (bit 30)
   Duration suspended_time{0};
-  uint64_t requests_ignored = 0;    // from a source the class does not accept
-  uint64_t requests_aborted = 0;    // the process exited mid-request
+  uint64_t requests_ignored = 0;     // from a source the class does not accept
+  uint64_t requests_aborted = 0;     // the process exited mid-request
   LatencyHistogram request_latency;  // online requests, start to finish
 };
 

@@ -57,6 +57,7 @@ struct PriorityOnly {
 
 }  // namespace action
 
-using Action = std::variant<action::Suspend, action::Resume, action::ArmTimer, action::PriorityOnly>;
+using Action =
+    std::variant<action::Suspend, action::Resume, action::ArmTimer, action::PriorityOnly>;
 
 }  // namespace gpreempt::sched

@@ -8,7 +8,9 @@
 namespace gpreempt::sched {
 
 namespace {
-bool is_uid_char(char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == '-' || c == '_'; }
+bool is_uid_char(char c) {
+  return std::isxdigit(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+}
 }  // namespace
 
 CgroupIdentity cgroup_identity(std::string_view path) {
@@ -36,7 +38,8 @@ std::vector<std::string> parse_cgroup_paths(std::string_view text) {
   size_t pos = 0;
   while (pos < text.size()) {
     size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? text.size() - pos : nl - pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? text.size() - pos : nl - pos);
     pos = nl == std::string_view::npos ? text.size() : nl + 1;
     size_t c1 = line.find(':');
     size_t c2 = c1 == std::string_view::npos ? c1 : line.find(':', c1 + 1);

@@ -28,8 +28,8 @@ std::optional<Classification> Classifier::own(const ProcessFacts& p) const {
   return Classification{found->cls.name, found->cls.priority, rule->describe(), std::nullopt};
 }
 
-std::optional<Classification> Classifier::classify(const ProcessFacts& process,
-                                                   const std::vector<ProcessFacts>& ancestors) const {
+std::optional<Classification> Classifier::classify(
+    const ProcessFacts& process, const std::vector<ProcessFacts>& ancestors) const {
   if (auto c = own(process)) return c;
   for (const auto& a : ancestors) {
     if (auto c = own(a)) {

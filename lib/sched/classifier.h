@@ -25,7 +25,7 @@ struct ClassRule {
 struct Classification {
   std::string class_name;
   int priority = 0;
-  std::string rule;                       // the rule that matched (MatchRule::describe)
+  std::string rule;                          // the rule that matched (MatchRule::describe)
   std::optional<ProcessKey> inherited_from;  // the ancestor whose rule matched
 };
 

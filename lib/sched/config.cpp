@@ -1,11 +1,12 @@
 #include "sched/config.h"
 
-#include <cerrno>
+#include <toml++/toml.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <set>
-#include <toml++/toml.h>
 
 #include "common/text_file.h"
 
@@ -35,18 +36,29 @@ namespace {
 
 using namespace std::chrono_literals;
 
-int line_of(const toml::node& n) { return static_cast<int>(n.source().begin.line); }
-int line_of(const toml::key& k) { return static_cast<int>(k.source().begin.line); }
+int line_of(const toml::node& n) {
+  return static_cast<int>(n.source().begin.line);
+}
+int line_of(const toml::key& k) {
+  return static_cast<int>(k.source().begin.line);
+}
 
 const char* type_name(const toml::node& n) {
   switch (n.type()) {
-    case toml::node_type::string: return "a string";
-    case toml::node_type::integer: return "an integer";
-    case toml::node_type::floating_point: return "a number";
-    case toml::node_type::boolean: return "a boolean";
-    case toml::node_type::table: return "a table";
-    case toml::node_type::array: return "an array";
-    default: return "a date/time";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a number";
+    case toml::node_type::boolean:
+      return "a boolean";
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    default:
+      return "a date/time";
   }
 }
 
@@ -106,7 +118,9 @@ class Loader {
   }
 
  private:
-  void error(int line, std::string message) { errors_.push_back({file_, line, std::move(message)}); }
+  void error(int line, std::string message) {
+    errors_.push_back({file_, line, std::move(message)});
+  }
 
   const toml::table* table(const toml::key& k, const toml::node& v) {
     if (auto* t = v.as_table()) return t;
@@ -114,7 +128,8 @@ class Loader {
     return nullptr;
   }
 
-  std::optional<std::string> string(const toml::key& k, const toml::node& v, bool allow_empty = false) {
+  std::optional<std::string> string(const toml::key& k, const toml::node& v,
+                                    bool allow_empty = false) {
     auto s = v.value<std::string>();
     if (!v.is_string() || !s) {
       error(line_of(k), "'" + std::string(k.str()) + "' must be a string, not " + type_name(v));
@@ -153,7 +168,8 @@ class Loader {
     if (!s) return std::nullopt;
     std::string why;
     auto g = Glob::parse(*s, &why);
-    if (!g) error(line_of(k), "bad glob in '" + std::string(k.str()) + "' (\"" + *s + "\"): " + why);
+    if (!g)
+      error(line_of(k), "bad glob in '" + std::string(k.str()) + "' (\"" + *s + "\"): " + why);
     return g;
   }
 
@@ -191,7 +207,9 @@ class Loader {
       } else if (k == "metrics") {
         if (auto s = string(k, v, true)) {
           if (!s->empty() && !valid_address(*s))
-            error(line_of(k), "'metrics' must be HOST:PORT (port 1-65535) or \"\" to disable, not \"" + *s + "\"");
+            error(line_of(k),
+                  "'metrics' must be HOST:PORT (port 1-65535) or \"\" to disable, not \"" + *s +
+                      "\"");
           else
             d.metrics_address = *s;
         }
@@ -279,7 +297,8 @@ class Loader {
     for (const toml::node* n : items) {
       auto s = n->value<std::string>();
       if (!n->is_string() || !s) {
-        error(line_of(k), std::string("'trigger' must be a string or an array of strings, not ") + type_name(*n));
+        error(line_of(k), std::string("'trigger' must be a string or an array of strings, not ") +
+                              type_name(*n));
         continue;
       }
       if (*s == "hint")
@@ -300,7 +319,8 @@ class Loader {
     } else if (const toml::array* a = v.as_array(); a && a->is_array_of_tables() && !a->empty()) {
       for (const auto& n : *a) tables.push_back(n.as_table());
     } else {
-      error(line_of(k), std::string("'match' must be a table or an array of tables, not ") + type_name(v));
+      error(line_of(k),
+            std::string("'match' must be a table or an array of tables, not ") + type_name(v));
       return;
     }
     for (const toml::table* t : tables) {
@@ -354,8 +374,9 @@ class Loader {
       }
       m.env = EnvCondition{s->substr(0, eq), std::move(*g)};
     } else {
-      error(line_of(k), "unknown match key '" + std::string(k.str()) +
-                            "' (expected cmdline, exe, uid, user, cgroup, container, pod, env, pid)");
+      error(line_of(k),
+            "unknown match key '" + std::string(k.str()) +
+                "' (expected cmdline, exe, uid, user, cgroup, container, pod, env, pid)");
     }
   }
 

@@ -4,9 +4,12 @@ namespace gpreempt::sched {
 
 bool Glob::Token::accepts(char x) const {
   switch (kind) {
-    case kChar: return x == c;
-    case kAny: return true;
-    case kStar: return true;
+    case kChar:
+      return x == c;
+    case kAny:
+      return true;
+    case kStar:
+      return true;
     case kSet: {
       bool in = false;
       for (auto [lo, hi] : ranges)
@@ -28,7 +31,8 @@ std::optional<Glob> Glob::parse(std::string_view p, std::string* error) {
   for (size_t i = 0; i < p.size(); ++i) {
     char c = p[i];
     if (c == '*') {
-      if (g.tokens_.empty() || g.tokens_.back().kind != Token::kStar) g.tokens_.push_back(Token::of(Token::kStar));
+      if (g.tokens_.empty() || g.tokens_.back().kind != Token::kStar)
+        g.tokens_.push_back(Token::of(Token::kStar));
     } else if (c == '?') {
       g.tokens_.push_back(Token::of(Token::kAny));
     } else if (c == '\\') {
@@ -55,7 +59,8 @@ std::optional<Glob> Glob::parse(std::string_view p, std::string* error) {
         if (j + 2 < p.size() && p[j + 1] == '-' && p[j + 2] != ']') {
           hi = p[j + 2];
           if (hi < lo)
-            return fail(std::string("reversed range '") + lo + "-" + hi + "' at offset " + std::to_string(j));
+            return fail(std::string("reversed range '") + lo + "-" + hi + "' at offset " +
+                        std::to_string(j));
           j += 2;
         }
         t.ranges.emplace_back(lo, hi);

@@ -9,10 +9,14 @@ namespace gpreempt::sched {
 
 const char* to_string(MemberState s) {
   switch (s) {
-    case MemberState::kRunning: return "running";
-    case MemberState::kSuspending: return "suspending";
-    case MemberState::kSuspended: return "suspended";
-    case MemberState::kResuming: return "resuming";
+    case MemberState::kRunning:
+      return "running";
+    case MemberState::kSuspending:
+      return "suspending";
+    case MemberState::kSuspended:
+      return "suspended";
+    case MemberState::kResuming:
+      return "resuming";
   }
   return "?";
 }
@@ -127,7 +131,8 @@ void GpuArbiter::step(Time now, ActionSink& out) {
   const bool suspends_allowed = can_suspend_ && !stopped_ && !backing_off;
   PolicyDecision d = decide(members_, now, config_, suspends_allowed);
   next_check_ = d.next_check;
-  if (backing_off && (!next_check_ || *backoff_until_ < *next_check_)) next_check_ = *backoff_until_;
+  if (backing_off && (!next_check_ || *backoff_until_ < *next_check_))
+    next_check_ = *backoff_until_;
 
   if (!d.suspend.empty()) {
     action::Suspend s;

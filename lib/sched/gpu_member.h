@@ -15,7 +15,7 @@ enum class MemberState {
   kRunning,
   kSuspending,  // a Suspend naming it is in flight
   kSuspended,
-  kResuming,    // a Resume naming it is in flight
+  kResuming,  // a Resume naming it is in flight
 };
 const char* to_string(MemberState s);
 

@@ -7,7 +7,9 @@ namespace gpreempt::sched {
 
 namespace {
 // Upper bound of bucket i in nanoseconds: bucket 0 holds everything up to 1 µs.
-double upper_ns(int i) { return 1000.0 * std::exp2(static_cast<double>(i) / LatencyHistogram::kPerDoubling); }
+double upper_ns(int i) {
+  return 1000.0 * std::exp2(static_cast<double>(i) / LatencyHistogram::kPerDoubling);
+}
 }  // namespace
 
 void LatencyHistogram::add(Duration d) {
@@ -22,7 +24,8 @@ void LatencyHistogram::add(Duration d) {
 
 Duration LatencyHistogram::percentile(double q) const {
   if (count_ == 0) return Duration::zero();
-  uint64_t rank = static_cast<uint64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(count_)));
+  uint64_t rank =
+      static_cast<uint64_t>(std::ceil(std::clamp(q, 0.0, 1.0) * static_cast<double>(count_)));
   rank = std::max<uint64_t>(rank, 1);
   uint64_t seen = 0;
   for (int i = 0; i < kBuckets; ++i) {

@@ -115,7 +115,8 @@ void Scheduler::handle(Time now, const event::RequestFinished& e) {
 void Scheduler::handle(Time now, const event::RequestExpected& e) {
   Process* p = requester(e.key, e.source);
   if (!p) return;
-  for (GpuId g : p->gpus) arbiter(g).request_expected(e.key, now + std::max(e.in, Duration::zero()));
+  for (GpuId g : p->gpus)
+    arbiter(g).request_expected(e.key, now + std::max(e.in, Duration::zero()));
 }
 
 void Scheduler::handle(Time now, const event::ProcessAppeared& e) {
@@ -134,7 +135,9 @@ void Scheduler::handle(Time now, const event::ProcessClassified& e) {
   place(e.key, p, e.gpus, now);
 }
 
-void Scheduler::handle(Time now, const event::ProcessExited& e) { forget(e.key, now); }
+void Scheduler::handle(Time now, const event::ProcessExited& e) {
+  forget(e.key, now);
+}
 
 void Scheduler::handle(Time, const event::GpuCapability& e) {
   arbiter(e.gpu).set_capability(e.can_suspend, e.reason);
@@ -145,7 +148,8 @@ void Scheduler::handle(Time now, const event::ActuationCompleted& e) {
 }
 
 void Scheduler::handle(Time, const event::KernelObserved& e) {
-  if (auto it = arbiters_.find(e.gpu); it != arbiters_.end()) it->second->kernel_observed(e.key, e.length);
+  if (auto it = arbiters_.find(e.gpu); it != arbiters_.end())
+    it->second->kernel_observed(e.key, e.length);
 }
 
 void Scheduler::handle(Time, const event::TimerFired&) {

@@ -13,7 +13,9 @@ const std::string kId = "3f4e2b1c9d8a7f6e5d4c3b2a19081726354f6e7d8c9b0a1f2e3d4c5
 const std::string kPod = "0f1b5c64-8c1e-4c3c-9c5a-2b3a1e2f4d5c";
 const std::string kPodEscaped = "0f1b5c64_8c1e_4c3c_9c5a_2b3a1e2f4d5c";
 
-Glob glob(const std::string& p) { return *Glob::parse(p, nullptr); }
+Glob glob(const std::string& p) {
+  return *Glob::parse(p, nullptr);
+}
 
 ProcessFacts proc(int pid, std::vector<std::string> argv = {"python3", "train.py"}) {
   ProcessFacts f;
@@ -71,16 +73,22 @@ TEST(CgroupIdentity, ContainerAndPodFromEveryLayout) {
   const std::vector<CgroupCase> cases = {
       {"docker, cgroupfs, v1", "/docker/" + kId, false},
       {"docker, systemd, v2", "/system.slice/docker-" + kId + ".scope", false},
-      {"podman rootless, v2", "/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" + kId +
-                                  ".scope/container", false},
+      {"podman rootless, v2",
+       "/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" + kId +
+           ".scope/container",
+       false},
       {"k8s containerd, cgroupfs, v1", "/kubepods/burstable/pod" + kPod + "/" + kId, true},
-      {"k8s containerd, systemd, v2", "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" +
-                                          kPodEscaped + ".slice/cri-containerd-" + kId + ".scope", true},
-      {"k8s CRI-O, systemd, v2", "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" +
-                                     kPodEscaped + ".slice/crio-" + kId + ".scope", true},
+      {"k8s containerd, systemd, v2",
+       "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + kPodEscaped +
+           ".slice/cri-containerd-" + kId + ".scope",
+       true},
+      {"k8s CRI-O, systemd, v2",
+       "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" + kPodEscaped +
+           ".slice/crio-" + kId + ".scope",
+       true},
       {"k8s CRI-O, cgroupfs, v1", "/kubepods/besteffort/pod" + kPod + "/crio-" + kId, true},
-      {"k8s docker, systemd, guaranteed QoS", "/kubepods.slice/kubepods-pod" + kPodEscaped +
-                                                  ".slice/docker-" + kId + ".scope", true},
+      {"k8s docker, systemd, guaranteed QoS",
+       "/kubepods.slice/kubepods-pod" + kPodEscaped + ".slice/docker-" + kId + ".scope", true},
       {"k8s containerd, cgroupfs, v2 guaranteed", "/kubepods/pod" + kPod + "/" + kId, true},
   };
   for (const auto& c : cases) {
@@ -216,9 +224,11 @@ TEST(Classifier, ProcessTreesInheritTheNearestMatchingAncestor) {
   serve.cmdline = glob("*serve*");
   Classifier c({ClassRule{{"online", 10, {RequestSource::kHint}}, {serve}},
                 ClassRule{{"offline", 0, {RequestSource::kHint}}, {torchrun}}});
-  auto launcher = proc(100, {"/usr/bin/python3", "/usr/local/bin/torchrun", "--nproc-per-node=8", "train.py"});
+  auto launcher =
+      proc(100, {"/usr/bin/python3", "/usr/local/bin/torchrun", "--nproc-per-node=8", "train.py"});
   auto rank = proc(101, {"/usr/bin/python3", "-u", "train.py", "--local-rank=3"});
-  auto loader = proc(102, {"/usr/bin/python3", "-c", "from multiprocessing.spawn import spawn_main"});
+  auto loader =
+      proc(102, {"/usr/bin/python3", "-c", "from multiprocessing.spawn import spawn_main"});
   auto r = c.classify(loader, {rank, launcher});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->class_name, "offline");

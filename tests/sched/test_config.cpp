@@ -130,7 +130,8 @@ TEST(Config, NoClassesKeepsTheBuiltInOnes) {
 }
 
 TEST(ConfigErrors, Syntax) {
-  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = = 3\n").substr(0, 17), "gpreemptd.toml:3:");
+  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = = 3\n").substr(0, 17),
+            "gpreemptd.toml:3:");
 }
 
 TEST(ConfigErrors, UnknownKeys) {
@@ -138,22 +139,26 @@ TEST(ConfigErrors, UnknownKeys) {
             "gpreemptd.toml:2: unknown key 'polcy' (expected [[class]], [policy] or [daemon])");
   EXPECT_EQ(error_of("[policy]\nmax_suspension = 3\n"),
             "gpreemptd.toml:2: unknown key 'max_suspension' in [policy]");
-  EXPECT_EQ(error_of("[daemon]\nsock = \"/x\"\n"), "gpreemptd.toml:2: unknown key 'sock' in [daemon]");
+  EXPECT_EQ(error_of("[daemon]\nsock = \"/x\"\n"),
+            "gpreemptd.toml:2: unknown key 'sock' in [daemon]");
   EXPECT_EQ(error_of(with_class("weight = 3\n")),
-            "gpreemptd.toml:5: unknown key 'weight' in [[class]] (expected name, priority, match, trigger)");
+            "gpreemptd.toml:5: unknown key 'weight' in [[class]] (expected name, priority, match, "
+            "trigger)");
   EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = { comm = \"x\" }\n"),
             "gpreemptd.toml:4: unknown match key 'comm' (expected cmdline, exe, uid, user, cgroup, "
             "container, pod, env, pid)");
 }
 
 TEST(ConfigErrors, DuplicateClassName) {
-  EXPECT_EQ(error_of(with_class("\n[[class]]\nname = \"online\"\npriority = 1\nmatch = { user = \"x\" }\n")),
+  EXPECT_EQ(error_of(with_class(
+                "\n[[class]]\nname = \"online\"\npriority = 1\nmatch = { user = \"x\" }\n")),
             "gpreemptd.toml:7: duplicate class name 'online'");
 }
 
 TEST(ConfigErrors, BadGlob) {
-  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = { cgroup = \"/kubepods[\" }\n"),
-            "gpreemptd.toml:4: bad glob in 'cgroup' (\"/kubepods[\"): unterminated '[' at offset 9");
+  EXPECT_EQ(
+      error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = { cgroup = \"/kubepods[\" }\n"),
+      "gpreemptd.toml:4: bad glob in 'cgroup' (\"/kubepods[\"): unterminated '[' at offset 9");
   EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = { env = \"K=[x\" }\n"),
             "gpreemptd.toml:4: bad glob in 'env' (\"K=[x\"): unterminated '[' at offset 0");
 }
@@ -177,8 +182,9 @@ TEST(ConfigErrors, WrongTypesAndValues) {
             "gpreemptd.toml:2: 'max_suspension_ms' must be a number, not a string");
   EXPECT_EQ(error_of("[policy]\nexpect_lead_ms = -1\n"),
             "gpreemptd.toml:2: 'expect_lead_ms' must be between 0 and 1000000");
-  EXPECT_EQ(error_of("[policy]\nmax_suspension_ms = 0\n"),
-            "gpreemptd.toml:2: max_suspension_ms must be greater than 0 (it bounds every suspension)");
+  EXPECT_EQ(
+      error_of("[policy]\nmax_suspension_ms = 0\n"),
+      "gpreemptd.toml:2: max_suspension_ms must be greater than 0 (it bounds every suspension)");
   EXPECT_EQ(error_of("[policy]\nstarvation_window_ms = 100\nstarvation_min_run_ms = 100\n"),
             "gpreemptd.toml:3: starvation_min_run_ms must be less than starvation_window_ms");
   EXPECT_EQ(error_of("[daemon]\npoll_interval_us = 50\n"),
@@ -186,7 +192,8 @@ TEST(ConfigErrors, WrongTypesAndValues) {
   EXPECT_EQ(error_of("[daemon]\nsocket = \"relative.sock\"\n"),
             "gpreemptd.toml:2: 'socket' must be an absolute path, not \"relative.sock\"");
   EXPECT_EQ(error_of("[daemon]\nmetrics = \"localhost\"\n"),
-            "gpreemptd.toml:2: 'metrics' must be HOST:PORT (port 1-65535) or \"\" to disable, not \"localhost\"");
+            "gpreemptd.toml:2: 'metrics' must be HOST:PORT (port 1-65535) or \"\" to disable, not "
+            "\"localhost\"");
   EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = { env = \"NOVALUE\" }\n"),
             "gpreemptd.toml:4: 'env' must be NAME=VALUE (VALUE may be a glob), not \"NOVALUE\"");
   EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = {}\n"),
@@ -200,7 +207,8 @@ TEST(ConfigErrors, WrongTypesAndValues) {
 TEST(ConfigErrors, MissingKeysNameTheClassLine) {
   EXPECT_EQ(error_of("\n\n[[class]]\nname = \"a\"\nmatch = { user = \"x\" }\n"),
             "gpreemptd.toml:3: class 'a' has no priority");
-  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 3\n"), "gpreemptd.toml:1: class 'a' has no match rule");
+  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 3\n"),
+            "gpreemptd.toml:1: class 'a' has no match rule");
   EXPECT_EQ(error_of("[[class]]\npriority = 3\nmatch = { user = \"x\" }\n"),
             "gpreemptd.toml:1: [[class]] without a name");
 }
@@ -221,11 +229,13 @@ TEST(CheckConfig, ReadsTheFileAndNamesIt) {
   close(fd);
   auto r = check_config(path);
   ASSERT_EQ(r.errors.size(), 1u);
-  EXPECT_EQ(r.errors[0].to_string(), std::string(path) + ":14: unknown key 'resume_after_idle' in [policy]");
+  EXPECT_EQ(r.errors[0].to_string(),
+            std::string(path) + ":14: unknown key 'resume_after_idle' in [policy]");
   unlink(path);
   auto missing = check_config("/nonexistent/gpreemptd.toml");
   ASSERT_EQ(missing.errors.size(), 1u);
-  EXPECT_EQ(missing.errors[0].to_string(), "/nonexistent/gpreemptd.toml: cannot read: No such file or directory");
+  EXPECT_EQ(missing.errors[0].to_string(),
+            "/nonexistent/gpreemptd.toml: cannot read: No such file or directory");
 }
 
 }  // namespace

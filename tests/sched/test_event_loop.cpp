@@ -29,8 +29,10 @@ TEST(EventLoop, ReadableFdRunsItsCallbackAndAfterBatch) {
   int calls = 0, batches = 0;
   loop.watch(p.fd[0], [&] {
     p.drain();
-    if (++calls == 2) loop.stop();
-    else p.poke();
+    if (++calls == 2)
+      loop.stop();
+    else
+      p.poke();
   });
   loop.set_after_batch([&] { ++batches; });
   p.poke();

@@ -244,7 +244,8 @@ TEST(Scheduler, RequestsCountOnlyThroughTheClassTriggersAndFromHigherClasses) {
   EXPECT_EQ(d.s.accounting().classes().at("online").requests_ignored, 1u);
   // An offline process's hint suspends nothing: there is nothing below it.
   EXPECT_EQ(d.begin(20), Strings{});
-  EXPECT_EQ(d.begin(10, 2, 1, RequestSource::kTransparent), Strings({"suspend gpu1 [20@1] grace=0us request"}));
+  EXPECT_EQ(d.begin(10, 2, 1, RequestSource::kTransparent),
+            Strings({"suspend gpu1 [20@1] grace=0us request"}));
 }
 
 TEST(Scheduler, UnclassifiedProcessesAreLeftAlone) {
@@ -307,8 +308,8 @@ TEST(Scheduler, ShutdownResumesEverything) {
   d.begin(12);
   d.complete_suspend(1);
   // GPU 2's suspend is still in flight: resumed too.
-  EXPECT_EQ(d.send(event::Shutdown{}), Strings({"resume gpu1 [20@1 21@1] shutdown",
-                                                "resume gpu2 [22@1] shutdown"}));
+  EXPECT_EQ(d.send(event::Shutdown{}),
+            Strings({"resume gpu1 [20@1 21@1] shutdown", "resume gpu2 [22@1] shutdown"}));
   d.complete_resume(1);
   EXPECT_EQ(d.begin(10, 5), Strings{});  // nothing is suspended any more
 }
