@@ -20,8 +20,9 @@
 #include "common/error.h"
 #include "gpreempt/gpreempt.h"
 #include "kfd/grace.h"
-#include "kfd/proc_queues.h"
-#include "kfd/topology.h"
+#include "discovery/proc_parse.h"
+#include "discovery/process_discovery.h"
+#include "discovery/topology.h"
 #include "preempt/context.h"
 
 using gpreempt::Error;
@@ -67,21 +68,10 @@ int report_batch(gpreempt_ctx* ctx, const gpreempt::preempt::BatchOutcome& o, ui
   if (status)
     for (std::size_t i = 0; i < o.result.queues.size(); ++i)
       status[i] = status_of(o.result.queues[i].outcome);
-  if (!o.result.all_done()) {
-    std::string invalid, errors;
-    for (const auto& q : o.result.queues) {
-      if (q.outcome == gpreempt::kfd::QueueOutcome::kInvalid)
-        invalid += (invalid.empty() ? "" : ",") + std::to_string(q.queue_id);
-      if (q.outcome == gpreempt::kfd::QueueOutcome::kError)
-        errors += (errors.empty() ? "" : ",") + std::to_string(q.queue_id);
-    }
+  if (!o.result.all_done())
     t_last_error = std::string(verb) + " " + std::to_string(o.result.count) + " of " +
-                   std::to_string(o.result.queues.size()) + " queues";
-    if (!invalid.empty())
-      t_last_error += "; invalid (no such queue, still new, or being destroyed): " + invalid;
-    if (!errors.empty())
-      t_last_error += "; scheduler error (preemption timeout or GPU reset): " + errors;
-  }
+                   std::to_string(o.result.queues.size()) + " queues;" +
+                   gpreempt::kfd::outcome_summary(o.result);
   return static_cast<int>(o.result.count);
 }
 
@@ -313,7 +303,7 @@ int gpreempt_find_queues_by_process(int32_t pid, struct gpreempt_sysfs_queue* ou
   return guarded([&] {
     if (capacity && !out)
       throw Error(EINVAL, "gpreempt_find_queues_by_process: out is NULL but capacity > 0");
-    auto queues = gpreempt::kfd::read_process_queues(pid);
+    auto queues = gpreempt::discovery::read_process_queues(pid);
     for (std::size_t i = 0; i < queues.size() && i < capacity; ++i) {
       struct gpreempt_sysfs_queue e = {};
       e.queue_id = queues[i].queue_id;
@@ -329,11 +319,11 @@ int gpreempt_find_queues_by_process(int32_t pid, struct gpreempt_sysfs_queue* ou
 int gpreempt_print_my_queues(void) {
   return guarded([&] {
     const int pid = static_cast<int>(::getpid());
-    auto queues = gpreempt::kfd::read_process_queues(pid);
+    auto queues = gpreempt::discovery::read_process_queues(pid);
     std::printf("gpreempt: process %d has %zu KFD queue(s)\n", pid, queues.size());
     for (const auto& q : queues)
       std::printf("  queue %u  gpu_id %u  type %s  ring %llu bytes\n", q.queue_id, q.gpu_id,
-                  gpreempt::kfd::sysfs_queue_type_name(q.type).c_str(),
+                  gpreempt::discovery::sysfs_queue_type_name(q.type).c_str(),
                   static_cast<unsigned long long>(q.size));
     std::fflush(stdout);
     return static_cast<int>(queues.size());
@@ -346,8 +336,8 @@ uint32_t gpreempt_grace_from_us(uint64_t us, uint32_t clock_mhz) {
 
 int gpreempt_gpu_clock_mhz(uint32_t gpu_id) {
   return guarded([&] {
-    auto nodes = gpreempt::kfd::read_gpu_nodes();
-    auto gpu = gpreempt::kfd::find_gpu(nodes, gpu_id);
+    auto nodes = gpreempt::discovery::read_gpu_nodes();
+    auto gpu = gpreempt::discovery::find_gpu(nodes, gpu_id);
     if (!gpu) throw Error(ENODEV, "no GPU with gpu_id " + std::to_string(gpu_id) + " in the KFD topology");
     if (gpu->max_engine_clk_fcompute == 0)
       throw Error(ENODATA, "GPU " + std::to_string(gpu_id) + " reports no max_engine_clk_fcompute");

@@ -1,5 +1,7 @@
 #include "logs/json.h"
 
+#include "common/hex.h"
+
 #include <cstdio>
 
 namespace gpreempt::logs {
@@ -7,11 +9,6 @@ namespace gpreempt::logs {
 using nlohmann::ordered_json;
 
 namespace {
-std::string hex(std::uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
 template <class C>
 ordered_json hex_list(const C& c) {
   ordered_json a = ordered_json::array();

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "common/error.h"
 #include "gpreempt/kfd_abi.h"
 #include "sim/daemon/drm_files.h"
 #include "sim/daemon/host_cpu_topology.h"
@@ -93,7 +94,7 @@ DeviceProfile machine_profile(const MachineOptions& m) {
     p.cpu_nodes = host.numa_nodes;
     p.cpu_cores_per_node = host.cores_per_node;
   } else if (m.cpu_nodes != "profile") {
-    throw std::invalid_argument("--cpu-nodes must be 'host' or 'profile', not '" + m.cpu_nodes + "'");
+    throw gpreempt::Error(EINVAL, "--cpu-nodes must be 'host' or 'profile', not '" + m.cpu_nodes + "'");
   }
   return p;
 }
@@ -118,7 +119,7 @@ Server::Server(ServerConfig config)
   timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   housekeeping_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
   if (epoll_fd_ < 0 || timer_fd_ < 0 || housekeeping_fd_ < 0)
-    throw std::runtime_error("epoll/timerfd: " + std::string(std::strerror(errno)));
+    throw gpreempt::Error(errno, "epoll/timerfd: " + std::string(std::strerror(errno)));
   add_watch(Kind::kTimer, timer_fd_);
   add_watch(Kind::kHousekeeping, housekeeping_fd_);
   itimerspec every{};
@@ -150,7 +151,7 @@ uint64_t Server::add_watch(Kind kind, int fd) {
   ev.events = EPOLLIN;
   ev.data.u64 = id;
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0)
-    throw std::runtime_error("epoll_ctl: " + std::string(std::strerror(errno)));
+    throw gpreempt::Error(errno, "epoll_ctl: " + std::string(std::strerror(errno)));
   watches_[id] = {kind, fd};
   return id;
 }
@@ -167,19 +168,19 @@ void Server::listen() {
   int probe = protocol::connect_unix(path);
   if (probe >= 0) {
     ::close(probe);
-    throw std::runtime_error("a kfdsimd already serves " + path);
+    throw gpreempt::Error(EADDRINUSE, "a kfdsimd already serves " + path);
   }
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof addr.sun_path)
-    throw std::runtime_error("socket path too long (max " + std::to_string(sizeof addr.sun_path - 1) +
+    throw gpreempt::Error(ENAMETOOLONG, "socket path too long (max " + std::to_string(sizeof addr.sun_path - 1) +
                              " bytes): " + path);
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   ::unlink(path.c_str());  // a stale socket of a daemon that died
   listen_fd_ = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (listen_fd_ < 0 || bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
       ::listen(listen_fd_, 128) != 0)
-    throw std::runtime_error("cannot listen on " + path + ": " + std::strerror(errno));
+    throw gpreempt::Error(errno, "cannot listen on " + path + ": " + std::strerror(errno));
   listen_watch_ = add_watch(Kind::kListen, listen_fd_);
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) socket_inode_ = st.st_ino;
@@ -194,7 +195,7 @@ int Server::run() {
     int n = epoll_wait(epoll_fd_, events, 64, -1);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw std::runtime_error("epoll_wait: " + std::string(std::strerror(errno)));
+      throw gpreempt::Error(errno, "epoll_wait: " + std::string(std::strerror(errno)));
     }
     for (int i = 0; i < n && !stop_; ++i) {
       auto it = watches_.find(events[i].data.u64);
@@ -247,7 +248,7 @@ void Server::stop_on_signals(std::initializer_list<int> signals) {
   for (int s : signals) sigaddset(&set, s);
   if (sigprocmask(SIG_BLOCK, &set, nullptr) != 0 ||
       (signal_fd_ = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
-    throw std::runtime_error("signalfd: " + std::string(std::strerror(errno)));
+    throw gpreempt::Error(errno, "signalfd: " + std::string(std::strerror(errno)));
   add_watch(Kind::kSignal, signal_fd_);
 }
 

@@ -26,8 +26,7 @@ void emit(const Globals& globals, const std::string& human, const nlohmann::json
 
 void exit_partial(const std::string& message) {
   std::cout.flush();
-  std::cerr << "gpreempt: " << message << "\n";
-  std::exit(kExitFailure);
+  throw PartialResult(message);
 }
 
 std::string table(const std::vector<std::string>& header,
@@ -50,12 +49,6 @@ std::string table(const std::vector<std::string>& header,
   std::string out = line(header);
   for (const auto& r : rows) out += line(r);
   return out;
-}
-
-std::string hex(uint64_t value) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(value));
-  return buf;
 }
 
 std::string gpu_id_text(uint32_t gpu_id) {

@@ -12,6 +12,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/hex.h"
+
 namespace gpreempt::cli {
 
 enum ExitCode : int { kExitOk = 0, kExitFailure = 1, kExitUsage = 2 };
@@ -32,6 +34,12 @@ struct Failure : std::runtime_error {
 struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
+// The result is already on stdout but incomplete (exit 1, message on stderr, no {"error"}
+// document). Thrown by exit_partial(); main() is the one place a failure leaves the program, so
+// destructors (contexts that resume their targets, children) run on every path.
+struct PartialResult : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // A subcommand of `parent` with --json wired to globals.json. `description` is the first line
 // of --help; `footer` is the teaching text (examples, units, exit codes).
@@ -49,14 +57,15 @@ std::string dump_json(const Json& j, int indent = 2) {
 void emit(const Globals& globals, const std::string& human, const nlohmann::json& json);
 
 // After a partial result has been printed: "gpreempt: <message>" on stderr, then exit 1 (without
-// the {"error"} document a Failure would add after the result already on stdout).
+// the {"error"} document a Failure would add after the result already on stdout). Throws
+// PartialResult to main().
 [[noreturn]] void exit_partial(const std::string& message);
 
 // Column-aligned text table.
 std::string table(const std::vector<std::string>& header,
                   const std::vector<std::vector<std::string>>& rows);
 
-std::string hex(uint64_t value);
+using gpreempt::hex;  // common/hex.h
 // A GPU's id in text tables: "63420 (f7bc)" — the decimal of sysfs (topology gpu_id, per-process
 // queues) and the hex of debugfs (mqds, hqds, rls), the two forms users have to match.
 std::string gpu_id_text(uint32_t gpu_id);

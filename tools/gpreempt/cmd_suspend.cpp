@@ -132,8 +132,7 @@ void run_suspend(const Globals& g, const SuspendOptions& o) {
   j["ok"] = ok;
   emit(g, out.str(), j);
   if (!ok) {
-    std::cerr << "gpreempt suspend: " << failure << "\n";
-    std::exit(kExitFailure);
+    exit_partial("suspend: " + failure);
   }
 }
 
@@ -155,8 +154,7 @@ void run_resume(const Globals& g, const ResumeOptions& o) {
   j["ok"] = resumed.result.all_done();
   emit(g, out.str(), j);
   if (!resumed.result.all_done()) {
-    std::cerr << "gpreempt resume: some queues do not exist (see the table)\n";
-    std::exit(kExitFailure);
+    exit_partial("resume: some queues do not exist (see the table)");
   }
 }
 

@@ -62,6 +62,9 @@ int main(int argc, char** argv) {
   } catch (const gpreempt::cli::UsageError& e) {
     std::cerr << "gpreempt: " << e.what() << "\n";
     return gpreempt::cli::kExitUsage;
+  } catch (const gpreempt::cli::PartialResult& e) {
+    std::cerr << "gpreempt: " << e.what() << "\n";
+    return gpreempt::cli::kExitFailure;
   } catch (const gpreempt::cli::Failure& e) {
     std::cerr << "gpreempt: " << e.what() << "\n";
     if (globals.json) {
