@@ -13,8 +13,8 @@
 #include "gpreempt/version.h"
 #include "inspect.h"
 #include "kfd/grace.h"
-#include "kfd/proc_queues.h"
-#include "kfd/topology.h"
+#include "discovery/process_discovery.h"
+#include "discovery/topology.h"
 #include "preempt/context.h"
 #include "sim.h"
 
@@ -22,6 +22,7 @@ namespace py = pybind11;
 using gpreempt::Error;
 namespace preempt = gpreempt::preempt;
 namespace kfd = gpreempt::kfd;
+namespace discovery = gpreempt::discovery;
 
 namespace {
 
@@ -59,9 +60,7 @@ BatchView to_py(const preempt::BatchOutcome& o) {
   BatchView b;
   b.count = o.result.count;
   for (const auto& q : o.result.queues)
-    b.queues.emplace_back(q.queue_id, q.outcome == kfd::QueueOutcome::kDone      ? "ok"
-                                      : q.outcome == kfd::QueueOutcome::kInvalid ? "invalid"
-                                                                                 : "error");
+    b.queues.emplace_back(q.queue_id, kfd::outcome_name(q.outcome));
   b.all_done = o.result.all_done();
   b.hop_us = o.timing.hop_ns / 1000.0;
   b.ioctl_us = o.timing.ioctl_ns / 1000.0;
@@ -115,13 +114,13 @@ PYBIND11_MODULE(_gpreempt, m) {
                ", ring_size=" + std::to_string(q.ring_size) + ")";
       });
 
-  py::class_<kfd::SysfsQueue>(m, "SysfsQueue", "A queue as per-process sysfs shows it.")
-      .def_readonly("queue_id", &kfd::SysfsQueue::queue_id)
-      .def_readonly("gpu_id", &kfd::SysfsQueue::gpu_id)
-      .def_readonly("type", &kfd::SysfsQueue::type,
+  py::class_<discovery::SysfsQueue>(m, "SysfsQueue", "A queue as per-process sysfs shows it.")
+      .def_readonly("queue_id", &discovery::SysfsQueue::queue_id)
+      .def_readonly("gpu_id", &discovery::SysfsQueue::gpu_id)
+      .def_readonly("type", &discovery::SysfsQueue::type,
                     "kernel-internal type: 0 compute, 1 SDMA, 2 HIQ, 3 SDMA XGMI")
-      .def_readonly("ring_size", &kfd::SysfsQueue::size)
-      .def("__repr__", [](const kfd::SysfsQueue& q) {
+      .def_readonly("ring_size", &discovery::SysfsQueue::size)
+      .def("__repr__", [](const discovery::SysfsQueue& q) {
         return "SysfsQueue(queue_id=" + std::to_string(q.queue_id) + ", gpu_id=" +
                std::to_string(q.gpu_id) + ", type=" + std::to_string(q.type) + ")";
       });
@@ -297,10 +296,10 @@ PYBIND11_MODULE(_gpreempt, m) {
 
   m.def(
       "find_queues_by_process",
-      [](int pid) { return kfd::read_process_queues(pid); }, py::arg("pid"),
+      [](int pid) { return discovery::read_process_queues(pid); }, py::arg("pid"),
       "Queues of any process from per-process sysfs: no Context, no root, no ptrace.");
   m.def(
-      "my_queues", [] { return kfd::read_process_queues(static_cast<int>(::getpid())); },
+      "my_queues", [] { return discovery::read_process_queues(static_cast<int>(::getpid())); },
       "This process's own queues (per-process sysfs).");
   m.def(
       "grace_from_us", &kfd::grace_units_from_us, py::arg("us"), py::arg("clock_mhz"),
@@ -309,7 +308,7 @@ PYBIND11_MODULE(_gpreempt, m) {
   m.def(
       "gpu_clock_mhz",
       [](uint32_t gpu_id) {
-        auto gpu = kfd::find_gpu(kfd::read_gpu_nodes(), gpu_id);
+        auto gpu = discovery::find_gpu(discovery::read_gpu_nodes(), gpu_id);
         if (!gpu) throw Error(ENODEV, "no GPU with gpu_id " + std::to_string(gpu_id));
         return gpu->max_engine_clk_fcompute;
       },

@@ -21,8 +21,9 @@
 #include "common/error.h"
 #include "gpreempt/gpreempt.h"
 #include "kfd/grace.h"
-#include "kfd/proc_queues.h"
-#include "kfd/topology.h"
+#include "discovery/proc_parse.h"
+#include "discovery/process_discovery.h"
+#include "discovery/topology.h"
 #include "preempt/context.h"
 
 using gpreempt::Error;
@@ -72,28 +73,17 @@ int report_batch(gpreempt_ctx* ctx, const gpreempt::preempt::BatchOutcome& o, ui
   if (status)
     for (std::size_t i = 0; i < o.result.queues.size(); ++i)
       status[i] = status_of(o.result.queues[i].outcome);
-  if (!o.result.all_done()) {
-    std::string invalid, errors;
-    for (const auto& q : o.result.queues) {
-      if (q.outcome == gpreempt::kfd::QueueOutcome::kInvalid)
-        invalid += (invalid.empty() ? "" : ",") + std::to_string(q.queue_id);
-      if (q.outcome == gpreempt::kfd::QueueOutcome::kError)
-        errors += (errors.empty() ? "" : ",") + std::to_string(q.queue_id);
-    }
+  if (!o.result.all_done())
     t_last_error = std::string(verb) + " " + std::to_string(o.result.count) + " of " +
-                   std::to_string(o.result.queues.size()) + " queues";
-    if (!invalid.empty())
-      t_last_error += "; invalid (no such queue, still new, or being destroyed): " + invalid;
-    if (!errors.empty())
-      t_last_error += "; scheduler error (preemption timeout or GPU reset): " + errors;
-  }
+                   std::to_string(o.result.queues.size()) + " queues;" +
+                   gpreempt::kfd::outcome_summary(o.result);
   return static_cast<int>(o.result.count);
 }
 
 // max_engine_clk_fcompute of one GPU; Error(ENODEV / ENODATA) when there is none.
 uint32_t gpu_clock(uint32_t gpu_id) {
-  auto nodes = gpreempt::kfd::read_gpu_nodes();
-  auto gpu = gpreempt::kfd::find_gpu(nodes, gpu_id);
+  auto nodes = gpreempt::discovery::read_gpu_nodes();
+  auto gpu = gpreempt::discovery::find_gpu(nodes, gpu_id);
   if (!gpu) throw Error(ENODEV, "no GPU with gpu_id " + std::to_string(gpu_id) + " in the KFD topology");
   if (gpu->max_engine_clk_fcompute == 0)
     throw Error(ENODATA, "GPU " + std::to_string(gpu_id) + " reports no max_engine_clk_fcompute");
@@ -114,9 +104,9 @@ void require_queues(int32_t pid) {
     while (!comm.empty() && comm.back() == '\n') comm.pop_back();
   }
   const std::string who = "pid " + std::to_string(pid) + (comm.empty() ? "" : " (" + comm + ")");
-  std::vector<gpreempt::kfd::SysfsQueue> queues;
+  std::vector<gpreempt::discovery::SysfsQueue> queues;
   try {
-    queues = gpreempt::kfd::read_process_queues(pid);
+    queues = gpreempt::discovery::read_process_queues(pid);
   } catch (const Error& e) {
     if (e.code() == ESRCH)
       throw Error(ESRCH, who + " has not opened /dev/kfd (no KFD process); `gpreempt ps` lists the "
@@ -347,7 +337,7 @@ int gpreempt_find_queues_by_process(int32_t pid, struct gpreempt_sysfs_queue* ou
   return guarded([&] {
     if (capacity && !out)
       throw Error(EINVAL, "gpreempt_find_queues_by_process: out is NULL but capacity > 0");
-    auto queues = gpreempt::kfd::read_process_queues(pid);
+    auto queues = gpreempt::discovery::read_process_queues(pid);
     for (std::size_t i = 0; i < queues.size() && i < capacity; ++i) {
       struct gpreempt_sysfs_queue e = {};
       e.queue_id = queues[i].queue_id;
@@ -363,9 +353,9 @@ int gpreempt_find_queues_by_process(int32_t pid, struct gpreempt_sysfs_queue* ou
 int gpreempt_print_my_queues(void) {
   return guarded([&] {
     const int pid = static_cast<int>(::getpid());
-    std::vector<gpreempt::kfd::SysfsQueue> queues;
+    std::vector<gpreempt::discovery::SysfsQueue> queues;
     try {
-      queues = gpreempt::kfd::read_process_queues(pid);
+      queues = gpreempt::discovery::read_process_queues(pid);
     } catch (const Error& e) {
       if (e.code() != ESRCH) throw;  // no KFD process yet: the same answer as no queues
     }
@@ -379,7 +369,7 @@ int gpreempt_print_my_queues(void) {
     std::printf("gpreempt: process %d has %zu KFD queue(s)\n", pid, queues.size());
     for (const auto& q : queues)
       std::printf("  queue %u  gpu_id %u  type %s  ring %llu bytes\n", q.queue_id, q.gpu_id,
-                  gpreempt::kfd::sysfs_queue_type_name(q.type).c_str(),
+                  gpreempt::discovery::sysfs_queue_type_name(q.type).c_str(),
                   static_cast<unsigned long long>(q.size));
     std::fflush(stdout);
     return static_cast<int>(queues.size());
@@ -420,11 +410,11 @@ int gpreempt_suspend_opts(gpreempt_target* target, const uint32_t* ids, uint32_t
     if (us) {
       // The clock of the GPUs these queues live on; every GPU gets at least `us`.
       uint32_t clock = 0;
-      const auto nodes = gpreempt::kfd::read_gpu_nodes();
+      const auto nodes = gpreempt::discovery::read_gpu_nodes();
       for (const auto& q : core.queues(target->pid)) {
         if (wanted && std::find(wanted->begin(), wanted->end(), q.info.queue_id) == wanted->end())
           continue;
-        if (auto gpu = gpreempt::kfd::find_gpu(nodes, q.info.gpu_id))
+        if (auto gpu = gpreempt::discovery::find_gpu(nodes, q.info.gpu_id))
           clock = std::max(clock, gpu->max_engine_clk_fcompute);
       }
       if (clock == 0)

@@ -1,16 +1,14 @@
 #include "common/json_conventions.h"
 
+#include "common/hex.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 
 namespace gpreempt::json_conventions {
 
-std::string address(std::uint64_t value) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(value));
-  return b;
-}
+std::string address(std::uint64_t value) { return hex(value); }
 
 nlohmann::ordered_json address_or_null(const std::optional<std::uint64_t>& value) {
   return value ? nlohmann::ordered_json(address(*value)) : nlohmann::ordered_json(nullptr);

@@ -16,12 +16,6 @@ std::size_t expected_bytes(const std::string& type) {
   return gfx9::kComputeMqdBytes;
 }
 
-std::string hex32(std::uint64_t v) {
-  char b[20];
-  std::snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
-  return b;
-}
-
 // Parses "<words...> on device <hex>" queue headers. Returns false when the line is not one.
 bool parse_queue_header(std::string_view t, MqdsQueue& q) {
   using detail::starts_with;
@@ -142,7 +136,7 @@ class Decoder {
       copy_damaged_ = false;
     }
     if (!copy_open_) {
-      diag_.add(line_, "hex dump row at offset " + hex32(row.offset) +
+      diag_.add(line_, "hex dump row at offset " + detail::hex_string(row.offset) +
                            " without a preceding row at offset 0");
       queue_->complete = false;
       out_.complete = false;
@@ -150,8 +144,8 @@ class Decoder {
     }
     MqdCopy& c = queue_->xcc_copies.back();
     if (row.offset != expected_offset_) {
-      diag_.add(line_, "expected hex dump row at offset " + hex32(expected_offset_) + ", got " +
-                           hex32(row.offset) + ": rows missing");
+      diag_.add(line_, "expected hex dump row at offset " + detail::hex_string(expected_offset_) + ", got " +
+                           detail::hex_string(row.offset) + ": rows missing");
       queue_->complete = false;
       out_.complete = false;
       copy_open_ = false;

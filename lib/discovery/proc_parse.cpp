@@ -1,6 +1,7 @@
 #include "discovery/proc_parse.h"
 
 #include <cctype>
+#include <charconv>
 
 #include "discovery/text_scan.h"
 
@@ -77,14 +78,23 @@ std::optional<std::string> container_id_from_cgroup(std::string_view text) {
   return found;
 }
 
-std::string sysfs_queue_type_name(int code) {
+std::optional<std::uint64_t> parse_sysfs_number(std::string_view text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  if (text.empty()) return std::nullopt;
+  std::uint64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+std::string sysfs_queue_type_name(std::uint64_t code) {
   switch (code) {
     case 0: return "compute";
     case 1: return "sdma";
     case 2: return "hiq";
-    case 3: return "sdma_xgmi_or_diq";
+    case 3: return "sdma_xgmi";
     case 4: return "sdma_xgmi";
-    default: return "unknown";
+    default: return "type " + std::to_string(code);
   }
 }
 

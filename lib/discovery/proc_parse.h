@@ -24,8 +24,16 @@ std::vector<std::string> parse_cmdline(std::string_view text);
 // last run of >= 32 hex digits in a cgroup path; nullopt for processes in no container.
 std::optional<std::string> container_id_from_cgroup(std::string_view cgroup_text);
 
-// KFD's per-process sysfs queue type (`queues/<id>/type`): 0 compute, 1 sdma, 2 hiq; 3 is DIQ on
-// older kernels but SDMA_XGMI on the newest (FACTS §13.2) and 4 SDMA_XGMI on older ones.
-std::string sysfs_queue_type_name(int type_code);
+// A per-process sysfs value file (`queues/<id>/size`, `type`, `gpuid`: "%llu"/"%d"/"%u" with no
+// trailing newline on the real kernel; a newline is tolerated), or a topology `gpu_id`. nullopt
+// unless the text is an unsigned decimal number.
+std::optional<std::uint64_t> parse_sysfs_number(std::string_view text);
+
+// KFD's per-process sysfs queue type (`queues/<id>/type`), the kernel-internal enum kfd_queue_type
+// (FACTS §13.2): 0 compute (PM4 and AQL alike), 1 sdma, 2 hiq; "sdma_xgmi" is 3 on kernels without
+// DIQ and 4 on older ones, whose 3 was the DIQ of the legacy debugger (never a queue of a process
+// on kernels with the debugger API); SDMA_BY_ENG_ID queues become sdma or sdma_xgmi when created.
+// Other codes: "type <n>".
+std::string sysfs_queue_type_name(std::uint64_t type_code);
 
 }  // namespace gpreempt::discovery

@@ -1,12 +1,14 @@
 #include "discovery/process_discovery.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <system_error>
 
+#include "common/error.h"
 #include "discovery/proc_parse.h"
 #include "discovery/text_scan.h"
 
@@ -75,31 +77,72 @@ std::vector<int> kfd_sysfs_processes(const SystemRoots& roots) {
   return numeric_dirs(fs::path(roots.kfd_sysfs) / "proc");
 }
 
+namespace {
+
+// One queues/<id> directory, the only reader of these files. nullopt with `problem` empty: the
+// queue vanished while it was read (its files are gone); with `problem` set: what is wrong.
+std::optional<SysfsQueue> read_queue_dir(const fs::path& q, std::uint32_t id, std::string& problem) {
+  problem.clear();
+  SysfsQueue out;
+  out.queue_id = id;
+  bool gone = false;
+  auto value = [&](const char* file) -> std::uint64_t {
+    auto text = slurp(q / file);
+    if (!text) {
+      gone = true;
+      return 0;
+    }
+    auto v = parse_sysfs_number(*text);
+    if (!v && problem.empty())
+      problem = (q / file).string() + ": expected an unsigned decimal number, got \"" + *text + "\"";
+    return v.value_or(0);
+  };
+  out.type = static_cast<std::uint32_t>(value("type"));
+  out.gpu_id = static_cast<std::uint32_t>(value("gpuid"));
+  out.size = value("size");
+  if (!problem.empty() || gone) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
 std::vector<KnownQueue> sysfs_queues(const SystemRoots& roots, int pid, std::vector<std::string>* problems) {
   std::vector<KnownQueue> out;
   const fs::path dir = fs::path(roots.kfd_sysfs) / "proc" / std::to_string(pid) / "queues";
+  std::string problem;
   for (int id : numeric_dirs(dir)) {
     const fs::path q = dir / std::to_string(id);
-    auto type = slurp(q / "type"), gpuid = slurp(q / "gpuid"), size = slurp(q / "size");
-    auto t = type ? detail::parse_signed(detail::trim(*type)) : std::nullopt;
-    auto g = gpuid ? detail::parse_number(detail::trim(*gpuid)) : std::nullopt;
-    auto s = size ? detail::parse_number(detail::trim(*size)) : std::nullopt;
-    if (!t || !g) {
-      if (problems)
-        problems->push_back(q.string() + ": expected decimal type and gpuid files" +
-                            (!type || !gpuid ? " (unreadable)" : " (malformed)"));
+    auto sq = read_queue_dir(q, static_cast<std::uint32_t>(id), problem);
+    if (!sq) {
+      if (problems) problems->push_back(problem.empty() ? q.string() + ": unreadable (type, gpuid or size)" : problem);
       continue;
     }
     KnownQueue k;
     k.pid = pid;
-    k.queue_id = static_cast<std::uint32_t>(id);
-    k.gpu_id = static_cast<std::uint32_t>(*g);
-    k.type = sysfs_queue_type_name(static_cast<int>(*t));
-    if (s) k.ring_size = *s;
+    k.queue_id = sq->queue_id;
+    k.gpu_id = sq->gpu_id;
+    k.type = sysfs_queue_type_name(sq->type);
+    k.ring_size = sq->size;
     k.source = "sysfs";
     out.push_back(std::move(k));
   }
   return out;
+}
+
+std::vector<SysfsQueue> read_process_queues(int pid, const SystemRoots& roots) {
+  const fs::path dir = fs::path(roots.kfd_sysfs) / "proc" / std::to_string(pid) / "queues";
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    throw Error(ESRCH, "process " + std::to_string(pid) + " has no KFD queues directory (" +
+                           dir.string() + "): it has not opened /dev/kfd, or it has exited");
+  std::vector<SysfsQueue> out;
+  std::string problem;
+  for (int id : numeric_dirs(dir)) {
+    auto sq = read_queue_dir(dir / std::to_string(id), static_cast<std::uint32_t>(id), problem);
+    if (!problem.empty()) throw Error(EIO, problem);
+    if (sq) out.push_back(*sq);
+  }
+  return out;  // numeric_dirs lists ids in ascending order
 }
 
 ProcessInfo describe_process(const SystemRoots& roots, int pid) {

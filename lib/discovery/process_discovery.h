@@ -4,6 +4,7 @@
 // the simulator's shim) can point it at another tree.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,8 +38,24 @@ std::vector<int> kfd_users(const SystemRoots& roots, std::size_t* unreadable = n
 // Pids with a directory under <kfd_sysfs>/proc (every process KFD knows, readable without root).
 std::vector<int> kfd_sysfs_processes(const SystemRoots& roots);
 
-// Queues of one process from <kfd_sysfs>/proc/<pid>/queues/<id>/{type,gpuid,size}.
+// Queues of one process from <kfd_sysfs>/proc/<pid>/queues/<id>/{type,gpuid,size}; a queue whose
+// files are unreadable or malformed is left out and described in `problems`.
 std::vector<KnownQueue> sysfs_queues(const SystemRoots& roots, int pid, std::vector<std::string>* problems = nullptr);
+
+// The same files, raw, for callers that want the kernel's numbers (the C ABI's
+// gpreempt_sysfs_queue) and an error rather than a partial answer.
+struct SysfsQueue {
+  std::uint32_t queue_id = 0;
+  std::uint32_t gpu_id = 0;
+  std::uint32_t type = 0;  // kernel-internal enum; sysfs_queue_type_name() (proc_parse.h) names it
+  std::uint64_t size = 0;  // ring size in bytes
+};
+// Queues of `pid`, sorted by id. Readable without root and without a debug session, so a process
+// can list its own queues and anyone can see which queue ids a pid owns. Throws gpreempt::Error
+// (ESRCH) when the pid has no KFD process directory (it never opened /dev/kfd, or it exited), and
+// Error(EIO) naming the file when a value file is malformed. A queue destroyed while it is read is
+// left out.
+std::vector<SysfsQueue> read_process_queues(int pid, const SystemRoots& roots = {});
 
 ProcessInfo describe_process(const SystemRoots& roots, int pid);
 

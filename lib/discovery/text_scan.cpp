@@ -1,5 +1,7 @@
 #include "discovery/text_scan.h"
 
+#include "common/hex.h"
+
 #include <charconv>
 #include <cstdio>
 
@@ -94,11 +96,7 @@ std::optional<HexRow> parse_hex_row(std::string_view line) {
   return row;
 }
 
-std::string hex_string(std::uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
-}
+std::string hex_string(std::uint64_t v) { return gpreempt::hex(v); }
 
 }  // namespace detail
 }  // namespace gpreempt::discovery

@@ -44,6 +44,6 @@ struct HexRow {
 // nullopt when the line is not shaped like a dump row at all (no "<hex>: " after the indent).
 std::optional<HexRow> parse_hex_row(std::string_view line);
 
-std::string hex_string(std::uint64_t v);  // "0x…", lower case
+std::string hex_string(std::uint64_t v);  // gpreempt::hex (common/hex.h) under the name the decoders use
 
 }  // namespace gpreempt::discovery::detail

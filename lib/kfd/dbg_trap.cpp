@@ -1,18 +1,54 @@
 #include "kfd/dbg_trap.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace gpreempt::kfd {
 
-long dbg_trap_retry(KfdDriver& driver, kfd_ioctl_dbg_trap_args& args) {
-  // The kernel copies args back even on failure, so a retry must start from the original input.
-  const kfd_ioctl_dbg_trap_args original = args;
+namespace {
+
+// The one EINTR loop: `call` until it is not interrupted, `restore` before every retry.
+template <class Call, class Restore>
+long retry_interrupted(Call&& call, Restore&& restore) {
   for (;;) {
-    long r = driver.dbg_trap(args);
+    const long r = call();
     if (r != -EINTR) return r;
-    args = original;
+    restore();
   }
+}
+
+}  // namespace
+
+std::span<uint32_t> queue_id_array(const kfd_ioctl_dbg_trap_args& a) {
+  uint64_t ptr = 0;
+  uint32_t n = 0;
+  if (a.op == KFD_IOC_DBG_TRAP_SUSPEND_QUEUES) {
+    ptr = a.suspend_queues.queue_array_ptr;
+    n = a.suspend_queues.num_queues;
+  } else if (a.op == KFD_IOC_DBG_TRAP_RESUME_QUEUES) {
+    ptr = a.resume_queues.queue_array_ptr;
+    n = a.resume_queues.num_queues;
+  }
+  if (ptr == 0) return {};
+  return {reinterpret_cast<uint32_t*>(static_cast<uintptr_t>(ptr)), n};
+}
+
+long dbg_trap_retry(KfdDriver& driver, kfd_ioctl_dbg_trap_args& args) {
+  const kfd_ioctl_dbg_trap_args original = args;
+  const std::span<uint32_t> array = queue_id_array(args);
+  const std::vector<uint32_t> original_ids(array.begin(), array.end());
+  return retry_interrupted([&] { return driver.dbg_trap(args); },
+                           [&] {
+                             args = original;
+                             std::copy(original_ids.begin(), original_ids.end(), array.begin());
+                           });
+}
+
+long get_version_retry(KfdDriver& driver, Version& out) {
+  return retry_interrupted([&] { return driver.get_version(out); }, [&] { out = Version{}; });
 }
 
 Error dbg_trap_error(uint32_t op, uint32_t pid, int err) {

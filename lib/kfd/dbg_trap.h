@@ -1,19 +1,33 @@
-// The single place where DBG_TRAP calls are issued and their errno values become messages.
+// The single place where KFD ioctls are issued through a driver and their errno values become
+// messages.
 //
-// Every ioctl is retried on EINTR (as ROCdbgapi does). The errno → message mapping follows the
+// Every ioctl is retried on EINTR (as ROCdbgapi does), here and nowhere else: drivers never retry
+// (kfd/driver.h). The kernel copies the arguments back even when a call fails, and SUSPEND/RESUME
+// have already marked every entry of their queue-id array with bit 31 (and bit 30 on scheduler
+// failures) by then (FACTS §2, §8), so a retry starts again from the caller's original arguments
+// and array. The errno → message mapping follows the
 // kernel's check order (FACTS §7-§8): the same errno means different things for different ops,
 // and the message says which one applies and what to do.
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "common/error.h"
 #include "kfd/driver.h"
 
 namespace gpreempt::kfd {
 
-// Issue one DBG_TRAP, retrying while it fails with EINTR. Returns >= 0 or -errno.
+// Issue one DBG_TRAP, retrying while it fails with EINTR; before each retry `args` and the
+// SUSPEND/RESUME queue-id array it points to are put back as they were. Returns >= 0 or -errno.
 long dbg_trap_retry(KfdDriver& driver, kfd_ioctl_dbg_trap_args& args);
+
+// The queue-id array a SUSPEND_QUEUES / RESUME_QUEUES call names (empty for other ops and for a
+// NULL array), for the EINTR restore and the trace.
+std::span<uint32_t> queue_id_array(const kfd_ioctl_dbg_trap_args& args);
+
+// GET_VERSION, retried on EINTR like every other call. Returns 0 or -errno.
+long get_version_retry(KfdDriver& driver, Version& out);
 
 // The Error for a failed DBG_TRAP `op` on target `pid` (err > 0).
 Error dbg_trap_error(uint32_t op, uint32_t pid, int err);

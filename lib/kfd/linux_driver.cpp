@@ -4,9 +4,12 @@
 
 #include <cerrno>
 #include <chrono>
+#include <span>
 
 #include "common/error.h"
+#include "common/hex.h"
 #include "common/trace.h"
+#include "kfd/dbg_trap.h"
 #include "kfd/driver.h"
 
 namespace gpreempt::kfd {
@@ -22,10 +25,7 @@ class LinuxKfdDriver final : public KfdDriver {
 
   long get_version(Version& out) override {
     kfd_ioctl_get_version_args args{};
-    long r;
-    do {
-      r = raw(AMDKFD_IOC_GET_VERSION, &args);
-    } while (r == -EINTR);
+    const long r = raw(AMDKFD_IOC_GET_VERSION, &args);
     out.major = args.major_version;
     out.minor = args.minor_version;
     return r;
@@ -42,10 +42,21 @@ class LinuxKfdDriver final : public KfdDriver {
   std::string path_;
 };
 
-std::string hex(uint64_t v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
+// "ids=[3,5|invalid,7|error|invalid]": the queue-id array with its per-queue status bits (FACTS
+// §8), which is what explains a partial suspend. Bounded, since the array can be long.
+std::string describe_ids(const kfd_ioctl_dbg_trap_args& a) {
+  const std::span<uint32_t> ids = queue_id_array(a);
+  if (ids.empty()) return "";
+  constexpr std::size_t kMaxShown = 256;
+  std::string s = " ids=[";
+  for (std::size_t i = 0; i < ids.size() && i < kMaxShown; ++i) {
+    if (i) s += ',';
+    s += std::to_string(ids[i] & KFD_DBG_QUEUE_ID_MASK);
+    if (ids[i] & KFD_DBG_QUEUE_ERROR_MASK) s += "|error";
+    if (ids[i] & KFD_DBG_QUEUE_INVALID_MASK) s += "|invalid";
+  }
+  if (ids.size() > kMaxShown) s += ",... " + std::to_string(ids.size() - kMaxShown) + " more";
+  return s + "]";
 }
 
 std::string describe_args(const kfd_ioctl_dbg_trap_args& a) {
@@ -57,9 +68,9 @@ std::string describe_args(const kfd_ioctl_dbg_trap_args& a) {
     case KFD_IOC_DBG_TRAP_SUSPEND_QUEUES:
       return s + " mask=" + hex(a.suspend_queues.exception_mask) +
              " num_queues=" + std::to_string(a.suspend_queues.num_queues) +
-             " grace=" + hex(a.suspend_queues.grace_period);
+             " grace=" + hex(a.suspend_queues.grace_period) + describe_ids(a);
     case KFD_IOC_DBG_TRAP_RESUME_QUEUES:
-      return s + " num_queues=" + std::to_string(a.resume_queues.num_queues);
+      return s + " num_queues=" + std::to_string(a.resume_queues.num_queues) + describe_ids(a);
     case KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT:
       return s + " mask=" + hex(a.queue_snapshot.exception_mask) +
              " num_queues=" + std::to_string(a.queue_snapshot.num_queues) +

@@ -181,6 +181,36 @@ const std::vector<QueueInfo>& DebugSession::refresh_snapshot() {
   }
 }
 
+const char* outcome_name(QueueOutcome o) {
+  switch (o) {
+    case QueueOutcome::kDone: return "ok";
+    case QueueOutcome::kInvalid: return "invalid";
+    case QueueOutcome::kError: return "error";
+  }
+  return "error";
+}
+
+const char* outcome_meaning(QueueOutcome o) {
+  switch (o) {
+    case QueueOutcome::kDone: return "";
+    case QueueOutcome::kInvalid: return "no such queue, still new, or being destroyed";
+    case QueueOutcome::kError: return "the scheduler failed to preempt or remap: timeout or GPU reset";
+  }
+  return "";
+}
+
+std::string outcome_summary(const BatchResult& r) {
+  std::string s;
+  for (QueueOutcome o : {QueueOutcome::kInvalid, QueueOutcome::kError}) {
+    std::string ids;
+    for (const auto& q : r.queues)
+      if (q.outcome == o) ids += (ids.empty() ? "" : ",") + std::to_string(q.queue_id);
+    if (!ids.empty())
+      s += std::string(" ") + outcome_name(o) + " (" + outcome_meaning(o) + "): [" + ids + "];";
+  }
+  return s;
+}
+
 BatchResult decode_batch(std::span<const uint32_t> requested, std::span<const uint32_t> written,
                          long count, const char* op) {
   BatchResult res;
@@ -220,13 +250,7 @@ BatchResult DebugSession::suspend(std::span<const uint32_t> ids, uint32_t grace,
   a.suspend_queues.queue_array_ptr = reinterpret_cast<uintptr_t>(array.data());
   a.suspend_queues.num_queues = static_cast<uint32_t>(array.size());
   a.suspend_queues.grace_period = grace;
-  // EINTR: the array was rewritten by the failed attempt; restore it before retrying.
-  long r;
-  for (;;) {
-    r = driver_.dbg_trap(a);
-    if (r != -EINTR) break;
-    array.assign(ids.begin(), ids.end());
-  }
+  const long r = dbg_trap_retry(driver_, a);
   if (r < 0) throw dbg_trap_error(a.op, pid_, static_cast<int>(-r));
   return decode_batch(ids, array, r, "SUSPEND_QUEUES");
 }
@@ -238,12 +262,7 @@ BatchResult DebugSession::resume(std::span<const uint32_t> ids) {
   auto a = make_args(pid_, KFD_IOC_DBG_TRAP_RESUME_QUEUES);
   a.resume_queues.queue_array_ptr = reinterpret_cast<uintptr_t>(array.data());
   a.resume_queues.num_queues = static_cast<uint32_t>(array.size());
-  long r;
-  for (;;) {
-    r = driver_.dbg_trap(a);
-    if (r != -EINTR) break;
-    array.assign(ids.begin(), ids.end());
-  }
+  const long r = dbg_trap_retry(driver_, a);
   if (r < 0) throw dbg_trap_error(a.op, pid_, static_cast<int>(-r));
   return decode_batch(ids, array, r, "RESUME_QUEUES");
 }

@@ -35,6 +35,11 @@ enum class QueueOutcome : uint8_t {
   kError,    // bit 30: the scheduler failed to preempt/remap (timeout, reset); state unknown
 };
 
+// The one text of each outcome: "ok", "invalid", "error" (JSON, Python, tables).
+const char* outcome_name(QueueOutcome o);
+// What it means, for people: "no such queue, still new, or being destroyed"; "" for kDone.
+const char* outcome_meaning(QueueOutcome o);
+
 struct QueueStatus {
   uint32_t queue_id = 0;
   QueueOutcome outcome = QueueOutcome::kInvalid;
@@ -113,6 +118,11 @@ class DebugSession {
   uint32_t runtime_state_ = DEBUG_RUNTIME_STATE_DISABLED;
   std::vector<QueueInfo> snapshot_;
 };
+
+// The queues of `r` that are not done, grouped by outcome, for messages:
+// " invalid (no such queue, still new, or being destroyed): [7]; error (...): [1];". Empty when
+// every queue is done.
+std::string outcome_summary(const BatchResult& r);
 
 // Decodes the written-back array of a SUSPEND/RESUME call (exposed for tests).
 BatchResult decode_batch(std::span<const uint32_t> requested, std::span<const uint32_t> written,

@@ -3,6 +3,7 @@
 #include <cerrno>
 
 #include "common/error.h"
+#include "kfd/dbg_trap.h"
 
 namespace gpreempt::kfd {
 
@@ -16,7 +17,7 @@ std::string to_string(const Version& v) {
 
 Version check_version(KfdDriver& driver) {
   Version v;
-  long r = driver.get_version(v);
+  long r = get_version_retry(driver, v);
   if (r < 0) {
     int e = static_cast<int>(-r);
     throw Error(e, "GET_VERSION on " + driver.describe() + " failed: " + errno_text(e));

@@ -2,6 +2,7 @@
 #include "logs/log_notes.h"
 
 #include "common/json_conventions.h"
+#include "common/hex.h"
 
 namespace gpreempt::logs {
 

@@ -27,19 +27,6 @@ std::string id_list(const std::vector<uint32_t>& ids) {
   return "[" + s + "]";
 }
 
-std::string outcome_summary(const kfd::BatchResult& r) {
-  std::vector<uint32_t> invalid, errors;
-  for (const auto& q : r.queues) {
-    if (q.outcome == kfd::QueueOutcome::kInvalid) invalid.push_back(q.queue_id);
-    if (q.outcome == kfd::QueueOutcome::kError) errors.push_back(q.queue_id);
-  }
-  std::string s;
-  if (!invalid.empty())
-    s += " invalid (no such queue, still new, or being destroyed): " + id_list(invalid) + ";";
-  if (!errors.empty()) s += " scheduler error (preemption timeout or reset): " + id_list(errors) + ";";
-  return s;
-}
-
 }  // namespace
 
 struct Context::Target {
@@ -190,7 +177,7 @@ std::string Context::detach_on_thread(int pid) {
       auto r = t.session.resume(t.ledger.ids());
       for (const auto& q : r.queues)
         if (q.outcome != kfd::QueueOutcome::kError) t.ledger.resumed(q.queue_id);
-      if (!r.all_done()) failure = "resume on detach incomplete:" + outcome_summary(r);
+      if (!r.all_done()) failure = "resume on detach incomplete:" + kfd::outcome_summary(r);
     } catch (const Error& e) {
       failure = std::string("resume on detach failed: ") + e.what();
     }
@@ -288,7 +275,7 @@ BatchOutcome Context::resume(int pid, const std::optional<std::vector<uint32_t>>
     for (const auto& q : o.result.queues)
       if (q.outcome != kfd::QueueOutcome::kError) t.ledger.resumed(q.queue_id);
     if (o.result.errors != 0 || !o.result.inconsistency.empty()) {
-      const std::string why = "resume incomplete:" + outcome_summary(o.result) +
+      const std::string why = "resume incomplete:" + kfd::outcome_summary(o.result) +
                               (o.result.inconsistency.empty() ? "" : " " + o.result.inconsistency);
       throw Error(EIO, why + "; " + force_disable(t, why));
     }
@@ -334,7 +321,7 @@ void Context::resume_ledger(Target& t, const std::vector<uint32_t>& ids, const s
     for (const auto& q : r.queues)
       if (q.outcome != kfd::QueueOutcome::kError) t.ledger.resumed(q.queue_id);
     if (r.errors || !r.inconsistency.empty()) {
-      force_disable(t, reason + ": resume incomplete:" + outcome_summary(r));
+      force_disable(t, reason + ": resume incomplete:" + kfd::outcome_summary(r));
       return;
     }
     notice(t.pid, reason + ": resumed queues " + id_list(ids));

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "common/error.h"
+
 namespace gpreempt::sim::daemon {
 namespace fs = std::filesystem;
 
@@ -20,7 +22,7 @@ void write_atomically(const fs::path& path, const std::string& bytes) {
   fs::path tmp = path;
   tmp += ".kfdsim-tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0444);
-  if (fd < 0) throw std::runtime_error("cannot create " + tmp.string() + ": " + std::strerror(errno));
+  if (fd < 0) throw gpreempt::Error(errno, "cannot create " + tmp.string() + ": " + std::strerror(errno));
   std::size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -28,13 +30,13 @@ void write_atomically(const fs::path& path, const std::string& bytes) {
       if (errno == EINTR) continue;
       int e = errno;
       ::close(fd);
-      throw std::runtime_error("cannot write " + tmp.string() + ": " + std::strerror(e));
+      throw gpreempt::Error(e, "cannot write " + tmp.string() + ": " + std::strerror(e));
     }
     done += static_cast<std::size_t>(n);
   }
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + tmp.string() + ": " + std::strerror(errno));
+    throw gpreempt::Error(errno, "cannot rename " + tmp.string() + ": " + std::strerror(errno));
 }
 }  // namespace
 
@@ -55,12 +57,12 @@ void FileTree::init() {
   fs::create_directories(r / "sys/kernel/debug/kfd", ec);
   fs::create_directories(r / "dev", ec);
   if (!fs::is_directory(r / kDevicePrefix))
-    throw std::runtime_error("cannot create " + (r / kDevicePrefix).string() + ": " + ec.message());
+    throw gpreempt::Error(ec.value(), "cannot create " + (r / kDevicePrefix).string() + ": " + ec.message());
   fs::path link = r / "sys/class/kfd/kfd";
   if (!fs::is_symlink(link)) {
     fs::remove_all(link, ec);
     fs::create_directory_symlink("../../devices/virtual/kfd/kfd", link, ec);
-    if (ec) throw std::runtime_error("cannot create symlink " + link.string() + ": " + ec.message());
+    if (ec) throw gpreempt::Error(ec.value(), "cannot create symlink " + link.string() + ": " + ec.message());
   }
   if (!fs::exists(r / "dev/kfd")) write_atomically(r / "dev/kfd", "");
   ::chmod((r / "dev/kfd").c_str(), 0666);
@@ -105,7 +107,7 @@ int FileTree::sync(const std::map<std::string, std::string>& rendered) {
       std::error_code ec;
       fs::path p = r / d;
       if (!fs::is_directory(p)) fs::create_directories(p, ec);
-      if (!fs::is_directory(p)) throw std::runtime_error("cannot create directory " + p.string());
+      if (!fs::is_directory(p)) throw gpreempt::Error(ENOTDIR, "cannot create directory " + p.string());
     }
   }
   for (const auto& [rel, bytes] : files) {

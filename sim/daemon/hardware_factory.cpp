@@ -1,10 +1,12 @@
 // The one place that decides which GPU model drives a simulated machine (--hardware /
 // KFDSIM_HARDWARE): "instant" completes every runlist change at once; "gpu" is the timing model of
 // sim/gpu (CU sharing, HWS slots, CWSR costs, the AQL command processor).
+#include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
 #include <string_view>
 
+#include "common/error.h"
 #include "sim/daemon/hardware.h"
 #include "sim/device/device_profile.h"
 #ifdef GPREEMPT_HAVE_GPU_MODEL
@@ -39,10 +41,10 @@ std::unique_ptr<Hardware> make_hardware(const DeviceProfile& profile,
       return std::getenv(name);
     });
   }
-  throw std::invalid_argument("unknown hardware model '" + options.model + "' (known: instant, gpu)");
+  throw gpreempt::Error(EINVAL, "unknown hardware model '" + options.model + "' (known: instant, gpu)");
 #else
   (void)profile;
-  throw std::invalid_argument("unknown hardware model '" + options.model +
+  throw gpreempt::Error(EINVAL, "unknown hardware model '" + options.model +
                               "' (known: instant; this build has no sim/gpu model)");
 #endif
 }

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "common/error.h"
 #include "gpreempt/kfd_abi.h"
 #include "sim/daemon/drm_files.h"
 #include "sim/daemon/host_cpu_topology.h"
@@ -90,7 +91,7 @@ DeviceProfile machine_profile(const MachineOptions& m) {
     p.cpu_nodes = host.numa_nodes;
     p.cpu_cores_per_node = host.cores_per_node;
   } else if (m.cpu_nodes != "profile") {
-    throw std::invalid_argument("--cpu-nodes must be 'host' or 'profile', not '" + m.cpu_nodes + "'");
+    throw gpreempt::Error(EINVAL, "--cpu-nodes must be 'host' or 'profile', not '" + m.cpu_nodes + "'");
   }
   return p;
 }
@@ -135,12 +136,12 @@ void Server::listen() {
   int probe = protocol::connect_unix(path);
   if (probe >= 0) {
     ::close(probe);
-    throw std::runtime_error("a kfdsimd already serves " + path);
+    throw gpreempt::Error(EADDRINUSE, "a kfdsimd already serves " + path);
   }
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof addr.sun_path)
-    throw std::runtime_error("socket path too long (max " + std::to_string(sizeof addr.sun_path - 1) +
+    throw gpreempt::Error(ENAMETOOLONG, "socket path too long (max " + std::to_string(sizeof addr.sun_path - 1) +
                              " bytes): " + path);
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
   ::unlink(path.c_str());  // a stale socket of a daemon that died

@@ -1,8 +1,10 @@
 #include "device_profile.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <stdexcept>
 
+#include "common/error.h"
 #include "topology_caps.h"
 
 namespace gpreempt::sim {
@@ -74,7 +76,7 @@ template <std::size_t N>
 void take_gpus(DeviceProfile& p, const GpuInstance (&all)[N], uint32_t n, uint32_t dflt) {
   if (n == 0) n = dflt;
   if (n > N)
-    throw std::invalid_argument("profile " + p.name + " supports at most " + std::to_string(N) +
+    throw gpreempt::Error(EINVAL, "profile " + p.name + " supports at most " + std::to_string(N) +
                                 " GPUs, " + std::to_string(n) + " requested");
   p.gpus.assign(all, all + n);
 }
@@ -201,7 +203,7 @@ DeviceProfile make_profile(std::string_view name, uint32_t num_gpus) {
   if (name == "mi210") return mi210(num_gpus);
   std::string valid;
   for (const auto& n : profile_names()) valid += (valid.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown device profile '" + std::string(name) +
+  throw gpreempt::Error(EINVAL, "unknown device profile '" + std::string(name) +
                               "' (valid: " + valid + ")");
 }
 

@@ -2,14 +2,18 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <map>
 #include <stdexcept>
 
+#include "common/error.h"
 #include "sim/gpu/gpu_model.h"
 #include "sim/gpu/model_config.h"
 #include "sim/protocol/machine_paths.h"
+#include "common/error.h"
+#include <cerrno>
 
 namespace gpreempt::sim::gpu {
 
@@ -84,7 +88,7 @@ std::unique_ptr<daemon::Hardware> make_gpu_hardware(
     env["GPREEMPT_SIM_PROFILE"] = profile.name;
   std::string err;
   auto opts = parse_model_config(env, &err);
-  if (!opts) throw std::invalid_argument(err);
+  if (!opts) throw gpreempt::Error(EINVAL, err);
   // The machine's topology is the truth for geometry; the timing parameters stay the model's.
   GpuProfile& p = opts->profile;
   if (profile.num_xcc && profile.cu_count) {

@@ -11,6 +11,8 @@
 #include <mutex>
 #include <stdexcept>
 
+#include "common/error.h"
+
 namespace gpreempt::workloads {
 
 std::string format_start(uint64_t request, int pid, int64_t t) {
@@ -25,7 +27,7 @@ std::string format_end(uint64_t request, int pid, int64_t t, int64_t latency) {
 namespace {
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
-  throw std::runtime_error("--notify " + path + ": " + what + ": " + std::strerror(errno));
+  throw gpreempt::Error(errno, "--notify " + path + ": " + what + ": " + std::strerror(errno));
 }
 
 class FdNotifier final : public RequestObserver {

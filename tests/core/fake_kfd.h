@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -49,7 +50,13 @@ class FakeKfd final : public KfdDriver {
   std::map<uint32_t, FakeProcess> procs;
   std::vector<uint32_t> ops;            // every DBG_TRAP op, in order
   std::vector<uint32_t> snapshot_caps;  // num_queues(in) of every GET_QUEUE_SNAPSHOT
-  int eintr_next = 0;                   // fail this many next calls with EINTR
+  std::vector<kfd_ioctl_dbg_trap_args> args_in;  // every DBG_TRAP's arguments as they came in
+  std::vector<std::vector<uint32_t>> arrays_in;  // every SUSPEND/RESUME id array as it came in
+  // Fail this many next calls with EINTR. Like the kernel, an interrupted call has already done
+  // part of its work and copies its arguments back (FACTS §2): SUSPEND/RESUME entries carry bit 31
+  // (the first one bit 30 as well, a runlist update cut short), and GET_QUEUE_SNAPSHOT has reset
+  // num_queues to 0 and entry_size to what it would write.
+  int eintr_next = 0;
   std::map<uint32_t, long> fail_op;     // op → -errno to return (persistent)
   bool error_bit_next_suspend = false;  // scheduler failure on the next SUSPEND (bit 30)
   long count_skew = 0;                  // added to SUSPEND's return value
@@ -114,12 +121,19 @@ class FakeKfd final : public KfdDriver {
   long dbg_trap(kfd_ioctl_dbg_trap_args& a) override {
     std::lock_guard lock(mu);
     ops.push_back(a.op);
+    args_in.push_back(a);
+    if (a.op == KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT) snapshot_caps.push_back(a.queue_snapshot.num_queues);
+    if (uint32_t* ids = id_array(a)) arrays_in.emplace_back(ids, ids + id_count(a));
     if (eintr_next > 0) {
       --eintr_next;
-      // The kernel may have written the array before the signal arrived: scribble on it.
-      if (a.op == KFD_IOC_DBG_TRAP_SUSPEND_QUEUES) {
-        auto* ids = reinterpret_cast<uint32_t*>(a.suspend_queues.queue_array_ptr);
-        for (uint32_t i = 0; i < a.suspend_queues.num_queues; ++i) ids[i] |= KFD_DBG_QUEUE_INVALID_MASK;
+      if (uint32_t* ids = id_array(a)) {
+        for (uint32_t i = 0; i < id_count(a); ++i) ids[i] |= KFD_DBG_QUEUE_INVALID_MASK;
+        if (id_count(a) > 0) ids[0] |= KFD_DBG_QUEUE_ERROR_MASK;
+      }
+      if (a.op == KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT) {
+        a.queue_snapshot.num_queues = 0;
+        a.queue_snapshot.entry_size =
+            std::min<uint32_t>(a.queue_snapshot.entry_size, sizeof(kfd_queue_snapshot_entry));
       }
       return -EINTR;
     }
@@ -200,7 +214,6 @@ class FakeKfd final : public KfdDriver {
       case KFD_IOC_DBG_TRAP_GET_QUEUE_SNAPSHOT: {
         auto& s = a.queue_snapshot;
         const uint32_t cap = s.num_queues;
-        snapshot_caps.push_back(cap);
         if (s.entry_size == 0) return -EINVAL;
         const uint32_t in_size = s.entry_size;
         s.entry_size = std::min<uint32_t>(in_size, sizeof(kfd_queue_snapshot_entry));
@@ -234,7 +247,9 @@ class FakeKfd final : public KfdDriver {
         std::vector<FakeQueue*> matched(n, nullptr);
         std::set<FakeQueue*> used;
         for (uint32_t i = 0; i < n; ++i) {
-          const uint32_t id = ids[i] & KFD_DBG_QUEUE_ID_MASK;
+          // q_array_get_index(): only bit 31 is ignored when matching; an entry with bit 30 set
+          // names no queue.
+          const uint32_t id = ids[i] & ~KFD_DBG_QUEUE_INVALID_MASK;
           ids[i] = id | KFD_DBG_QUEUE_INVALID_MASK;
           for (auto& q : p.queues)
             if (q.id == id && !used.count(&q)) {
@@ -268,6 +283,17 @@ class FakeKfd final : public KfdDriver {
   }
 
  private:
+  static uint32_t* id_array(const kfd_ioctl_dbg_trap_args& a) {
+    if (a.op == KFD_IOC_DBG_TRAP_SUSPEND_QUEUES)
+      return reinterpret_cast<uint32_t*>(a.suspend_queues.queue_array_ptr);
+    if (a.op == KFD_IOC_DBG_TRAP_RESUME_QUEUES)
+      return reinterpret_cast<uint32_t*>(a.resume_queues.queue_array_ptr);
+    return nullptr;
+  }
+  static uint32_t id_count(const kfd_ioctl_dbg_trap_args& a) {
+    return a.op == KFD_IOC_DBG_TRAP_SUSPEND_QUEUES ? a.suspend_queues.num_queues
+                                                   : a.resume_queues.num_queues;
+  }
   void raise(FakeProcess& p, uint64_t bits) {
     if (p.debug_enabled && (bits & p.enable_mask) && p.event_fd >= 0) {
       char c = '.';

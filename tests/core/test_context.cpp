@@ -35,6 +35,7 @@ struct Fixture {
   FakeKfd* kfd = &fake_kfd;
   FakeTracer* tracer = &fake_tracer;
   std::atomic<int64_t> now_ms{0};
+  std::atomic<uint64_t> clock_reads{0};
   std::unique_ptr<preempt::Context> ctx;
 
   explicit Fixture(std::chrono::milliseconds watchdog = std::chrono::milliseconds(0)) {
@@ -42,6 +43,9 @@ struct Fixture {
     o.handle_signals = false;
     o.watchdog_bound = watchdog;
     o.clock = [this] {
+      // Counted before the time is read: a read counted after wait_whole_tick() sampled the
+      // counter sees the time the test set.
+      ++clock_reads;
       return preempt::Clock::time_point(std::chrono::milliseconds(now_ms.load()));
     };
     ctx = std::make_unique<preempt::Context>(
@@ -59,6 +63,15 @@ bool eventually(F&& f) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   return f();
+}
+
+// Returns once the control thread has run one whole tick at the time the test set last. With no
+// API call in flight only the tick reads the clock (once, for the watchdog), and ticks run one
+// after another on the control thread: the second read from now starts after the first tick that
+// saw the new time has finished.
+void wait_whole_tick(Fixture& f) {
+  const uint64_t seen = f.clock_reads.load();
+  ASSERT_TRUE(eventually([&] { return f.clock_reads.load() >= seen + 2; }));
 }
 
 }  // namespace
@@ -346,15 +359,61 @@ TEST(CoreContext, WatchdogResumesOldSuspensions) {
   f.ctx->attach(kPid);
   f.ctx->suspend(kPid, std::nullopt, 0);
   ASSERT_TRUE(f.kfd->suspended(kPid, 0));
-  f.now_ms = 999;
-  f.ctx->stats();  // a round trip through the control thread; the bound is not exceeded
-  EXPECT_TRUE(f.kfd->suspended(kPid, 0));
+  // Not before the bound, and not at it ("longer than"): a tick has run at each of these times.
+  for (int64_t t : {1, 500, 999, 1000}) {
+    f.now_ms = t;
+    wait_whole_tick(f);
+    ASSERT_TRUE(f.kfd->suspended(kPid, 0)) << "the watchdog fired at " << t << " ms of 1000";
+  }
+  EXPECT_EQ(f.ctx->stats().watchdog_resumes, 0u);
   f.now_ms = 1001;
   EXPECT_TRUE(eventually([&] { return !f.kfd->suspended(kPid, 0); }));
   EXPECT_EQ(f.ctx->stats().watchdog_resumes, 1u);
   auto notices = f.ctx->take_notices();
   ASSERT_FALSE(notices.empty());
   EXPECT_NE(notices[0].message.find("watchdog"), std::string::npos) << notices[0].message;
+}
+
+TEST(CoreContext, FailedDisableRestampsTheLedger) {
+  // After a failed resume and a failed DISABLE the watchdog retries one bound after the failure,
+  // not one bound after the original suspend (that would retry on every tick).
+  Fixture f(std::chrono::milliseconds(1000));
+  f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  f.ctx->suspend(kPid, std::nullopt, 0);
+  f.now_ms = 600;
+  {
+    std::lock_guard lock(f.kfd->mu);
+    f.kfd->fail_op[KFD_IOC_DBG_TRAP_RESUME_QUEUES] = -EIO;
+    f.kfd->fail_op[KFD_IOC_DBG_TRAP_DISABLE] = -EPERM;
+  }
+  EXPECT_THROW(f.ctx->resume(kPid, std::nullopt), Error);
+  {
+    std::lock_guard lock(f.kfd->mu);
+    f.kfd->fail_op.clear();
+  }
+  f.now_ms = 1001;  // a bound after the suspend, 401 ms after the failure
+  wait_whole_tick(f);
+  EXPECT_TRUE(f.kfd->suspended(kPid, 0));
+  EXPECT_EQ(f.ctx->stats().watchdog_resumes, 0u);
+  f.now_ms = 1600;  // exactly one bound after the failure
+  wait_whole_tick(f);
+  EXPECT_TRUE(f.kfd->suspended(kPid, 0));
+  f.now_ms = 1601;
+  EXPECT_TRUE(eventually([&] { return !f.kfd->suspended(kPid, 0); }));
+  EXPECT_EQ(f.ctx->stats().watchdog_resumes, 1u);
+}
+
+TEST(CoreContext, SuspendSendsTheRequestedGraceToTheKernel) {
+  Fixture f;
+  f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  f.ctx->suspend(kPid, std::nullopt, 210);
+  std::lock_guard lock(f.kfd->mu);
+  std::vector<uint32_t> graces;
+  for (const auto& a : f.kfd->args_in)
+    if (a.op == KFD_IOC_DBG_TRAP_SUSPEND_QUEUES) graces.push_back(a.suspend_queues.grace_period);
+  EXPECT_EQ(graces, std::vector<uint32_t>{210});
 }
 
 TEST(CoreContext, WatchdogResumesQueuesWhoseSuspendReportedSchedulerError) {

@@ -2,6 +2,7 @@
 // cross-check, EINTR, runtime events, and errno → message mapping.
 #include <gtest/gtest.h>
 
+#include "common/trace.h"
 #include "fake_kfd.h"
 #include "kfd/dbg_trap.h"
 #include "kfd/session.h"
@@ -128,14 +129,99 @@ TEST(CoreSession, CountThatContradictsBitsIsFlagged) {
 TEST(CoreSession, EintrIsRetriedWithTheOriginalArray) {
   FakeKfd kfd;
   kfd.create_queue(kPid);
+  kfd.create_queue(kPid);
   DebugSession s(kfd, kPid);
   s.enable();
   s.refresh_snapshot();
-  kfd.eintr_next = 2;
-  std::vector<uint32_t> ids{0};
-  auto r = s.suspend(ids, 0);
-  EXPECT_TRUE(r.all_done());
-  EXPECT_EQ(kfd.count_ops(KFD_IOC_DBG_TRAP_SUSPEND_QUEUES), 3u);
+  kfd.eintr_next = 2;  // each interrupted call leaves bits 31 (and 30 on the first entry) behind
+  const std::vector<uint32_t> ids{1, 0};
+  auto r = s.suspend(ids, 210, KFD_EC_MASK(EC_QUEUE_NEW));
+  EXPECT_TRUE(r.all_done()) << r.inconsistency;
+  EXPECT_EQ(r.count, 2);
+  ASSERT_EQ(kfd.count_ops(KFD_IOC_DBG_TRAP_SUSPEND_QUEUES), 3u);
+  // Every attempt, retries included, saw the caller's array and arguments unchanged.
+  ASSERT_EQ(kfd.arrays_in.size(), 3u);
+  for (const auto& a : kfd.arrays_in) EXPECT_EQ(a, ids);
+  for (const auto& a : kfd.args_in) {
+    if (a.op != KFD_IOC_DBG_TRAP_SUSPEND_QUEUES) continue;
+    EXPECT_EQ(a.suspend_queues.grace_period, 210u);
+    EXPECT_EQ(a.suspend_queues.num_queues, 2u);
+    EXPECT_EQ(a.suspend_queues.exception_mask, KFD_EC_MASK(EC_QUEUE_NEW));
+  }
+}
+
+TEST(CoreSession, EintrOnResumeRestoresTheArray) {
+  FakeKfd kfd;
+  kfd.create_queue(kPid);
+  kfd.create_queue(kPid);
+  DebugSession s(kfd, kPid);
+  s.enable();
+  s.refresh_snapshot();
+  const std::vector<uint32_t> ids{0, 1};
+  ASSERT_TRUE(s.suspend(ids, 0).all_done());
+  kfd.arrays_in.clear();
+  kfd.eintr_next = 1;
+  auto r = s.resume(ids);
+  EXPECT_TRUE(r.all_done()) << r.inconsistency;
+  EXPECT_FALSE(kfd.suspended(kPid, 0));
+  ASSERT_EQ(kfd.arrays_in.size(), 2u);
+  for (const auto& a : kfd.arrays_in) EXPECT_EQ(a, ids);
+}
+
+TEST(CoreSession, EintrOnSnapshotRetriesWithTheSameBuffer) {
+  // The kernel sets num_queues to 0 before it writes anything and copies the arguments back even
+  // when the call fails: a retry that kept them would ask for a zero-entry snapshot.
+  FakeKfd kfd;
+  for (int i = 0; i < 3; ++i) kfd.create_queue(kPid);
+  DebugSession s(kfd, kPid);
+  s.enable();
+  kfd.eintr_next = 1;
+  const auto& snap = s.refresh_snapshot();
+  EXPECT_EQ(snap.size(), 3u);
+  EXPECT_EQ(kfd.snapshot_caps, (std::vector<uint32_t>{16, 16}));
+}
+
+TEST(CoreSession, SuspendPassesTheGracePeriodUnchanged) {
+  // The grace period is in the kernel's unit (1,000 GPU clocks, FACTS §8): whatever the caller
+  // asked reaches the ioctl as is, and only an explicit default request sends 0xffffffff.
+  FakeKfd kfd;
+  kfd.create_queue(kPid);
+  DebugSession s(kfd, kPid);
+  s.enable();
+  s.refresh_snapshot();
+  const std::vector<uint32_t> ids{0};
+  for (uint32_t grace : {0u, 1u, 210u, KFD_USE_DEFAULT_GRACE_PERIOD - 1, KFD_USE_DEFAULT_GRACE_PERIOD}) {
+    kfd.args_in.clear();
+    ASSERT_TRUE(s.suspend(ids, grace).all_done());
+    ASSERT_EQ(kfd.args_in.size(), 1u);
+    EXPECT_EQ(kfd.args_in[0].suspend_queues.grace_period, grace);
+    ASSERT_TRUE(s.resume(ids).all_done());
+  }
+}
+
+TEST(CoreSession, SnapshotSizingAtTheBoundaries) {
+  // The first snapshot offers 16 entries; a larger count takes exactly one more call with room
+  // for all of them, and the next refresh starts from what it saw.
+  constexpr uint32_t kCap = 16;
+  for (uint32_t n : {0u, kCap - 1, kCap, kCap + 1, 2 * kCap - 1, 2 * kCap, 2 * kCap + 1}) {
+    SCOPED_TRACE("queues: " + std::to_string(n));
+    FakeKfd kfd;
+    for (uint32_t i = 0; i < n; ++i) kfd.create_queue(kPid);
+    DebugSession s(kfd, kPid);
+    s.enable();
+    const auto snap = s.refresh_snapshot();
+    ASSERT_EQ(snap.size(), n);
+    for (uint32_t i = 0; i < n; ++i) EXPECT_EQ(snap[i].queue_id, n - 1 - i);  // newest first
+    ASSERT_EQ(kfd.snapshot_caps.size(), n <= kCap ? 1u : 2u);
+    EXPECT_EQ(kfd.snapshot_caps[0], kCap);
+    if (n > kCap) {
+      EXPECT_GE(kfd.snapshot_caps[1], n);
+    }
+    kfd.snapshot_caps.clear();
+    EXPECT_EQ(s.refresh_snapshot().size(), n);
+    ASSERT_EQ(kfd.snapshot_caps.size(), 1u);  // the second refresh fits at once
+    EXPECT_GE(kfd.snapshot_caps[0], n);
+  }
 }
 
 TEST(CoreSession, DuplicateAndReservedIdsAreRejectedBeforeTheKernel) {
@@ -305,4 +391,52 @@ TEST(CoreSession, SuspendClearsNoExceptionBitsByDefault) {
   std::vector<uint32_t> ids{0};
   EXPECT_TRUE(s.suspend(ids, 0).all_done());
   EXPECT_EQ(spy.mask, 0u);
+}
+
+TEST(CoreTrace, SuspendAndResumeRecordTheQueueArrayWithItsStatusBits) {
+  // What explains a partial suspend is the per-queue bits the kernel wrote back: the trace shows
+  // the array as it went in and as it came back.
+  FakeKfd kfd;
+  kfd.create_queue(kPid);
+  kfd.create_queue(kPid);
+  std::vector<TraceRecord> records;
+  set_trace_sink([&](const TraceRecord& r) { records.push_back(r); });
+  struct Unset {
+    ~Unset() { set_trace_sink(nullptr); }
+  } unset;
+  auto traced = make_tracing_driver(std::make_unique<gpreempt::testing::DriverRef>(kfd));
+  DebugSession s(*traced, kPid);
+  s.enable();
+  s.refresh_snapshot();
+  const std::vector<uint32_t> partial{0, 7};
+  s.suspend(partial, 210);
+  kfd.error_bit_next_suspend = true;
+  const std::vector<uint32_t> failing{1};
+  s.suspend(failing, 210);
+  const std::vector<uint32_t> both{0, 1};
+  s.resume(both);
+  std::vector<const TraceRecord*> batch;
+  for (const auto& r : records)
+    if (r.call == "DBG_TRAP SUSPEND_QUEUES" || r.call == "DBG_TRAP RESUME_QUEUES") batch.push_back(&r);
+  ASSERT_EQ(batch.size(), 3u);
+  EXPECT_NE(batch[0]->in.find("grace=0xd2 ids=[0,7]"), std::string::npos) << batch[0]->in;
+  EXPECT_NE(batch[0]->out.find("ids=[0,7|invalid]"), std::string::npos) << batch[0]->out;
+  EXPECT_EQ(batch[0]->result, 1);
+  EXPECT_NE(batch[1]->in.find("ids=[1]"), std::string::npos) << batch[1]->in;
+  EXPECT_NE(batch[1]->out.find("ids=[1|error]"), std::string::npos) << batch[1]->out;
+  EXPECT_NE(batch[2]->in.find("num_queues=2 ids=[0,1]"), std::string::npos) << batch[2]->in;
+  EXPECT_NE(batch[2]->out.find("ids=[0,1]"), std::string::npos) << batch[2]->out;
+}
+
+TEST(CoreDecodeBatch, OutcomesHaveOneTextEach) {
+  const std::vector<uint32_t> requested{1, 7, 9};
+  const std::vector<uint32_t> written{1, 7 | KFD_DBG_QUEUE_INVALID_MASK,
+                                      9 | KFD_DBG_QUEUE_ERROR_MASK | KFD_DBG_QUEUE_INVALID_MASK};
+  auto r = decode_batch(requested, written, 1, "SUSPEND_QUEUES");
+  EXPECT_EQ(outcome_name(r.queues[0].outcome), std::string("ok"));
+  EXPECT_EQ(outcome_name(r.queues[1].outcome), std::string("invalid"));
+  EXPECT_EQ(outcome_name(r.queues[2].outcome), std::string("error"));
+  EXPECT_EQ(outcome_summary(r),
+            " invalid (no such queue, still new, or being destroyed): [7]; error (the scheduler "
+            "failed to preempt or remap: timeout or GPU reset): [9];");
 }

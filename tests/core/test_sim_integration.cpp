@@ -304,7 +304,7 @@ TEST_F(CoreSim, OldKfdIsRefusedWithBothVersions) {
 }
 
 TEST_F(CoreSim, CliSuspendHoldsUntilSigintAndResumes) {
-  Machine m;
+  Machine m({"--hardware", "gpu"});  // the GPU model records the grace period of every runlist update
   Child target(target_argv(2), m.env());
   auto ids = ready_ids(target);
   Child cli({bin("gpreempt").string(), "suspend", "--pid", std::to_string(target.pid()), "--json",
@@ -319,9 +319,22 @@ TEST_F(CoreSim, CliSuspendHoldsUntilSigintAndResumes) {
   EXPECT_EQ(j["suspend"]["count"], 2);
   EXPECT_EQ(j["resume"]["count"], 2);
   EXPECT_EQ(j["ended_by"], "signal INT");
-  EXPECT_GT(j["grace_units"].get<uint32_t>(), 0u);
-  EXPECT_NE(j["clock_mhz"].get<uint32_t>(), 0u);
+  // --grace-us reaches the hardware in the kernel's unit, 1,000 GPU clocks (FACTS §8): 100 us at
+  // the GPU's clock, rounded up — not the driver default (0xffffffff) and not microseconds.
+  const uint64_t mhz = j["clock_mhz"].get<uint32_t>();
+  ASSERT_NE(mhz, 0u);
+  const uint64_t units = (100 * mhz + 999) / 1000;
+  EXPECT_EQ(j["grace_units"].get<uint64_t>(), units);
   EXPECT_FALSE(m.suspended(target.pid(), ids[0]).value_or(true));
+  auto stats = run({bin("kfdsim").string(), "--dir", m.dir().string(), "stats", "--json"}, {});
+  ASSERT_EQ(stats.code, 0) << stats.err;
+  const auto records = json::parse(stats.out);
+  std::vector<uint64_t> suspend_graces;
+  for (const auto& g : records["gpus"])
+    for (const auto& rec : g["runlist"])
+      if (rec["kind"] == "suspend") suspend_graces.push_back(rec["grace_kclk"].get<uint64_t>());
+  ASSERT_FALSE(suspend_graces.empty()) << stats.out;
+  for (uint64_t g : suspend_graces) EXPECT_EQ(g, units);
 }
 
 TEST_F(CoreSim, CliQueuesSnapshotAndSysfsAgree) {

@@ -24,7 +24,7 @@ TEST(ProcParse, NsPidCmdlineCgroup) {
   EXPECT_EQ(container_id_from_cgroup("0::/kubepods/besteffort/pod1234/cri-containerd-" + id + ".scope\n").value(), id);
   EXPECT_FALSE(container_id_from_cgroup("0::/user.slice/user-1000.slice/session-2.scope\n").has_value());
   EXPECT_EQ(sysfs_queue_type_name(0), "compute");
-  EXPECT_EQ(sysfs_queue_type_name(3), "sdma_xgmi_or_diq");
+  EXPECT_EQ(sysfs_queue_type_name(3), "sdma_xgmi");
 }
 
 namespace {

@@ -61,5 +61,13 @@ def device_queues():
     return json.loads(out)["queues"]
 
 
-def suspended_in_device(pid):
-    return {q["queue_id"]: q["suspended"] for q in device_queues() if q["pid"] == pid}
+def suspended_in_device(target):
+    """{queue_id: suspended} of every queue of `target` (a TargetProcess) in the device.
+
+    Asserts first that the device lists exactly the target's queues: `all()` and `not any()` of an
+    empty dict are both true, so a check on the values alone would pass with no queue at all.
+    """
+    states = {q["queue_id"]: q["suspended"] for q in device_queues() if q["pid"] == target.pid}
+    assert sorted(states) == sorted(target.queue_ids), \
+        "device lists queues %s for pid %d, expected %s" % (sorted(states), target.pid, target.queue_ids)
+    return states

@@ -22,7 +22,7 @@ def test_ctypes_example_with_the_compatibility_library_name(target):
     assert "has no KFD queues yet" in r.stdout  # gpreempt_print_my_queues of the controller
     assert "suspended 2 of 2 queue(s)" in r.stdout
     assert "resumed 2 of 2 queue(s)" in r.stdout
-    assert not any(suspended_in_device(target.pid).values())
+    assert not any(suspended_in_device(target).values())
 
 
 @needs_sim
@@ -66,7 +66,7 @@ def check_controlled(result, out, target):
     assert last.startswith("online requests %d, suspensions " % completed), last
     suspensions = int(last.split("suspensions ")[1].split(",")[0])
     assert 0 < suspensions <= completed
-    assert not any(suspended_in_device(target.pid).values()), "controller left queues suspended"
+    assert not any(suspended_in_device(target).values()), "controller left queues suspended"
 
 
 @needs_sim

@@ -56,8 +56,8 @@ def test_suspension_context_manager_suspends_and_resumes(target):
             assert queues[0].type == 2  # compute AQL
             with t.suspended() as s:
                 assert s.result.count == 2 and s.result.all_done
-                assert all(suspended_in_device(target.pid).values())
-            assert not any(suspended_in_device(target.pid).values())
+                assert all(suspended_in_device(target).values())
+            assert not any(suspended_in_device(target).values())
 
 
 @needs_sim
@@ -66,7 +66,7 @@ def test_exception_inside_the_block_still_resumes(target):
         with pytest.raises(KeyboardInterrupt):
             with t.suspended():
                 raise KeyboardInterrupt
-        assert not any(suspended_in_device(target.pid).values())
+        assert not any(suspended_in_device(target).values())
 
 
 @needs_sim
@@ -76,7 +76,7 @@ def test_strict_suspension_refuses_a_partial_result(target):
             with t.suspended(ids=[target.queue_ids[0], 99]):
                 pass
         assert "99" in info.value.strerror
-        assert not any(suspended_in_device(target.pid).values())
+        assert not any(suspended_in_device(target).values())
         r = t.suspend([target.queue_ids[0], 99])  # non-strict call: reported, not hidden
         assert r.count == 1 and not r.all_done
         assert dict(r.queues)[99] == "invalid"
@@ -135,9 +135,13 @@ def test_own_child_exit_status_is_left_to_the_parent(target):
     with gpreempt.Context() as ctx:
         ctx.attach(target.pid)
         target.proc.send_signal(signal.SIGKILL)
-        deadline = time.time() + 10
-        while not any("exited" in m for _, m in ctx.take_notices()) and time.time() < deadline:
-            time.sleep(0.01)
+        deadline = time.monotonic() + 10
+        noticed = False
+        while not noticed and time.monotonic() < deadline:
+            noticed = any("exited" in m for _, m in ctx.take_notices())
+            if not noticed:
+                time.sleep(0.01)  # polling the notices; the deadline bounds the wait
+        assert noticed, "the context never reported the target's exit"
         assert target.proc.wait(timeout=10) == -signal.SIGKILL
 
 

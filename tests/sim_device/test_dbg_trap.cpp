@@ -296,6 +296,19 @@ TEST(SimDeviceSuspend, Facts8_CountsAlreadySuspendedUnknownAndDuplicates) {
   EXPECT_FALSE(r.suspended(kTarget, q[2]));
 }
 
+TEST(SimDeviceSuspend, Facts8_OnlyBit31IsIgnoredWhenMatching) {
+  // q_array_get_index() masks bit 31 only: an entry still carrying bit 30 (an array a caller did
+  // not restore after a failed call) names no queue, while a leftover bit 31 is harmless.
+  Rig r;
+  auto q = debugged_target(r, 2);
+  std::vector<uint32_t> ids{q[0] | KFD_DBG_QUEUE_ERROR_MASK, q[1] | KFD_DBG_QUEUE_INVALID_MASK};
+  EXPECT_EQ(r.suspend(kDebugger, kTarget, ids), 1);
+  EXPECT_EQ(ids[0], q[0] | KFD_DBG_QUEUE_ERROR_MASK | KFD_DBG_QUEUE_INVALID_MASK);
+  EXPECT_EQ(ids[1], q[1]);
+  EXPECT_FALSE(r.suspended(kTarget, q[0]));
+  EXPECT_TRUE(r.suspended(kTarget, q[1]));
+}
+
 TEST(SimDeviceSuspend, Facts8_OneRunlistPerAffectedGpuWithGrace) {
   Rig r({}, "mi308x", 2);
   r.spawn(kTarget);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "device_profile.h"
+#include "common/error.h"
 
 namespace gpreempt::sim {
 namespace {
@@ -16,7 +17,8 @@ TEST(SimDeviceProfiles, LookupByNameAndClearErrorListingValidNames) {
   try {
     make_profile("mi250");
     FAIL() << "unknown profile accepted";
-  } catch (const std::invalid_argument& e) {
+  } catch (const gpreempt::Error& e) {  // the project's error type, like the rest of the code
+    EXPECT_EQ(e.code(), EINVAL);
     const std::string what = e.what();
     EXPECT_NE(what.find("mi250"), std::string::npos) << what;
     for (const auto& n : profile_names()) EXPECT_NE(what.find(n), std::string::npos) << what;
@@ -29,7 +31,7 @@ TEST(SimDeviceProfiles, GpuCountDefaultsToCapturedMachineAndIsBounded) {
   EXPECT_EQ(make_profile("mi300x", 0).gpus.size(), 4u);
   EXPECT_EQ(make_profile("mi210", 0).gpus.size(), 1u);
   EXPECT_EQ(make_profile("mi300x", 8).gpus.size(), 8u);
-  EXPECT_THROW(make_profile("mi308x", 9), std::invalid_argument);
+  EXPECT_THROW(make_profile("mi308x", 9), gpreempt::Error);
 }
 
 TEST(SimDeviceProfiles, InternallyConsistent) {

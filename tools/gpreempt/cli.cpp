@@ -26,8 +26,7 @@ void emit(const Globals& globals, const std::string& human, const nlohmann::json
 
 void exit_partial(const std::string& message) {
   std::cout.flush();
-  std::cerr << "gpreempt: " << message << "\n";
-  std::exit(kExitFailure);
+  throw PartialResult(message);
 }
 
 std::string table(const std::vector<std::string>& header,
@@ -51,8 +50,6 @@ std::string table(const std::vector<std::string>& header,
   for (const auto& r : rows) out += line(r);
   return out;
 }
-
-std::string hex(uint64_t value) { return json_conventions::address(value); }
 
 std::string gpu_id_text(uint32_t gpu_id) {
   char buf[40];

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "common/hex.h"
 #include "common/json_conventions.h"
 
 namespace gpreempt::cli {
@@ -33,6 +34,12 @@ struct Failure : std::runtime_error {
 };
 // Bad arguments that CLI11 cannot detect (exit 2).
 struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// The result is already on stdout but incomplete (exit 1, message on stderr, no {"error"}
+// document). Thrown by exit_partial(); main() is the one place a failure leaves the program, so
+// destructors (contexts that resume their targets, children) run on every path.
+struct PartialResult : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
@@ -59,14 +66,15 @@ void print_json(const Json& j, int indent = 2) {
 void emit(const Globals& globals, const std::string& human, const nlohmann::json& json);
 
 // After a partial result has been printed: "gpreempt: <message>" on stderr, then exit 1 (without
-// the {"error"} document a Failure would add after the result already on stdout).
+// the {"error"} document a Failure would add after the result already on stdout). Throws
+// PartialResult to main().
 [[noreturn]] void exit_partial(const std::string& message);
 
 // Column-aligned text table.
 std::string table(const std::vector<std::string>& header,
                   const std::vector<std::vector<std::string>>& rows);
 
-std::string hex(uint64_t value);
+using gpreempt::hex;  // common/hex.h
 // A GPU's id in text tables: "63420 (f7bc)" — the decimal of sysfs (topology gpu_id, per-process
 // queues) and the hex of debugfs (mqds, hqds, rls), the two forms users have to match.
 std::string gpu_id_text(uint32_t gpu_id);

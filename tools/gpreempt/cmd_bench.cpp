@@ -138,8 +138,7 @@ void run_bench(const Globals& g, const BenchOptions& o) {
   }
   emit(g, out.str(), j);
   if (incomplete) {
-    std::cerr << "gpreempt bench preempt: " << incomplete << " incomplete suspend(s)\n";
-    std::exit(kExitFailure);
+    exit_partial("bench preempt: " + std::to_string(incomplete) + " incomplete suspend(s)");
   }
 }
 

@@ -16,7 +16,7 @@
 #include "common/error.h"
 #include "common/latency_summary.h"
 #include "demo/demo_scenarios.h"
-#include "kfd/topology.h"
+#include "discovery/topology.h"
 #include "sim_stats.h"
 
 namespace gpreempt::cli {
@@ -144,7 +144,7 @@ void run(const Globals& g, DemoCliOptions& o) {
 
   nlohmann::json gpus = nlohmann::json::array();
   std::string description;
-  for (const auto& gpu : kfd::read_gpu_nodes(kfd::kTopologyRoot)) {
+  for (const auto& gpu : discovery::read_gpu_nodes(discovery::kTopologyRoot)) {
     gpus.push_back({{"gpu_id", gpu.gpu_id}, {"name", gpu.name}});
     if (description.empty()) {
       // The topology's name is the ASIC string ("ip discovery" on MI300s); the target says more.

@@ -10,7 +10,8 @@
 #include "gpu_names.h"
 #include "common/error.h"
 #include "kfd/driver.h"
-#include "kfd/topology.h"
+#include "kfd/dbg_trap.h"
+#include "discovery/topology.h"
 #include "kfd/version.h"
 
 namespace gpreempt::cli {
@@ -19,7 +20,7 @@ namespace {
 
 struct InfoOptions {
   std::string device = "/dev/kfd";
-  std::string topology = kfd::kTopologyRoot;
+  std::string topology = discovery::kTopologyRoot;
   std::string sched_policy_file = "/sys/module/amdgpu/parameters/sched_policy";
 };
 
@@ -65,7 +66,7 @@ void run_info(const Globals& g, const InfoOptions& o) {
   try {
     auto driver = kfd::open_linux_driver(o.device);
     kfd::Version v;
-    long r = driver->get_version(v);
+    long r = kfd::get_version_retry(*driver, v);
     if (r < 0) throw Error(static_cast<int>(-r), "GET_VERSION failed: " + errno_text(static_cast<int>(-r)));
     const bool supported = kfd::version_supported(v);
     j["kfd"]["version"] = kfd::to_string(v);
@@ -114,7 +115,7 @@ void run_info(const Globals& g, const InfoOptions& o) {
   j["topology"]["path"] = o.topology;
   j["gpus"] = nlohmann::json::array();
   try {
-    auto gpus = kfd::read_gpu_nodes(o.topology);
+    auto gpus = discovery::read_gpu_nodes(o.topology);
     std::vector<std::vector<std::string>> rows;
     for (const auto& gpu : gpus) {
       const auto product = product_name(gpu.gfx_target_version, gpu.device_id);
@@ -153,8 +154,7 @@ void run_info(const Globals& g, const InfoOptions& o) {
   emit(g, out.str(), j);
   if (!ok) {
     // Already printed in full; exit 1 without repeating the document.
-    std::cerr << "gpreempt info: " << problem << "\n";
-    std::exit(kExitFailure);
+    exit_partial("info: " + problem);
   }
 }
 

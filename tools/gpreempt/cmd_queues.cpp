@@ -3,7 +3,8 @@
 #include <sstream>
 
 #include "cli.h"
-#include "kfd/proc_queues.h"
+#include "discovery/proc_parse.h"
+#include "discovery/process_discovery.h"
 #include "session_options.h"
 #include "target_check.h"
 
@@ -17,16 +18,16 @@ struct QueuesOptions {
 };
 
 void run_sysfs(const Globals& g, int pid) {
-  auto queues = kfd::read_process_queues(pid);
+  auto queues = discovery::read_process_queues(pid);
   nlohmann::json j{{"pid", pid}, {"source", "sysfs"}, {"queues", nlohmann::json::array()}};
   std::vector<std::vector<std::string>> rows;
   for (const auto& q : queues) {
     j["queues"].push_back({{"queue_id", q.queue_id},
                            {"gpu_id", q.gpu_id},
-                           {"type", kfd::sysfs_queue_type_name(q.type)},
+                           {"type", discovery::sysfs_queue_type_name(q.type)},
                            {"ring_size_bytes", q.size}});
     rows.push_back({std::to_string(q.queue_id), gpu_id_text(q.gpu_id),
-                    kfd::sysfs_queue_type_name(q.type), std::to_string(q.size)});
+                    discovery::sysfs_queue_type_name(q.type), std::to_string(q.size)});
   }
   std::ostringstream out;
   out << "process " << pid << ": " << queues.size() << " queue(s) (per-process sysfs)\n";

@@ -142,8 +142,7 @@ void run_suspend(const Globals& g, const SuspendOptions& o) {
   if (!ok) j["error"] = json_conventions::error_object("failed", std::nullopt, failure);
   emit(g, out.str(), j);
   if (!ok) {
-    std::cerr << "gpreempt suspend: " << failure << "\n";
-    std::exit(kExitFailure);
+    exit_partial("suspend: " + failure);
   }
 }
 
@@ -168,8 +167,7 @@ void run_resume(const Globals& g, const ResumeOptions& o) {
     j["error"] = json_conventions::error_object("failed", std::nullopt, "some queues do not exist (see the table)");
   emit(g, out.str(), j);
   if (!resumed.result.all_done()) {
-    std::cerr << "gpreempt resume: some queues do not exist (see the table)\n";
-    std::exit(kExitFailure);
+    exit_partial("resume: some queues do not exist (see the table)");
   }
 }
 

@@ -74,6 +74,9 @@ int main(int argc, char** argv) {
     std::cerr << "gpreempt: " << e.what() << "\n";
     if (globals.json) print_error(nlohmann::json::object(), "usage", std::nullopt, e.what());
     return gpreempt::cli::kExitUsage;
+  } catch (const gpreempt::cli::PartialResult& e) {
+    std::cerr << "gpreempt: " << e.what() << "\n";
+    return gpreempt::cli::kExitFailure;
   } catch (const gpreempt::cli::Failure& e) {
     std::cerr << "gpreempt: " << e.what() << "\n";
     if (globals.json) print_error(e.detail, "failed", std::nullopt, e.what());

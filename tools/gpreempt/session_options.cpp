@@ -11,7 +11,7 @@
 #include "cli_common.h"
 #include "common/error.h"
 #include "kfd/grace.h"
-#include "kfd/topology.h"
+#include "discovery/topology.h"
 
 namespace gpreempt::cli {
 
@@ -90,10 +90,10 @@ uint32_t resolve_grace(const GraceOptions& g, const std::vector<kfd::QueueInfo>&
   if (clock_mhz_out) *clock_mhz_out = 0;
   if (g.units) return *g.units;
   if (!g.us) return kfd::KFD_USE_DEFAULT_GRACE_PERIOD;
-  auto nodes = kfd::read_gpu_nodes();
+  auto nodes = discovery::read_gpu_nodes();
   uint32_t mhz = 0;
   for (const auto& q : queues)
-    if (auto gpu = kfd::find_gpu(nodes, q.gpu_id)) mhz = std::max(mhz, gpu->max_engine_clk_fcompute);
+    if (auto gpu = discovery::find_gpu(nodes, q.gpu_id)) mhz = std::max(mhz, gpu->max_engine_clk_fcompute);
   if (mhz == 0)
     for (const auto& n : nodes) mhz = std::max(mhz, n.max_engine_clk_fcompute);
   if (mhz == 0)
@@ -155,21 +155,10 @@ nlohmann::json queue_json(const kfd::QueueInfo& q, bool suspended) {
           {"suspended_by_us", suspended}};
 }
 
-namespace {
-const char* outcome_name(kfd::QueueOutcome o) {
-  switch (o) {
-    case kfd::QueueOutcome::kDone: return "ok";
-    case kfd::QueueOutcome::kInvalid: return "invalid";
-    case kfd::QueueOutcome::kError: return "error";
-  }
-  return "?";
-}
-}  // namespace
-
 nlohmann::json batch_json(const preempt::BatchOutcome& o) {
   nlohmann::json queues = nlohmann::json::array();
   for (const auto& q : o.result.queues)
-    queues.push_back({{"queue_id", q.queue_id}, {"status", outcome_name(q.outcome)}});
+    queues.push_back({{"queue_id", q.queue_id}, {"status", kfd::outcome_name(q.outcome)}});
   return {{"count", o.result.count},
           {"requested", o.result.queues.size()},
           {"queues", queues},
@@ -181,12 +170,8 @@ nlohmann::json batch_json(const preempt::BatchOutcome& o) {
 std::string batch_table(const kfd::BatchResult& r) {
   std::vector<std::vector<std::string>> rows;
   for (const auto& q : r.queues) {
-    std::string meaning;
-    if (q.outcome == kfd::QueueOutcome::kInvalid)
-      meaning = "no such queue, still new, or being destroyed";
-    if (q.outcome == kfd::QueueOutcome::kError)
-      meaning = "scheduler failed to preempt (timeout or GPU reset)";
-    rows.push_back({std::to_string(q.queue_id), outcome_name(q.outcome), meaning});
+    rows.push_back({std::to_string(q.queue_id), kfd::outcome_name(q.outcome),
+                    kfd::outcome_meaning(q.outcome)});
   }
   return table({"QUEUE", "STATUS", ""}, rows);
 }

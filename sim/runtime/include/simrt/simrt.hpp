@@ -1,4 +1,5 @@
-// simrt's C++ API (the C API in simrt.h wraps this). Errors throw simrt::Error (errno + text).
+// simrt's C++ API (the C API in simrt.h wraps this). Errors throw simrt::Error, which is
+// gpreempt::Error (common/error.h): errno + text.
 #pragma once
 
 #include <array>
@@ -12,16 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
+
 namespace simrt {
 
-class Error : public std::runtime_error {
- public:
-  Error(int err, const std::string& what) : std::runtime_error(what), errno_(err) {}
-  int code() const { return errno_; }  // positive errno
-
- private:
-  int errno_;
-};
+// The project's one error type (errno + text), as everywhere else.
+using Error = gpreempt::Error;
 
 struct Kernel {
   std::string name;

@@ -1,15 +1,14 @@
 // GPUs as the KFD topology describes them (FACTS §13.1): enough to report them in `gpreempt info`,
-// to tell whether debug trap is supported, and to convert a grace period from microseconds.
+// to tell whether debug trap is supported, and to convert a grace period from microseconds. The
+// reading side; each node's `properties` text is decoded by decode_properties (properties.h).
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
-namespace gpreempt::kfd {
+namespace gpreempt::discovery {
 
 inline constexpr const char* kTopologyRoot = "/sys/class/kfd/kfd/topology";
 // HSA_CAPABILITY bits (libhsakmt hsakmttypes.h bitfield order).
@@ -28,17 +27,14 @@ struct GpuNode {
   uint32_t vendor_id = 0;
   uint32_t device_id = 0;
   bool debug_trap_supported() const { return (capability & HSA_CAP_TRAP_DEBUG_SUPPORT) != 0; }
-  // "gfx942"
+  // "gfx942" (gfx_target_name); "unknown" when the version does not encode a target.
   std::string gfx_name() const;
 };
 
-// Parses a node's `properties` text ("<key> <value>\n" lines) by key. Unknown keys are kept.
-// Throws gpreempt::Error(EINVAL) naming the line when a line is not "<key> <unsigned>".
-std::map<std::string, uint64_t> parse_properties(std::string_view text);
-
 // Every GPU node (gpu_id != 0) under `root`, in node order. Throws gpreempt::Error when the
-// topology cannot be read.
+// topology cannot be listed, and Error(EINVAL) naming the file and line when a GPU node's
+// `properties` is malformed.
 std::vector<GpuNode> read_gpu_nodes(const std::string& root = kTopologyRoot);
 std::optional<GpuNode> find_gpu(const std::vector<GpuNode>& nodes, uint32_t gpu_id);
 
-}  // namespace gpreempt::kfd
+}  // namespace gpreempt::discovery
