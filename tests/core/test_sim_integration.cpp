@@ -486,7 +486,7 @@ TEST_F(CoreSim, InfoShowsGfxTargetAndProductAndAvailability) {
   EXPECT_TRUE(j["suspend_resume"]["available"].get<bool>());
   EXPECT_EQ(j["kfd"]["hws"], true);
   ASSERT_FALSE(j["gpus"].empty());
-  EXPECT_EQ(j["gpus"][0]["gfx"], "gfx942");
+  EXPECT_EQ(j["gpus"][0]["gfx_target"], "gfx942");
   EXPECT_EQ(j["gpus"][0]["product"], "AMD Instinct MI308X");
   auto text = run({bin("gpreempt").string(), "info"}, m.env());
   EXPECT_NE(text.out.find("gfx942"), std::string::npos) << text.out;

@@ -108,8 +108,8 @@ TEST(CliLog, FileWithoutHipRecordsSaysWhatAHipLogIs) {
   auto j = gt::run_gpreempt("log analyze " + f + " --json");
   EXPECT_EQ(j.exit_code, 1);
   const auto doc = json::parse(j.out);
-  ASSERT_EQ(doc["notes"].size(), 1u) << j.out;
-  EXPECT_NE(doc["notes"][0].get<std::string>().find("AMD_LOG_LEVEL=3"), std::string::npos);
+  ASSERT_EQ(doc["files"][0]["notes"].size(), 1u) << j.out;
+  EXPECT_NE(doc["files"][0]["notes"][0].get<std::string>().find("AMD_LOG_LEVEL=3"), std::string::npos);
   // One empty file among good ones still fails the command, after all results are printed.
   const std::string good = write_log("good", ":3:hip_memory.cpp :772 : 1 us: [pid:1 tid:0x1] hipMalloc: Returned hipSuccess : \n");
   auto both = gt::run_gpreempt("log analyze " + good + " " + f + " --json");
@@ -134,12 +134,12 @@ TEST(CliLog, LevelThreeLogSaysDispatchesNeedLevelFour) {
   EXPECT_NE(r.out.find("note: 0 dispatches: this log's highest level is 3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("AMD_LOG_LEVEL=4"), std::string::npos) << r.out;
   auto j = json::parse(gt::run_gpreempt("log analyze " + l3 + " --json").out);
-  ASSERT_EQ(j["notes"].size(), 1u);
-  EXPECT_NE(j["notes"][0].get<std::string>().find("AMD_LOG_LEVEL=4"), std::string::npos);
+  ASSERT_EQ(j["files"][0]["notes"].size(), 1u);
+  EXPECT_NE(j["files"][0]["notes"][0].get<std::string>().find("AMD_LOG_LEVEL=4"), std::string::npos);
   const std::string l4 = write_log("l4", ":4:rocdevice.cpp            :2221: 1 us: [pid:9 tid: 0x7f01] Allocate hsa host memory 0x1, size 0x1\n");
   auto r4 = gt::run_gpreempt("log analyze " + l4 + " --json");
   EXPECT_EQ(r4.exit_code, 0);
-  EXPECT_EQ(json::parse(r4.out)["notes"].size(), 0u);
+  EXPECT_EQ(json::parse(r4.out)["files"][0]["notes"].size(), 0u);
   // --pid that matches nothing is an answer, not a wrong file.
   auto other = gt::run_gpreempt("log analyze " + l3 + " --pid 5");
   EXPECT_EQ(other.exit_code, 0) << other.err;
