@@ -24,6 +24,18 @@ std::vector<std::string> parse_cmdline(std::string_view text);
 // last run of >= 32 hex digits in a cgroup path; nullopt for processes in no container.
 std::optional<std::string> container_id_from_cgroup(std::string_view cgroup_text);
 
+// The three files of one per-process sysfs queue directory (`queues/<id>/{type,gpuid,size}`,
+// FACTS §13.2, each "%u\n"): the type code and gpu id, and the ring size when `size` is a number.
+// nullopt when type or gpuid is not a decimal number in range (a type code beyond int, a gpu id
+// beyond 32 bits).
+struct SysfsQueueFiles {
+  int type = 0;
+  std::uint32_t gpu_id = 0;
+  std::optional<std::uint64_t> size;
+};
+std::optional<SysfsQueueFiles> parse_sysfs_queue(std::string_view type_text, std::string_view gpuid_text,
+                                                 std::string_view size_text);
+
 // KFD's per-process sysfs queue type (`queues/<id>/type`): 0 compute, 1 sdma, 2 hiq; 3 is DIQ on
 // older kernels but SDMA_XGMI on the newest (FACTS §13.2) and 4 SDMA_XGMI on older ones.
 std::string sysfs_queue_type_name(int type_code);

@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <system_error>
 
+#include "common/text_file.h"
 #include "discovery/proc_parse.h"
 #include "discovery/text_scan.h"
 
@@ -16,13 +15,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<std::string> slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::optional<std::string> slurp(const fs::path& p) { return read_text_file(p.string()); }
 
 std::optional<int> as_pid(const std::string& name) {
   if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
@@ -81,10 +74,8 @@ std::vector<KnownQueue> sysfs_queues(const SystemRoots& roots, int pid, std::vec
   for (int id : numeric_dirs(dir)) {
     const fs::path q = dir / std::to_string(id);
     auto type = slurp(q / "type"), gpuid = slurp(q / "gpuid"), size = slurp(q / "size");
-    auto t = type ? detail::parse_signed(detail::trim(*type)) : std::nullopt;
-    auto g = gpuid ? detail::parse_number(detail::trim(*gpuid)) : std::nullopt;
-    auto s = size ? detail::parse_number(detail::trim(*size)) : std::nullopt;
-    if (!t || !g) {
+    auto files = type && gpuid ? parse_sysfs_queue(*type, *gpuid, size.value_or("")) : std::nullopt;
+    if (!files) {
       if (problems)
         problems->push_back(q.string() + ": expected decimal type and gpuid files" +
                             (!type || !gpuid ? " (unreadable)" : " (malformed)"));
@@ -93,9 +84,9 @@ std::vector<KnownQueue> sysfs_queues(const SystemRoots& roots, int pid, std::vec
     KnownQueue k;
     k.pid = pid;
     k.queue_id = static_cast<std::uint32_t>(id);
-    k.gpu_id = static_cast<std::uint32_t>(*g);
-    k.type = sysfs_queue_type_name(static_cast<int>(*t));
-    if (s) k.ring_size = *s;
+    k.gpu_id = files->gpu_id;
+    k.type = sysfs_queue_type_name(files->type);
+    k.ring_size = files->size;
     k.source = "sysfs";
     out.push_back(std::move(k));
   }
