@@ -8,6 +8,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev
   python3 python3-dev python3-pybind11 pybind11-dev python3-pytest
   libhsakmt-dev libdrm-dev
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do
