@@ -68,8 +68,13 @@ inline constexpr std::size_t cp_hqd_pq_wptr_hi = 183;
 
 constexpr std::size_t byte_offset(std::size_t dword_index) { return dword_index * 4; }
 
-// The v9 SDMA MQD (struct v9_sdma_mqd, 128 dwords): only the engine/queue ids are used.
+// The v9 SDMA MQD (struct v9_sdma_mqd, 128 dwords): the ring registers and the engine/queue ids.
 namespace sdma_mqd {
+inline constexpr std::size_t sdmax_rlcx_rb_cntl = 0;
+inline constexpr std::size_t sdmax_rlcx_rb_base = 1;
+inline constexpr std::size_t sdmax_rlcx_rb_base_hi = 2;
+inline constexpr std::size_t sdmax_rlcx_rb_rptr_addr_hi = 8;
+inline constexpr std::size_t sdmax_rlcx_rb_rptr_addr_lo = 9;
 inline constexpr std::size_t sdma_engine_id = 126;
 inline constexpr std::size_t sdma_queue_id = 127;
 }  // namespace sdma_mqd
@@ -120,12 +125,72 @@ inline constexpr std::size_t pq_wptr_hi = index(mqd::cp_hqd_pq_wptr_hi);  // 55
 static_assert(active == 2 && pq_base_lo == 8 && pq_wptr_lo == 54 && pq_wptr_hi == 55);
 }  // namespace hqd
 
+// Register fields: what each MQD-mirrored HQD register holds, bit by bit. Source: the kernel's
+// gc_9_4_3_sh_mask.h (the MI300 family the real captures come from; the fields decoded here have
+// the same positions in gc_9_0_sh_mask.h), read through its register table with field bit ranges.
+// A decoder reads a field with get() (the field value, shifted down) or bits() (the field left in
+// place, for addresses and byte counts whose low bits the register does not store): both are
+// plain masks and shifts, defined for every 32-bit input.
+struct RegField {
+  unsigned shift;
+  unsigned width;  // 1..32
+
+  constexpr std::uint32_t mask() const { return width >= 32 ? 0xffffffffu : ((1u << width) - 1u); }
+  constexpr std::uint32_t get(std::uint32_t value) const { return (value >> shift) & mask(); }
+  constexpr std::uint32_t bits(std::uint32_t value) const { return value & (mask() << shift); }
+};
+
+namespace field {
+inline constexpr RegField mqd_base_addr{2, 30};         // CP_MQD_BASE_ADDR.BASE_ADDR, 31:2
+inline constexpr RegField mqd_base_addr_hi{0, 16};      // CP_MQD_BASE_ADDR_HI.BASE_ADDR_HI, 15:0
+inline constexpr RegField active{0, 1};                 // CP_HQD_ACTIVE.ACTIVE
+inline constexpr RegField vmid{0, 4};                   // CP_HQD_VMID.VMID, 3:0
+inline constexpr RegField ib_vmid{8, 4};                // CP_HQD_VMID.IB_VMID, 11:8
+inline constexpr RegField pipe_priority{0, 2};          // CP_HQD_PIPE_PRIORITY.PIPE_PRIORITY, 1:0
+inline constexpr RegField queue_priority{0, 4};         // CP_HQD_QUEUE_PRIORITY.PRIORITY_LEVEL, 3:0
+inline constexpr RegField pq_base{0, 32};               // CP_HQD_PQ_BASE.ADDR (ring base >> 8)
+inline constexpr RegField pq_base_hi{0, 8};             // CP_HQD_PQ_BASE_HI.ADDR_HI, 7:0
+inline constexpr RegField pq_rptr{0, 32};               // CP_HQD_PQ_RPTR.CONSUMED_OFFSET
+inline constexpr RegField rptr_report_addr{2, 30};      // CP_HQD_PQ_RPTR_REPORT_ADDR, 31:2
+inline constexpr RegField rptr_report_addr_hi{0, 16};   // CP_HQD_PQ_RPTR_REPORT_ADDR_HI, 15:0
+inline constexpr RegField wptr_poll_addr{3, 29};        // CP_HQD_PQ_WPTR_POLL_ADDR.WPTR_ADDR, 31:3
+inline constexpr RegField wptr_poll_addr_hi{0, 16};     // CP_HQD_PQ_WPTR_POLL_ADDR_HI, 15:0
+inline constexpr RegField doorbell_offset{2, 26};       // CP_HQD_PQ_DOORBELL_CONTROL, 27:2 (dwords)
+inline constexpr RegField doorbell_en{30, 1};           // CP_HQD_PQ_DOORBELL_CONTROL.DOORBELL_EN
+inline constexpr RegField queue_size{0, 6};             // CP_HQD_PQ_CONTROL.QUEUE_SIZE, 5:0
+inline constexpr RegField eop_base_addr{0, 32};         // CP_HQD_EOP_BASE_ADDR (EOP base >> 8)
+inline constexpr RegField eop_base_addr_hi{0, 8};       // CP_HQD_EOP_BASE_ADDR_HI, 7:0
+inline constexpr RegField ctx_save_base_addr{12, 20};   // CP_HQD_CTX_SAVE_BASE_ADDR_LO.ADDR, 31:12
+inline constexpr RegField ctx_save_base_addr_hi{0, 16}; // CP_HQD_CTX_SAVE_BASE_ADDR_HI, 15:0
+inline constexpr RegField cntl_stack_offset{2, 14};     // CP_HQD_CNTL_STACK_OFFSET.OFFSET, 15:2
+inline constexpr RegField cntl_stack_size{12, 4};       // CP_HQD_CNTL_STACK_SIZE.SIZE, 15:12
+inline constexpr RegField wg_state_offset{2, 25};       // CP_HQD_WG_STATE_OFFSET.OFFSET, 26:2
+inline constexpr RegField ctx_save_size{12, 15};        // CP_HQD_CTX_SAVE_SIZE.SIZE, 26:12
+inline constexpr RegField pq_wptr{0, 32};               // CP_HQD_PQ_WPTR_LO / _HI
+}  // namespace field
+
+// SDMA RLC queue registers of the v9 SDMA MQD (sdma_4_4_2 register table).
+namespace sdma_field {
+inline constexpr RegField rb_base{0, 32};               // SDMAx_RLCy_RB_BASE.ADDR (ring base >> 8)
+inline constexpr RegField rb_base_hi{0, 24};            // SDMAx_RLCy_RB_BASE_HI.ADDR, 23:0
+inline constexpr RegField rb_rptr_addr_lo{2, 30};       // SDMAx_RLCy_RB_RPTR_ADDR_LO.ADDR, 31:2
+inline constexpr RegField rb_rptr_addr_hi{0, 32};
+}  // namespace sdma_field
+
 // Ring base is stored >> 8 (256-byte aligned rings); the helpers keep that shift in one place.
 constexpr std::uint64_t combine(std::uint32_t lo, std::uint32_t hi) {
   return (static_cast<std::uint64_t>(hi) << 32) | lo;
 }
+// CP_HQD_PQ_BASE / _HI: a 40-bit field holding the ring base >> 8 (a 48-bit address).
 constexpr std::uint64_t ring_base_from_pq_base(std::uint32_t lo, std::uint32_t hi) {
-  return combine(lo, hi) << 8;
+  return combine(field::pq_base.get(lo), field::pq_base_hi.get(hi)) << 8;
+}
+// CP_HQD_PQ_CONTROL.QUEUE_SIZE = log2(ring dwords) - 1 (mqd_update_v9), so the ring holds
+// 2^(QUEUE_SIZE+3) bytes. The 6-bit field reaches 63; sizes from 2^64 bytes up (QUEUE_SIZE > 60)
+// are not representable and no real ring has them: 0 for those.
+constexpr std::uint64_t ring_bytes_from_pq_control(std::uint32_t pq_control) {
+  const std::uint32_t qs = field::queue_size.get(pq_control);
+  return qs > 60 ? 0 : std::uint64_t{1} << (qs + 3);
 }
 constexpr std::uint32_t pq_base_lo_of(std::uint64_t ring_base) {
   return static_cast<std::uint32_t>(ring_base >> 8);

@@ -81,17 +81,27 @@ bool parse_slot_header(std::string_view t, HqdSlot& s) {
 
 class Decoder {
  public:
-  explicit Decoder(std::string_view name) : diag_(std::string(name)) {}
+  explicit Decoder(std::string_view name) : name_(name), diag_(std::string(name)) {}
 
-  HqdsDump run(std::string_view text) {
-    detail::LineReader lines(text);
-    std::string_view line;
-    while (lines.next(line)) {
+  HqdsDump run(LineSource& lines) {
+    auto other = detail::for_each_line(lines, InputKind::hqds, [&](std::string_view line, bool cut) {
       line_ = lines.line_number();
-      handle(line);
+      if (cut) {
+        fail(detail::too_long_message(line, lines.max_line(), "debugfs hqds"));
+        if (slot_open_) out_.nodes.back().slots.back().complete = false;
+        return true;
+      }
+      return handle(line);
+    });
+    if (other) {
+      HqdsDump wrong;
+      wrong.complete = false;
+      wrong.looks_like = *other;
+      wrong.diagnostics = {{std::string(name_), 0, wrong_kind_message(*other, InputKind::hqds, name_)}};
+      return wrong;
     }
     close_slot();
-    if (!text.empty() && !lines.ended_with_newline()) {
+    if (!lines.ended_with_newline()) {
       diag_.add(line_, "file ends in the middle of a line (no final newline): output cut short");
       out_.complete = false;
       if (!out_.nodes.empty() && !out_.nodes.back().slots.empty())
@@ -107,53 +117,82 @@ class Decoder {
     out_.complete = false;
   }
 
-  void handle(std::string_view line) {
+  // Stops decoding: the input holds more than any kernel prints.
+  bool stop(const std::string& what) {
+    close_slot();
+    fail(what + ": stopped reading here");
+    return false;
+  }
+
+  bool handle(std::string_view line) {
     std::string_view t = detail::trim(line);
-    if (t.empty()) return;
+    if (t.empty()) return true;
+    const bool ignoring = ignore_rows_;
+    ignore_rows_ = false;  // every line but a dump row ends the rows being skipped
     HqdsNode n;
     if (parse_node_header(t, n.node, n.gpu_id, n.gpu_id_hex)) {
       close_slot();
+      if (out_.nodes.size() >= kMaxHqdsNodes) return stop("more than " + std::to_string(kMaxHqdsNodes) + " nodes");
       n.line = line_;
       out_.nodes.push_back(std::move(n));
-      return;
+      return true;
     }
     if (t == "Device is stopped") {
       close_slot();
-      if (out_.nodes.empty()) return fail("\"Device is stopped\" before any \"Node <n>, gpu_id <id>:\" line");
-      out_.nodes.back().stopped = true;
-      return;
+      if (out_.nodes.empty()) fail("\"Device is stopped\" before any \"Node <n>, gpu_id <id>:\" line");
+      else out_.nodes.back().stopped = true;
+      return true;
     }
     HqdSlot s;
     if (parse_slot_header(t, s)) {
       close_slot();
-      if (out_.nodes.empty()) return fail("queue slot header before any \"Node <n>, gpu_id <id>:\" line");
+      if (out_.nodes.empty()) {
+        fail("queue slot header before any \"Node <n>, gpu_id <id>:\" line");
+        return true;
+      }
+      if (++slots_ > kMaxHqdsSlots) return stop("more than " + std::to_string(kMaxHqdsSlots) + " queue slots");
       if (out_.nodes.back().stopped)
         fail("queue slot listed for node " + std::to_string(out_.nodes.back().node) +
              " after \"Device is stopped\"");
       s.line = line_;
       out_.nodes.back().slots.push_back(std::move(s));
       slot_open_ = true;
-      return;
+      return true;
     }
     if (auto row = detail::parse_hex_row(line)) {
-      if (!slot_open_) return fail("register row outside any queue slot: \"" + std::string(t) + "\"");
+      if (ignoring) {
+        ignore_rows_ = true;
+        return true;
+      }
+      if (!slot_open_) {
+        fail("register row outside any queue slot: " + quote_line(t));
+        return true;
+      }
       HqdSlot& slot = out_.nodes.back().slots.back();
       if (row->malformed_value || row->values.empty()) {
         slot.complete = false;
-        fail("expected \"<register address>: <1 to 8 hex words of 8 digits>\", got \"" +
-             std::string(t) + "\"");
+        fail("expected \"<register address>: <1 to 8 hex words of 8 digits>\", got " + quote_line(t));
       }
       last_row_line_ = line_;
       std::uint32_t addr = static_cast<std::uint32_t>(row->offset);
       for (std::uint32_t v : row->values) {
+        if (slot.registers.size() >= kMaxHqdRegisters) {
+          slot.complete = false;
+          fail("the " + slot.kind + " slot (line " + std::to_string(slot.line) + ") dumps more than " +
+               std::to_string(kMaxHqdRegisters) + " registers: the rest of its rows are ignored");
+          close_slot();
+          ignore_rows_ = true;
+          return true;
+        }
         slot.registers.emplace_back(addr, v);
         addr += 4;
       }
-      return;
+      return true;
     }
-    fail("expected \"Node <n>, gpu_id <id>:\", a queue slot header (HIQ/CP/SDMA) or a register row, got \"" +
-         std::string(t) + "\"");
+    fail("expected \"Node <n>, gpu_id <id>:\", a queue slot header (HIQ/CP/SDMA) or a register row, got " +
+         quote_line(t));
     if (slot_open_) out_.nodes.back().slots.back().complete = false;
+    return true;
   }
 
   void close_slot() {
@@ -192,17 +231,25 @@ class Decoder {
     if (s.active.value_or(false) || s.kind == "HIQ") s.decoded = decode_hqd_window(window);
   }
 
+  std::string_view name_;
   DiagnosticSink diag_;
   HqdsDump out_;
+  std::size_t slots_ = 0;
   bool slot_open_ = false;
+  bool ignore_rows_ = false;  // rows of a slot past kMaxHqdRegisters: reported once, then skipped
   std::size_t line_ = 0;
   std::size_t last_row_line_ = 0;
 };
 
 }  // namespace
 
+HqdsDump decode_hqds(LineSource& lines, std::string_view display_name) {
+  return Decoder(display_name).run(lines);
+}
+
 HqdsDump decode_hqds(std::string_view text, std::string_view display_name) {
-  return Decoder(display_name).run(text);
+  TextLines lines(text);
+  return decode_hqds(lines, display_name);
 }
 
 }  // namespace gpreempt::discovery

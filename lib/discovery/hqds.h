@@ -10,7 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "common/text_file.h"
 #include "discovery/diagnostics.h"
+#include "discovery/input_kind.h"
 #include "discovery/mqd_fields.h"
 
 namespace gpreempt::discovery {
@@ -41,8 +43,19 @@ struct HqdsDump {
   std::vector<HqdsNode> nodes;
   bool complete = true;
   std::vector<Diagnostic> diagnostics;
+  // Set when the input is another kind of file (then nothing else is: one diagnostic says so).
+  std::optional<InputKind> looks_like;
 };
 
+// Bounds that keep memory independent of the input size: a slot dumps kRegisterCount (56)
+// registers, SDMA slots a few dozen, so registers past kMaxHqdRegisters are reported and dropped;
+// decoding stops with a diagnostic after kMaxHqdsSlots slot headers or kMaxHqdsNodes node headers
+// (a node has a few hundred slots at most).
+inline constexpr std::size_t kMaxHqdRegisters = 256;
+inline constexpr std::size_t kMaxHqdsSlots = 65536;
+inline constexpr std::size_t kMaxHqdsNodes = 1024;
+
+HqdsDump decode_hqds(LineSource& lines, std::string_view display_name);
 HqdsDump decode_hqds(std::string_view text, std::string_view display_name);
 
 // "Node %u, gpu_id %x:" (shared with `rls`); false when the line is not such a header.

@@ -67,18 +67,27 @@ bool parse_process_header(std::string_view t, MqdsProcess& p) {
 
 class Decoder {
  public:
-  Decoder(std::string_view name) : diag_(std::string(name)) {}
+  explicit Decoder(std::string_view name) : name_(name), diag_(std::string(name)) {}
 
-  MqdsDump run(std::string_view text) {
-    detail::LineReader lines(text);
-    std::string_view line;
-    while (lines.next(line)) {
+  MqdsDump run(LineSource& lines) {
+    auto other = detail::for_each_line(lines, InputKind::mqds, [&](std::string_view line, bool cut) {
       line_ = lines.line_number();
-      handle(line);
+      if (cut) {
+        fail(detail::too_long_message(line, lines.max_line(), "debugfs mqds"));
+        return true;
+      }
+      return handle(line);
+    });
+    if (other) {
+      MqdsDump wrong;
+      wrong.complete = false;
+      wrong.looks_like = *other;
+      wrong.diagnostics = {{std::string(name_), 0, wrong_kind_message(*other, InputKind::mqds, name_)}};
+      return wrong;
     }
     close_queue();
     check_copy_counts();
-    if (!text.empty() && !lines.ended_with_newline()) {
+    if (!lines.ended_with_newline()) {
       diag_.add(line_, "file ends in the middle of a line (no final newline): output cut short");
       mark_last_incomplete();
     }
@@ -87,87 +96,112 @@ class Decoder {
   }
 
  private:
-  void handle(std::string_view line) {
+  // A problem with the current line: the file, and the queue being dumped, are incomplete.
+  void fail(std::string msg) {
+    diag_.add(line_, std::move(msg));
+    out_.complete = false;
+    if (queue_) queue_->complete = false;
+  }
+
+  // Stops decoding: the input holds more than any kernel prints.
+  bool stop(const std::string& what) {
+    diag_.add(line_, what + ": stopped reading here");
+    mark_last_incomplete();
+    return false;
+  }
+
+  bool handle(std::string_view line) {
     std::string_view t = detail::trim(line);
-    if (t.empty()) return;
+    if (t.empty()) return true;
     MqdsProcess p;
     if (parse_process_header(t, p)) {
       close_queue();
+      if (out_.processes.size() >= kMaxMqdsProcesses)
+        return stop("more than " + std::to_string(kMaxMqdsProcesses) + " processes");
       p.line = line_;
       out_.processes.push_back(std::move(p));
-      return;
+      return true;
     }
     MqdsQueue q;
     if (parse_queue_header(t, q)) {
       close_queue();
+      if (++queues_ > kMaxMqdsQueues) return stop("more than " + std::to_string(kMaxMqdsQueues) + " queues");
       if (out_.processes.empty()) {
-        diag_.add(line_, "queue header before any \"Process <pid> PASID <pasid>:\" line");
-        out_.complete = false;
+        fail("queue header before any \"Process <pid> PASID <pasid>:\" line");
         out_.processes.push_back(MqdsProcess{});
         out_.processes.back().line = line_;
       }
       q.line = line_;
       out_.processes.back().queues.push_back(std::move(q));
       queue_ = &out_.processes.back().queues.back();
-      return;
+      return true;
     }
     if (auto row = detail::parse_hex_row(line)) {
       add_row(*row, t);
-      return;
+      return true;
     }
-    diag_.add(line_, "expected \"Process <pid> PASID <pasid>:\", \"<type> queue on device <gpu_id>\" "
-                     "or a hex dump row \"<offset>: <8 hex words>\", got \"" + std::string(t) + "\"");
-    out_.complete = false;
-    if (queue_) queue_->complete = false;
+    fail("expected \"Process <pid> PASID <pasid>:\", \"<type> queue on device <gpu_id>\" "
+         "or a hex dump row \"<offset>: <8 hex words>\", got " + quote_line(t));
+    return true;
   }
 
   void add_row(const detail::HexRow& row, std::string_view t) {
     if (!queue_) {
-      diag_.add(line_, "hex dump row outside any queue: \"" + std::string(t) + "\"");
+      diag_.add(line_, "hex dump row outside any queue: " + quote_line(t));
       out_.complete = false;
       return;
     }
     if (row.offset == 0) {
       close_copy();
+      ignore_rows_ = false;
+      if (queue_->xcc_copies.size() >= kMaxMqdCopies) {
+        fail("more than " + std::to_string(kMaxMqdCopies) +
+             " MQD copies for one queue (one per XCC, and no GPU has that many XCCs): further copies ignored");
+        ignore_rows_ = true;
+        return;
+      }
       queue_->xcc_copies.push_back(MqdCopy{});
       queue_->xcc_copies.back().xcc = static_cast<std::uint32_t>(queue_->xcc_copies.size() - 1);
       expected_offset_ = 0;
       copy_open_ = true;
       copy_damaged_ = false;
     }
+    if (ignore_rows_) return;
     if (!copy_open_) {
-      diag_.add(line_, "hex dump row at offset " + detail::hex_string(row.offset) +
-                           " without a preceding row at offset 0");
-      queue_->complete = false;
-      out_.complete = false;
+      fail("hex dump row at offset " + detail::hex_string(row.offset) + " without a preceding row at offset 0");
       return;
     }
     MqdCopy& c = queue_->xcc_copies.back();
     if (row.offset != expected_offset_) {
-      diag_.add(line_, "expected hex dump row at offset " + detail::hex_string(expected_offset_) + ", got " +
-                           detail::hex_string(row.offset) + ": rows missing");
-      queue_->complete = false;
-      out_.complete = false;
+      fail("expected hex dump row at offset " + detail::hex_string(expected_offset_) + ", got " + detail::hex_string(row.offset) +
+           ": rows missing");
       copy_open_ = false;
+      return;
+    }
+    const std::size_t want = expected_bytes(queue_->type);
+    if (expected_offset_ >= want) {
+      fail("MQD copy " + std::to_string(c.xcc) + " of the " + queue_->type + " queue on device " +
+           queue_->gpu_id_hex + " goes on past the " + std::to_string(want) + " bytes of a GFX9 MQD: rows from offset " +
+           detail::hex_string(row.offset) + " ignored");
+      copy_damaged_ = true;
+      ignore_rows_ = true;
       return;
     }
     if (row.malformed_value || row.values.size() != 8) {
       char off[16];
       std::snprintf(off, sizeof off, "%.8llx", static_cast<unsigned long long>(row.offset));
-      diag_.add(line_, std::string("expected 8 hex words of 8 digits after \"") + off +
-                           ":\", got " + std::to_string(row.values.size()) +
-                           (row.malformed_value ? " and a malformed token" : ""));
-      queue_->complete = false;
-      out_.complete = false;
+      fail(std::string("expected 8 hex words of 8 digits after \"") + off + ":\", got " +
+           std::to_string(row.values.size()) + (row.malformed_value ? " and a malformed token" : ""));
     }
-    c.dwords.insert(c.dwords.end(), row.values.begin(), row.values.end());
+    for (std::uint32_t v : row.values)
+      if (c.dwords.size() < want / 4) c.dwords.push_back(v);
     expected_offset_ += row.values.size() * 4;
     if (row.malformed_value || row.values.size() != 8) {
       // Keep later rows at their true offsets: the unreadable words of this 32-byte row become
       // zero and the copy stays marked damaged, so no decoded value is presented as complete.
       copy_damaged_ = true;
       expected_offset_ = row.offset + 32;
-      c.dwords.resize(expected_offset_ / 4, 0);
+      c.dwords.resize(std::min<std::size_t>(expected_offset_, want) / 4, 0);
     }
     c.bytes = c.dwords.size() * 4;
   }
@@ -181,14 +215,16 @@ class Decoder {
     copy_open_ = false;
     const std::size_t want = expected_bytes(queue_->type);
     c.complete = c.bytes == want && !copy_damaged_;
+    if (!c.complete) {
+      queue_->complete = false;
+      out_.complete = false;
+    }
     if (c.bytes != want) {
       diag_.add(line_, "MQD copy " + std::to_string(c.xcc) + " of the " + queue_->type +
                            " queue on device " + queue_->gpu_id_hex + " (line " +
                            std::to_string(queue_->line) + ") has " + std::to_string(c.bytes) +
                            " bytes, expected " + std::to_string(want) +
                            " (a GFX9 MQD): dump cut short");
-      queue_->complete = false;
-      out_.complete = false;
     }
     if (queue_->type == "sdma")
       c.sdma = decode_sdma_mqd(c.dwords);
@@ -206,6 +242,7 @@ class Decoder {
       out_.complete = false;
     }
     queue_ = nullptr;
+    ignore_rows_ = false;
   }
 
   // Every compute queue of a GPU has one MQD per XCC. A dump cut exactly between two copies
@@ -232,19 +269,27 @@ class Decoder {
       out_.processes.back().queues.back().complete = false;
   }
 
+  std::string_view name_;
   DiagnosticSink diag_;
   MqdsDump out_;
   MqdsQueue* queue_ = nullptr;  // points into out_; stable because only the last queue grows
   bool copy_open_ = false;
   bool copy_damaged_ = false;
+  bool ignore_rows_ = false;    // rows of a copy past a bound: reported once, then skipped
+  std::size_t queues_ = 0;
   std::uint64_t expected_offset_ = 0;
   std::size_t line_ = 0;
 };
 
 }  // namespace
 
+MqdsDump decode_mqds(LineSource& lines, std::string_view display_name) {
+  return Decoder(display_name).run(lines);
+}
+
 MqdsDump decode_mqds(std::string_view text, std::string_view display_name) {
-  return Decoder(display_name).run(text);
+  TextLines lines(text);
+  return decode_mqds(lines, display_name);
 }
 
 }  // namespace gpreempt::discovery

@@ -9,7 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "common/text_file.h"
 #include "discovery/diagnostics.h"
+#include "discovery/input_kind.h"
 #include "discovery/mqd_fields.h"
 
 namespace gpreempt::discovery {
@@ -46,8 +48,19 @@ struct MqdsDump {
   std::vector<MqdsProcess> processes;
   bool complete = true;
   std::vector<Diagnostic> diagnostics;
+  // Set when the input is another kind of file (then nothing else is: one diagnostic says so).
+  std::optional<InputKind> looks_like;
 };
 
+// Bounds that keep memory independent of the input size: no GPU has more XCCs than
+// kMaxMqdCopies, and decoding stops with a diagnostic after kMaxMqdsQueues queue headers or
+// kMaxMqdsProcesses process headers (far beyond what KFD's per-process limits let a node hold).
+// Dump rows past the size of an MQD are reported, not stored.
+inline constexpr std::size_t kMaxMqdCopies = 16;
+inline constexpr std::size_t kMaxMqdsQueues = 8192;
+inline constexpr std::size_t kMaxMqdsProcesses = 8192;
+
+MqdsDump decode_mqds(LineSource& lines, std::string_view display_name);
 MqdsDump decode_mqds(std::string_view text, std::string_view display_name);
 
 }  // namespace gpreempt::discovery

@@ -2,14 +2,16 @@
 
 #include <cctype>
 #include <charconv>
+#include <climits>
 
+#include "common/text_file.h"
 #include "discovery/text_scan.h"
 
 namespace gpreempt::discovery {
 
 std::vector<int> parse_nspid(std::string_view text) {
   std::vector<int> out;
-  detail::LineReader lines(text);
+  TextLines lines(text);
   std::string_view line;
   while (lines.next(line)) {
     if (!detail::starts_with(line, "NSpid:")) continue;
@@ -20,7 +22,7 @@ std::vector<int> parse_nspid(std::string_view text) {
       while (e < rest.size() && rest[e] != ' ' && rest[e] != '\t') ++e;
       if (e == 0) break;
       auto v = detail::parse_signed(rest.substr(0, e));
-      if (!v) return {};
+      if (!v || *v < 0 || *v > INT_MAX) return {};
       out.push_back(static_cast<int>(*v));
       rest.remove_prefix(e);
     }
@@ -41,7 +43,7 @@ std::optional<int> parse_stat_ppid(std::string_view text) {
   std::size_t e = i;
   while (e < rest.size() && rest[e] != ' ') ++e;
   auto v = detail::parse_signed(rest.substr(i, e - i));
-  if (!v) return std::nullopt;
+  if (!v || *v < 0 || *v > INT_MAX) return std::nullopt;
   return static_cast<int>(*v);
 }
 
@@ -87,7 +89,27 @@ std::optional<std::uint64_t> parse_sysfs_number(std::string_view text) {
   return v;
 }
 
-std::string sysfs_queue_type_name(std::uint64_t code) {
+namespace {
+// A sysfs value: KFD prints these three without a newline, tolerate one anyway.
+std::string_view sysfs_value(std::string_view s) {
+  if (!s.empty() && s.back() == '\n') s.remove_suffix(1);
+  return detail::trim(s);
+}
+}  // namespace
+
+std::optional<SysfsQueueFiles> parse_sysfs_queue(std::string_view type_text, std::string_view gpuid_text,
+                                                 std::string_view size_text) {
+  const auto t = detail::parse_signed(sysfs_value(type_text));
+  const auto g = detail::parse_number(sysfs_value(gpuid_text));
+  if (!t || *t < INT_MIN || *t > INT_MAX || !g || *g > 0xffffffffull) return std::nullopt;
+  SysfsQueueFiles q;
+  q.type = static_cast<int>(*t);
+  q.gpu_id = static_cast<std::uint32_t>(*g);
+  q.size = detail::parse_number(sysfs_value(size_text));
+  return q;
+}
+
+std::string sysfs_queue_type_name(std::int64_t code) {
   switch (code) {
     case 0: return "compute";
     case 1: return "sdma";

@@ -24,6 +24,18 @@ std::vector<std::string> parse_cmdline(std::string_view text);
 // last run of >= 32 hex digits in a cgroup path; nullopt for processes in no container.
 std::optional<std::string> container_id_from_cgroup(std::string_view cgroup_text);
 
+// The three files of one per-process sysfs queue directory (`queues/<id>/{type,gpuid,size}`,
+// FACTS §13.2, each "%u\n"): the type code and gpu id, and the ring size when `size` is a number.
+// nullopt when type or gpuid is not a decimal number in range (a type code beyond int, a gpu id
+// beyond 32 bits).
+struct SysfsQueueFiles {
+  int type = 0;
+  std::uint32_t gpu_id = 0;
+  std::optional<std::uint64_t> size;
+};
+std::optional<SysfsQueueFiles> parse_sysfs_queue(std::string_view type_text, std::string_view gpuid_text,
+                                                 std::string_view size_text);
+
 // A per-process sysfs value file (`queues/<id>/size`, `type`, `gpuid`: "%llu"/"%d"/"%u" with no
 // trailing newline on the real kernel; a newline is tolerated), or a topology `gpu_id`. nullopt
 // unless the text is an unsigned decimal number.
@@ -34,6 +46,6 @@ std::optional<std::uint64_t> parse_sysfs_number(std::string_view text);
 // DIQ and 4 on older ones, whose 3 was the DIQ of the legacy debugger (never a queue of a process
 // on kernels with the debugger API); SDMA_BY_ENG_ID queues become sdma or sdma_xgmi when created.
 // Other codes: "type <n>".
-std::string sysfs_queue_type_name(std::uint64_t type_code);
+std::string sysfs_queue_type_name(std::int64_t type_code);
 
 }  // namespace gpreempt::discovery

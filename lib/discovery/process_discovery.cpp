@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <system_error>
 
 #include "common/error.h"
+#include "common/text_file.h"
+#include "discovery/diagnostics.h"
 #include "discovery/proc_parse.h"
 #include "discovery/text_scan.h"
 
@@ -18,13 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::optional<std::string> slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::optional<std::string> slurp(const fs::path& p) { return read_text_file(p.string()); }
 
 std::optional<int> as_pid(const std::string& name) {
   if (name.empty() || !std::all_of(name.begin(), name.end(), [](char c) { return c >= '0' && c <= '9'; }))
@@ -83,24 +77,19 @@ namespace {
 // queue vanished while it was read (its files are gone); with `problem` set: what is wrong.
 std::optional<SysfsQueue> read_queue_dir(const fs::path& q, std::uint32_t id, std::string& problem) {
   problem.clear();
+  auto type = slurp(q / "type"), gpuid = slurp(q / "gpuid"), size = slurp(q / "size");
+  if (!type || !gpuid || !size) return std::nullopt;
+  auto files = parse_sysfs_queue(*type, *gpuid, *size);
+  if (!files || files->type < 0 || !files->size) {
+    problem = q.string() + ": expected unsigned decimal type, gpuid and size files, got type " +
+              quote_line(*type) + ", gpuid " + quote_line(*gpuid) + ", size " + quote_line(*size);
+    return std::nullopt;
+  }
   SysfsQueue out;
   out.queue_id = id;
-  bool gone = false;
-  auto value = [&](const char* file) -> std::uint64_t {
-    auto text = slurp(q / file);
-    if (!text) {
-      gone = true;
-      return 0;
-    }
-    auto v = parse_sysfs_number(*text);
-    if (!v && problem.empty())
-      problem = (q / file).string() + ": expected an unsigned decimal number, got \"" + *text + "\"";
-    return v.value_or(0);
-  };
-  out.type = static_cast<std::uint32_t>(value("type"));
-  out.gpu_id = static_cast<std::uint32_t>(value("gpuid"));
-  out.size = value("size");
-  if (!problem.empty() || gone) return std::nullopt;
+  out.type = static_cast<std::uint32_t>(files->type);
+  out.gpu_id = files->gpu_id;
+  out.size = *files->size;
   return out;
 }
 

@@ -9,7 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "common/text_file.h"
 #include "discovery/diagnostics.h"
+#include "discovery/input_kind.h"
 
 namespace gpreempt::discovery {
 
@@ -21,8 +23,16 @@ struct TopologyProperties {
   std::optional<std::uint64_t> num_xcc;
   bool complete = true;
   std::vector<Diagnostic> diagnostics;
+  // Set when the input is another kind of file (then nothing else is: one diagnostic says so).
+  std::optional<InputKind> looks_like;
 };
 
+// Memory is bounded whatever the input: keys longer than kMaxKeyBytes are malformed lines, and
+// keys after the first kMaxKeys distinct ones are reported once and dropped (kernels print ~70).
+inline constexpr std::size_t kMaxPropertyKeyBytes = 64;
+inline constexpr std::size_t kMaxPropertyKeys = 512;
+
+TopologyProperties decode_properties(LineSource& lines, std::string_view display_name);
 TopologyProperties decode_properties(std::string_view text, std::string_view display_name);
 
 // gfx_target_version = major*10000 + minor*100 + stepping; minor and stepping print as one hex

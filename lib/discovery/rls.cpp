@@ -138,16 +138,30 @@ namespace {
 
 class Decoder {
  public:
-  explicit Decoder(std::string_view name) : diag_(std::string(name)) {}
+  explicit Decoder(std::string_view name) : name_(name), diag_(std::string(name)) {}
 
-  RlsDump run(std::string_view text) {
-    detail::LineReader lines(text);
-    std::string_view line;
-    while (lines.next(line)) {
+  RlsDump run(LineSource& lines) {
+    auto other = detail::for_each_line(lines, InputKind::rls, [&](std::string_view line, bool cut) {
       line_ = lines.line_number();
-      handle(line);
+      if (cut) {
+        if (out_.nodes.empty()) {
+          out_.complete = false;
+          diag_.add(line_, detail::too_long_message(line, lines.max_line(), "debugfs rls"));
+        } else {
+          fail(line_, detail::too_long_message(line, lines.max_line(), "debugfs rls"));
+        }
+        return true;
+      }
+      return handle(line);
+    });
+    if (other) {
+      RlsDump wrong;
+      wrong.complete = false;
+      wrong.looks_like = *other;
+      wrong.diagnostics = {{std::string(name_), 0, wrong_kind_message(*other, InputKind::rls, name_)}};
+      return wrong;
     }
-    if (!text.empty() && !lines.ended_with_newline()) {
+    if (!lines.ended_with_newline()) {
       diag_.add(line_, "file ends in the middle of a line (no final newline): output cut short");
       out_.complete = false;
       if (!out_.nodes.empty()) out_.nodes.back().complete = false;
@@ -164,42 +178,52 @@ class Decoder {
     if (!out_.nodes.empty()) out_.nodes.back().complete = false;
   }
 
-  void handle(std::string_view line) {
+  // Stops decoding: the input holds more than any kernel prints.
+  bool stop(const std::string& what) {
+    fail(line_, what + ": stopped reading here");
+    return false;
+  }
+
+  bool handle(std::string_view line) {
     std::string_view t = detail::trim(line);
-    if (t.empty()) return;
+    if (t.empty()) return true;
     RlsNode n;
     if (parse_node_header(t, n.node, n.gpu_id, n.gpu_id_hex)) {
       close_node();
+      if (out_.nodes.size() >= kMaxRlsNodes) return stop("more than " + std::to_string(kMaxRlsNodes) + " nodes");
       n.line = line_;
       out_.nodes.push_back(std::move(n));
       ib_.clear();
       ib_lines_.clear();
-      return;
+      return true;
     }
     if (out_.nodes.empty()) {
       out_.complete = false;
-      diag_.add(line_, "expected \"Node <n>, gpu_id <id>:\", got \"" + std::string(t) + "\"");
-      return;
+      diag_.add(line_, "expected \"Node <n>, gpu_id <id>:\", got " + quote_line(t));
+      return true;
     }
-    if (t == "No active runlist") return;
+    if (t == "No active runlist") return true;
     if (auto row = detail::parse_hex_row(line)) {
       const std::uint64_t want = ib_.size() * 4;
       if (row->offset != want) {
-        return fail(line_, "expected runlist row at offset " + detail::hex_string(want) + ", got " +
-                               detail::hex_string(row->offset) + ": rows missing");
+        fail(line_, "expected runlist row at offset " + detail::hex_string(want) + ", got " +
+                        detail::hex_string(row->offset) + ": rows missing");
+        return true;
       }
       if (row->malformed_value || row->values.empty() || row->values.size() > 8)
-        fail(line_, "expected 1 to 8 hex words of 8 digits after the offset, got \"" +
-                        std::string(t) + "\"");
+        fail(line_, "expected 1 to 8 hex words of 8 digits after the offset, got " + quote_line(t));
+      dwords_ += row->values.size();
+      if (dwords_ > kMaxRlsDwords)
+        return stop("more than " + std::to_string(kMaxRlsDwords) + " runlist dwords (real runlists are a few KiB)");
       for (auto v : row->values) {
         ib_.push_back(v);
         ib_lines_.push_back(line_);
       }
       out_.nodes.back().active_runlist = true;
-      return;
+      return true;
     }
-    fail(line_, "expected a runlist hex row \"<offset>: <hex words>\" or \"No active runlist\", got \"" +
-                    std::string(t) + "\"");
+    fail(line_, "expected a runlist hex row \"<offset>: <hex words>\" or \"No active runlist\", got " + quote_line(t));
+    return true;
   }
 
   void close_node() {
@@ -258,8 +282,10 @@ class Decoder {
     ib_lines_.clear();
   }
 
+  std::string_view name_;
   DiagnosticSink diag_;
   RlsDump out_;
+  std::size_t dwords_ = 0;
   std::vector<std::uint32_t> ib_;
   std::vector<std::size_t> ib_lines_;
   std::size_t line_ = 0;
@@ -267,8 +293,13 @@ class Decoder {
 
 }  // namespace
 
+RlsDump decode_rls(LineSource& lines, std::string_view display_name) {
+  return Decoder(display_name).run(lines);
+}
+
 RlsDump decode_rls(std::string_view text, std::string_view display_name) {
-  return Decoder(display_name).run(text);
+  TextLines lines(text);
+  return decode_rls(lines, display_name);
 }
 
 }  // namespace gpreempt::discovery

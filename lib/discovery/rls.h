@@ -9,7 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "common/text_file.h"
 #include "discovery/diagnostics.h"
+#include "discovery/input_kind.h"
 
 namespace gpreempt::discovery {
 
@@ -49,8 +51,16 @@ struct RlsDump {
   std::vector<RlsNode> nodes;
   bool complete = true;
   std::vector<Diagnostic> diagnostics;
+  // Set when the input is another kind of file (then nothing else is: one diagnostic says so).
+  std::optional<InputKind> looks_like;
 };
 
+// Bounds that keep memory independent of the input size: decoding stops with a diagnostic after
+// kMaxRlsDwords runlist dwords in all (real runlists are a few KiB) or kMaxRlsNodes node headers.
+inline constexpr std::size_t kMaxRlsDwords = std::size_t{1} << 18;
+inline constexpr std::size_t kMaxRlsNodes = 1024;
+
+RlsDump decode_rls(LineSource& lines, std::string_view display_name);
 RlsDump decode_rls(std::string_view text, std::string_view display_name);
 
 // Decodes one packet's fields from its dwords (header first); exposed for the simulator's tests.

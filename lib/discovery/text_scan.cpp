@@ -5,26 +5,11 @@
 #include <charconv>
 #include <cstdio>
 
-#include "discovery/diagnostics.h"
+namespace gpreempt::discovery::detail {
 
-namespace gpreempt::discovery {
-
-std::string Diagnostic::to_string() const {
-  if (line == 0) return file + ": " + message;
-  return file + ":" + std::to_string(line) + ": " + message;
-}
-
-namespace detail {
-
-bool LineReader::next(std::string_view& line) {
-  if (pos_ >= text_.size()) return false;
-  std::size_t nl = text_.find('\n', pos_);
-  std::size_t end = nl == std::string_view::npos ? text_.size() : nl;
-  line = text_.substr(pos_, end - pos_);
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  pos_ = nl == std::string_view::npos ? text_.size() : nl + 1;
-  ++line_no_;
-  return true;
+std::string too_long_message(std::string_view line, std::size_t max_line, std::string_view what) {
+  return "line longer than " + std::to_string(max_line) + " bytes, which " + std::string(what) +
+         " never prints: " + quote_line(line, true);
 }
 
 std::size_t leading_spaces(std::string_view s) {
@@ -98,5 +83,4 @@ std::optional<HexRow> parse_hex_row(std::string_view line) {
 
 std::string hex_string(std::uint64_t v) { return gpreempt::hex(v); }
 
-}  // namespace detail
-}  // namespace gpreempt::discovery
+}  // namespace gpreempt::discovery::detail

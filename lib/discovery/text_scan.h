@@ -1,28 +1,41 @@
-// Small lexical helpers shared by the debugfs/sysfs decoders: line iteration with 1-based
-// numbers, and the `seq_hex_dump` / `seq_reg_dump` row format. Internal to lib/discovery.
+// Small lexical helpers shared by the debugfs/sysfs decoders: the line loop every decoder runs,
+// and the `seq_hex_dump` / `seq_reg_dump` row format. Internal to lib/discovery.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/text_file.h"
+#include "discovery/diagnostics.h"
+#include "discovery/input_kind.h"
+
 namespace gpreempt::discovery::detail {
 
-// Iterates over lines; strips "\n" and a trailing "\r". A final line without "\n" is still a line.
-class LineReader {
- public:
-  explicit LineReader(std::string_view text) : text_(text) {}
-  bool next(std::string_view& line);
-  std::size_t line_number() const { return line_no_; }  // of the line last returned
-  bool ended_with_newline() const { return text_.empty() || text_.back() == '\n'; }
+// Runs `on_line(line, cut)` on every line of `src` (`cut`: only the first max_line() bytes of a
+// longer line are given) until it returns false. Meanwhile the first lines are sniffed: when they
+// show another kind of file than `own`, reading stops at once and that kind is returned, so a
+// decoder handed the wrong file reads a few lines, not the whole file.
+template <class OnLine>
+std::optional<InputKind> for_each_line(LineSource& src, InputKind own, OnLine&& on_line) {
+  InputSniffer sniff;
+  std::string_view line;
+  while (src.next(line)) {
+    if (!sniff.decided()) {
+      sniff.feed(line);
+      if (sniff.decided() && sniff.kind() != own && sniff.kind() != InputKind::unknown) return sniff.kind();
+    }
+    if (!on_line(line, src.line_cut())) return std::nullopt;
+  }
+  if (const InputKind k = sniff.kind(); !sniff.decided() && k != own && k != InputKind::unknown) return k;
+  return std::nullopt;
+}
 
- private:
-  std::string_view text_;
-  std::size_t pos_ = 0;
-  std::size_t line_no_ = 0;
-};
+// The diagnostic for a line longer than any line of the format (`what` = the format's name).
+std::string too_long_message(std::string_view line, std::size_t max_line, std::string_view what);
 
 std::size_t leading_spaces(std::string_view s);
 std::string_view trim(std::string_view s);

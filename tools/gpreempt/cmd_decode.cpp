@@ -1,13 +1,12 @@
 // `gpreempt decode properties|mqds|hqds|rls FILE|-`: the KFD text formats (topology properties,
 // debugfs mqds/hqds/rls) decoded into values, from live files or saved captures.
 #include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "cli.h"
+#include "common/error.h"
+#include "common/text_file.h"
 #include "discovery/json.h"
 
 namespace gpreempt::cli {
@@ -18,23 +17,27 @@ using discovery::Diagnostic;
 
 constexpr const char* kDebugfs = "/sys/kernel/debug/kfd/";
 
-std::string read_input(const std::string& path) {
-  std::ostringstream ss;
-  if (path == "-") {
-    ss << std::cin.rdbuf();
-    return ss.str();
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const int e = errno;
-    throw Failure("cannot read " + path + ": " + std::strerror(e) +
-                  (e == EACCES && path.rfind(kDebugfs, 0) == 0 ? " (debugfs needs root)" : ""));
-  }
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::string display_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
+
+// Streams FILE ("-" = stdin) through `decode` in bounded memory. An input that cannot be read
+// (missing, a directory, a FIFO, a read error half-way) or that is another kind of file fails
+// with the path and the reason (exit 1) before anything is printed.
+template <class Decode>
+auto decode_file(const std::string& path, Decode decode) {
+  // An errno travels with the message, so --json failure documents carry it (EIO, EISDIR, ...).
+  auto fail = [](const FileError& e, const std::string& hint) {
+    if (e.error) throw gpreempt::Error(e.error, e.message() + hint);
+    throw Failure(e.message() + hint);
+  };
+  InputFile in(path);
+  if (const auto& e = in.error())
+    fail(*e, e->error == EACCES && path.rfind(kDebugfs, 0) == 0 ? " (debugfs needs root)" : "");
+  FileLines lines(in);
+  auto result = decode(lines, display_name(path));
+  if (const auto& e = in.error()) fail(*e, "");
+  if (result.looks_like) throw Failure(display_name(path) + ": " + result.diagnostics.front().message);
+  return result;
+}
 
 // Prints the document (human or --json), the diagnostics on stderr, and fails (exit 1) when the
 // input was incomplete: the partial result is still printed.
@@ -47,11 +50,12 @@ void finish(const Globals& g, const std::string& human, const nlohmann::ordered_
   std::cout.flush();
   for (const auto& d : diags) std::cerr << "gpreempt: " << d.to_string() << "\n";
   if (!complete)
-    exit_partial(what + " incomplete: " + std::to_string(diags.size()) + " problem(s), partial result printed");
+    exit_partial(what + " incomplete: " + std::to_string(discovery::problem_count(diags)) +
+                 " problem(s), partial result printed");
 }
 
 void run_properties(const Globals& g, const std::string& file) {
-  auto p = discovery::decode_properties(read_input(file), display_name(file));
+  auto p = decode_file(file, [](LineSource& l, const std::string& n) { return discovery::decode_properties(l, n); });
   std::ostringstream out;
   out << (p.gpu ? "GPU node" : "CPU node");
   if (p.gfx_target) out << ", " << *p.gfx_target;
@@ -65,7 +69,7 @@ void run_properties(const Globals& g, const std::string& file) {
 }
 
 void run_mqds(const Globals& g, const std::string& file) {
-  auto m = discovery::decode_mqds(read_input(file), display_name(file));
+  auto m = decode_file(file, [](LineSource& l, const std::string& n) { return discovery::decode_mqds(l, n); });
   std::vector<std::vector<std::string>> rows;
   for (const auto& p : m.processes)
     for (const auto& q : p.queues)
@@ -90,7 +94,7 @@ void run_mqds(const Globals& g, const std::string& file) {
 }
 
 void run_hqds(const Globals& g, const std::string& file) {
-  auto h = discovery::decode_hqds(read_input(file), display_name(file));
+  auto h = decode_file(file, [](LineSource& l, const std::string& n) { return discovery::decode_hqds(l, n); });
   std::ostringstream out;
   for (const auto& n : h.nodes) {
     std::size_t active = 0, cp = 0;
@@ -120,7 +124,7 @@ void run_hqds(const Globals& g, const std::string& file) {
 }
 
 void run_rls(const Globals& g, const std::string& file) {
-  auto r = discovery::decode_rls(read_input(file), display_name(file));
+  auto r = decode_file(file, [](LineSource& l, const std::string& n) { return discovery::decode_rls(l, n); });
   std::ostringstream out;
   for (const auto& n : r.nodes) {
     out << "Node " << n.node << ", gpu_id " << n.gpu_id_hex << ": ";
@@ -149,9 +153,13 @@ void register_decode_commands(CLI::App& app, Globals& globals) {
   CLI::App* decode = app.add_subcommand("decode", "Decode KFD sysfs/debugfs text formats");
   decode->require_subcommand(1);
   const std::string exits =
-      "FILE may be '-' (stdin). Malformed or truncated input: each problem is printed on stderr as\n"
-      "FILE:LINE: what was expected; the partial result is still printed (marked incomplete).\n"
-      "Exit codes: 0 decoded completely, 1 unreadable or incomplete input, 2 usage.";
+      "FILE may be '-' (stdin, read as a stream: pipe a FIFO there). A directory, FIFO, device or\n"
+      "unreadable file is refused with the reason. Malformed or truncated input: each problem is\n"
+      "printed on stderr as FILE:LINE: what was expected (the first 20, then how many more), quoting\n"
+      "at most 80 bytes of the line with control bytes escaped; the partial result is still printed\n"
+      "(marked incomplete). A file of another kind (hqds given to 'decode mqds', a HIP log, ...) is\n"
+      "named with the command that reads it.\n"
+      "Exit codes: 0 decoded completely, 1 unreadable, wrong kind or incomplete input, 2 usage.";
   struct Spec {
     const char* name;
     const char* help;

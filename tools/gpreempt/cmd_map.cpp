@@ -1,13 +1,12 @@
 // `gpreempt map`: one row per KFD queue joining per-process sysfs, debugfs mqds/hqds/rls and HIP
 // log HWq addresses on MQD base, ring base and read-pointer address (FACTS §18).
 #include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <iostream>
-#include <sstream>
+#include <utility>
 
 #include "cli.h"
 #include "cli_common.h"
+#include "common/text_file.h"
 #include "discovery/json.h"
 #include "discovery/process_discovery.h"
 #include "logs/hip_log_analyzer.h"
@@ -25,21 +24,24 @@ struct MapOptions {
   std::string sysfs = "/sys/class/kfd/kfd";
 };
 
-// Explicit file: must be readable. Live default: used when readable, otherwise noted.
-std::optional<std::string> load(const std::string& explicit_path, const std::string& live_path, bool offline,
-                                std::vector<std::string>& notes) {
+// Explicit file: must be readable and of the right kind. Live default: used when readable,
+// otherwise noted. Streamed through `decode` in bounded memory.
+template <class Decode>
+auto load(const std::string& explicit_path, const std::string& live_path, bool offline,
+          std::vector<std::string>& notes, Decode decode) -> std::optional<decltype(decode(std::declval<LineSource&>(), std::string()))> {
   const std::string& path = explicit_path.empty() ? live_path : explicit_path;
   if (explicit_path.empty() && offline) return std::nullopt;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    const std::string why = std::strerror(errno);
-    if (!explicit_path.empty()) throw Failure("cannot read " + path + ": " + why);
-    notes.push_back(path + " not read (" + why + (errno == EACCES ? "; debugfs needs root" : "") + ")");
+  InputFile in(path);
+  if (const auto& e = in.error()) {
+    if (!explicit_path.empty()) throw Failure(e->message());
+    notes.push_back(path + " not read (" + e->reason + (e->error == EACCES ? "; debugfs needs root" : "") + ")");
     return std::nullopt;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  FileLines lines(in);
+  auto result = decode(lines, path);
+  if (const auto& e = in.error()) throw Failure(e->message());
+  if (result.looks_like) throw Failure(path + ": " + result.diagnostics.front().message);
+  return result;
 }
 
 std::string slots_text(const discovery::QueueMapRow& r) {
@@ -66,20 +68,23 @@ void run_map(const Globals& g, const MapOptions& o) {
   std::optional<discovery::MqdsDump> mqds;
   std::optional<discovery::HqdsDump> hqds;
   std::optional<discovery::RlsDump> rls;
-  if (auto t = load(o.mqds, o.debugfs + "/mqds", o.offline, notes)) {
-    mqds = discovery::decode_mqds(*t, o.mqds.empty() ? o.debugfs + "/mqds" : o.mqds);
+  mqds = load(o.mqds, o.debugfs + "/mqds", o.offline, notes,
+              [](LineSource& l, const std::string& n) { return discovery::decode_mqds(l, n); });
+  if (mqds) {
     in.mqds = &*mqds;
     complete &= mqds->complete;
     diags.insert(diags.end(), mqds->diagnostics.begin(), mqds->diagnostics.end());
   }
-  if (auto t = load(o.hqds, o.debugfs + "/hqds", o.offline, notes)) {
-    hqds = discovery::decode_hqds(*t, o.hqds.empty() ? o.debugfs + "/hqds" : o.hqds);
+  hqds = load(o.hqds, o.debugfs + "/hqds", o.offline, notes,
+              [](LineSource& l, const std::string& n) { return discovery::decode_hqds(l, n); });
+  if (hqds) {
     in.hqds = &*hqds;
     complete &= hqds->complete;
     diags.insert(diags.end(), hqds->diagnostics.begin(), hqds->diagnostics.end());
   }
-  if (auto t = load(o.rls, o.debugfs + "/rls", o.offline, notes)) {
-    rls = discovery::decode_rls(*t, o.rls.empty() ? o.debugfs + "/rls" : o.rls);
+  rls = load(o.rls, o.debugfs + "/rls", o.offline, notes,
+             [](LineSource& l, const std::string& n) { return discovery::decode_rls(l, n); });
+  if (rls) {
     in.rls = &*rls;
     complete &= rls->complete;
     diags.insert(diags.end(), rls->diagnostics.begin(), rls->diagnostics.end());
@@ -95,14 +100,11 @@ void run_map(const Globals& g, const MapOptions& o) {
     }
   }
   if (!o.log.empty()) {
-    std::ifstream f(o.log, std::ios::binary);
-    if (!f) throw Failure("cannot read " + o.log + ": " + std::strerror(errno));
+    InputFile f(o.log);
     logs::LogAnalyzer a;
     std::vector<char> buf(1u << 20);
-    while (f) {
-      f.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-      if (f.gcount() > 0) a.feed(std::string_view(buf.data(), static_cast<std::size_t>(f.gcount())));
-    }
+    while (const std::size_t n = f.read(buf.data(), buf.size())) a.feed(std::string_view(buf.data(), n));
+    if (const auto& e = f.error()) throw Failure(e->message());
     for (const auto& q : a.finish().hw_queues) in.log_queues.push_back({q.address, q.pid});
   }
   if (!in.mqds && !in.hqds && in.known.empty())
@@ -140,7 +142,9 @@ void run_map(const Globals& g, const MapOptions& o) {
   }
   std::cout.flush();
   for (const auto& d : diags) std::cerr << "gpreempt: " << d.to_string() << "\n";
-  if (!complete) exit_partial("map built from incomplete input (see above)");
+  if (!complete)
+    exit_partial("map built from incomplete input: " + std::to_string(discovery::problem_count(diags)) +
+                 " problem(s), see above");
 }
 
 }  // namespace
