@@ -28,7 +28,9 @@ std::string refusal(mode_t mode) {
 
 // Opens `path` for reading if it is a regular file. O_NONBLOCK so that opening a FIFO does not
 // wait for a writer before fstat can tell what it is.
-int open_regular(const std::string& path, std::optional<FileError>& err) {
+}  // namespace
+
+int open_regular_file(const std::string& path, std::optional<FileError>& err) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) {
     const int e = errno;
@@ -52,6 +54,8 @@ int open_regular(const std::string& path, std::optional<FileError>& err) {
   return fd;
 }
 
+namespace {
+
 // read(2) without EINTR; -1 with errno on an error.
 ssize_t read_some(int fd, char* buf, std::size_t n) {
   for (;;) {
@@ -64,7 +68,7 @@ ssize_t read_some(int fd, char* buf, std::size_t n) {
 
 std::optional<std::string> read_text_file(const std::string& path) {
   std::optional<FileError> err;
-  const int fd = open_regular(path, err);
+  const int fd = open_regular_file(path, err);
   if (fd < 0) {
     errno = err->error != 0 ? err->error : EINVAL;
     return std::nullopt;
@@ -104,7 +108,7 @@ InputFile::InputFile(std::string path) : path_(std::move(path)) {
     fd_ = STDIN_FILENO;
     return;
   }
-  fd_ = open_regular(path_, error_);
+  fd_ = open_regular_file(path_, error_);
   owned_ = fd_ >= 0;
 }
 

@@ -34,6 +34,11 @@ struct FileError {
   std::string message() const { return "cannot read " + path + ": " + reason; }
 };
 
+// Opens a user-named input file (not "-") for reading: a file descriptor, or -1 with `err` set when
+// it cannot be opened or is not a regular file (the refusals above). For readers that need the
+// descriptor itself (pread, several threads); the caller closes it.
+int open_regular_file(const std::string& path, std::optional<FileError>& err);
+
 // An input named by the user, opened for sequential reading. Check error() after construction
 // and after reading: a read error mid-file ends the input and is reported there.
 class InputFile {

@@ -1,5 +1,8 @@
 #include "logs/log_file.h"
 
+#include "common/error.h"
+#include "common/text_file.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -23,8 +26,10 @@ namespace {
 // 256 MiB log, read() alone took 0.039 s with 256 KiB buffers and 0.023 s with 64 KiB ones.
 constexpr std::size_t kChunk = 64u << 10;
 
+// gpreempt::Error keeps the errno, so the CLI's --json failure names it (EIO, ENOENT, ...).
 [[noreturn]] void fail(const std::string& path, const char* what) {
-  throw std::runtime_error(std::string(what) + " " + path + ": " + std::strerror(errno));
+  const int e = errno;
+  throw Error(e, std::string(what) + " " + path + ": " + std::strerror(e));
 }
 
 // Analyzes bytes [begin, end) of fd.
@@ -84,15 +89,17 @@ LogSummary analyze_file(const std::string& path, const AnalyzerOptions& options,
                         std::uint64_t min_piece_bytes) {
   const off_t min_piece = static_cast<off_t>(std::max<std::uint64_t>(min_piece_bytes, 1));
   if (path == "-") return analyze_stream(STDIN_FILENO, "<stdin>", options);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(path, "cannot read");
+  // A directory, FIFO or device is refused as the decoders refuse it (common/text_file.h): a FIFO
+  // without a writer would block forever; standard input ("-") is how a pipe is given.
+  std::optional<FileError> refused;
+  const int fd = open_regular_file(path, refused);
+  if (fd < 0) throw Error(refused->error ? refused->error : EINVAL, refused->message());
   struct Closer {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
   struct stat st {};
   if (::fstat(fd, &st) != 0) fail(path, "cannot stat");
-  if (!S_ISREG(st.st_mode)) return analyze_stream(fd, path, options);
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   if (threads == 1 || st.st_size < 2 * min_piece)
     return detail::resolve_dumps(analyze_range(fd, path, 0, st.st_size, options));

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <filesystem>
 #include <fstream>
@@ -168,4 +171,26 @@ TEST(CliLog, AnalyzeHelpHasExamples) {
   EXPECT_EQ(r.exit_code, 0);
   for (const char* example : {"Examples:", "AMD_LOG_LEVEL=4 ./app 2> app.log", "--threads 4", "log analyze -", "--config out/"})
     EXPECT_NE(r.out.find(example), std::string::npos) << example << "\n" << r.out;
+}
+
+// A directory, a FIFO or a missing file is refused with the path and the reason (exit 1), the
+// errno in the --json failure document — and a FIFO without a writer does not block the command.
+TEST(CliLog, InputsThatAreNotRegularFilesAreRefusedWithTheReason) {
+  const auto dir = std::filesystem::temp_directory_path() / ("gpreempt_log_input_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto d = gt::run_gpreempt("log analyze " + dir.string() + " --json");
+  EXPECT_EQ(d.exit_code, 1);
+  EXPECT_NE(d.err.find(dir.string() + ": is a directory"), std::string::npos) << d.err;
+  EXPECT_EQ(json::parse(d.out)["error"]["code"], "EISDIR") << d.out;
+
+  const auto fifo = dir / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto f = gt::run_gpreempt("log analyze " + fifo.string());
+  EXPECT_EQ(f.exit_code, 1);
+  EXPECT_NE(f.err.find("is a FIFO"), std::string::npos) << f.err;
+
+  auto m = gt::run_gpreempt("log analyze " + (dir / "missing.log").string() + " --json");
+  EXPECT_EQ(m.exit_code, 1);
+  EXPECT_EQ(json::parse(m.out)["error"]["errno"], ENOENT) << m.out;
+  std::filesystem::remove_all(dir);
 }

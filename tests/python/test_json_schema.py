@@ -145,6 +145,10 @@ def test_schema_version_is_the_one_of_the_code():
 def test_usage_error_document():
     doc = valid("error", cli("bench", "preempt", "--pid", "1", "--cycles", "0", code=2))
     assert doc["error"]["code"] == "usage" and doc["error"]["errno"] is None
+    # A parse error (CLI11's own: a bad number, an unknown option) is the same document.
+    for args in (("queues", "--pid", "abc"), ("info", "--no-such-option")):
+        doc = valid("error", cli(*args, code=2))
+        assert doc["error"]["code"] == "usage", args
 
 
 @needs_shared

@@ -25,9 +25,9 @@ std::string display_name(const std::string& path) { return path == "-" ? "<stdin
 template <class Decode>
 auto decode_file(const std::string& path, Decode decode) {
   // An errno travels with the message, so --json failure documents carry it (EIO, EISDIR, ...).
+  // A refusal that is no errno (a FIFO, a device) is EINVAL, as for `log analyze`.
   auto fail = [](const FileError& e, const std::string& hint) {
-    if (e.error) throw gpreempt::Error(e.error, e.message() + hint);
-    throw Failure(e.message() + hint);
+    throw gpreempt::Error(e.error ? e.error : EINVAL, e.message() + hint);
   };
   InputFile in(path);
   if (const auto& e = in.error())

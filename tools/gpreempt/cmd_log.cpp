@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "common/error.h"
 #include "logs/excerpt.h"
 #include "logs/json.h"
 #include "logs/log_notes.h"
@@ -32,6 +33,8 @@ logs::LogSummary analyze(const std::string& path, const LogOptions& o) {
   ao.max_errors = o.max_errors;
   try {
     return logs::analyze_file(path, ao, o.threads);
+  } catch (const gpreempt::Error&) {
+    throw;  // keeps its errno for the --json failure document
   } catch (const std::runtime_error& e) {
     throw Failure(e.what());
   }

@@ -3,8 +3,10 @@
 // Command groups live one per file (cmd_<group>.cpp) and are registered from the list below.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <string_view>
 
 #include "cli.h"
 #include "cli_common.h"
@@ -69,6 +71,12 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
     app.exit(e);
+    // The parse stopped before --json may have been stored: ask the command line itself, so a
+    // script that asked for JSON gets the usage failure as the one error document too.
+    const bool json = globals.json || std::any_of(argv + 1, argv + argc, [](const char* a) {
+                        return std::string_view(a) == "--json";
+                      });
+    if (json) print_error(nlohmann::json::object(), "usage", std::nullopt, e.what());
     return gpreempt::cli::kExitUsage;
   } catch (const gpreempt::cli::UsageError& e) {
     std::cerr << "gpreempt: " << e.what() << "\n";
