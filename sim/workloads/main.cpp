@@ -13,6 +13,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "common/json_conventions.h"
+
 #include "cli_common.h"
 #include "notifier.h"
 #include "presets.h"
@@ -49,7 +51,7 @@ int print_presets(bool json) {
                   p.online_rate_hz, p.poisson ? "poisson" : "fixed", p.offline_iteration.size());
     }
   }
-  if (json) std::cout << j.dump(2) << "\n";
+  if (json) std::cout << gpreempt::json_conventions::document(nlohmann::ordered_json{{"presets", j}}).dump(2) << "\n";
   return 0;
 }
 
@@ -133,7 +135,7 @@ int main(int argc, char** argv) {
       const auto r = run_online(rt, o);
       const double used_rate = rate > 0 ? rate : preset->online_rate_hz;
       if (json) {
-        nlohmann::json j = {{"mode", "online"},
+        nlohmann::ordered_json j = {{"mode", "online"},
                             {"preset", preset->name},
                             {"pid", getpid()},
                             {"duration_s", duration},
@@ -145,7 +147,7 @@ int main(int argc, char** argv) {
                             {"requests_sent", r.sent},
                             {"requests_completed", r.completed},
                             {"latency_ms", to_json(r.latency_ms)}};
-        std::cout << j.dump(2) << "\n";
+        std::cout << gpreempt::json_conventions::document(j).dump(2) << "\n";
       } else {
         const auto& s = r.latency_ms;
         std::printf("online  preset=%s  %.1f s  %.2f req/s (%s)  priority %u  gpu_id %u\n",
@@ -164,7 +166,7 @@ int main(int argc, char** argv) {
       o.priority = priority;
       const auto r = run_offline(rt, o);
       if (json) {
-        nlohmann::json j = {{"mode", "offline"},
+        nlohmann::ordered_json j = {{"mode", "offline"},
                             {"preset", preset->name},
                             {"pid", getpid()},
                             {"duration_s", duration},
@@ -174,7 +176,7 @@ int main(int argc, char** argv) {
                             {"kernels", r.kernels},
                             {"iterations", r.iterations},
                             {"iterations_per_s", r.iterations_per_s}};
-        std::cout << j.dump(2) << "\n";
+        std::cout << gpreempt::json_conventions::document(j).dump(2) << "\n";
       } else {
         std::printf("offline  preset=%s  %.1f s  priority %u  gpu_id %u\n", preset->name.c_str(),
                     duration, priority, rt.gpu_id());

@@ -99,7 +99,7 @@ TEST(CliExperiment, HelpExamplesUseWorkloadPresetsThatExist) {
   const fs::path bin = fs::path(gt::gpreempt_exe()).parent_path();
   const auto presets = json::parse(gt::run_shell((bin / "gpreempt-workload").string() + " presets --json").out);
   std::set<std::string> known;
-  for (const auto& p : presets) known.insert(p["name"].get<std::string>());
+  for (const auto& p : presets["presets"]) known.insert(p["name"].get<std::string>());
   ASSERT_FALSE(known.empty());
   const std::string help = gt::run_gpreempt("experiment queue-ids --help").out;
   const std::regex preset("--preset ([A-Za-z0-9_-]+)");

@@ -276,3 +276,18 @@ def test_experiment(tmp_path):
 @needs_sim
 def test_demo():
     valid("demo", cli("demo", "--duration", "0.3"))
+
+
+def test_workload_documents():
+    workload = str(BINARY_DIR / "bin" / "gpreempt-workload")
+    presets = valid("workload-presets", json.loads(run(workload, "presets", "--json")))
+    assert presets["presets"], "no presets listed"
+
+
+@needs_sim
+def test_workload_runs():
+    workload = str(BINARY_DIR / "bin" / "gpreempt-workload")
+    on = valid("workload-online", json.loads(run(workload, "online", "--preset", "cnn", "--duration", "0.3", "--json")))
+    assert on["requests_completed"] > 0
+    off = valid("workload-offline", json.loads(run(workload, "offline", "--preset", "toy-offline", "--duration", "0.3", "--json")))
+    assert off["iterations"] > 0
