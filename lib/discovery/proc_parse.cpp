@@ -47,6 +47,29 @@ std::optional<int> parse_stat_ppid(std::string_view text) {
   return static_cast<int>(*v);
 }
 
+std::optional<std::uint64_t> parse_stat_start_time(std::string_view text) {
+  const std::size_t close = text.rfind(')');
+  if (close == std::string_view::npos) return std::nullopt;
+  std::string_view rest = text.substr(close + 1);
+  // After "(comm)" come fields 3 (state) onwards: the start time is the 20th of them.
+  std::size_t i = 0;
+  for (int field = 3;; ++field) {
+    while (i < rest.size() && rest[i] == ' ') ++i;
+    std::size_t e = i;
+    while (e < rest.size() && rest[e] != ' ' && rest[e] != '\n') ++e;
+    if (i == e) return std::nullopt;
+    if (field == 22) {
+      std::uint64_t v = 0;
+      for (std::size_t k = i; k < e; ++k) {
+        if (rest[k] < '0' || rest[k] > '9' || v > (UINT64_MAX - 9) / 10) return std::nullopt;
+        v = v * 10 + static_cast<std::uint64_t>(rest[k] - '0');
+      }
+      return v;
+    }
+    i = e;
+  }
+}
+
 std::vector<std::string> parse_cmdline(std::string_view text) {
   std::vector<std::string> out;
   std::size_t start = 0;

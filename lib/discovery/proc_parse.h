@@ -17,6 +17,10 @@ std::vector<int> parse_nspid(std::string_view status_text);
 // Parent pid from /proc/<pid>/stat ("pid (comm) state ppid ..."; comm may hold spaces and ')').
 std::optional<int> parse_stat_ppid(std::string_view stat_text);
 
+// Start time from /proc/<pid>/stat (field 22, clock ticks since boot): with the pid, what tells a
+// process from a later one that reuses its pid (gpreemptd's sched::ProcessKey).
+std::optional<std::uint64_t> parse_stat_start_time(std::string_view stat_text);
+
 // /proc/<pid>/cmdline: NUL-separated arguments.
 std::vector<std::string> parse_cmdline(std::string_view text);
 

@@ -105,8 +105,22 @@ Context::~Context() {
 
 Clock::time_point Context::now() const { return options_.clock ? options_.clock() : Clock::now(); }
 
-void Context::notice(int pid, std::string message) {
-  notices_.push_back({pid, std::move(message)});
+const char* to_string(NoticeKind k) {
+  switch (k) {
+    case NoticeKind::kWatchdogResume: return "watchdog_resume";
+    case NoticeKind::kSignalResume: return "signal_resume";
+    case NoticeKind::kTargetGone: return "target_gone";
+    case NoticeKind::kForcedDisable: return "forced_disable";
+    case NoticeKind::kQueuesMayStaySuspended: return "queues_may_stay_suspended";
+    case NoticeKind::kSessionLost: return "session_lost";
+    case NoticeKind::kEventError: return "event_error";
+    case NoticeKind::kLoopError: return "loop_error";
+  }
+  return "unknown";
+}
+
+void Context::notice(int pid, NoticeKind kind, std::string message) {
+  notices_.push_back({pid, std::move(message), kind});
   if (notices_.size() > 256) notices_.erase(notices_.begin());
 }
 
@@ -191,9 +205,9 @@ std::string Context::detach_on_thread(int pid) {
             errno_text(static_cast<int>(-d)) + "): queues " + id_list(t.ledger.ids()) +
             " may stay suspended";
   if (!stuck.empty())
-    notice(pid, stuck);
+    notice(pid, NoticeKind::kQueuesMayStaySuspended, stuck);
   else if (!failure.empty())
-    notice(pid, failure + "; DISABLE resumed every queue");
+    notice(pid, NoticeKind::kForcedDisable, failure + "; DISABLE resumed every queue");
   if (t.traced) untrace(pid);
   targets_.erase(it);
   return stuck;
@@ -207,6 +221,14 @@ std::vector<QueueEntry> Context::queues(int pid) {
     for (const auto& q : refresh(t))
       out.push_back({q, t.ledger.contains(q.queue_id)});
     return out;
+  });
+}
+
+std::vector<kfd::QueueInfo> Context::known_queues(int pid) {
+  return control_->call([&] {
+    Target& t = target(pid);
+    handle_events(t);
+    return current_snapshot(t, std::nullopt);
   });
 }
 
@@ -298,23 +320,24 @@ std::string Context::force_disable(Target& t, const std::string& reason) {
     }
     const std::string outcome = "DISABLE failed as well (" + errno_text(static_cast<int>(-d)) +
                                 ") — queues of " + std::to_string(t.pid) + " may stay suspended";
-    notice(t.pid, reason + "; " + outcome);
+    notice(t.pid, NoticeKind::kQueuesMayStaySuspended, reason + "; " + outcome);
     return outcome;
   }
   t.ledger.clear();
-  notice(t.pid, reason + "; DISABLE resumed every queue");
+  notice(t.pid, NoticeKind::kForcedDisable, reason + "; DISABLE resumed every queue");
   // Stay attached: a fresh session keeps the target controllable.
   try {
     t.session.enable();
     t.snapshot_stale = true;
     refresh(t);
   } catch (const Error& e) {
-    notice(t.pid, std::string("re-enabling the debug session failed: ") + e.what());
+    notice(t.pid, NoticeKind::kSessionLost, std::string("re-enabling the debug session failed: ") + e.what());
   }
   return "the debug session was disabled, which resumed every queue of " + std::to_string(t.pid);
 }
 
-void Context::resume_ledger(Target& t, const std::vector<uint32_t>& ids, const std::string& reason) {
+void Context::resume_ledger(Target& t, const std::vector<uint32_t>& ids, NoticeKind kind,
+                            const std::string& reason) {
   if (ids.empty()) return;
   try {
     auto r = t.session.resume(ids);
@@ -324,7 +347,7 @@ void Context::resume_ledger(Target& t, const std::vector<uint32_t>& ids, const s
       force_disable(t, reason + ": resume incomplete:" + kfd::outcome_summary(r));
       return;
     }
-    notice(t.pid, reason + ": resumed queues " + id_list(ids));
+    notice(t.pid, kind, reason + ": resumed queues " + id_list(ids));
   } catch (const Error& e) {
     if (e.code() == ESRCH) return target_gone(t.pid, "exited");
     force_disable(t, reason + ": resume failed: " + e.what());
@@ -385,7 +408,7 @@ void Context::target_gone(int pid, const std::string& why) {
   auto it = targets_.find(pid);
   if (it == targets_.end()) return;
   const std::size_t n = it->second->ledger.size();
-  notice(pid, "process " + std::to_string(pid) + " " + why +
+  notice(pid, NoticeKind::kTargetGone, "process " + std::to_string(pid) + " " + why +
                   (n ? " while " + std::to_string(n) + " of its queues were suspended (the kernel "
                        "destroys them with the process)"
                      : ""));
@@ -419,7 +442,7 @@ void Context::on_readable(int fd) {
     for (int pid : pids) {
       auto it = targets_.find(pid);
       if (it == targets_.end() || it->second->ledger.empty()) continue;
-      resume_ledger(*it->second, it->second->ledger.ids(),
+      resume_ledger(*it->second, it->second->ledger.ids(), NoticeKind::kSignalResume,
                     "signal " + std::to_string(static_cast<int>(buf[0])));
     }
     const char done = 1;
@@ -432,7 +455,8 @@ void Context::on_readable(int fd) {
     try {
       handle_events(*t, /*force=*/true);
     } catch (const Error& e) {
-      if (e.code() != ESRCH) notice(pid, std::string("event handling: ") + e.what());
+      if (e.code() != ESRCH)
+        notice(pid, NoticeKind::kEventError, std::string("event handling: ") + e.what());
     }
     return;  // handle_events may have erased the target
   }
@@ -470,7 +494,7 @@ void Context::tick() {
       auto expired = it->second->ledger.older_than(when, options_.watchdog_bound);
       if (expired.empty()) continue;
       ++stats_.watchdog_resumes;
-      resume_ledger(*it->second, expired,
+      resume_ledger(*it->second, expired, NoticeKind::kWatchdogResume,
                     "watchdog: suspended longer than " +
                         std::to_string(options_.watchdog_bound.count()) + " ms");
     }
@@ -484,7 +508,7 @@ std::chrono::milliseconds Context::tick_interval() {
 }
 
 void Context::on_loop_error(const std::string& what) {
-  notice(0, "control loop: " + what);
+  notice(0, NoticeKind::kLoopError, "control loop: " + what);
 }
 
 ContextStats Context::stats() {
@@ -492,6 +516,8 @@ ContextStats Context::stats() {
   s.hop = control_->hop_stats();
   return s;
 }
+
+void Context::post(std::function<void()> fn) { control_->post(std::move(fn)); }
 
 std::vector<Notice> Context::take_notices() {
   return control_->call([&] {

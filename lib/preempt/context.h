@@ -56,10 +56,26 @@ struct BatchOutcome {
   BatchTiming timing;
 };
 
+// What a notice is about, so that callers (gpreemptd's metrics, the CLI) count and react to
+// notices without parsing their message text.
+enum class NoticeKind {
+  kWatchdogResume,          // the watchdog resumed queues suspended longer than its bound
+  kSignalResume,            // a terminating signal made the context resume its targets
+  kTargetGone,              // the target exited (or exec'd): its KFD process and queues are gone
+  kForcedDisable,           // a resume failed; DISABLE resumed every queue of the target
+  kQueuesMayStaySuspended,  // resume and DISABLE both failed: queues may stay suspended
+  kSessionLost,             // re-enabling the debug session after a DISABLE failed
+  kEventError,              // handling the target's debug events failed
+  kLoopError,               // the control thread's loop caught an error
+};
+// "watchdog_resume", "target_gone", ... (JSON, metrics labels, logs).
+const char* to_string(NoticeKind k);
+
 // Something the context did on its own (watchdog, signal, target exit, forced disable).
 struct Notice {
   int pid = 0;
   std::string message;
+  NoticeKind kind = NoticeKind::kLoopError;
 };
 
 struct ContextStats {
@@ -98,6 +114,9 @@ class Context : private ControlLoop {
 
   // Fresh snapshot of the target's queues (clears EC_QUEUE_NEW, making new queues suspendable).
   std::vector<QueueEntry> queues(int pid);
+  // The queues as the target's events have kept them (a fresh snapshot only when that one may be
+  // stale): what suspend/resume act on, without an extra GET_QUEUE_SNAPSHOT on the hot path.
+  std::vector<kfd::QueueInfo> known_queues(int pid);
 
   // Suspend `ids` (nullopt: every queue of the target). The queue snapshot is kept current by the
   // target's events (creation, destruction, runtime start/stop) and refreshed before the call when
@@ -109,6 +128,11 @@ class Context : private ControlLoop {
   BatchOutcome resume(int pid, const std::optional<std::vector<uint32_t>>& ids);
 
   ContextStats stats();
+  // Run `fn` on the control thread without waiting for it (the caller learns of its end through
+  // whatever `fn` does last: gpreemptd's actuator writes its completion to an eventfd). `fn` may
+  // call this context's methods (they run inline there) and must not throw. Throws
+  // Error(ECANCELED) when the context is closing.
+  void post(std::function<void()> fn);
   // Notices since the last call (oldest first).
   std::vector<Notice> take_notices();
 
@@ -137,10 +161,11 @@ class Context : private ControlLoop {
   void target_gone(int pid, const std::string& why);
   // ptrace-detach `pid`; one that does not stop in time is finished by tick().
   void untrace(int pid);
-  void resume_ledger(Target& t, const std::vector<uint32_t>& ids, const std::string& reason);
+  void resume_ledger(Target& t, const std::vector<uint32_t>& ids, NoticeKind kind,
+                     const std::string& reason);
   // DISABLE (and re-enable) after a failure; returns what that did to the queues, for messages.
   std::string force_disable(Target& t, const std::string& reason);
-  void notice(int pid, std::string message);
+  void notice(int pid, NoticeKind kind, std::string message);
   Clock::time_point now() const;
 
   ContextOptions options_;

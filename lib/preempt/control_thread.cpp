@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <memory>
 #include <string>
 
 #include "common/error.h"
@@ -78,6 +79,22 @@ void ControlThread::run(std::function<void()> fn) {
   if (job.error) std::rethrow_exception(job.error);
 }
 
+void ControlThread::post(std::function<void()> fn) {
+  if (::getpid() != owner_)
+    throw Error(ECHILD, "this gpreempt context belongs to process " + std::to_string(owner_) +
+                            ", of which this process is a fork; its control thread does not exist here");
+  auto job = std::make_unique<Job>();
+  job->fn = std::move(fn);
+  job->detached = true;
+  job->submitted = std::chrono::steady_clock::now();
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_) throw Error(ECANCELED, "the gpreempt context is closing");
+    queue_.push_back(job.release());
+  }
+  wake();
+}
+
 void ControlThread::report_loop_error(const char* what) noexcept {
   try {
     loop_.on_loop_error(what);
@@ -113,6 +130,24 @@ void ControlThread::main() {
         job->error = std::current_exception();
       }
       const uint64_t hop = ns_between(job->submitted, start);
+      if (job->detached) {
+        if (job->error) {
+          try {
+            std::rethrow_exception(job->error);
+          } catch (const std::exception& e) {
+            report_loop_error(e.what());
+          } catch (...) {
+            report_loop_error("unknown exception in a posted call");
+          }
+        }
+        std::lock_guard lock(mu_);
+        ++stats_.calls;
+        stats_.last_hop_ns = hop;
+        stats_.total_hop_ns += hop;
+        if (hop > stats_.max_hop_ns) stats_.max_hop_ns = hop;
+        delete job;
+        continue;
+      }
       {
         std::lock_guard lock(mu_);
         job->finished = std::chrono::steady_clock::now();
@@ -153,6 +188,10 @@ void ControlThread::main() {
   // Fail whatever is still queued.
   std::lock_guard lock(mu_);
   for (Job* job : queue_) {
+    if (job->detached) {
+      delete job;  // posted and never run: the context is closing
+      continue;
+    }
     job->error = std::make_exception_ptr(Error(ECANCELED, "the gpreempt context is closing"));
     job->done = true;
   }

@@ -69,6 +69,11 @@ class ControlThread {
     }
   }
 
+  // Queue `fn` to run on the control thread and return at once. `fn` must not throw (there is
+  // nobody to rethrow to: what escapes is reported through ControlLoop::on_loop_error). Throws
+  // Error(ECANCELED) when the thread is stopping and Error(ECHILD) in a forked child.
+  void post(std::function<void()> fn);
+
   bool on_control_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
   // Wake the loop (e.g. after the set of watched fds changed).
   void wake();
@@ -81,6 +86,7 @@ class ControlThread {
     std::chrono::steady_clock::time_point finished;
     std::exception_ptr error;
     bool done = false;
+    bool detached = false;  // posted: nobody waits, the thread deletes it
   };
   void run(std::function<void()> fn);
   void main();

@@ -30,9 +30,29 @@ GpuArbiter& Scheduler::arbiter(GpuId id) {
   return *a;
 }
 
+std::vector<Action> Scheduler::reconfigure(Time now, std::vector<SchedClass> classes,
+                                           ArbiterConfig config) {
+  std::map<ProcessKey, std::string> class_of;
+  for (const auto& [key, p] : processes_)
+    if (p.cls) class_of[key] = p.cls->name;
+  classes_ = std::move(classes);
+  config_ = config;  // in place: the arbiters hold a reference to it
+  sink_.actions.clear();
+  for (auto& [key, p] : processes_) {
+    auto it = class_of.find(key);
+    p.cls = it == class_of.end() ? nullptr : class_named(it->second);
+    place(key, p, p.gpus, now);
+  }
+  return decide(now);
+}
+
 std::vector<Action> Scheduler::on_event(Time now, const Event& event) {
   sink_.actions.clear();
   std::visit([&](const auto& e) { handle(now, e); }, event);
+  return decide(now);
+}
+
+std::vector<Action> Scheduler::decide(Time now) {
   // Every arbiter decides again: an event for one GPU never needs to wait for another, and a
   // decision with nothing to do costs little.
   std::optional<Time> next;

@@ -30,6 +30,11 @@ class Scheduler {
 
   std::vector<Action> on_event(Time now, const Event& event);
 
+  // A reloaded config: new classes and policy knobs. Processes keep their class by name; one
+  // whose class no longer exists becomes unclassified (left alone, as after ProcessClassified with
+  // no class) until the driver classifies it again. Decisions are taken again at once.
+  std::vector<Action> reconfigure(Time now, std::vector<SchedClass> classes, ArbiterConfig config);
+
   const ArbiterConfig& config() const { return config_; }
   const Accounting& accounting() const { return accounting_; }
   // nullptr for a GPU no process has used yet.
@@ -49,6 +54,8 @@ class Scheduler {
   };
 
   GpuArbiter& arbiter(GpuId id);
+  // Every arbiter decides; the timer is re-armed if its time changed.
+  std::vector<Action> decide(Time now);
   // A live process with this pid but another start time is gone: its pid was reused.
   void retire_reused_pid(const ProcessKey& key, Time now);
   void forget(const ProcessKey& key, Time now);

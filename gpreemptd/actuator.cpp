@@ -1,0 +1,231 @@
+#include "actuator.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <stdexcept>
+
+#include "common/error.h"
+#include "kfd/grace.h"
+#include "process_facts_reader.h"
+
+namespace gpreemptd {
+
+namespace sched = gpreempt::sched;
+using gpreempt::Error;
+using sched::event::Outcome;
+using sched::event::TargetOutcome;
+using SteadyClock = std::chrono::steady_clock;
+
+Actuator::Actuator(gpreempt::EventLoop& loop, gpreempt::preempt::Context* context,
+                   std::string proc_root, std::map<sched::GpuId, uint32_t> clock_mhz,
+                   OnDone on_done, OnNotice on_notice)
+    : loop_(loop),
+      context_(context),
+      proc_root_(std::move(proc_root)),
+      clock_mhz_(std::move(clock_mhz)),
+      on_done_(std::move(on_done)),
+      on_notice_(std::move(on_notice)) {
+  event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (event_fd_ < 0) throw std::runtime_error("eventfd: " + gpreempt::errno_text(errno));
+  watch_ = loop_.watch(event_fd_, [this] { drain(); });
+  if (context_) {
+    // The context acts on its own too (watchdog, a target's exit): collect what it says.
+    notice_timer_ = loop_.add_timer([this] {
+      post([this] {
+        ActuationReport none;
+        none.completed.action = 0;
+        return none;
+      });
+    });
+    loop_.arm_every(notice_timer_, std::chrono::milliseconds(100));
+  }
+}
+
+Actuator::~Actuator() {
+  if (notice_timer_) loop_.unwatch(notice_timer_);
+  loop_.unwatch(watch_);
+  ::close(event_fd_);
+}
+
+void Actuator::post(std::function<ActuationReport()> job) {
+  auto run = [this, job = std::move(job)] {
+    ActuationReport r = job();
+    std::vector<gpreempt::preempt::Notice> notices;
+    try {
+      notices = context_->take_notices();
+    } catch (...) {
+    }
+    {
+      std::lock_guard lock(mu_);
+      done_.push_back(std::move(r));
+      for (auto& n : notices) notices_.push_back(std::move(n));
+    }
+    uint64_t one = 1;
+    ssize_t w = ::write(event_fd_, &one, sizeof one);
+    (void)w;
+  };
+  if (!context_) {
+    ActuationReport r = job();
+    std::lock_guard lock(mu_);
+    done_.push_back(std::move(r));
+    uint64_t one = 1;
+    ssize_t w = ::write(event_fd_, &one, sizeof one);
+    (void)w;
+    return;
+  }
+  context_->post(std::move(run));
+}
+
+void Actuator::drain() {
+  uint64_t v;
+  ssize_t r = ::read(event_fd_, &v, sizeof v);
+  (void)r;
+  std::vector<ActuationReport> done;
+  std::vector<gpreempt::preempt::Notice> notices;
+  {
+    std::lock_guard lock(mu_);
+    done.swap(done_);
+    notices.swap(notices_);
+  }
+  for (const auto& n : notices) on_notice_(n);
+  for (auto& d : done) {
+    if (d.completed.action == 0) continue;  // a notice collection, not an action
+    --in_flight_;
+    on_done_(std::move(d));
+  }
+}
+
+void Actuator::ensure_attached(const sched::ProcessKey& key) {
+  auto it = attached_.find(key.pid);
+  if (it != attached_.end()) {
+    if (it->second == key && context_->attached(key.pid)) return;
+    // Another process under the same pid, or the context dropped it (exit, exec).
+    if (context_->attached(key.pid)) {
+      try {
+        context_->detach(key.pid);
+      } catch (const Error&) {
+      }
+    }
+    attached_.erase(it);
+  }
+  // Attach only the process the scheduler means: its pid may already belong to another one.
+  if (read_process_key(proc_root_, key.pid) != key)
+    throw Error(ESRCH, "process " + sched::to_string(key) + " has exited");
+  try {
+    context_->attach(key.pid);
+  } catch (const Error& e) {
+    if (e.code() != EALREADY) throw;
+  }
+  attached_[key.pid] = key;
+}
+
+void Actuator::prepare(const sched::ProcessKey& key) {
+  if (!context_) return;
+  post([this, key] {
+    try {
+      ensure_attached(key);
+    } catch (const std::exception& e) {
+      spdlog::warn("cannot attach {} ahead of its first suspend: {}", sched::to_string(key),
+                   e.what());
+    }
+    ActuationReport none;
+    none.completed.action = 0;
+    return none;
+  });
+}
+
+TargetOutcome Actuator::suspend_one(const sched::ProcessKey& key, sched::GpuId gpu, uint32_t grace,
+                                    std::optional<SteadyClock::time_point>& first_ioctl) {
+  try {
+    ensure_attached(key);
+    std::vector<uint32_t> ids;
+    for (const auto& q : context_->known_queues(key.pid))
+      if (q.gpu_id == gpu) ids.push_back(q.queue_id);
+    if (ids.empty()) return {key, Outcome::kDone, 0};
+    auto r = context_->suspend(key.pid, ids, grace);
+    if (!first_ioctl)
+      first_ioctl = SteadyClock::now() - std::chrono::nanoseconds(r.timing.ioctl_ns);
+    if (r.result.errors) return {key, Outcome::kTimedOut, 0};
+    return {key, Outcome::kDone, 0};
+  } catch (const Error& e) {
+    if (e.code() == ESRCH) return {key, Outcome::kGone, 0};
+    spdlog::warn("suspend of {} on GPU {} failed: {}", sched::to_string(key), gpu, e.what());
+    return {key, Outcome::kFailed, e.code()};
+  } catch (const std::exception& e) {
+    spdlog::warn("suspend of {} on GPU {} failed: {}", sched::to_string(key), gpu, e.what());
+    return {key, Outcome::kFailed, EIO};
+  }
+}
+
+TargetOutcome Actuator::resume_one(const sched::ProcessKey& key, sched::GpuId gpu,
+                                   std::optional<SteadyClock::time_point>& first_ioctl) {
+  try {
+    auto it = attached_.find(key.pid);
+    if (it == attached_.end() || it->second != key || !context_->attached(key.pid)) {
+      // Not (or no longer) ours: nothing of it is suspended through this context.
+      return {key, read_process_key(proc_root_, key.pid) == key ? Outcome::kDone : Outcome::kGone,
+              0};
+    }
+    std::vector<uint32_t> ids;
+    for (const auto& q : context_->known_queues(key.pid))
+      if (q.gpu_id == gpu) ids.push_back(q.queue_id);
+    if (ids.empty()) return {key, Outcome::kDone, 0};
+    auto r = context_->resume(key.pid, ids);
+    if (!first_ioctl)
+      first_ioctl = SteadyClock::now() - std::chrono::nanoseconds(r.timing.ioctl_ns);
+    return {key, Outcome::kDone, 0};
+  } catch (const Error& e) {
+    if (e.code() == ESRCH) return {key, Outcome::kGone, 0};
+    // The core has already DISABLEd the session, which resumed every queue of the target.
+    spdlog::warn("resume of {} on GPU {} failed: {}", sched::to_string(key), gpu, e.what());
+    return {key, Outcome::kFailed, e.code()};
+  } catch (const std::exception& e) {
+    spdlog::warn("resume of {} on GPU {} failed: {}", sched::to_string(key), gpu, e.what());
+    return {key, Outcome::kFailed, EIO};
+  }
+}
+
+void Actuator::suspend(const sched::action::Suspend& a) {
+  ++in_flight_;
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(a.grace).count();
+  auto clock = clock_mhz_.find(a.gpu);
+  const uint32_t grace = gpreempt::kfd::grace_units_from_us(
+      static_cast<uint64_t>(us), clock == clock_mhz_.end() ? 0 : clock->second);
+  post([this, a, grace] {
+    ActuationReport r;
+    r.suspend = true;
+    r.completed.action = a.id;
+    r.completed.gpu = a.gpu;
+    for (const auto& key : a.targets) {
+      if (!context_) {
+        r.completed.outcomes.push_back({key, Outcome::kFailed, ENODEV});
+        continue;
+      }
+      r.completed.outcomes.push_back(suspend_one(key, a.gpu, grace, r.first_ioctl_at));
+    }
+    return r;
+  });
+}
+
+void Actuator::resume(const sched::action::Resume& a) {
+  ++in_flight_;
+  post([this, a] {
+    ActuationReport r;
+    r.suspend = false;
+    r.completed.action = a.id;
+    r.completed.gpu = a.gpu;
+    for (const auto& key : a.targets) {
+      if (!context_) {
+        r.completed.outcomes.push_back({key, Outcome::kFailed, ENODEV});
+        continue;
+      }
+      r.completed.outcomes.push_back(resume_one(key, a.gpu, r.first_ioctl_at));
+    }
+    return r;
+  });
+}
+
+}  // namespace gpreemptd

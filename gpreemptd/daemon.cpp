@@ -1,0 +1,455 @@
+#include "daemon.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "control_permission.h"
+#include "gpreempt/version.h"
+#include "service_notify.h"
+#include "status_document.h"
+
+namespace gpreemptd {
+
+namespace sched = gpreempt::sched;
+namespace client = gpreempt::client;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+constexpr uint64_t kInternalAction = 1ull << 63;  // ids of the daemon's own (orphan) resumes
+
+// The core's watchdog is a backstop behind the scheduler's hard bound, never the policy.
+std::chrono::milliseconds watchdog_bound(const sched::ArbiterConfig& c) {
+  auto bound = std::chrono::duration_cast<std::chrono::milliseconds>(c.max_suspension) * 4;
+  return std::max(bound, std::chrono::milliseconds(2000));
+}
+
+}  // namespace
+
+Daemon::Daemon(DaemonOptions options, sched::Config config)
+    : options_(std::move(options)), config_(std::move(config)), started_(Clock::now()) {
+  // Before any thread exists (the core's control thread): every thread inherits the blocked
+  // mask, so the signals reach only the loop's signalfd.
+  loop_.on_signals({SIGTERM, SIGINT, SIGHUP}, [this](int signo) {
+    if (signo == SIGHUP) {
+      notify_reloading();
+      reload();
+      notify_ready("running");
+      return;
+    }
+    begin_shutdown(signo);
+  });
+  socket_path_ = options_.socket_path.value_or(config_.daemon.socket_path);
+  classifier_ = std::make_unique<sched::Classifier>(config_.classes);
+  scheduler_ = std::make_unique<sched::Scheduler>(classifier_->classes(), config_.policy);
+  machine_ = probe_machine(options_.roots.kfd_device, options_.topology_root);
+  if (machine_.kfd_usable) {
+    gpreempt::preempt::ContextOptions co;
+    co.device_path = options_.roots.kfd_device;
+    co.watchdog_bound = watchdog_bound(config_.policy);
+    co.handle_signals = false;  // the loop's signalfd does: Shutdown resumes through the scheduler
+    try {
+      context_ = std::make_unique<gpreempt::preempt::Context>(co);
+    } catch (const std::exception& e) {
+      machine_.kfd_usable = false;
+      machine_.problem = std::string("cannot open a gpreempt context: ") + e.what();
+      for (auto& g : machine_.gpus) {
+        g.can_suspend = false;
+        g.reason = machine_.problem;
+      }
+    }
+  }
+  if (!machine_.kfd_usable) spdlog::warn("no GPU can be suspended here: {}", machine_.problem);
+  std::map<sched::GpuId, uint32_t> clocks;
+  for (const auto& g : machine_.gpus) clocks[g.gpu] = g.clock_mhz;
+  actuator_ = std::make_unique<Actuator>(
+      loop_, context_.get(), options_.roots.proc, clocks,
+      [this](ActuationReport r) { on_actuation(std::move(r)); },
+      [this](const gpreempt::preempt::Notice& n) { on_notice(n); });
+  tracker_ =
+      std::make_unique<ProcessTracker>(loop_, options_.roots, options_.discovery_interval,
+                                       [this](sched::Event e) { on_tracker_event(std::move(e)); });
+  tracker_->set_classifier(*classifier_);
+  timer_ = loop_.add_timer([this] { dispatch(sched::event::TimerFired{}); });
+}
+
+Daemon::~Daemon() {
+  server_.reset();
+  tracker_.reset();
+  // The context first: its destructor detaches every target (resume, DISABLE) after the jobs the
+  // actuator posted, which still use the actuator.
+  context_.reset();
+  actuator_.reset();
+}
+
+sched::Time Daemon::now() const {
+  return std::chrono::duration_cast<sched::Time>(Clock::now().time_since_epoch());
+}
+
+int Daemon::run() {
+  server_ = std::make_unique<SocketServer>(
+      loop_, socket_path_,
+      [this](uint64_t c, const Peer& p, const client::Message& m, Clock::time_point r) {
+        return handle(c, p, m, r);
+      },
+      [this](uint64_t c, const Peer& p) { connection_closed(c, p); });
+  for (const auto& g : machine_.gpus) {
+    GpuRecord& rec = gpus_[g.gpu];
+    rec.name = g.name;
+    rec.can_suspend = g.can_suspend;
+    rec.reason = g.reason;
+    dispatch(sched::event::GpuCapability{g.gpu, g.can_suspend, g.reason});
+    if (g.can_suspend)
+      spdlog::info("GPU {} ({}): debug-trap suspend available", g.gpu, g.name);
+    else
+      spdlog::warn("GPU {} ({}): cannot suspend ({}); queue priorities are reported instead", g.gpu,
+                   g.name, g.reason);
+  }
+  tracker_->start();
+  spdlog::info("gpreemptd {} ready: config {}, socket {}, {} classes, {} GPUs",
+               GPREEMPT_VERSION_STRING, config_.source, socket_path_, config_.classes.size(),
+               machine_.gpus.size());
+  if (options_.on_ready) options_.on_ready();
+  loop_.run();
+  spdlog::info("gpreemptd stopped");
+  return 0;
+}
+
+void Daemon::dispatch(const sched::Event& e, std::optional<Clock::time_point> hint_received) {
+  perform(scheduler_->on_event(now(), e), hint_received);
+  resume_orphans();
+  check_shutdown_done();
+}
+
+void Daemon::perform(std::vector<sched::Action> actions,
+                     std::optional<Clock::time_point> hint_received) {
+  for (auto& a : actions) {
+    if (auto* s = std::get_if<sched::action::Suspend>(&a)) {
+      if (hint_received) hinted_suspends_[s->id] = *hint_received;
+      std::string t;
+      for (const auto& k : s->targets) t += (t.empty() ? "" : ", ") + sched::to_string(k);
+      spdlog::debug("GPU {}: suspend [{}] ({}, grace {} us)", s->gpu, t,
+                    sched::to_string(s->reason),
+                    std::chrono::duration_cast<std::chrono::microseconds>(s->grace).count());
+      actuator_->suspend(*s);
+    } else if (auto* r = std::get_if<sched::action::Resume>(&a)) {
+      std::string t;
+      for (const auto& k : r->targets) t += (t.empty() ? "" : ", ") + sched::to_string(k);
+      spdlog::debug("GPU {}: resume [{}] ({})", r->gpu, t, sched::to_string(r->reason));
+      actuator_->resume(*r);
+    } else if (auto* t = std::get_if<sched::action::ArmTimer>(&a)) {
+      std::optional<gpreempt::EventLoop::TimePoint> at;
+      if (t->at) at = Clock::time_point(std::chrono::duration_cast<Clock::duration>(*t->at));
+      loop_.arm_at(timer_, at);
+    } else if (auto* p = std::get_if<sched::action::PriorityOnly>(&a)) {
+      std::string ranks;
+      for (const auto& [key, prio] : p->queue_priorities)
+        ranks += (ranks.empty() ? "" : ", ") + sched::to_string(key) + "=" + std::to_string(prio);
+      spdlog::info("GPU {} cannot suspend ({}): queue priorities that would rank its processes: {}",
+                   p->gpu, p->reason, ranks.empty() ? "none" : ranks);
+      gpus_[p->gpu].priority_only = *p;
+    }
+  }
+}
+
+void Daemon::on_tracker_event(sched::Event e) {
+  if (auto* x = std::get_if<sched::event::ProcessExited>(&e)) {
+    const auto key = x->key;
+    for (auto& [gpu, rec] : gpus_)
+      if (auto it = rec.suspended_since.find(key); it != rec.suspended_since.end()) {
+        rec.suspended_total += now() - it->second;
+        rec.suspended_since.erase(it);
+      }
+    for (auto& [conn, reqs] : open_requests_)
+      for (auto it = reqs.begin(); it != reqs.end();)
+        it = it->second.key == key ? reqs.erase(it) : std::next(it);
+  }
+  std::optional<sched::ProcessKey> prepare;
+  if (auto* c = std::get_if<sched::event::ProcessClassified>(&e); c && c->class_name) {
+    // Attach now whatever a higher class could suspend, so the attach is off the request path.
+    const sched::SchedClass* cls = scheduler_->class_named(*c->class_name);
+    int top = cls ? cls->priority : 0;
+    for (const auto& r : config_.classes) top = std::max(top, r.cls.priority);
+    if (cls && cls->priority < top && !c->gpus.empty()) prepare = c->key;
+  }
+  dispatch(e);
+  if (prepare) actuator_->prepare(*prepare);
+}
+
+void Daemon::on_actuation(ActuationReport r) {
+  const auto& c = r.completed;
+  const sched::Time t = now();
+  GpuRecord& rec = gpus_[c.gpu];
+  if (r.suspend) {
+    for (const auto& o : c.outcomes)
+      if (o.outcome == sched::event::Outcome::kDone) {
+        ++rec.suspensions;
+        rec.suspended_since.emplace(o.key, t);
+      }
+    if (auto h = hinted_suspends_.find(c.action); h != hinted_suspends_.end()) {
+      if (r.first_ioctl_at) hint_to_suspend_.add(*r.first_ioctl_at - h->second);
+      hinted_suspends_.erase(h);
+    }
+  } else {
+    for (const auto& o : c.outcomes) {
+      if (auto it = rec.suspended_since.find(o.key); it != rec.suspended_since.end()) {
+        rec.suspended_total += t - it->second;
+        rec.suspended_since.erase(it);
+      }
+      orphans_resuming_.erase({c.gpu, o.key});
+    }
+  }
+  for (const auto& o : c.outcomes)
+    if (o.outcome == sched::event::Outcome::kTimedOut)
+      spdlog::warn(
+          "GPU {}: the preemption of {} timed out (status bit 30); resuming it and backing off "
+          "there",
+          c.gpu, sched::to_string(o.key));
+    else if (o.outcome == sched::event::Outcome::kFailed)
+      spdlog::warn("GPU {}: {} of {} failed: {}", c.gpu, r.suspend ? "suspend" : "resume",
+                   sched::to_string(o.key), gpreempt::errno_text(o.error));
+  if (c.action & kInternalAction) {
+    check_shutdown_done();
+    return;
+  }
+  dispatch(c);
+}
+
+void Daemon::on_notice(const gpreempt::preempt::Notice& n) {
+  ++notices_[gpreempt::preempt::to_string(n.kind)];
+  switch (n.kind) {
+    case gpreempt::preempt::NoticeKind::kTargetGone:
+      spdlog::info("core: {}", n.message);
+      break;
+    case gpreempt::preempt::NoticeKind::kQueuesMayStaySuspended:
+    case gpreempt::preempt::NoticeKind::kSessionLost:
+      spdlog::error("core ({}): {}", gpreempt::preempt::to_string(n.kind), n.message);
+      break;
+    default:
+      spdlog::warn("core ({}): {}", gpreempt::preempt::to_string(n.kind), n.message);
+  }
+}
+
+void Daemon::resume_orphans() {
+  for (auto& [gpu, rec] : gpus_) {
+    const sched::GpuArbiter* arb = scheduler_->gpu(gpu);
+    std::vector<sched::ProcessKey> orphans;
+    for (const auto& [key, since] : rec.suspended_since)
+      if ((!arb || !arb->has(key)) && !orphans_resuming_.count({gpu, key})) orphans.push_back(key);
+    if (orphans.empty()) continue;
+    sched::action::Resume r;
+    r.id = kInternalAction | next_internal_action_++;
+    r.gpu = gpu;
+    r.targets = orphans;
+    r.reason = sched::ResumeReason::kRecovery;
+    for (const auto& k : orphans) {
+      orphans_resuming_.insert({gpu, k});
+      spdlog::info("GPU {}: {} is suspended but no longer managed (its class changed); resuming it",
+                   gpu, sched::to_string(k));
+    }
+    actuator_->resume(r);
+  }
+}
+
+void Daemon::begin_shutdown(int signo) {
+  if (shutting_down_) {
+    spdlog::info("signal {} again: still resuming what is suspended", signo);
+    return;
+  }
+  spdlog::info("signal {}: resuming everything suspended, then exiting", signo);
+  notify_stopping();
+  shutting_down_ = true;
+  shutdown_deadline_ = loop_.add_timer([this] {
+    spdlog::warn(
+        "resumes did not complete within 10 s; exiting (the core resumes its targets on detach)");
+    loop_.stop();
+  });
+  loop_.arm_at(shutdown_deadline_, Clock::now() + std::chrono::seconds(10));
+  dispatch(sched::event::Shutdown{});
+}
+
+void Daemon::check_shutdown_done() {
+  if (!shutting_down_ || actuator_->in_flight() > 0) return;
+  for (const auto& [gpu, rec] : gpus_)
+    if (!rec.suspended_since.empty()) return;
+  loop_.stop();
+}
+
+std::vector<std::string> Daemon::reload() {
+  std::vector<std::string> errors;
+  if (options_.config_path.empty()) {
+    spdlog::info("reload: no config file (built-in classes); nothing to re-read");
+    ++reloads_;
+    return errors;
+  }
+  auto r = sched::check_config(options_.config_path);
+  if (!r.config) {
+    for (const auto& e : r.errors) errors.push_back(e.to_string());
+    ++failed_reloads_;
+    for (const auto& e : errors) spdlog::error("{}", e);
+    spdlog::error("reload of {} rejected ({} error{}); the running config stays in effect",
+                  options_.config_path, errors.size(), errors.size() == 1 ? "" : "s");
+    return errors;
+  }
+  if (r.config->daemon.socket_path != config_.daemon.socket_path && !options_.socket_path)
+    spdlog::warn("reload: the socket path changed to {}; it takes effect at the next start",
+                 r.config->daemon.socket_path);
+  config_ = std::move(*r.config);
+  apply_classes();
+  ++reloads_;
+  spdlog::info("reloaded {}: {} classes", options_.config_path, config_.classes.size());
+  return errors;
+}
+
+void Daemon::apply_classes() {
+  auto next = std::make_unique<sched::Classifier>(config_.classes);
+  perform(scheduler_->reconfigure(now(), next->classes(), config_.policy), std::nullopt);
+  tracker_->set_classifier(*next);
+  classifier_ = std::move(next);
+  resume_orphans();
+}
+
+std::optional<std::string> Daemon::hint_refusal(int pid, const TrackedProcess* p) const {
+  const std::string who = "pid " + std::to_string(pid);
+  if (!p)
+    return who +
+           " is not a GPU process gpreemptd knows (it has not opened /dev/kfd, or it exited): its "
+           "hints are ignored";
+  if (!p->class_name) return who + " matches no class: its hints are ignored";
+  const sched::SchedClass* cls = scheduler_->class_named(*p->class_name);
+  if (!cls) return who + " matches no class: its hints are ignored";
+  const std::string in =
+      who + " is in class " + cls->name + " (priority " + std::to_string(cls->priority) + ")";
+  if (!cls->accepts(sched::RequestSource::kHint))
+    return in + ", whose triggers do not include hint: its hints are ignored";
+  bool lower = false;
+  for (const auto& r : config_.classes) lower = lower || r.cls.priority < cls->priority;
+  if (!lower)
+    return in + ": its hints are ignored (no class has a lower priority for them to preempt)";
+  return std::nullopt;
+}
+
+client::Reply Daemon::handle(uint64_t connection, const Peer& peer, const client::Message& m,
+                             Clock::time_point received) {
+  using client::ErrorCode;
+  using client::Op;
+  if (client::needs_control_permission(m.op))
+    if (auto why = control_refusal(peer, config_.daemon.control_group, client::to_string(m.op),
+                                   options_.roots.proc))
+      return client::error_reply(m.seq, ErrorCode::kNotPermitted, *why);
+  switch (m.op) {
+    case Op::kHello: {
+      const TrackedProcess* p = tracker_->find(peer.pid);
+      auto refusal = hint_refusal(peer.pid, p);
+      Json body = {{"daemon_version", GPREEMPT_VERSION_STRING},
+                   {"protocol", client::kProtocolVersion},
+                   {"pid", peer.pid},
+                   {"class", p && p->class_name ? Json(*p->class_name) : Json()},
+                   {"may_preempt", !refusal.has_value()}};
+      if (refusal) body["reason"] = *refusal;
+      return client::ok_reply(m.seq, body);
+    }
+    case Op::kBegin:
+    case Op::kEnd:
+    case Op::kExpect: {
+      if (shutting_down_)
+        return client::error_reply(m.seq, ErrorCode::kUnavailable, "gpreemptd is shutting down");
+      auto& open = open_requests_[connection];
+      if (m.op == Op::kEnd) {
+        auto it = open.find(m.request);
+        if (it == open.end())
+          return client::error_reply(
+              m.seq, ErrorCode::kBadRequest,
+              "request " + std::to_string(m.request) + " was not begun on this connection");
+        const OpenRequest r = it->second;
+        open.erase(it);
+        if (const TrackedProcess* p = tracker_->find(peer.pid); p && p->key == r.key)
+          for (auto g : p->gpus()) gpus_[g].online_latency.add(received - r.started);
+        dispatch(sched::event::RequestFinished{r.key, r.id, sched::RequestSource::kHint});
+        return client::ok_reply(m.seq);
+      }
+      const TrackedProcess* p = tracker_->find(peer.pid);
+      if (auto why = hint_refusal(peer.pid, p)) {
+        ++hints_refused_;
+        return client::error_reply(m.seq, ErrorCode::kNotPermitted, *why);
+      }
+      if (m.op == Op::kExpect) {
+        dispatch(sched::event::RequestExpected{p->key, std::chrono::microseconds(m.in_us),
+                                               sched::RequestSource::kHint},
+                 received);
+        return client::ok_reply(m.seq);
+      }
+      if (open.count(m.request))
+        return client::error_reply(
+            m.seq, ErrorCode::kBadRequest,
+            "request " + std::to_string(m.request) + " is already open on this connection");
+      OpenRequest r{next_request_++, p->key, received};
+      open[m.request] = r;
+      dispatch(sched::event::RequestStarted{r.key, r.id, sched::RequestSource::kHint}, received);
+      return client::ok_reply(m.seq);
+    }
+    case Op::kStatus:
+      return client::ok_reply(m.seq, status());
+    case Op::kReload: {
+      notify_reloading();
+      auto errors = reload();
+      notify_ready("running");
+      if (!errors.empty()) {
+        std::string msg = "the config file was rejected; the running config stays in effect:";
+        for (const auto& e : errors) msg += "\n" + e;
+        return client::error_reply(m.seq, ErrorCode::kUnavailable, msg);
+      }
+      return client::ok_reply(
+          m.seq,
+          {{"config_path", options_.config_path.empty() ? Json() : Json(options_.config_path)},
+           {"classes", config_.classes.size()}});
+    }
+    case Op::kSuspend:
+    case Op::kResume:
+      return client::error_reply(
+          m.seq, ErrorCode::kUnavailable,
+          "operator suspend/resume is not implemented by this gpreemptd yet (lib/sched has "
+          "no operator-suspend event); use hints or a class trigger");
+  }
+  return client::error_reply(m.seq, ErrorCode::kBadRequest, "unknown op");
+}
+
+void Daemon::connection_closed(uint64_t connection, const Peer& peer) {
+  auto it = open_requests_.find(connection);
+  if (it == open_requests_.end()) return;
+  auto open = std::move(it->second);
+  open_requests_.erase(it);
+  if (!open.empty())
+    spdlog::info("pid {} disconnected with {} open request{}: ending them", peer.pid, open.size(),
+                 open.size() == 1 ? "" : "s");
+  for (const auto& [client_id, r] : open)
+    dispatch(sched::event::RequestFinished{r.key, r.id, sched::RequestSource::kHint});
+}
+
+Json Daemon::status() const {
+  StatusSource s;
+  s.pid = static_cast<int>(::getpid());
+  s.config_path = options_.config_path;
+  s.socket_path = socket_path_;
+  s.uptime_s = std::chrono::duration<double>(Clock::now() - started_).count();
+  s.kfd_version = machine_.kfd_version.value_or("");
+  s.shutting_down = shutting_down_;
+  s.now = now();
+  s.config = &config_;
+  s.scheduler = scheduler_.get();
+  s.tracker = tracker_.get();
+  s.gpus = &gpus_;
+  s.hint_to_suspend = &hint_to_suspend_;
+  s.notices = &notices_;
+  s.reloads = reloads_;
+  s.failed_reloads = failed_reloads_;
+  Json doc = status_document(s);
+  doc["daemon"]["hints_refused"] = hints_refused_;
+  return doc;
+}
+
+}  // namespace gpreemptd

@@ -1,0 +1,114 @@
+// gpreemptd: the process that owns every preemption decision on a machine. One event loop on one
+// thread (lib/common EventLoop) feeds lib/sched's Scheduler with what it observes — GPU processes
+// (ProcessTracker), hints and control commands (SocketServer), actuation completions (Actuator),
+// the scheduler's own timer, signals — and carries out the actions it returns.
+//
+// Signals: SIGTERM/SIGINT end the daemon after everything it suspended is resumed; SIGHUP re-reads
+// the config file (an invalid one is rejected with file:line and the running one kept). SIGKILL
+// needs nothing from us: the kernel resumes the targets of a debugger that exits.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "actuator.h"
+#include "client/protocol.h"
+#include "common/event_loop.h"
+#include "discovery/process_discovery.h"
+#include "gpu_capability.h"
+#include "gpu_record.h"
+#include "process_tracker.h"
+#include "sched/classifier.h"
+#include "sched/config.h"
+#include "sched/scheduler.h"
+#include "socket_server.h"
+
+namespace gpreemptd {
+
+struct DaemonOptions {
+  std::string config_path;  // empty: the built-in classes (GPREEMPT_CLASS=online / =offline)
+  std::optional<std::string> socket_path;  // overrides the config's [daemon] socket
+  gpreempt::discovery::SystemRoots roots;
+  std::string topology_root = "/sys/class/kfd/kfd/topology";
+  // How often /sys/class/kfd/kfd/proc is listed: new GPU processes are classified within this.
+  std::chrono::nanoseconds discovery_interval = std::chrono::milliseconds(20);
+  // Called once the socket listens and the first scan is done (sd_notify READY=1).
+  std::function<void()> on_ready;
+};
+
+class Daemon {
+ public:
+  Daemon(DaemonOptions options, gpreempt::sched::Config config);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Runs until SIGTERM/SIGINT and the resumes they cause; returns the exit code. Throws
+  // std::runtime_error when it cannot start (socket in use, ...).
+  int run();
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct OpenRequest {
+    uint64_t id = 0;  // the scheduler's request id (unique across connections)
+    gpreempt::sched::ProcessKey key;
+    Clock::time_point started;
+  };
+
+  gpreempt::sched::Time now() const;
+  void dispatch(const gpreempt::sched::Event& e,
+                std::optional<Clock::time_point> hint_received = {});
+  void perform(std::vector<gpreempt::sched::Action> actions,
+               std::optional<Clock::time_point> hint_received);
+  void on_tracker_event(gpreempt::sched::Event e);
+  void on_actuation(ActuationReport r);
+  void on_notice(const gpreempt::preempt::Notice& n);
+  // Resume what the daemon suspended but the scheduler no longer tracks (a process reclassified
+  // out of every class, a class removed by a reload): never leave a live process frozen.
+  void resume_orphans();
+  void begin_shutdown(int signo);
+  void check_shutdown_done();
+  // Re-read the config file. Returns the errors (file:line: message); empty when applied.
+  std::vector<std::string> reload();
+  void apply_classes();
+
+  gpreempt::client::Reply handle(uint64_t connection, const Peer& peer,
+                                 const gpreempt::client::Message& m, Clock::time_point received);
+  void connection_closed(uint64_t connection, const Peer& peer);
+  // Why hints from `p` are ignored (nullopt: they count).
+  std::optional<std::string> hint_refusal(int pid, const TrackedProcess* p) const;
+  nlohmann::ordered_json status() const;
+
+  DaemonOptions options_;
+  gpreempt::sched::Config config_;
+  std::string socket_path_;
+  Clock::time_point started_;
+  gpreempt::EventLoop loop_;
+  MachineFacts machine_;
+  std::unique_ptr<gpreempt::sched::Classifier> classifier_;
+  std::unique_ptr<gpreempt::sched::Scheduler> scheduler_;
+  std::unique_ptr<gpreempt::preempt::Context> context_;
+  std::unique_ptr<Actuator> actuator_;
+  std::unique_ptr<ProcessTracker> tracker_;
+  std::unique_ptr<SocketServer> server_;
+  gpreempt::EventLoop::Id timer_ = 0;
+  gpreempt::EventLoop::Id shutdown_deadline_ = 0;
+  bool shutting_down_ = false;
+
+  std::map<gpreempt::sched::GpuId, GpuRecord> gpus_;
+  std::map<uint64_t, Clock::time_point> hinted_suspends_;  // action id → hint received
+  gpreempt::sched::LatencyHistogram hint_to_suspend_;
+  std::map<std::string, uint64_t> notices_;
+  std::map<uint64_t, std::map<uint64_t, OpenRequest>> open_requests_;  // connection → client id →
+  uint64_t next_request_ = 1;
+  uint64_t next_internal_action_ = 1;  // orphan resumes: ids with the top bit set
+  std::set<std::pair<gpreempt::sched::GpuId, gpreempt::sched::ProcessKey>> orphans_resuming_;
+  uint64_t reloads_ = 0, failed_reloads_ = 0;
+  uint64_t hints_refused_ = 0;
+};
+
+}  // namespace gpreemptd

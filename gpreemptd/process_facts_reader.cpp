@@ -1,0 +1,114 @@
+#include "process_facts_reader.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
+
+#include "discovery/proc_parse.h"
+#include "sched/cgroup_identity.h"
+
+namespace gpreemptd {
+
+using gpreempt::sched::ProcessFacts;
+using gpreempt::sched::ProcessKey;
+
+namespace {
+
+std::optional<std::string> slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string dir_of(const std::string& proc_root, int pid) {
+  return proc_root + "/" + std::to_string(pid);
+}
+
+// The real uid: the first number of the "Uid:" line of /proc/PID/status.
+std::optional<uint32_t> real_uid(const std::string& status) {
+  std::istringstream in(status);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("Uid:", 0) == 0) {
+      std::istringstream f(line.substr(4));
+      uint32_t uid;
+      if (f >> uid) return uid;
+    }
+  return std::nullopt;
+}
+
+std::string user_name(uint32_t uid) {
+  passwd pw{};
+  passwd* found = nullptr;
+  char buf[1024];
+  if (getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found) return found->pw_name;
+  return {};
+}
+
+}  // namespace
+
+std::optional<ProcessKey> read_process_key(const std::string& proc_root, int pid) {
+  auto stat = slurp(dir_of(proc_root, pid) + "/stat");
+  if (!stat) return std::nullopt;
+  auto start = gpreempt::discovery::parse_stat_start_time(*stat);
+  if (!start) return std::nullopt;
+  return ProcessKey{pid, *start};
+}
+
+std::optional<ProcessFacts> read_process_facts(const std::string& proc_root, int pid) {
+  const std::string dir = dir_of(proc_root, pid);
+  auto stat = slurp(dir + "/stat");
+  if (!stat) return std::nullopt;
+  auto start = gpreempt::discovery::parse_stat_start_time(*stat);
+  auto ppid = gpreempt::discovery::parse_stat_ppid(*stat);
+  if (!start || !ppid) return std::nullopt;
+  ProcessFacts f;
+  f.key = {pid, *start};
+  f.ppid = *ppid;
+  if (auto c = slurp(dir + "/cmdline")) f.cmdline = gpreempt::discovery::parse_cmdline(*c);
+  char exe[4096];
+  ssize_t n = ::readlink((dir + "/exe").c_str(), exe, sizeof exe - 1);
+  if (n > 0) {
+    f.exe.assign(exe, static_cast<std::size_t>(n));
+    const std::string deleted = " (deleted)";
+    if (f.exe.size() > deleted.size() && f.exe.ends_with(deleted))
+      f.exe.resize(f.exe.size() - deleted.size());
+  }
+  if (auto s = slurp(dir + "/status"))
+    if (auto uid = real_uid(*s)) {
+      f.uid = *uid;
+      f.user = user_name(*uid);
+    }
+  if (auto c = slurp(dir + "/cgroup")) f.cgroups = gpreempt::sched::parse_cgroup_paths(*c);
+  if (auto e = slurp(dir + "/environ")) {
+    std::size_t start_at = 0;
+    for (std::size_t i = 0; i <= e->size(); ++i) {
+      if (i < e->size() && (*e)[i] != '\0') continue;
+      std::string_view kv(e->data() + start_at, i - start_at);
+      start_at = i + 1;
+      auto eq = kv.find('=');
+      if (eq == std::string_view::npos || eq == 0) continue;
+      f.environ.emplace(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
+    }
+  }
+  return f;
+}
+
+std::vector<ProcessFacts> read_ancestors(const std::string& proc_root, const ProcessFacts& facts) {
+  std::vector<ProcessFacts> out;
+  std::set<int> seen{facts.key.pid};
+  int ppid = facts.ppid;
+  while (ppid > 1 && seen.insert(ppid).second) {
+    auto p = read_process_facts(proc_root, ppid);
+    if (!p) break;
+    ppid = p->ppid;
+    out.push_back(std::move(*p));
+  }
+  return out;
+}
+
+}  // namespace gpreemptd

@@ -1,0 +1,27 @@
+// Reads what the classifier needs to know of a process from /proc (sched::ProcessFacts), and the
+// identity that survives pid reuse (sched::ProcessKey: pid + start time).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sched/process_facts.h"
+#include "sched/process_key.h"
+
+namespace gpreemptd {
+
+// nullopt when the process is gone (or its stat file is unreadable).
+std::optional<gpreempt::sched::ProcessKey> read_process_key(const std::string& proc_root, int pid);
+
+// Everything /proc/PID/{stat,cmdline,exe,status,cgroup,environ} tells; fields the daemon may not
+// read (another user's environ without privileges) stay empty. nullopt when the process is gone.
+std::optional<gpreempt::sched::ProcessFacts> read_process_facts(const std::string& proc_root,
+                                                                int pid);
+
+// The parent chain of `facts`, nearest first, stopping before pid 1 (and at pid 0): what the
+// classifier takes so a class covers whole process trees.
+std::vector<gpreempt::sched::ProcessFacts> read_ancestors(
+    const std::string& proc_root, const gpreempt::sched::ProcessFacts& facts);
+
+}  // namespace gpreemptd

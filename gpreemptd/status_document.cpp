@@ -1,0 +1,142 @@
+#include "status_document.h"
+
+#include <set>
+
+#include "common/json_conventions.h"
+#include "gpreempt/version.h"
+
+namespace gpreemptd {
+
+namespace sched = gpreempt::sched;
+namespace jc = gpreempt::json_conventions;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+double seconds(sched::Duration d) {
+  return jc::round_to(std::chrono::duration<double>(d).count(), 6);
+}
+
+Json triggers_json(const sched::SchedClass& c) {
+  Json t = Json::array();
+  for (auto s : c.triggers) t.push_back(sched::to_string(s));
+  return t;
+}
+
+Json usage_json(const sched::UsageStats& u) {
+  return {{"suspensions", u.suspensions},
+          {"forced_resumes", u.forced_resumes},
+          {"failed_actuations", u.failed_actuations},
+          {"timed_out_actuations", u.timed_out_actuations},
+          {"suspended_s", seconds(u.suspended_time)},
+          {"requests_ignored", u.requests_ignored},
+          {"requests_aborted", u.requests_aborted},
+          {"request_latency_ms", latency_summary_json(u.request_latency)}};
+}
+
+}  // namespace
+
+Json latency_summary_json(const sched::LatencyHistogram& h, bool micro) {
+  auto conv = [micro](sched::Duration d) {
+    const double ns = static_cast<double>(d.count());
+    return micro ? jc::round_us(ns / 1e3) : jc::round_ms(ns / 1e6);
+  };
+  return {{"count", h.count()},
+          {"p50", conv(h.percentile(0.5))},
+          {"p99", conv(h.percentile(0.99))},
+          {"max", conv(h.max())}};
+}
+
+Json status_document(const StatusSource& s) {
+  Json daemon = {{"pid", s.pid},
+                 {"version", GPREEMPT_VERSION_STRING},
+                 {"config_path", s.config_path.empty() ? Json() : Json(s.config_path)},
+                 {"socket_path", s.socket_path},
+                 {"uptime_s", jc::round_to(s.uptime_s, 3)},
+                 {"kfd_version", s.kfd_version.empty() ? Json() : Json(s.kfd_version)},
+                 {"shutting_down", s.shutting_down},
+                 {"reloads", s.reloads},
+                 {"failed_reloads", s.failed_reloads},
+                 {"unknown_requests", s.scheduler->accounting().unknown_requests()},
+                 {"hint_to_suspend_us", latency_summary_json(*s.hint_to_suspend, true)}};
+  Json notices = Json::object();
+  for (const auto& [kind, n] : *s.notices) notices[kind] = n;
+  daemon["core_notices"] = notices;
+
+  Json classes = Json::array();
+  const auto& class_stats = s.scheduler->accounting().classes();
+  for (const auto& rule : s.config->classes) {
+    const auto& c = rule.cls;
+    Json cj = {{"name", c.name}, {"priority", c.priority}, {"triggers", triggers_json(c)}};
+    Json match = Json::array();
+    for (const auto& m : rule.match) match.push_back(m.describe());
+    cj["match"] = match;
+    auto it = class_stats.find(c.name);
+    cj["stats"] = usage_json(it == class_stats.end() ? sched::UsageStats{} : it->second);
+    classes.push_back(cj);
+  }
+
+  std::set<sched::GpuId> ids;
+  for (const auto& [id, r] : *s.gpus) ids.insert(id);
+  for (auto id : s.scheduler->gpus()) ids.insert(id);
+  Json gpus = Json::array();
+  for (auto id : ids) {
+    static const GpuRecord kNone;
+    auto rit = s.gpus->find(id);
+    const GpuRecord& rec = rit == s.gpus->end() ? kNone : rit->second;
+    const sched::GpuArbiter* arb = s.scheduler->gpu(id);
+    int suspended_now = 0;
+    Json procs = Json::array();
+    for (const auto& [pid, p] : s.tracker->processes()) {
+      const sched::GpuMember* m = nullptr;
+      if (arb)
+        if (auto mit = arb->members().find(p.key); mit != arb->members().end()) m = &mit->second;
+      auto q = p.queues.find(id);
+      if (!m && q == p.queues.end()) continue;
+      std::string cmd;
+      for (const auto& a : p.cmdline) cmd += (cmd.empty() ? "" : " ") + a;
+      const bool suspended = m && m->state == sched::MemberState::kSuspended;
+      if (suspended) ++suspended_now;
+      procs.push_back({{"pid", p.key.pid},
+                       {"start_time_ticks", p.key.start_time_ticks},
+                       {"class", p.class_name ? Json(*p.class_name) : Json()},
+                       {"cmdline", cmd},
+                       {"queues", q == p.queues.end() ? 0 : q->second},
+                       {"suspended", suspended},
+                       {"state", m ? sched::to_string(m->state) : "unmanaged"},
+                       {"open_requests", m ? m->active_requests : 0}});
+    }
+    Json g = {{"gpu_id", id},
+              {"name", rec.name.empty() ? Json() : Json(rec.name)},
+              {"can_suspend", arb ? arb->can_suspend() : rec.can_suspend},
+              {"reason", rec.can_suspend ? Json() : Json(rec.reason)},
+              {"suspended_now", suspended_now},
+              {"suspensions_total", rec.suspensions},
+              {"suspended_s_total", seconds(rec.suspended_total_at(s.now))},
+              {"grace_us",
+               arb ? jc::round_us(static_cast<double>(arb->current_grace().count()) / 1e3)
+                   : jc::round_us(static_cast<double>(s.scheduler->config().grace_default.count()) /
+                                  1e3)},
+              {"in_flight", arb ? arb->in_flight() : false},
+              {"processes", procs},
+              {"online_request_latency_ms", latency_summary_json(rec.online_latency)}};
+    if (arb) {
+      const auto& st = arb->stats();
+      g["actions"] = {{"suspend", st.suspend_actions},
+                      {"resume", st.resume_actions},
+                      {"failed_targets", st.failed_targets},
+                      {"timed_out_targets", st.timed_out_targets},
+                      {"stale_completions", st.stale_completions}};
+    }
+    if (rec.priority_only) {
+      Json ranks = Json::array();
+      for (const auto& [key, prio] : rec.priority_only->queue_priorities)
+        ranks.push_back({{"pid", key.pid}, {"queue_priority", prio}});
+      g["priority_only"] = {{"reason", rec.priority_only->reason}, {"queue_priorities", ranks}};
+    }
+    gpus.push_back(g);
+  }
+  return jc::document(Json{{"daemon", daemon}, {"classes", classes}, {"gpus", gpus}});
+}
+
+}  // namespace gpreemptd

@@ -1,0 +1,42 @@
+// The status document: the reply to the socket's "status" op and what `gpreempt ctl status --json`
+// prints (schemas/gpreemptd-status.schema.json; keys follow lib/common/json_conventions). Other
+// tools (`gpreempt ctl status`, `gpreempt top`) read exactly these keys: add keys, never rename.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "gpu_record.h"
+#include "process_tracker.h"
+#include "sched/config.h"
+#include "sched/latency_histogram.h"
+#include "sched/scheduler.h"
+
+namespace gpreemptd {
+
+struct StatusSource {
+  int pid = 0;
+  std::string config_path;  // empty: built-in classes
+  std::string socket_path;
+  double uptime_s = 0;
+  std::string kfd_version;  // empty: unknown
+  bool shutting_down = false;
+  gpreempt::sched::Time now{0};
+  const gpreempt::sched::Config* config = nullptr;
+  const gpreempt::sched::Scheduler* scheduler = nullptr;
+  const ProcessTracker* tracker = nullptr;
+  const std::map<gpreempt::sched::GpuId, GpuRecord>* gpus = nullptr;
+  const gpreempt::sched::LatencyHistogram* hint_to_suspend = nullptr;
+  const std::map<std::string, uint64_t>* notices = nullptr;  // core notices by kind
+  uint64_t reloads = 0;
+  uint64_t failed_reloads = 0;
+};
+
+nlohmann::ordered_json status_document(const StatusSource& s);
+
+// {"count", "p50", "p99", "max"} of `h` in milliseconds (or microseconds with `micro`).
+nlohmann::ordered_json latency_summary_json(const gpreempt::sched::LatencyHistogram& h,
+                                            bool micro = false);
+
+}  // namespace gpreemptd

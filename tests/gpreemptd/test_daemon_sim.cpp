@@ -1,0 +1,289 @@
+// gpreemptd end to end on a simulated machine: real workload processes, real ptrace, the
+// simulated KFD's own view of which queues are suspended as the oracle. No timing thresholds:
+// every wait is a poll with a deadline.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+
+#include "daemon_rig.h"
+
+namespace gpreempt::testing {
+namespace {
+
+// A workload whose queues exist, and that the daemon lists under `cls`.
+void wait_classified(DaemonRig& rig, int pid, const std::string& cls) {
+  ASSERT_TRUE(eventually([&] {
+    auto p = rig.process(pid);
+    return !p.is_null() && p["class"] == cls && p["queues"].get<int>() > 0;
+  })) << "pid "
+      << pid << " never listed as " << cls << ": " << rig.status().dump();
+}
+
+std::unique_ptr<Child> online_peer(DaemonRig& rig, uint32_t gpu = 0,
+                                   std::vector<std::string> env = {"GPREEMPT_CLASS=online"}) {
+  auto p = rig.peer(env, gpu);
+  EXPECT_EQ(command(*p, "queue").get<std::string>().rfind("ok ", 0), 0u);
+  EXPECT_EQ(command(*p, "connect"), "ok");
+  return p;
+}
+
+void write_file(const std::filesystem::path& p, const std::string& text) {
+  std::ofstream(p) << text;
+}
+
+TEST(GpreemptdSim, HintSuspendsTheOfflineProcessAndItsEndResumesIt) {
+  DaemonRig rig;
+  auto daemon = rig.start_daemon();  // no config file: GPREEMPT_CLASS decides
+  auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
+  auto online = online_peer(rig);
+  wait_classified(rig, offline->pid(), "offline");
+  wait_classified(rig, online->pid(), "online");
+
+  auto hello = command(*online, "hello");
+  ASSERT_TRUE(hello["ok"].get<bool>()) << hello.dump();
+  EXPECT_EQ(hello["result"]["class"], "online");
+  EXPECT_TRUE(hello["result"]["may_preempt"].get<bool>());
+  EXPECT_EQ(hello["result"]["pid"], online->pid());
+
+  ASSERT_TRUE(command(*online, "begin 1")["ok"].get<bool>());
+  EXPECT_TRUE(eventually([&] { return rig.all_suspended(offline->pid()); })) << rig.status().dump();
+  EXPECT_TRUE(rig.none_suspended(online->pid())) << "the online process is never suspended";
+  ASSERT_TRUE(command(*online, "end 1")["ok"].get<bool>());
+  EXPECT_TRUE(eventually([&] { return rig.none_suspended(offline->pid()); }));
+
+  auto s = rig.status();
+  ASSERT_EQ(s["gpus"].size(), 1u);
+  EXPECT_GE(s["gpus"][0]["suspensions_total"].get<int>(), 1);
+  EXPECT_EQ(s["gpus"][0]["online_request_latency_ms"]["count"], 1);
+  EXPECT_EQ(s["daemon"]["hint_to_suspend_us"]["count"], 1);
+}
+
+TEST(GpreemptdSim, AnOfflineProcessHintIsRefusedWithTheReason) {
+  DaemonRig rig;
+  auto daemon = rig.start_daemon();
+  auto victim = rig.workload({"GPREEMPT_CLASS=offline"});
+  auto offline_peer = online_peer(rig, 0, {"GPREEMPT_CLASS=offline"});
+  wait_classified(rig, offline_peer->pid(), "offline");
+  auto hello = command(*offline_peer, "hello");
+  EXPECT_FALSE(hello["result"]["may_preempt"].get<bool>()) << hello.dump();
+  auto r = command(*offline_peer, "begin 1");
+  ASSERT_FALSE(r["ok"].get<bool>()) << r.dump();
+  EXPECT_EQ(r["error"], "not_permitted");
+  EXPECT_NE(r["message"].get<std::string>().find(
+                "is in class offline (priority 0): its hints are ignored"),
+            std::string::npos)
+      << r.dump();
+  EXPECT_TRUE(rig.none_suspended(victim->pid()));
+}
+
+TEST(GpreemptdSim, SigkillMidSuspensionResumesAndARestartReattaches) {
+  DaemonRig rig;
+  auto daemon = rig.start_daemon();
+  auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
+  auto online = online_peer(rig);
+  wait_classified(rig, offline->pid(), "offline");
+  ASSERT_TRUE(command(*online, "begin 1")["ok"].get<bool>());
+  ASSERT_TRUE(eventually([&] { return rig.all_suspended(offline->pid()); }));
+
+  daemon->kill(SIGKILL);
+  EXPECT_EQ(daemon->wait(), 128 + SIGKILL);
+  // The kernel's debugger-exit path: nobody resumes the offline job but the kernel itself.
+  EXPECT_TRUE(eventually([&] { return rig.none_suspended(offline->pid()); }));
+
+  auto again = rig.start_daemon();  // the killed daemon left its socket file behind
+  wait_classified(rig, offline->pid(), "offline");
+  auto online2 = online_peer(rig);
+  wait_classified(rig, online2->pid(), "online");
+  ASSERT_TRUE(command(*online2, "begin 7")["ok"].get<bool>());
+  EXPECT_TRUE(eventually([&] { return rig.all_suspended(offline->pid()); })) << rig.status().dump();
+  ASSERT_TRUE(command(*online2, "end 7")["ok"].get<bool>());
+  EXPECT_TRUE(eventually([&] { return rig.none_suspended(offline->pid()); }));
+}
+
+TEST(GpreemptdSim, SigtermResumesEverythingAndExitsZero) {
+  DaemonRig rig;
+  auto daemon = rig.start_daemon();
+  auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
+  auto online = online_peer(rig);
+  wait_classified(rig, offline->pid(), "offline");
+  ASSERT_TRUE(command(*online, "begin 1")["ok"].get<bool>());
+  ASSERT_TRUE(eventually([&] { return rig.all_suspended(offline->pid()); }));
+  daemon->kill(SIGTERM);
+  EXPECT_EQ(daemon->wait(), 0) << daemon->stderr_text();
+  EXPECT_TRUE(rig.none_suspended(offline->pid())) << "resumed before the daemon exited";
+  EXPECT_FALSE(std::filesystem::exists(rig.socket())) << "the socket is removed on exit";
+}
+
+TEST(GpreemptdSim, AClientThatDisconnectsEndsItsRequests) {
+  DaemonRig rig;
+  auto daemon = rig.start_daemon();
+  auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
+  auto online = online_peer(rig);
+  wait_classified(rig, offline->pid(), "offline");
+  ASSERT_TRUE(command(*online, "begin 1")["ok"].get<bool>());
+  ASSERT_TRUE(eventually([&] { return rig.all_suspended(offline->pid()); }));
+  EXPECT_EQ(command(*online, "close"), "ok");
+  EXPECT_TRUE(eventually([&] { return rig.none_suspended(offline->pid()); }));
+}
+
+TEST(GpreemptdSim, AnOnlineProcessThatExitsMidRequestEndsIt) {
+  DaemonRig rig;
+  auto daemon = rig.start_daemon();
+  auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
+  auto online = online_peer(rig);
+  wait_classified(rig, offline->pid(), "offline");
+  ASSERT_TRUE(command(*online, "begin 1")["ok"].get<bool>());
+  ASSERT_TRUE(eventually([&] { return rig.all_suspended(offline->pid()); }));
+  const int pid = online->pid();
+  online->kill(SIGKILL);
+  online->wait();
+  EXPECT_TRUE(eventually([&] { return rig.none_suspended(offline->pid()); }));
+  EXPECT_TRUE(eventually([&] { return rig.process(pid).is_null(); })) << "the exit is noticed";
+}
+
+TEST(GpreemptdSim, AnOfflineProcessThatExitsWhileSuspendedIsForgotten) {
+  DaemonRig rig;
+  auto daemon = rig.start_daemon();
+  auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
+  auto online = online_peer(rig);
+  wait_classified(rig, offline->pid(), "offline");
+  ASSERT_TRUE(command(*online, "begin 1")["ok"].get<bool>());
+  ASSERT_TRUE(eventually([&] { return rig.all_suspended(offline->pid()); }));
+  const int pid = offline->pid();
+  offline->kill(SIGKILL);
+  offline->wait();
+  EXPECT_TRUE(eventually([&] { return rig.process(pid).is_null(); })) << rig.status().dump();
+  // The daemon carries on: a second offline job is suspended by the next request.
+  ASSERT_TRUE(command(*online, "end 1")["ok"].get<bool>());
+  auto second = rig.workload({"GPREEMPT_CLASS=offline"});
+  wait_classified(rig, second->pid(), "offline");
+  ASSERT_TRUE(command(*online, "begin 2")["ok"].get<bool>());
+  EXPECT_TRUE(eventually([&] { return rig.all_suspended(second->pid()); }));
+  auto s = rig.status();
+  EXPECT_EQ(s["gpus"][0]["suspended_now"], 1);
+}
+
+TEST(GpreemptdSim, ATimedOutPreemptionOnOneGpuLeavesTheOtherWorking) {
+  // The second suspend on each GPU times out (status bit 30): GPU A sees two, GPU B one.
+  DaemonRig rig({"--gpus", "2"},
+                {{"GPREEMPT_SIM_FAULTS", "timeout@2"}, {"GPREEMPT_SIM_PREEMPT_TIMEOUT_MS", "50"}});
+  const auto ids = rig.gpu_ids();
+  ASSERT_EQ(ids.size(), 2u);
+  auto daemon = rig.start_daemon();
+  auto off_a = rig.workload({"GPREEMPT_CLASS=offline"}, ids[0]);
+  auto off_b = rig.workload({"GPREEMPT_CLASS=offline"}, ids[1]);
+  auto on_a = online_peer(rig, ids[0]);
+  auto on_b = online_peer(rig, ids[1]);
+  wait_classified(rig, off_a->pid(), "offline");
+  wait_classified(rig, off_b->pid(), "offline");
+  wait_classified(rig, on_a->pid(), "online");
+  wait_classified(rig, on_b->pid(), "online");
+
+  ASSERT_TRUE(command(*on_a, "begin 1")["ok"].get<bool>());
+  ASSERT_TRUE(eventually([&] { return rig.all_suspended(off_a->pid()); }));
+  ASSERT_TRUE(command(*on_a, "end 1")["ok"].get<bool>());
+  ASSERT_TRUE(eventually([&] { return rig.none_suspended(off_a->pid()); }));
+
+  ASSERT_TRUE(command(*on_a, "begin 2")["ok"].get<bool>());  // times out on GPU A
+  auto gpu = [&](uint32_t id) {
+    const auto s = rig.status();
+    if (s.is_object())
+      for (const auto& g : s["gpus"])
+        if (g["gpu_id"] == id) return g;
+    return nlohmann::json();
+  };
+  ASSERT_TRUE(eventually([&] {
+    auto g = gpu(ids[0]);
+    return g.is_object() && g["actions"].value("timed_out_targets", 0) >= 1;
+  })) << rig.status().dump();
+  EXPECT_TRUE(eventually([&] { return rig.none_suspended(off_a->pid()); }))
+      << "the recovery resume ran";
+
+  ASSERT_TRUE(command(*on_b, "begin 1")["ok"].get<bool>());  // GPU B is not affected
+  EXPECT_TRUE(eventually([&] { return rig.all_suspended(off_b->pid()); })) << rig.status().dump();
+  EXPECT_EQ(gpu(ids[1])["actions"]["timed_out_targets"], 0);
+  ASSERT_TRUE(command(*on_b, "end 1")["ok"].get<bool>());
+  EXPECT_TRUE(eventually([&] { return rig.none_suspended(off_b->pid()); }));
+}
+
+TEST(GpreemptdSim, SighupWithABadConfigKeepsTheRunningOne) {
+  DaemonRig rig;
+  const auto config = rig.file("gpreemptd.toml");
+  write_file(
+      config,
+      "[[class]]\nname = \"online\"\npriority = 10\nmatch = { env = \"GPREEMPT_CLASS=online\" }\n\n"
+      "[[class]]\nname = \"offline\"\npriority = 0\nmatch = { env = \"GPREEMPT_CLASS=offline\" "
+      "}\n");
+  auto daemon = rig.start_daemon({"--config", config.string()});
+  auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
+  wait_classified(rig, offline->pid(), "offline");
+
+  write_file(config,
+             "[[class]]\nname = \"online\"\npriority = 5000\nmatch = { cmdline = \"[\" }\n");
+  daemon->kill(SIGHUP);
+  ASSERT_TRUE(eventually([&] { return rig.status()["daemon"]["failed_reloads"] == 1; }));
+  auto s = rig.status();
+  ASSERT_EQ(s["classes"].size(), 2u) << "the running config stays";
+  EXPECT_EQ(s["classes"][1]["name"], "offline");
+  EXPECT_EQ(rig.process(offline->pid())["class"], "offline");
+
+  // A good config is applied: the offline job now matches the new class.
+  write_file(
+      config,
+      "[[class]]\nname = \"batch\"\npriority = 1\nmatch = { env = \"GPREEMPT_CLASS=offline\" }\n");
+  daemon->kill(SIGHUP);
+  EXPECT_TRUE(eventually([&] { return rig.process(offline->pid())["class"] == "batch"; }))
+      << rig.status().dump();
+  daemon->kill(SIGTERM);
+  EXPECT_EQ(daemon->wait(), 0);
+  const std::string log = daemon->stderr_text();
+  EXPECT_NE(log.find(config.string() + ":4: "), std::string::npos)
+      << "file:line: message in the log:\n"
+      << log;
+}
+
+TEST(GpreemptdSim, TheIssuesMinimalConfigWorksAsWritten) {
+  DaemonRig rig;
+  const auto config = rig.file("minimal.toml");
+  write_file(config,
+             "[[class]]\nname = \"online\"\npriority = 10\nmatch = { cmdline = \"*serve*\" "
+             "}\ntrigger = \"transparent\"\n\n"
+             "[[class]]\nname = \"offline\"\npriority = 0\nmatch = { env = "
+             "\"GPREEMPT_CLASS=offline\" }\n");
+  auto check = run({bin("gpreemptd").string(), "--check-config", config.string()}, {});
+  EXPECT_EQ(check.code, 0) << check.err;
+  auto daemon = rig.start_daemon({"--config", config.string()});
+  auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
+  auto server = rig.peer({}, 0, {"--pretend", "model-serve"});
+  EXPECT_EQ(command(*server, "queue").get<std::string>().rfind("ok ", 0), 0u);
+  wait_classified(rig, offline->pid(), "offline");
+  wait_classified(rig, server->pid(), "online");
+  // Its trigger is transparent only: a hint is refused, and says why.
+  EXPECT_EQ(command(*server, "connect"), "ok");
+  auto r = command(*server, "begin 1");
+  EXPECT_EQ(r["error"], "not_permitted") << r.dump();
+  EXPECT_NE(r["message"].get<std::string>().find("whose triggers do not include hint"),
+            std::string::npos);
+}
+
+TEST(GpreemptdSim, ControlOpsFromANonRootPeerAreRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a peer as another uid";
+  DaemonRig rig;
+  rig.machine().open_to_everyone();
+  auto daemon = rig.start_daemon();
+  auto nobody = rig.peer({}, 0, {}, 65534);
+  EXPECT_EQ(command(*nobody, "connect"), "ok");
+  auto r = command(*nobody, "reload");
+  EXPECT_EQ(r["error"], "not_permitted") << r.dump();
+  EXPECT_NE(r["message"].get<std::string>().find("only root may change"), std::string::npos)
+      << r.dump();
+  auto s = command(*nobody, "status");
+  EXPECT_TRUE(s["ok"].get<bool>()) << "status is open to everyone";
+  auto root = rig.ask(message(client::Op::kReload));
+  ASSERT_TRUE(root);
+  EXPECT_TRUE(root->ok) << root->message;
+}
+
+}  // namespace
+}  // namespace gpreempt::testing
