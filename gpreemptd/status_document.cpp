@@ -85,7 +85,11 @@ Json status_document(const StatusSource& s) {
     auto rit = s.gpus->find(id);
     const GpuRecord& rec = rit == s.gpus->end() ? kNone : rit->second;
     const sched::GpuArbiter* arb = s.scheduler->gpu(id);
+    // The arbiter's view, not the process listing: what it believes suspended is what it resumes.
     int suspended_now = 0;
+    if (arb)
+      for (const auto& [key, m] : arb->members())
+        if (m.state == sched::MemberState::kSuspended) ++suspended_now;
     Json procs = Json::array();
     for (const auto& [pid, p] : s.tracker->processes()) {
       const sched::GpuMember* m = nullptr;
@@ -96,7 +100,6 @@ Json status_document(const StatusSource& s) {
       std::string cmd;
       for (const auto& a : p.cmdline) cmd += (cmd.empty() ? "" : " ") + a;
       const bool suspended = m && m->state == sched::MemberState::kSuspended;
-      if (suspended) ++suspended_now;
       procs.push_back({{"pid", p.key.pid},
                        {"start_time_ticks", p.key.start_time_ticks},
                        {"class", p.class_name ? Json(*p.class_name) : Json()},

@@ -285,5 +285,37 @@ TEST(GpreemptdSim, ControlOpsFromANonRootPeerAreRefused) {
   EXPECT_TRUE(root->ok) << root->message;
 }
 
+TEST(GpreemptdCli, CheckConfigReportsFileLineErrorsAndExitCodesFollowTheConvention) {
+  const std::string dir = ::testing::TempDir();
+  const std::string bad = dir + "/gpreemptd-bad.toml";
+  write_file(bad,
+             "[[class]]\nname = \"online\"\npriority = 5000\nmatch = { cmdline = \"[\" "
+             "}\n[policy]\nbogus = 1\n");
+  auto r = run({bin("gpreemptd").string(), "--check-config", bad}, {});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find(bad + ":3: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(bad + ":4: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(bad + ":6: "), std::string::npos) << r.err;
+  // Starting with it fails the same way, before anything else happens.
+  auto start =
+      run({bin("gpreemptd").string(), "--config", bad, "--socket", dir + "/never.sock"}, {});
+  EXPECT_EQ(start.code, 1);
+  EXPECT_NE(start.err.find(bad + ":3: "), std::string::npos) << start.err;
+
+  const std::string good = dir + "/gpreemptd-good.toml";
+  write_file(good,
+             "[[class]]\nname = \"online\"\npriority = 10\nmatch = { cmdline = \"*serve*\" }\n");
+  auto ok = run({bin("gpreemptd").string(), "--check-config", good}, {});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("ok (1 classes: online=10)"), std::string::npos) << ok.out;
+
+  auto help = run({bin("gpreemptd").string(), "--help"}, {});
+  EXPECT_EQ(help.code, 0);
+  EXPECT_NE(help.out.find("--check-config"), std::string::npos);
+  EXPECT_NE(help.out.find("Minimal config"), std::string::npos);
+  EXPECT_EQ(run({bin("gpreemptd").string(), "--no-such-option"}, {}).code, 2);
+  EXPECT_EQ(run({bin("gpreemptd").string(), "--log-level", "loud"}, {}).code, 2);
+}
+
 }  // namespace
 }  // namespace gpreempt::testing

@@ -3,13 +3,17 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "control_permission.h"
 #include "process_facts_reader.h"
+#include "process_tracker.h"
+#include "sched/config.h"
 #include "socket_server.h"
 
 namespace gpreemptd {
@@ -121,6 +125,86 @@ TEST(SocketServer, RefusesToReplaceALiveDaemonButReplacesAStaleSocket) {
   ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
   ::close(fd);
   EXPECT_NO_THROW(SocketServer(loop, path, noop, nullptr));
+}
+
+}  // namespace
+}  // namespace gpreemptd
+
+namespace gpreemptd {
+namespace {
+
+namespace fs = std::filesystem;
+namespace sched = gpreempt::sched;
+
+// A fake /proc and /sys/class/kfd/kfd: one process with one queue on GPU 7.
+struct FakeSystem {
+  fs::path root = fs::temp_directory_path() / ("gpreemptd-tracker-" + std::to_string(::getpid()));
+  FakeSystem() { fs::remove_all(root); }
+  ~FakeSystem() { fs::remove_all(root); }
+  gpreempt::discovery::SystemRoots roots() const {
+    gpreempt::discovery::SystemRoots r;
+    r.proc = (root / "proc").string();
+    r.kfd_sysfs = (root / "kfd").string();
+    return r;
+  }
+  void process(int pid, uint64_t start, const std::string& env) {
+    const fs::path p = root / "proc" / std::to_string(pid);
+    fs::create_directories(p);
+    std::ofstream(p / "stat") << pid << " (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 " << start
+                              << " 0 0\n";
+    std::ofstream(p / "cmdline") << "worker";
+    std::ofstream(p / "status") << "Uid:\t0\t0\t0\t0\n";
+    std::ofstream(p / "environ") << env << '\0';
+    const fs::path q = root / "kfd" / "proc" / std::to_string(pid) / "queues" / "0";
+    fs::create_directories(q);
+    std::ofstream(q / "type") << "0";
+    std::ofstream(q / "gpuid") << "7";
+    std::ofstream(q / "size") << "4096";
+  }
+  void exit(int pid) {
+    fs::remove_all(root / "proc" / std::to_string(pid));
+    fs::remove_all(root / "kfd" / "proc" / std::to_string(pid));
+  }
+};
+
+std::string describe(const sched::Event& e) {
+  if (auto* a = std::get_if<sched::event::ProcessAppeared>(&e))
+    return "appeared " + sched::to_string(a->key);
+  if (auto* c = std::get_if<sched::event::ProcessClassified>(&e))
+    return "classified " + sched::to_string(c->key) + " " + c->class_name.value_or("none") +
+           " gpus " + std::to_string(c->gpus.size());
+  if (auto* x = std::get_if<sched::event::ProcessExited>(&e))
+    return "exited " + sched::to_string(x->key);
+  return "other";
+}
+
+TEST(ProcessTracker, AReusedPidIsANewProcessAndTheOldOneExits) {
+  FakeSystem sys;
+  sys.process(4242, 100, "GPREEMPT_CLASS=offline");
+  gpreempt::EventLoop loop;
+  std::vector<std::string> seen;
+  ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(20),
+                         [&](sched::Event e) { seen.push_back(describe(e)); });
+  const auto config = sched::builtin_config();
+  sched::Classifier classifier(config.classes);
+  tracker.set_classifier(classifier);
+  tracker.scan();
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"appeared 4242@100", "classified 4242@100 offline gpus 1"}));
+  seen.clear();
+  tracker.scan();
+  EXPECT_TRUE(seen.empty()) << "nothing changed";
+
+  // Same pid, another start time: the pid was reused by an unclassified process.
+  sys.exit(4242);
+  sys.process(4242, 200, "OTHER=1");
+  tracker.scan();
+  EXPECT_EQ(seen, (std::vector<std::string>{"exited 4242@100", "appeared 4242@200",
+                                            "classified 4242@200 none gpus 1"}));
+  seen.clear();
+  sys.exit(4242);
+  tracker.scan();
+  EXPECT_EQ(seen, (std::vector<std::string>{"exited 4242@200"}));
 }
 
 }  // namespace
