@@ -32,6 +32,15 @@ void write_file(const std::filesystem::path& p, const std::string& text) {
   std::ofstream(p) << text;
 }
 
+// The built-in classes with neither the hard bound nor the starvation guard ending a suspension
+// during a test: a resume then comes only from the behaviour under test.
+std::vector<std::string> unbounded_config(DaemonRig& rig) {
+  const auto config = rig.file("unbounded.toml");
+  write_file(config,
+             "[policy]\nmax_suspension_ms = 600000\nstarvation_window_ms = 1000000\nstarvation_min_run_ms = 1\n");
+  return {"--config", config.string()};
+}
+
 TEST(GpreemptdSim, HintSuspendsTheOfflineProcessAndItsEndResumesIt) {
   DaemonRig rig;
   auto daemon = rig.start_daemon();  // no config file: GPREEMPT_CLASS decides
@@ -117,7 +126,7 @@ TEST(GpreemptdSim, SigtermResumesEverythingAndExitsZero) {
 
 TEST(GpreemptdSim, AClientThatDisconnectsEndsItsRequests) {
   DaemonRig rig;
-  auto daemon = rig.start_daemon();
+  auto daemon = rig.start_daemon(unbounded_config(rig));
   auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
   auto online = online_peer(rig);
   wait_classified(rig, offline->pid(), "offline");
@@ -129,7 +138,7 @@ TEST(GpreemptdSim, AClientThatDisconnectsEndsItsRequests) {
 
 TEST(GpreemptdSim, AnOnlineProcessThatExitsMidRequestEndsIt) {
   DaemonRig rig;
-  auto daemon = rig.start_daemon();
+  auto daemon = rig.start_daemon(unbounded_config(rig));
   auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
   auto online = online_peer(rig);
   wait_classified(rig, offline->pid(), "offline");
@@ -144,7 +153,7 @@ TEST(GpreemptdSim, AnOnlineProcessThatExitsMidRequestEndsIt) {
 
 TEST(GpreemptdSim, AnOfflineProcessThatExitsWhileSuspendedIsForgotten) {
   DaemonRig rig;
-  auto daemon = rig.start_daemon();
+  auto daemon = rig.start_daemon(unbounded_config(rig));
   auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
   auto online = online_peer(rig);
   wait_classified(rig, offline->pid(), "offline");
@@ -154,6 +163,8 @@ TEST(GpreemptdSim, AnOfflineProcessThatExitsWhileSuspendedIsForgotten) {
   offline->kill(SIGKILL);
   offline->wait();
   EXPECT_TRUE(eventually([&] { return rig.process(pid).is_null(); })) << rig.status().dump();
+  // Forgotten by the arbiter too, while the request that suspended it is still open.
+  EXPECT_TRUE(eventually([&] { return rig.status()["gpus"][0]["suspended_now"] == 0; })) << rig.status().dump();
   // The daemon carries on: a second offline job is suspended by the next request.
   ASSERT_TRUE(command(*online, "end 1")["ok"].get<bool>());
   auto second = rig.workload({"GPREEMPT_CLASS=offline"});
