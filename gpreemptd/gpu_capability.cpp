@@ -4,7 +4,6 @@
 #include "discovery/topology.h"
 #include "kfd/dbg_trap.h"
 #include "kfd/driver.h"
-#include "kfd/hws_probe.h"
 #include "kfd/version.h"
 
 namespace gpreemptd {

@@ -291,3 +291,48 @@ def test_workload_runs():
     assert on["requests_completed"] > 0
     off = valid("workload-offline", json.loads(run(workload, "offline", "--preset", "toy-offline", "--duration", "0.3", "--json")))
     assert off["iterations"] > 0
+
+
+def gpreemptd_request(sock_path, op):
+    import socket
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.connect(str(sock_path))
+        s.sendall((json.dumps({"v": 1, "seq": 1, "op": op}) + "\n").encode())
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return json.loads(data)
+
+
+@needs_sim
+def test_gpreemptd_status(tmp_path):
+    import time
+    sock = tmp_path / "gpreemptd.sock"
+    workload = str(BINARY_DIR / "bin" / "gpreempt-workload")
+    offline = subprocess.Popen([workload, "offline", "--preset", "cnn", "--duration", "60"],
+                               env={**os.environ, "GPREEMPT_CLASS": "offline"}, stdout=subprocess.DEVNULL)
+    daemon = subprocess.Popen([str(BINARY_DIR / "bin" / "gpreemptd"), "--socket", str(sock)],
+                              stderr=subprocess.DEVNULL)
+    try:
+        doc = None
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:  # a poll with a deadline: the daemon lists the workload
+            try:
+                reply = gpreemptd_request(sock, "status")
+                doc = reply["result"]
+                if any(p["pid"] == offline.pid for g in doc["gpus"] for p in g["processes"]):
+                    break
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.02)
+        assert doc is not None, "gpreemptd never answered"
+        valid("gpreemptd-status", doc)
+        assert any(p["pid"] == offline.pid and p["class"] == "offline" for g in doc["gpus"] for p in g["processes"])
+    finally:
+        daemon.terminate()
+        assert daemon.wait(timeout=30) == 0
+        offline.kill()
+        offline.wait()
