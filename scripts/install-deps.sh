@@ -11,6 +11,8 @@ packages=(
   python3 python3-dev python3-pybind11 pybind11-dev python3-pytest python3-jsonschema
   python3-torch python3-torchvision  # gpreempt.sim.torch_mode: models on the simulated GPU
   libhsakmt-dev libdrm-dev
+  libcpp-httplib-dev  # gpreemptd: the Prometheus /metrics endpoint
+  python3-yaml        # tests/deploy: the Kubernetes and compose manifests parse
   clang libclang-rt-14-dev
 )
 missing=()

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 
+#include "client.h"
 #include "common/error.h"
 #include "gpreempt/kfd_abi.h"
 #include "gpreempt/version.h"
@@ -315,5 +316,6 @@ PYBIND11_MODULE(_gpreempt, m) {
       py::arg("gpu_id"), "Max compute clock (MHz) of a GPU from the KFD topology.");
 
   gpreempt::python::register_inspect(m);
+  gpreempt::python::register_client(m);
   gpreempt::pysim::register_sim(m);
 }

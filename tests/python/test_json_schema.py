@@ -220,6 +220,15 @@ def test_info_and_live_decoders():
 
 
 @needs_sim
+def test_doctor():
+    doc = valid("doctor", cli("doctor"))
+    assert doc["ok"] and doc["simulated"]
+    # Off the simulator's device: the failure document is the same document, ok false.
+    failed = valid("doctor", cli("doctor", "--device", "/nonexistent/kfd", code=1))
+    assert not failed["ok"] and failed["error"]["code"] == "failed"
+
+
+@needs_sim
 def test_live_debugfs_decoders_and_map(target):
     valid("decode-mqds", cli("decode", "mqds"))
     valid("decode-hqds", cli("decode", "hqds"))

@@ -37,20 +37,6 @@ std::optional<int> read_sched_policy(const std::string& path) {
   return std::nullopt;
 }
 
-// Whether the KFD runs its queues through the hardware scheduler, asked the way the kernel decides
-// it: every DBG_TRAP starts with `sched_policy == NO_HWS → -EINVAL`, before it looks up the pid
-// (FACTS §7). Pid 0 is never a process, so with HWS the call fails -ESRCH and touches nothing.
-// nullopt when the answer is neither.
-std::optional<bool> probe_hws(kfd::KfdDriver& driver) {
-  kfd::kfd_ioctl_dbg_trap_args a{};
-  a.pid = 0;
-  a.op = kfd::KFD_IOC_DBG_TRAP_DISABLE;
-  const long r = driver.dbg_trap(a);
-  if (r == -EINVAL) return false;
-  if (r == -ESRCH) return true;
-  return std::nullopt;
-}
-
 void run_info(const Globals& g, const InfoOptions& o) {
   nlohmann::json j;
   std::ostringstream out;
@@ -75,7 +61,7 @@ void run_info(const Globals& g, const InfoOptions& o) {
     j["kfd"]["debug_trap_api"] = supported;
     out << "KFD " << o.device << ": ioctl interface " << kfd::to_string(v) << "\n";
     std::optional<bool> hws;
-    if (supported) hws = probe_hws(*driver);
+    if (supported) hws = kfd::probe_hws(*driver);
     if (policy == 2) hws = false;
     j["kfd"]["hws"] = hws ? nlohmann::json(*hws) : nlohmann::json();
     if (!supported) {

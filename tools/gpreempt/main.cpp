@@ -29,6 +29,8 @@ constexpr Registrar kCommandGroups[] = {
     gpreempt::cli::register_ps_commands,
     gpreempt::cli::register_log_commands,
     gpreempt::cli::register_demo_commands,
+    gpreempt::cli::register_ctl_commands,
+    gpreempt::cli::register_doctor_commands,
 };
 
 const char* kFooter =

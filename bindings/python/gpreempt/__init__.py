@@ -19,6 +19,7 @@ From a build tree: ``PYTHONPATH=<build>/python python3 ...``.
 from ._gpreempt import (  # noqa: F401
     GRACE_DEFAULT,
     BatchResult,
+    Client,
     Context,
     Error,
     Queue,
@@ -35,7 +36,8 @@ from ._gpreempt import (  # noqa: F401
 )
 
 __all__ = [
-    "GRACE_DEFAULT", "BatchResult", "Context", "Error", "Queue", "SysfsQueue", "Target",
+    "GRACE_DEFAULT", "BatchResult", "Client", "Context", "OnlineRequest", "default_client",
+    "expect_request", "online_request", "Error", "Queue", "SysfsQueue", "Target",
     "Suspension", "find_queues_by_process", "gpu_clock_mhz", "grace_from_us", "my_queues",
     "print_my_queues", "__version__", "analyze_log", "decode", "queue_map",
 ]
@@ -112,3 +114,74 @@ def print_my_queues():
         print("  queue %u  gpu_id %u  type %s  ring %u bytes"
               % (q.queue_id, q.gpu_id, names.get(q.type, "type %d" % q.type), q.ring_size))
     return len(queues)
+
+
+# ---- hints to gpreemptd (docs/protocol.md) -------------------------------------------------------
+
+import contextlib as _contextlib
+import os as _os
+import threading as _threading
+
+_default_lock = _threading.Lock()
+_default = None
+_default_pid = None
+
+
+def default_client():
+    """The process's shared Client, connected on first use to $GPREEMPT_SOCKET (else
+    /run/gpreempt/gpreemptd.sock). Reconnected after it broke (a timeout, the daemon restarting)
+    and in a forked child, which must not share its parent's connection."""
+    global _default, _default_pid
+    with _default_lock:
+        if _default is None or _default_pid != _os.getpid() or not _default.connected:
+            _default = Client()
+            _default_pid = _os.getpid()
+        return _default
+
+
+class OnlineRequest(_contextlib.ContextDecorator):
+    """Marks an online request for gpreemptd: ``begin`` on entry, ``end`` on exit — also when the
+    body raises (the body's exception is what propagates). Usable as ``with`` block and, through
+    ContextDecorator, as a decorator; nested and concurrent uses (threads) each get their own
+    request id. ``client`` None: the module's default client."""
+
+    def __init__(self, client=None):
+        self._client = client
+        self._local = _threading.local()
+
+    def _stack(self):
+        stack = getattr(self._local, "stack", None)
+        if stack is None:
+            stack = self._local.stack = []
+        return stack
+
+    def __enter__(self):
+        client = self._client if self._client is not None else default_client()
+        request_id = client.begin()
+        self._stack().append((client, request_id))
+        return request_id
+
+    def __exit__(self, exc_type, exc, tb):
+        client, request_id = self._stack().pop()
+        try:
+            client.end(request_id)
+        except Error:
+            # A failure to end must not replace the body's own exception; the daemon ends the
+            # request anyway when the connection goes.
+            if exc_type is None:
+                raise
+        return False
+
+
+def online_request(client=None):
+    """``with gpreempt.online_request():`` or ``@gpreempt.online_request()``: tell gpreemptd that
+    an online request is running for the duration of the block or call (see OnlineRequest).
+    Raises Error when gpreemptd cannot be reached or refuses (EPERM: this process's class may not
+    preempt)."""
+    return OnlineRequest(client)
+
+
+def expect_request(us, client=None):
+    """Early hint: a request will start in about ``us`` microseconds, so gpreemptd can make room
+    while this process is still pre-processing."""
+    (client if client is not None else default_client()).expect(int(us))

@@ -1,0 +1,95 @@
+// A blocking client connection to gpreemptd: one Unix socket, one message in flight, every call
+// bounded by a timeout. The C ABI (gpreempt_client_*), the Python `gpreempt.Client`, `gpreempt
+// ctl`, `gpreempt top` and `gpreempt doctor` all talk to the daemon through this class; the bytes
+// on the wire come only from lib/client/protocol.h.
+//
+// Errors are gpreempt::Error with an errno code:
+//   - connecting: the socket's errno (ENOENT, ECONNREFUSED, EACCES, ...), the message naming the
+//     path and saying gpreemptd may not be running;
+//   - a refusal by the daemon: its error code mapped by errno_of() below, the message being the
+//     daemon's own sentence;
+//   - no reply within the timeout: ETIMEDOUT; the daemon closing the connection: ECONNRESET; a
+//     reply that is not the protocol (bad JSON, too long, wrong seq): EPROTO. After any of these
+//     the connection is unusable (framing may be lost) and every later call fails ENOTCONN.
+// Not thread-safe: use one Connection per thread, or serialise calls.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "client/protocol.h"
+
+namespace gpreempt::client {
+
+inline constexpr std::chrono::milliseconds kDefaultCallTimeout{5000};
+
+// The errno a daemon refusal becomes: not_permitted → EPERM, unknown_target → ESRCH,
+// unavailable → EAGAIN, bad_request → EINVAL, unsupported_version → EPROTO, internal → EIO.
+int errno_of(ErrorCode code);
+
+// What the daemon says about the connecting process (the `hello` result).
+struct HelloInfo {
+  std::string daemon_version;             // "version"
+  int pid = 0;                            // "pid": this process as the daemon sees it (SO_PEERCRED)
+  std::optional<std::string> class_name;  // "class": null when no class matches
+  bool hints_count = false;               // "hints_count": whether begin/end/expect from here act
+  bool may_control = false;               // "may_control": whether suspend/resume/reload are allowed
+  nlohmann::ordered_json raw;             // the whole result, newer keys included
+};
+
+class Connection {
+ public:
+  // Connects to `path` (empty: default_socket_path(), i.e. $GPREEMPT_SOCKET or
+  // kDefaultSocketPath). `timeout` bounds the connect and, until set_timeout(), every call.
+  static Connection connect(const std::string& path = {},
+                            std::chrono::milliseconds timeout = kDefaultCallTimeout);
+
+  Connection(Connection&& other) noexcept;
+  Connection& operator=(Connection&& other) noexcept;
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  ~Connection();
+
+  const std::string& path() const { return path_; }
+  bool connected() const { return fd_ >= 0; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  // Per call: the time from sending a message to its complete reply. Must be > 0.
+  void set_timeout(std::chrono::milliseconds timeout);
+
+  HelloInfo hello();
+  // Hints. `request` must be > 0 and unique among this connection's open requests.
+  void begin(uint64_t request);
+  void end(uint64_t request);
+  void expect(int64_t in_us);
+  // The status document (docs/protocol.md, `gpreempt ctl status --json`).
+  nlohmann::ordered_json status();
+  // Operator commands (control permission); each returns the daemon's result object.
+  nlohmann::ordered_json suspend(const Target& target, int64_t for_ms);
+  nlohmann::ordered_json resume(const Target& target);
+  nlohmann::ordered_json reload();
+
+  // Sends `m` (its seq is assigned here) and returns the result of its ok reply; a refusal throws
+  // Error(errno_of(code), the daemon's message).
+  nlohmann::ordered_json call(Message m);
+
+  void close();
+
+ private:
+  Connection(int fd, std::string path, std::chrono::milliseconds timeout);
+  [[noreturn]] void broken(int code, const std::string& why);
+  std::string read_line(std::chrono::steady_clock::time_point deadline);
+
+  int fd_ = -1;
+  std::string path_;
+  std::chrono::milliseconds timeout_ = kDefaultCallTimeout;
+  uint64_t next_seq_ = 1;
+  LineReader reader_;
+  std::deque<std::string> lines_;  // complete lines read past the last returned one
+};
+
+}  // namespace gpreempt::client

@@ -1,0 +1,208 @@
+// The gpreemptd client C ABI through libgpreempt.so itself, against a fake gpreemptd: request ids
+// (the library's and the caller's), negative errno with the daemon's sentence, the options' size
+// rules, the hello struct's size rule, and timeouts.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "client_abi_c.h"
+#include "fake_daemon.h"
+#include "gpreempt/client.h"
+
+namespace gpreempt::client {
+namespace {
+
+using testing::Action;
+using testing::FakeDaemon;
+
+struct Client {
+  gpreempt_client* c = nullptr;
+  ~Client() { gpreempt_client_close(c); }
+};
+
+TEST(ClientCAbi, TheLibraryChoosesIdsWhenAskedAndKeepsTheCallersOtherwise) {
+  FakeDaemon daemon;
+  Client cl;
+  ASSERT_EQ(gpreempt_client_connect(daemon.path().c_str(), nullptr, &cl.c), 0) << gpreempt_last_error();
+  uint64_t a = 0, b = 0, mine = 42;
+  ASSERT_EQ(gpreempt_client_request_begin(cl.c, &a), 0);
+  ASSERT_EQ(gpreempt_client_request_begin(cl.c, &b), 0);
+  ASSERT_EQ(gpreempt_client_request_begin(cl.c, &mine), 0);
+  EXPECT_NE(a, b);
+  EXPECT_NE(a & (uint64_t{1} << 63), 0u);
+  EXPECT_NE(b & (uint64_t{1} << 63), 0u);
+  EXPECT_EQ(mine, 42u);
+  ASSERT_EQ(gpreempt_client_request_end(cl.c, a), 0);
+  ASSERT_EQ(gpreempt_client_expect_request(cl.c, 800), 0);
+  const auto got = daemon.received();
+  ASSERT_EQ(got.size(), 5u);
+  EXPECT_EQ(got[0].op, Op::kBegin);
+  EXPECT_EQ(got[0].request, a);
+  EXPECT_EQ(got[1].request, b);
+  EXPECT_EQ(got[2].request, 42u);
+  EXPECT_EQ(got[3].op, Op::kEnd);
+  EXPECT_EQ(got[3].request, a);
+  EXPECT_EQ(got[4].op, Op::kExpect);
+  EXPECT_EQ(got[4].in_us, 800);
+}
+
+TEST(ClientCAbi, InvalidArgumentsFailEinvalAndSendNothing) {
+  FakeDaemon daemon;
+  Client cl;
+  ASSERT_EQ(gpreempt_client_connect(daemon.path().c_str(), nullptr, &cl.c), 0);
+  uint64_t reserved = (uint64_t{1} << 63) | 5;
+  EXPECT_EQ(gpreempt_client_request_begin(cl.c, &reserved), -EINVAL);
+  EXPECT_NE(std::string(gpreempt_last_error()).find("bit 63"), std::string::npos);
+  EXPECT_EQ(gpreempt_client_request_begin(cl.c, nullptr), -EINVAL);
+  EXPECT_EQ(gpreempt_client_request_end(cl.c, 0), -EINVAL);
+  EXPECT_EQ(gpreempt_client_expect_request(cl.c, 0), -EINVAL);
+  EXPECT_EQ(gpreempt_client_expect_request(cl.c, UINT64_MAX), -EINVAL);
+  EXPECT_EQ(gpreempt_client_request_end(nullptr, 1), -EINVAL);
+  EXPECT_EQ(gpreempt_client_connect(daemon.path().c_str(), nullptr, nullptr), -EINVAL);
+  EXPECT_TRUE(daemon.received().empty());
+}
+
+TEST(ClientCAbi, ARefusalIsANegativeErrnoWithTheDaemonsSentence) {
+  FakeDaemon daemon([](const Message& m) {
+    return FakeDaemon::refuse(m.seq, ErrorCode::kNotPermitted,
+                              "pid 99 is in class \"offline\", whose hints do not count");
+  });
+  Client cl;
+  ASSERT_EQ(gpreempt_client_connect(daemon.path().c_str(), nullptr, &cl.c), 0);
+  uint64_t id = 0;
+  EXPECT_EQ(gpreempt_client_request_begin(cl.c, &id), -EPERM);
+  EXPECT_STREQ(gpreempt_last_error(), "pid 99 is in class \"offline\", whose hints do not count");
+  EXPECT_EQ(id, 0u) << "the id is written only on success";
+}
+
+TEST(ClientCAbi, ConnectFailureNamesThePath) {
+  gpreempt_client* c = nullptr;
+  EXPECT_EQ(gpreempt_client_connect("/tmp/gpreempt-nowhere/x.sock", nullptr, &c), -ENOENT);
+  EXPECT_EQ(c, nullptr);
+  EXPECT_NE(std::string(gpreempt_last_error()).find("/tmp/gpreempt-nowhere/x.sock"), std::string::npos);
+}
+
+TEST(ClientCAbi, NullPathMeansGpreemptSocket) {
+  FakeDaemon daemon;
+  ::setenv("GPREEMPT_SOCKET", daemon.path().c_str(), 1);
+  Client cl;
+  const int r = gpreempt_client_connect(nullptr, nullptr, &cl.c);
+  ::unsetenv("GPREEMPT_SOCKET");
+  ASSERT_EQ(r, 0) << gpreempt_last_error();
+  uint64_t id = 0;
+  EXPECT_EQ(gpreempt_client_request_begin(cl.c, &id), 0);
+  EXPECT_EQ(daemon.received().size(), 1u);
+}
+
+// A newer caller's struct: this library's fields, then one it does not know.
+struct NewerOpts {
+  gpreempt_client_opts known;
+  uint64_t future;
+};
+
+TEST(ClientCAbi, OptionsFollowTheSizeRules) {
+  FakeDaemon daemon;
+  const char* path = daemon.path().c_str();
+  {
+    gpreempt_client_opts tiny{};
+    tiny.sz = 4;  // ends inside `sz` itself
+    gpreempt_client* c = nullptr;
+    EXPECT_EQ(gpreempt_client_connect(path, &tiny, &c), -EINVAL);
+    EXPECT_EQ(c, nullptr);
+    EXPECT_NE(std::string(gpreempt_last_error()).find("gpreempt_client_opts.sz"), std::string::npos);
+  }
+  {
+    NewerOpts newer{};
+    newer.known.sz = sizeof(newer);
+    newer.future = 1;
+    gpreempt_client* c = nullptr;
+    EXPECT_EQ(gpreempt_client_connect(path, &newer.known, &c), -E2BIG);
+    EXPECT_EQ(c, nullptr);
+  }
+  {
+    NewerOpts newer{};
+    newer.known.sz = sizeof(newer);  // larger, but every unknown byte zero: accepted
+    Client cl;
+    EXPECT_EQ(gpreempt_client_connect(path, &newer.known, &cl.c), 0) << gpreempt_last_error();
+  }
+  {
+    gpreempt_client_opts older{};
+    older.sz = sizeof(size_t);  // an older caller without timeout_ms: the default applies
+    Client cl;
+    EXPECT_EQ(gpreempt_client_connect(path, &older, &cl.c), 0) << gpreempt_last_error();
+  }
+}
+
+TEST(ClientCAbi, TheTimeoutOptionBoundsEachCall) {
+  FakeDaemon daemon([](const Message&) { return Action{}; });
+  Client cl;
+  ASSERT_EQ(c_connect_with_timeout(daemon.path().c_str(), 30, &cl.c), 0) << gpreempt_last_error();
+  uint64_t id = 0;
+  EXPECT_EQ(gpreempt_client_request_begin(cl.c, &id), -ETIMEDOUT);
+  EXPECT_NE(std::string(gpreempt_last_error()).find("30 ms"), std::string::npos) << gpreempt_last_error();
+  EXPECT_EQ(gpreempt_client_request_end(cl.c, 1), -ENOTCONN);
+}
+
+TEST(ClientCAbi, ACProgramBeginsAndEndsARequest) {
+  FakeDaemon daemon;
+  Client cl;
+  ASSERT_EQ(c_connect_with_timeout(daemon.path().c_str(), 0, &cl.c), 0);
+  uint64_t id = 0;
+  ASSERT_EQ(c_one_request(cl.c, &id), 0);
+  const auto got = daemon.received();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].op, Op::kBegin);
+  EXPECT_EQ(got[1].op, Op::kEnd);
+  EXPECT_EQ(got[0].request, id);
+  EXPECT_EQ(got[1].request, id);
+}
+
+nlohmann::ordered_json hello_body() {
+  return {{"version", "0.3.0"}, {"pid", 1234}, {"class", "online"}, {"hints_count", true}, {"may_control", true}};
+}
+
+TEST(ClientCAbi, HelloFillsOnlyTheFieldsWithinSz) {
+  FakeDaemon daemon([](const Message& m) { return FakeDaemon::ok(m.seq, hello_body()); });
+  Client cl;
+  ASSERT_EQ(gpreempt_client_connect(daemon.path().c_str(), nullptr, &cl.c), 0);
+  gpreempt_client_info full{};
+  full.sz = sizeof(full);
+  ASSERT_EQ(gpreempt_client_hello(cl.c, &full), 0) << gpreempt_last_error();
+  EXPECT_EQ(full.pid, 1234);
+  EXPECT_EQ(full.flags, unsigned{GPREEMPT_CLIENT_HINTS_COUNT | GPREEMPT_CLIENT_MAY_CONTROL});
+  EXPECT_STREQ(full.class_name, "online");
+  EXPECT_STREQ(full.daemon_version, "0.3.0");
+
+  // An older caller's struct that ends after `flags`: the names are not written.
+  gpreempt_client_info older;
+  std::memset(&older, 0xab, sizeof(older));
+  older.sz = offsetof(gpreempt_client_info, class_name);
+  ASSERT_EQ(gpreempt_client_hello(cl.c, &older), 0);
+  EXPECT_EQ(older.pid, 1234);
+  EXPECT_EQ(static_cast<unsigned char>(older.class_name[0]), 0xab);
+
+  gpreempt_client_info bad{};
+  bad.sz = 2;
+  EXPECT_EQ(gpreempt_client_hello(cl.c, &bad), -EINVAL);
+}
+
+TEST(ClientCAbi, StatusIsTheDaemonsDocument) {
+  FakeDaemon daemon([](const Message& m) {
+    return FakeDaemon::ok(m.seq, {{"schema_version", 1}, {"gpus", nlohmann::ordered_json::array()}});
+  });
+  Client cl;
+  ASSERT_EQ(gpreempt_client_connect(daemon.path().c_str(), nullptr, &cl.c), 0);
+  char* json = nullptr;
+  ASSERT_EQ(gpreempt_client_status_json(cl.c, &json), 0) << gpreempt_last_error();
+  EXPECT_EQ(nlohmann::json::parse(json)["schema_version"], 1);
+  gpreempt_free(json);
+}
+
+}  // namespace
+}  // namespace gpreempt::client

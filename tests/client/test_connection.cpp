@@ -1,0 +1,226 @@
+// client::Connection against a fake gpreemptd: what it sends, how each daemon refusal becomes an
+// errno with the daemon's sentence, and that a silent, dying or garbling daemon fails the call
+// with a clear error instead of hanging or half-reading.
+#include "client/connection.h"
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+
+#include "common/error.h"
+#include "fake_daemon.h"
+
+namespace gpreempt::client {
+namespace {
+
+using testing::Action;
+using testing::FakeDaemon;
+using namespace std::chrono_literals;
+
+// Runs `fn` and returns the Error it throws (a failure when it throws nothing).
+template <class F>
+Error error_of(F&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e;
+  }
+  ADD_FAILURE() << "no error";
+  return Error(0, "");
+}
+
+TEST(ClientConnection, HintsCarryTheirRequestIdsAndEachCallItsOwnSeq) {
+  FakeDaemon daemon;
+  auto c = Connection::connect(daemon.path());
+  c.begin(7);
+  c.expect(1500);
+  c.end(7);
+  const auto got = daemon.received();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].op, Op::kBegin);
+  EXPECT_EQ(got[0].request, 7u);
+  EXPECT_EQ(got[1].op, Op::kExpect);
+  EXPECT_EQ(got[1].in_us, 1500);
+  EXPECT_EQ(got[2].op, Op::kEnd);
+  EXPECT_EQ(got[2].request, 7u);
+  EXPECT_NE(got[0].seq, got[1].seq);
+  EXPECT_NE(got[1].seq, got[2].seq);
+  EXPECT_NE(got[0].seq, got[2].seq);
+}
+
+TEST(ClientConnection, InvalidArgumentsAreRefusedBeforeAnythingIsSent) {
+  FakeDaemon daemon;
+  auto c = Connection::connect(daemon.path());
+  EXPECT_EQ(error_of([&] { c.begin(0); }).code(), EINVAL);
+  EXPECT_EQ(error_of([&] { c.expect(0); }).code(), EINVAL);
+  EXPECT_EQ(error_of([&] { c.suspend(Target{}, 500); }).code(), EINVAL);
+  EXPECT_EQ(error_of([&] { c.suspend(Target{"offline", 12, {}}, 500); }).code(), EINVAL);
+  EXPECT_EQ(error_of([&] { c.suspend(Target{"offline", {}, {}}, 0); }).code(), EINVAL);
+  EXPECT_TRUE(daemon.received().empty());
+  EXPECT_TRUE(c.connected());
+}
+
+TEST(ClientConnection, OperatorCommandsSendTheirTargetAndReturnTheResult) {
+  FakeDaemon daemon([](const Message& m) {
+    return FakeDaemon::ok(m.seq, {{"suspended_pids", {11, 12}}});
+  });
+  auto c = Connection::connect(daemon.path());
+  auto r = c.suspend(Target{"offline", {}, 0xf7bcu}, 250);
+  EXPECT_EQ(r["suspended_pids"], (nlohmann::ordered_json{11, 12}));
+  c.resume(Target{{}, 4321, {}});
+  c.reload();
+  const auto got = daemon.received();
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].op, Op::kSuspend);
+  EXPECT_EQ(got[0].target.class_name, "offline");
+  EXPECT_EQ(got[0].target.gpu_id, 0xf7bcu);
+  EXPECT_EQ(got[0].for_ms, 250);
+  EXPECT_EQ(got[1].op, Op::kResume);
+  EXPECT_EQ(got[1].target.pid, 4321);
+  EXPECT_EQ(got[2].op, Op::kReload);
+}
+
+TEST(ClientConnection, HelloAndStatusReturnWhatTheDaemonSaid) {
+  FakeDaemon daemon([](const Message& m) {
+    if (m.op == Op::kHello) {
+      return FakeDaemon::ok(m.seq, {{"version", "0.3.0"},
+                                    {"pid", 77},
+                                    {"class", "online"},
+                                    {"hints_count", true},
+                                    {"may_control", false}});
+    }
+    return FakeDaemon::ok(m.seq, {{"schema_version", 1}, {"gpus", nlohmann::ordered_json::array()}});
+  });
+  auto c = Connection::connect(daemon.path());
+  const HelloInfo h = c.hello();
+  EXPECT_EQ(h.daemon_version, "0.3.0");
+  EXPECT_EQ(h.pid, 77);
+  EXPECT_EQ(h.class_name, "online");
+  EXPECT_TRUE(h.hints_count);
+  EXPECT_FALSE(h.may_control);
+  EXPECT_EQ(c.status()["schema_version"], 1);
+}
+
+TEST(ClientConnection, HelloWithoutAClassSaysSo) {
+  FakeDaemon daemon([](const Message& m) {
+    return FakeDaemon::ok(m.seq, {{"version", "0.3.0"}, {"pid", 77}, {"class", nullptr}, {"hints_count", false}});
+  });
+  auto c = Connection::connect(daemon.path());
+  const HelloInfo h = c.hello();
+  EXPECT_FALSE(h.class_name.has_value());
+  EXPECT_FALSE(h.hints_count);
+}
+
+struct Mapping {
+  ErrorCode code;
+  int expected_errno;
+};
+
+class ClientRefusal : public ::testing::TestWithParam<Mapping> {};
+
+TEST_P(ClientRefusal, BecomesItsErrnoWithTheDaemonsMessage) {
+  const Mapping m = GetParam();
+  const std::string why = std::string("because ") + to_string(m.code);
+  FakeDaemon daemon([&](const Message& msg) { return FakeDaemon::refuse(msg.seq, m.code, why); });
+  auto c = Connection::connect(daemon.path());
+  const Error e = error_of([&] { c.begin(1); });
+  EXPECT_EQ(e.code(), m.expected_errno) << to_string(m.code);
+  EXPECT_EQ(std::string(e.what()), why);
+  // A refusal is an answer, not a broken connection: the next call goes through.
+  EXPECT_TRUE(c.connected());
+  EXPECT_EQ(error_of([&] { c.end(1); }).code(), m.expected_errno);
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryCode, ClientRefusal,
+                         ::testing::Values(Mapping{ErrorCode::kNotPermitted, EPERM},
+                                           Mapping{ErrorCode::kUnknownTarget, ESRCH},
+                                           Mapping{ErrorCode::kUnavailable, EAGAIN},
+                                           Mapping{ErrorCode::kBadRequest, EINVAL},
+                                           Mapping{ErrorCode::kUnsupportedVersion, EPROTO},
+                                           Mapping{ErrorCode::kInternal, EIO}),
+                         [](const auto& info) { return std::string(to_string(info.param.code)); });
+
+TEST(ClientConnection, ConnectFailureNamesTheSocketAndTheDaemon) {
+  const std::string path = "/tmp/gpreempt-no-such-dir-for-test/gpreemptd.sock";
+  const Error e = error_of([&] { Connection::connect(path); });
+  EXPECT_EQ(e.code(), ENOENT);
+  EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("gpreemptd running"), std::string::npos) << e.what();
+}
+
+TEST(ClientConnection, EmptyPathMeansGpreemptSocket) {
+  FakeDaemon daemon;
+  ::setenv(kSocketEnv, daemon.path().c_str(), 1);
+  auto c = Connection::connect("");
+  ::unsetenv(kSocketEnv);
+  EXPECT_EQ(c.path(), daemon.path());
+  c.begin(3);
+  EXPECT_EQ(daemon.received().size(), 1u);
+}
+
+TEST(ClientConnection, ASilentDaemonTimesOutAndTheConnectionIsThenClosed) {
+  FakeDaemon daemon([](const Message&) { return Action{}; });
+  auto c = Connection::connect(daemon.path());
+  c.set_timeout(30ms);
+  const Error e = error_of([&] { c.begin(1); });
+  EXPECT_EQ(e.code(), ETIMEDOUT);
+  EXPECT_NE(std::string(e.what()).find("30 ms"), std::string::npos) << e.what();
+  // A late reply would be taken for the next call's: the connection is not reused.
+  EXPECT_FALSE(c.connected());
+  EXPECT_EQ(error_of([&] { c.end(1); }).code(), ENOTCONN);
+}
+
+TEST(ClientConnection, ADaemonThatHangsUpMidReplyIsReported) {
+  FakeDaemon daemon([](const Message&) { return Action{R"({"v":1,"seq":1,"ok":)", true}; });
+  auto c = Connection::connect(daemon.path());
+  const Error e = error_of([&] { c.begin(1); });
+  EXPECT_EQ(e.code(), ECONNRESET);
+  EXPECT_NE(std::string(e.what()).find("mid-reply"), std::string::npos) << e.what();
+}
+
+TEST(ClientConnection, ADaemonThatHangsUpWithoutReplyingIsReported) {
+  FakeDaemon daemon([](const Message&) { return Action{"", true}; });
+  auto c = Connection::connect(daemon.path());
+  EXPECT_EQ(error_of([&] { c.begin(1); }).code(), ECONNRESET);
+}
+
+TEST(ClientConnection, AReplyLongerThanTheLineLimitIsAProtocolError) {
+  FakeDaemon daemon([](const Message&) { return Action{std::string(kMaxLineBytes + 16, 'x'), false}; });
+  auto c = Connection::connect(daemon.path());
+  const Error e = error_of([&] { c.status(); });
+  EXPECT_EQ(e.code(), EPROTO);
+  EXPECT_NE(std::string(e.what()).find("longer than"), std::string::npos) << e.what();
+  EXPECT_FALSE(c.connected());
+}
+
+TEST(ClientConnection, AReplyToAnotherMessageIsAProtocolError) {
+  FakeDaemon daemon([](const Message& m) { return FakeDaemon::ok(m.seq + 100); });
+  auto c = Connection::connect(daemon.path());
+  EXPECT_EQ(error_of([&] { c.begin(1); }).code(), EPROTO);
+}
+
+TEST(ClientConnection, AReplyThatIsNotJsonIsAProtocolError) {
+  FakeDaemon daemon([](const Message&) { return Action{"hello there\n", false}; });
+  auto c = Connection::connect(daemon.path());
+  const Error e = error_of([&] { c.begin(1); });
+  EXPECT_EQ(e.code(), EPROTO);
+  EXPECT_NE(std::string(e.what()).find("not JSON"), std::string::npos) << e.what();
+}
+
+TEST(ClientConnection, ClosingTheConnectionIsSeenByTheDaemon) {
+  FakeDaemon daemon;
+  {
+    auto c = Connection::connect(daemon.path());
+    c.begin(1);
+  }
+  // The server thread notices the hang-up asynchronously: the next connection's round trip is
+  // served after it (one poll loop, fds in order), so by then it has been counted.
+  auto c2 = Connection::connect(daemon.path());
+  c2.hello();
+  EXPECT_EQ(daemon.hangups(), 1);
+}
+
+}  // namespace
+}  // namespace gpreempt::client

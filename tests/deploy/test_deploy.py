@@ -1,0 +1,120 @@
+"""deploy/: the Kubernetes and compose manifests parse and give gpreemptd what it needs (host PID,
+/dev/kfd, debugfs, SYS_PTRACE, the config and the socket directory); the systemd unit passes
+`systemd-analyze verify` without a warning and keeps its hardening compatible with ptrace."""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import tomllib
+from pathlib import Path
+
+import pytest
+
+yaml = pytest.importorskip("yaml", reason="python3-yaml (scripts/install-deps.sh)")
+
+SOURCE = Path(os.environ.get("GPREEMPT_SOURCE_DIR", Path(__file__).resolve().parents[2]))
+DEPLOY = SOURCE / "deploy"
+
+
+def load_all(rel):
+    return [d for d in yaml.safe_load_all((DEPLOY / rel).read_text()) if d is not None]
+
+
+def test_every_manifest_parses():
+    files = sorted(DEPLOY.rglob("*.yaml")) + sorted(DEPLOY.rglob("*.yml"))
+    assert len(files) >= 5
+    for f in files:
+        docs = [d for d in yaml.safe_load_all(f.read_text()) if d is not None]
+        assert docs, f
+
+
+def test_daemonset_has_what_the_daemon_needs():
+    (ds,) = load_all("kubernetes/daemonset.yaml")
+    assert ds["kind"] == "DaemonSet"
+    spec = ds["spec"]["template"]["spec"]
+    assert spec["hostPID"] is True
+    (c,) = spec["containers"]
+    caps = c["securityContext"]["capabilities"]
+    assert caps["drop"] == ["ALL"] and caps["add"] == ["SYS_PTRACE"]
+    mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
+    volumes = {v["name"]: v for v in spec["volumes"]}
+    assert set(mounts) <= set(volumes), "a mount without a volume"
+    assert volumes["kfd"]["hostPath"] == {"path": "/dev/kfd", "type": "CharDevice"}
+    assert mounts["kfd"] == "/dev/kfd"
+    assert volumes["debugfs"]["hostPath"]["path"] == "/sys/kernel/debug" and mounts["debugfs"] == "/sys/kernel/debug"
+    assert volumes["run"]["hostPath"]["path"] == "/run/gpreempt"
+    (cm,) = load_all("kubernetes/configmap.yaml")
+    assert volumes["config"]["configMap"]["name"] == cm["metadata"]["name"]
+    assert cm["metadata"]["namespace"] == ds["metadata"]["namespace"]
+    config_path = mounts["config"] + "/gpreemptd.toml"
+    assert c["command"][c["command"].index("--config") + 1] == config_path
+    # The metrics port the config listens on is the one the pod declares and Prometheus scrapes.
+    toml = tomllib.loads(cm["data"]["gpreemptd.toml"])
+    port = int(toml["daemon"]["metrics"].rsplit(":", 1)[1])
+    assert c["ports"][0]["containerPort"] == port
+    assert ds["spec"]["template"]["metadata"]["annotations"]["prometheus.io/port"] == str(port)
+    # The socket the pods mount is where the daemon listens.
+    assert toml["daemon"]["socket"].startswith(mounts["run"] + "/")
+
+
+def test_example_pods_name_their_class():
+    pods = load_all("kubernetes/example-pods.yaml")
+    classes = {}
+    for p in pods:
+        env = {e["name"]: e["value"] for e in p["spec"]["containers"][0]["env"]}
+        classes[p["metadata"]["name"]] = env["GPREEMPT_CLASS"]
+    assert sorted(classes.values()) == ["offline", "online"]
+
+
+def test_compose_has_daemon_online_and_offline():
+    (compose,) = load_all("compose/docker-compose.yml")
+    services = compose["services"]
+    assert set(services) == {"gpreemptd", "online", "offline"}
+    d = services["gpreemptd"]
+    assert d["pid"] == "host" and d["cap_add"] == ["SYS_PTRACE"] and "/dev/kfd" in d["devices"]
+    assert services["online"]["environment"]["GPREEMPT_CLASS"] == "online"
+    assert services["offline"]["environment"]["GPREEMPT_CLASS"] == "offline"
+    config = next(v for v in d["volumes"] if v.endswith(":/etc/gpreempt/gpreemptd.toml:ro"))
+    assert (DEPLOY / "compose" / config.split(":")[0]).is_file()
+
+
+def unit_settings():
+    settings = {}
+    for line in (DEPLOY / "systemd/gpreemptd.service").read_text().splitlines():
+        m = re.match(r"^([A-Za-z]+)=(.*)$", line)
+        if m:
+            settings.setdefault(m.group(1), []).append(m.group(2))
+    return settings
+
+
+def test_unit_keeps_ptrace_and_debugfs():
+    s = unit_settings()
+    assert s["Type"] == ["notify"]
+    assert s["ExecReload"] == ["/bin/kill -HUP $MAINPID"]
+    assert s["Restart"] == ["on-failure"]
+    assert s["CapabilityBoundingSet"] == ["CAP_SYS_PTRACE"]
+    # Settings that would break the daemon must stay out.
+    for key, bad in (("ProtectProc", None), ("ProcSubset", None), ("PrivateDevices", "yes"),
+                     ("PrivatePIDs", "yes")):
+        assert key not in s or (bad is not None and bad not in s[key]), key
+    assert "/dev/kfd rw" in s["DeviceAllow"]
+    assert "@debug" in s["SystemCallFilter"][0], "ptrace and pidfd_getfd are in @debug"
+
+
+def test_unit_passes_systemd_analyze_verify():
+    exe = shutil.which("systemd-analyze")
+    if not exe:
+        pytest.skip("systemd-analyze is not installed (Debian package systemd)")
+    text = (DEPLOY / "systemd/gpreemptd.service").read_text()
+    # verify checks that ExecStart exists: point it at a program this machine has.
+    text = text.replace("ExecStart=/usr/bin/gpreemptd", "ExecStart=/bin/true")
+    with tempfile.TemporaryDirectory() as d:
+        unit = Path(d) / "gpreemptd.service"
+        unit.write_text(text)
+        r = subprocess.run([exe, "verify", str(unit)], capture_output=True, text=True, timeout=60)
+    if r.returncode != 0 and "Failed to " in r.stderr and "manager" in r.stderr.lower():
+        pytest.skip("systemd-analyze cannot run here: " + r.stderr.strip()[:200])
+    assert r.returncode == 0, r.stderr
+    # An unknown or misspelt key is only a warning (exit 0): fail on any output.
+    assert r.stderr.strip() == "", r.stderr
