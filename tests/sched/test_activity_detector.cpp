@@ -80,6 +80,8 @@ TEST(ActivityDetector, QueuesAppearAndDisappear) {
   EXPECT_EQ(only<event::RequestStarted>(ev).size(), 1u) << "a new queue with pending work";
   // The busy queue is destroyed: the remaining one is idle, so the request ends.
   EXPECT_EQ(only<event::RequestFinished>(d.update(at(3), kA, {q(1, 0, 0)})).size(), 1u);
+  // Gone means forgotten: the same address back with other pointers is a new, idle queue.
+  EXPECT_TRUE(d.update(at(3), kA, {q(1, 0, 0), q(2, 7, 7)}).empty());
   // A queue whose pointers go backwards was replaced at the same address: followed afresh.
   EXPECT_EQ(only<event::RequestStarted>(d.update(at(4), kA, {q(1, 10, 10)})).size(), 1u);
   EXPECT_EQ(only<event::RequestFinished>(d.update(at(5), kA, {q(1, 10, 10)})).size(), 1u);
