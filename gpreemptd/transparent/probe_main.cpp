@@ -76,12 +76,15 @@ int main(int argc, char** argv) {
       "  kfdsim run -- gpreempt-transparent-probe --pid $(pgrep -f serve) --interval-us 100\n"
       "Exit codes: 0 ok, 1 a pid could not be watched, 2 usage.");
   std::vector<int> pids;
-  int64_t interval_us = 200, settle_us = 0;
+  int64_t interval_us = 200, settle_us = 0, queue_check_ms = 50;
   double duration = 0;
   bool until_unwatched = false, kernels = false;
   std::string debugfs = "/sys/kernel/debug/kfd";
   app.add_option("--pid", pids, "Process to watch (repeatable)")->required();
   app.add_option("--interval-us", interval_us, "Poll interval, 100..500 us")->capture_default_str();
+  app.add_option("--queue-check-ms", queue_check_ms, "How often the queue list is re-checked")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   app.add_option("--settle-us", settle_us, "Idle time before a request ends")->capture_default_str();
   app.add_option("--duration", duration, "Stop after this many seconds (0: until every pid is unwatched)");
   app.add_flag("--until-unwatched", until_unwatched, "Stop once every pid is unwatched (exited)");
@@ -99,6 +102,7 @@ int main(int argc, char** argv) {
   daemon::TransparentTriggerConfig cfg;
   cfg.poll_interval = std::chrono::microseconds(interval_us);
   cfg.settle = std::chrono::microseconds(settle_us);
+  cfg.queue_check_interval = std::chrono::milliseconds(queue_check_ms);
   cfg.kernel_lengths = kernels;
   cfg.sources.debugfs = debugfs;
   cfg.log = [](const std::string& s) { print({{"event", "note"}, {"message", s}}); };

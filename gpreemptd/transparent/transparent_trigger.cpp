@@ -176,20 +176,20 @@ bool TransparentTrigger::check(const sched::ProcessKey& key, Watched& w) {
 
 void TransparentTrigger::poll() {
   ++stats_.polls;
-  std::vector<sched::ProcessKey> keys;
-  keys.reserve(watched_.size());
-  for (const auto& [key, w] : watched_) keys.push_back(key);
-  for (const auto& key : keys) {
+  // A callback below may unwatch any process: walk a copy of the keys.
+  poll_keys_.clear();
+  for (const auto& [key, w] : watched_) poll_keys_.push_back(key);
+  for (const auto& key : poll_keys_) {
     auto it = watched_.find(key);
     if (it == watched_.end()) continue;
     Watched& w = it->second;
-    if (now() >= w.next_check) {
-      w.next_check = now() + config_.queue_check_interval;
+    if (const sched::Time t = now(); t >= w.next_check) {
+      w.next_check = t + config_.queue_check_interval;
       if (!check(key, w)) continue;
     }
-    std::vector<discovery::PointerSample> samples;
+    const std::vector<discovery::PointerSample>* samples = nullptr;
     try {
-      samples = w.reader->sample();
+      samples = &w.reader->sample();
     } catch (const Error& e) {
       ++stats_.read_errors;
       if (e.code() == ESRCH) {
@@ -212,11 +212,10 @@ void TransparentTrigger::poll() {
     const sched::Time t = now();
     ++stats_.samples;
     const auto& qs = w.reader->queues();
-    std::vector<sched::QueueActivitySample> in;
-    in.reserve(qs.size());
+    activity_.clear();
     for (std::size_t i = 0; i < qs.size(); ++i)
-      in.push_back({qs[i].gpu_id, qs[i].rptr_address, samples[i].rptr, samples[i].wptr});
-    emit(t, detector_.update(t, key, in));
+      activity_.push_back({qs[i].gpu_id, qs[i].rptr_address, (*samples)[i].rptr, (*samples)[i].wptr});
+    emit(t, detector_.update(t, key, activity_));
   }
 }
 

@@ -30,7 +30,7 @@ struct TransparentTriggerConfig {
   // How often each process's queue list (/sys/class/kfd/kfd/proc/PID/queues, cheap, root-free) is
   // compared with the queues being polled; a change re-reads the addresses from debugfs. Runtimes
   // create queues lazily (PyTorch), so a process may start with none.
-  std::chrono::nanoseconds queue_check_interval = std::chrono::milliseconds(20);
+  std::chrono::nanoseconds queue_check_interval = std::chrono::milliseconds(50);
   // Passed to sched::ActivityDetector.
   sched::Duration settle{0};
   bool kernel_lengths = true;
@@ -107,6 +107,9 @@ class TransparentTrigger {
   bool timer_armed_ = false;
   std::map<sched::ProcessKey, Watched> watched_;
   Stats stats_;
+  // Reused by every poll, so a poll allocates nothing while no event is emitted.
+  std::vector<sched::ProcessKey> poll_keys_;
+  std::vector<sched::QueueActivitySample> activity_;
 };
 
 }  // namespace gpreempt::daemon

@@ -6,6 +6,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 
@@ -73,7 +74,14 @@ std::vector<QueuePointers> read_queue_pointers(int pid, const QueuePointerSource
 }
 
 PointerReader::PointerReader(int pid, std::vector<QueuePointers> queues)
-    : pid_(pid), queues_(std::move(queues)) {}
+    : pid_(pid), queues_(std::move(queues)), samples_(queues_.size()) {
+  // rptr before wptr of each queue: see the class comment.
+  remote_.reserve(2 * queues_.size());
+  for (const auto& q : queues_) {
+    remote_.push_back({reinterpret_cast<void*>(q.rptr_address), sizeof(std::uint64_t)});
+    remote_.push_back({reinterpret_cast<void*>(q.wptr_address), sizeof(std::uint64_t)});
+  }
+}
 
 PointerReader::~PointerReader() {
   if (mem_fd_ >= 0) ::close(mem_fd_);
@@ -88,61 +96,51 @@ void PointerReader::fail(int error, std::uint64_t address, const char* how) cons
   throw Error(error, msg);
 }
 
-std::vector<PointerSample> PointerReader::sample() {
+const std::vector<PointerSample>& PointerReader::sample() {
   if (method_ == Method::kProcessVmReadv) {
     int refused = 0;
-    auto s = sample_vm_readv(refused);
-    if (!refused) return s;
+    if (sample_vm_readv(refused)) return samples_;
     method_ = Method::kProcMem;
     method_note_ = "process_vm_readv refused (" + errno_text(refused) + "), reading /proc/" +
                    std::to_string(pid_) + "/mem";
   }
-  return sample_proc_mem();
+  sample_proc_mem();
+  return samples_;
 }
 
-std::vector<PointerSample> PointerReader::sample_vm_readv(int& refused_errno) {
-  std::vector<PointerSample> out(queues_.size());
-  // Remote iovecs: rptr then wptr of each queue (rptr first: see the class comment).
+bool PointerReader::sample_vm_readv(int& refused_errno) {
+  // PointerSample is {rptr, wptr}: the local side of a call is one contiguous buffer.
+  static_assert(sizeof(PointerSample) == 2 * sizeof(std::uint64_t));
   constexpr std::size_t kMaxIov = IOV_MAX;
-  std::vector<iovec> remote;
-  remote.reserve(std::min(kMaxIov, 2 * queues_.size()));
-  std::size_t q = 0;
-  while (q < queues_.size()) {
-    const std::size_t first = q;
-    remote.clear();
-    for (; q < queues_.size() && remote.size() + 2 <= kMaxIov; ++q) {
-      remote.push_back({reinterpret_cast<void*>(queues_[q].rptr_address), sizeof(std::uint64_t)});
-      remote.push_back({reinterpret_cast<void*>(queues_[q].wptr_address), sizeof(std::uint64_t)});
-    }
-    // PointerSample is {rptr, wptr}: the local side is one contiguous buffer.
-    static_assert(sizeof(PointerSample) == 2 * sizeof(std::uint64_t));
-    iovec local{&out[first], remote.size() * sizeof(std::uint64_t)};
+  for (std::size_t first = 0; first < remote_.size(); first += kMaxIov) {
+    const std::size_t count = std::min(kMaxIov, remote_.size() - first);
+    iovec local{reinterpret_cast<char*>(samples_.data()) + first * sizeof(std::uint64_t),
+                count * sizeof(std::uint64_t)};
     ssize_t n;
     if (simulated_refusal_) {
       errno = simulated_refusal_;
       n = -1;
     } else {
-      n = ::process_vm_readv(pid_, &local, 1, remote.data(), remote.size(), 0);
+      n = ::process_vm_readv(pid_, &local, 1, &remote_[first], count, 0);
     }
     if (n < 0) {
       const int e = errno;
       if (e == EPERM || e == ENOSYS) {
         refused_errno = e;
-        return {};
+        return false;
       }
-      fail(e, e == EFAULT ? reinterpret_cast<std::uint64_t>(remote.front().iov_base) : 0, "process_vm_readv");
+      fail(e, e == EFAULT ? reinterpret_cast<std::uint64_t>(remote_[first].iov_base) : 0, "process_vm_readv");
     }
-    const std::size_t want = remote.size() * sizeof(std::uint64_t);
-    if (static_cast<std::size_t>(n) < want) {
+    if (static_cast<std::size_t>(n) < local.iov_len) {
       // A partial read stops at the first remote iovec it could not copy.
-      const std::size_t bad = static_cast<std::size_t>(n) / sizeof(std::uint64_t);
-      fail(EFAULT, reinterpret_cast<std::uint64_t>(remote[bad].iov_base), "process_vm_readv");
+      const std::size_t bad = first + static_cast<std::size_t>(n) / sizeof(std::uint64_t);
+      fail(EFAULT, reinterpret_cast<std::uint64_t>(remote_[bad].iov_base), "process_vm_readv");
     }
   }
-  return out;
+  return true;
 }
 
-std::vector<PointerSample> PointerReader::sample_proc_mem() {
+void PointerReader::sample_proc_mem() {
   if (mem_fd_ < 0) {
     const std::string path = "/proc/" + std::to_string(pid_) + "/mem";
     mem_fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -152,7 +150,7 @@ std::vector<PointerSample> PointerReader::sample_proc_mem() {
       fail(e == ENOENT ? ESRCH : e, 0, ("open " + path).c_str());
     }
   }
-  std::vector<PointerSample> out(queues_.size());
+  std::vector<PointerSample>& out = samples_;
   for (std::size_t i = 0; i < queues_.size(); ++i) {
     for (int k = 0; k < 2; ++k) {
       const std::uint64_t addr = k == 0 ? queues_[i].rptr_address : queues_[i].wptr_address;
@@ -165,7 +163,6 @@ std::vector<PointerSample> PointerReader::sample_proc_mem() {
       fail(e, addr, "pread /proc/PID/mem");
     }
   }
-  return out;
 }
 
 }  // namespace gpreempt::discovery

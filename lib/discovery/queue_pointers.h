@@ -12,6 +12,7 @@
 #pragma once
 
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include <cstdint>
 #include <optional>
@@ -76,10 +77,10 @@ class PointerReader {
 
   int pid() const { return pid_; }
   const std::vector<QueuePointers>& queues() const { return queues_; }
-  // Samples in the order of queues(). Throws gpreempt::Error with the errno: ESRCH when the
+  // Samples in the order of queues(), valid until the next call. Throws gpreempt::Error with the errno: ESRCH when the
   // process is gone, EFAULT naming the first address that could not be read, EPERM/EACCES when
   // neither method is allowed (both reasons in the message).
-  std::vector<PointerSample> sample();
+  const std::vector<PointerSample>& sample();
   Method method() const { return method_; }
   // Empty while process_vm_readv works; otherwise why /proc/PID/mem is used.
   const std::string& method_note() const { return method_note_; }
@@ -88,12 +89,15 @@ class PointerReader {
   void simulate_process_vm_readv_refusal(int error) { simulated_refusal_ = error; }
 
  private:
-  std::vector<PointerSample> sample_vm_readv(int& refused_errno);
-  std::vector<PointerSample> sample_proc_mem();
+  // false when process_vm_readv was refused (refused_errno set).
+  bool sample_vm_readv(int& refused_errno);
+  void sample_proc_mem();
   [[noreturn]] void fail(int error, std::uint64_t address, const char* how) const;
 
   int pid_;
   std::vector<QueuePointers> queues_;
+  std::vector<PointerSample> samples_;
+  std::vector<struct iovec> remote_;  // rptr, wptr of each queue, built once
   Method method_ = Method::kProcessVmReadv;
   std::string method_note_;
   int mem_fd_ = -1;

@@ -1,7 +1,6 @@
 #include "sched/activity_detector.h"
 
 #include <algorithm>
-#include <set>
 
 namespace gpreempt::sched {
 
@@ -23,11 +22,10 @@ std::vector<Event> ActivityDetector::update(Time now, const ProcessKey& key,
   const std::optional<Time> prev = p.last_sample;
   const std::optional<Time> mid = middle(prev, now);
   bool active = false;
-  std::vector<Event> kernels;
-  std::set<uint64_t> present;
+  std::vector<Event> out;  // kernels first; a RequestStarted goes in front of them
+  const uint64_t epoch = ++p.epoch;
 
   for (const auto& s : samples) {
-    present.insert(s.queue);
     // rptr is read before wptr and both only grow, so rptr > wptr cannot be sampled; clamp anyway.
     const uint64_t rptr = s.rptr;
     const uint64_t wptr = std::max(s.wptr, s.rptr);
@@ -39,12 +37,14 @@ std::vector<Event> ActivityDetector::update(Time now, const ProcessKey& key,
       st.gpu = s.gpu;
       st.rptr = rptr;
       st.wptr = wptr;
+      st.epoch = epoch;
       // When the pending head packet started is unknown on first sight.
       if (wptr > rptr) active = true;
       p.queues[s.queue] = st;
       continue;
     }
     QueueState& st = it->second;
+    st.epoch = epoch;
     if (wptr > st.wptr || wptr > rptr) active = true;
 
     const uint64_t retired = rptr - st.rptr;
@@ -54,7 +54,7 @@ std::vector<Event> ActivityDetector::update(Time now, const ProcessKey& key,
       const Duration each{total.count() / static_cast<int64_t>(retired)};
       if (each.count() > 0) {
         const uint64_t n = std::min(retired, kMaxKernelEventsPerQueue);
-        for (uint64_t i = 0; i < n; ++i) kernels.push_back(event::KernelObserved{st.gpu, key, each});
+        for (uint64_t i = 0; i < n; ++i) out.push_back(event::KernelObserved{st.gpu, key, each});
         stats_.kernels_observed += n;
       }
     }
@@ -68,17 +68,15 @@ std::vector<Event> ActivityDetector::update(Time now, const ProcessKey& key,
     st.rptr = rptr;
     st.wptr = wptr;
   }
-  std::erase_if(p.queues, [&](const auto& q) { return !present.count(q.first); });
+  std::erase_if(p.queues, [&](const auto& q) { return q.second.epoch != epoch; });
   p.last_sample = now;
 
-  std::vector<Event> out;
   if (!p.open && active) {
     p.open = next_request_++;
     p.idle_since.reset();
     ++stats_.requests;
-    out.push_back(event::RequestStarted{key, *p.open, RequestSource::kTransparent});
+    out.insert(out.begin(), event::RequestStarted{key, *p.open, RequestSource::kTransparent});
   }
-  out.insert(out.end(), kernels.begin(), kernels.end());
   if (p.open) {
     if (active) {
       p.idle_since.reset();

@@ -79,12 +79,14 @@ class ActivityDetector {
     uint64_t rptr = 0;
     uint64_t wptr = 0;
     std::optional<Time> head_since;  // estimated start of the packet at index rptr
+    uint64_t epoch = 0;              // the last update that listed this queue
   };
   struct Process {
     std::map<uint64_t, QueueState> queues;
     std::optional<Time> last_sample;
     std::optional<uint64_t> open;
     std::optional<Time> idle_since;
+    uint64_t epoch = 0;  // counts updates
   };
 
   ActivityDetectorConfig config_;
