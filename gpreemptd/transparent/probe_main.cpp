@@ -127,7 +127,9 @@ int main(int argc, char** argv) {
       return 1;
     }
     const sched::ProcessKey key{pid, 0};
+    const auto since_epoch = std::chrono::steady_clock::now().time_since_epoch();
     print({{"event", "watching"}, {"pid", pid}, {"queues", trigger->queue_count(key)},
+           {"time_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch).count()},
            {"read_method", trigger->read_method_note(key).empty() ? "process_vm_readv" : "/proc/PID/mem"}});
   }
   const double cpu0 = cpu_seconds();
