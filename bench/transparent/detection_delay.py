@@ -153,6 +153,26 @@ def run_one(build, machine_dir, interval_us, requests, rate):
     }
 
 
+def idle_cost(build, machine_dir, interval_us, seconds=3):
+    """CPU of the same poll loop on a process without queues: the timer's wakeups alone."""
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = os.path.join(build, "lib", "libkfdshim.so")
+    env["KFDSIM_DIR"] = machine_dir
+    sleeper = subprocess.Popen(["sleep", str(seconds + 5)])
+    try:
+        r = subprocess.run([os.path.join(build, "bin", "gpreempt-transparent-probe"), "--pid", str(sleeper.pid),
+                            "--interval-us", str(interval_us), "--duration", str(seconds)],
+                           env=env, capture_output=True, text=True, timeout=seconds + 30)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    for line in r.stdout.splitlines():
+        j = json.loads(line)
+        if j.get("event") == "summary":
+            return j["cpu_percent_of_one_core"]
+    raise RuntimeError("probe on an idle process failed: " + r.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build", help="build directory (bin/, lib/)")
@@ -177,6 +197,8 @@ def main():
             print("kfdsim start failed: " + r.stderr, file=sys.stderr)
             return 1
         results = [run_one(build, machine_dir, i, args.requests, args.rate) for i in intervals]
+        for r in results:
+            r["idle_poll_cpu_percent_of_one_core"] = idle_cost(build, machine_dir, r["interval_us"])
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
         print("detection_delay: %s" % e, file=sys.stderr)
         return 1
@@ -186,13 +208,14 @@ def main():
     if args.json:
         print(json.dumps({"benchmark": "transparent_detection_delay", "results": results}, indent=2))
         return 0
-    print("%-9s %8s %8s %8s %8s %8s %8s %8s %8s %10s" % ("interval", "requests", "busy", "missed", "p50 us",
-                                                          "p90 us", "p99 us", "max us", "<=2x %", "cpu %core"))
+    print("%-9s %8s %8s %8s %8s %8s %8s %8s %8s %10s %10s" % (
+        "interval", "requests", "busy", "missed", "p50 us", "p90 us", "p99 us", "max us", "<=2x %", "cpu %core",
+        "idle %core"))
     for r in results:
         d = r["delay_us"]
-        print("%-9s %8d %8d %8d %8.1f %8.1f %8.1f %8.1f %8.1f %10.2f" % (
+        print("%-9s %8d %8d %8d %8.1f %8.1f %8.1f %8.1f %8.1f %10.2f %10.2f" % (
             "%d us" % r["interval_us"], r["requests"], r["already_busy"], r["missed"], d["p50"], d["p90"], d["p99"], d["max"],
-            r["within_2x_interval_percent"], r["cpu_percent_of_one_core"]))
+            r["within_2x_interval_percent"], r["cpu_percent_of_one_core"], r["idle_poll_cpu_percent_of_one_core"]))
     return 0
 
 
