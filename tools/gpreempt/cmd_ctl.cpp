@@ -92,7 +92,8 @@ Json target_json(const client::Target& t) {
   Json j;
   j["class"] = t.class_name ? Json(*t.class_name) : Json(nullptr);
   j["pid"] = t.pid ? Json(*t.pid) : Json(nullptr);
-  j["gpu_id"] = t.gpu_id ? Json(*t.gpu_id) : Json(nullptr);
+  // Absent, not null, when no GPU was named: the command applied to every GPU.
+  if (t.gpu_id) j["gpu_id"] = *t.gpu_id;
   return j;
 }
 
