@@ -15,6 +15,7 @@ event loop, scheduler decision, hand-off to the control thread, snapshot check.
 import argparse
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -105,6 +106,7 @@ def main():
             except subprocess.TimeoutExpired:
                 p.kill()
         subprocess.run([bin_ / "kfdsim", "--dir", machine, "stop"], stdout=subprocess.DEVNULL)
+        shutil.rmtree(machine, ignore_errors=True)
 
 
 if __name__ == "__main__":
