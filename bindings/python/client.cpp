@@ -98,8 +98,8 @@ void register_client(py::module_& m) {
             auto info = c.with([](Connection& conn) { return conn.hello(); });
             return to_python(info.raw);
           },
-          "What the daemon says about this process: {'version', 'pid', 'class' (str or None),\n"
-          "'hints_count', 'may_control', ...}.")
+          "What the daemon says about this process: {'daemon_version', 'protocol', 'pid',\n"
+          "'class' (str or None), 'may_preempt' (whether its hints act), 'reason' (why not)}.")
       .def(
           "begin",
           [](PyClient& c, std::optional<uint64_t> request_id) {

@@ -54,20 +54,21 @@ struct gpreempt_client_opts {
 
 /** Flags of gpreempt_client_info.flags. */
 enum gpreempt_client_info_flags {
-  /** The daemon acts on this process's hints (its class may preempt). */
-  GPREEMPT_CLIENT_HINTS_COUNT = 1u << 0,
-  /** This process may send operator commands (root or the configured group). */
-  GPREEMPT_CLIENT_MAY_CONTROL = 1u << 1,
+  /** The daemon acts on this process's hints (its class may preempt a lower one). Otherwise
+   *  gpreempt_client_info.reason says why not. */
+  GPREEMPT_CLIENT_MAY_PREEMPT = 1u << 0,
 };
 
 /** What the daemon says about the calling process. Set `sz = sizeof(struct gpreempt_client_info)`
- *  before gpreempt_client_hello(); only fields within it are written. */
+ *  before gpreempt_client_hello(); only fields within it are written. Strings are NUL-terminated,
+ *  truncated to their arrays. */
 struct gpreempt_client_info {
   size_t sz;
   int32_t pid;             /**< this process as the daemon sees it */
   uint32_t flags;          /**< gpreempt_client_info_flags */
   char class_name[64];     /**< the class the daemon put this process in; "" when none matches */
   char daemon_version[32]; /**< gpreemptd's version string */
+  char reason[256];        /**< without GPREEMPT_CLIENT_MAY_PREEMPT: why hints are ignored */
 };
 
 /**

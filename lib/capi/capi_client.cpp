@@ -79,10 +79,10 @@ int gpreempt_client_hello(gpreempt_client* client, struct gpreempt_client_info* 
     gpreempt_client_info full{};
     full.sz = sz;
     full.pid = info.pid;
-    full.flags = (info.hints_count ? uint32_t{GPREEMPT_CLIENT_HINTS_COUNT} : 0u) |
-                 (info.may_control ? uint32_t{GPREEMPT_CLIENT_MAY_CONTROL} : 0u);
+    full.flags = info.may_preempt ? uint32_t{GPREEMPT_CLIENT_MAY_PREEMPT} : 0u;
     copy_text(full.class_name, info.class_name.value_or(""));
     copy_text(full.daemon_version, info.daemon_version);
+    copy_text(full.reason, info.reason);
     // Only the bytes the caller's struct has: an older caller's smaller struct stays intact.
     std::memcpy(static_cast<void*>(out), &full, sz < sizeof(full) ? sz : sizeof(full));
     return 0;

@@ -200,11 +200,12 @@ HelloInfo Connection::hello() {
   HelloInfo info;
   info.raw = call(m);
   const Json& r = info.raw;
-  if (auto it = r.find("version"); it != r.end() && it->is_string()) info.daemon_version = *it;
+  if (auto it = r.find("daemon_version"); it != r.end() && it->is_string()) info.daemon_version = *it;
+  if (auto it = r.find("protocol"); it != r.end() && it->is_number_integer()) info.protocol = *it;
   if (auto it = r.find("pid"); it != r.end() && it->is_number_integer()) info.pid = *it;
   if (auto it = r.find("class"); it != r.end() && it->is_string()) info.class_name = it->get<std::string>();
-  if (auto it = r.find("hints_count"); it != r.end() && it->is_boolean()) info.hints_count = *it;
-  if (auto it = r.find("may_control"); it != r.end() && it->is_boolean()) info.may_control = *it;
+  if (auto it = r.find("may_preempt"); it != r.end() && it->is_boolean()) info.may_preempt = *it;
+  if (auto it = r.find("reason"); it != r.end() && it->is_string()) info.reason = *it;
   return info;
 }
 

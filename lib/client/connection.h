@@ -34,11 +34,12 @@ int errno_of(ErrorCode code);
 
 // What the daemon says about the connecting process (the `hello` result).
 struct HelloInfo {
-  std::string daemon_version;             // "version"
+  std::string daemon_version;             // "daemon_version"
+  int protocol = 0;                       // "protocol": the version the daemon speaks
   int pid = 0;                            // "pid": this process as the daemon sees it (SO_PEERCRED)
   std::optional<std::string> class_name;  // "class": null when no class matches
-  bool hints_count = false;               // "hints_count": whether begin/end/expect from here act
-  bool may_control = false;               // "may_control": whether suspend/resume/reload are allowed
+  bool may_preempt = false;               // "may_preempt": whether begin/end/expect from here act
+  std::string reason;                     // "reason": when !may_preempt, why not
   nlohmann::ordered_json raw;             // the whole result, newer keys included
 };
 

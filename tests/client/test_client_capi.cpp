@@ -164,7 +164,7 @@ TEST(ClientCAbi, ACProgramBeginsAndEndsARequest) {
 }
 
 nlohmann::ordered_json hello_body() {
-  return {{"version", "0.3.0"}, {"pid", 1234}, {"class", "online"}, {"hints_count", true}, {"may_control", true}};
+  return {{"daemon_version", "0.3.0"}, {"protocol", 1}, {"pid", 1234}, {"class", "online"}, {"may_preempt", true}};
 }
 
 TEST(ClientCAbi, HelloFillsOnlyTheFieldsWithinSz) {
@@ -175,7 +175,8 @@ TEST(ClientCAbi, HelloFillsOnlyTheFieldsWithinSz) {
   full.sz = sizeof(full);
   ASSERT_EQ(gpreempt_client_hello(cl.c, &full), 0) << gpreempt_last_error();
   EXPECT_EQ(full.pid, 1234);
-  EXPECT_EQ(full.flags, unsigned{GPREEMPT_CLIENT_HINTS_COUNT | GPREEMPT_CLIENT_MAY_CONTROL});
+  EXPECT_EQ(full.flags, unsigned{GPREEMPT_CLIENT_MAY_PREEMPT});
+  EXPECT_STREQ(full.reason, "");
   EXPECT_STREQ(full.class_name, "online");
   EXPECT_STREQ(full.daemon_version, "0.3.0");
 

@@ -85,11 +85,11 @@ TEST(ClientConnection, OperatorCommandsSendTheirTargetAndReturnTheResult) {
 TEST(ClientConnection, HelloAndStatusReturnWhatTheDaemonSaid) {
   FakeDaemon daemon([](const Message& m) {
     if (m.op == Op::kHello) {
-      return FakeDaemon::ok(m.seq, {{"version", "0.3.0"},
+      return FakeDaemon::ok(m.seq, {{"daemon_version", "0.3.0"},
+                                    {"protocol", 1},
                                     {"pid", 77},
                                     {"class", "online"},
-                                    {"hints_count", true},
-                                    {"may_control", false}});
+                                    {"may_preempt", true}});
     }
     return FakeDaemon::ok(m.seq, {{"schema_version", 1}, {"gpus", nlohmann::ordered_json::array()}});
   });
@@ -98,19 +98,22 @@ TEST(ClientConnection, HelloAndStatusReturnWhatTheDaemonSaid) {
   EXPECT_EQ(h.daemon_version, "0.3.0");
   EXPECT_EQ(h.pid, 77);
   EXPECT_EQ(h.class_name, "online");
-  EXPECT_TRUE(h.hints_count);
-  EXPECT_FALSE(h.may_control);
+  EXPECT_EQ(h.protocol, 1);
+  EXPECT_TRUE(h.may_preempt);
+  EXPECT_EQ(h.reason, "");
   EXPECT_EQ(c.status()["schema_version"], 1);
 }
 
 TEST(ClientConnection, HelloWithoutAClassSaysSo) {
   FakeDaemon daemon([](const Message& m) {
-    return FakeDaemon::ok(m.seq, {{"version", "0.3.0"}, {"pid", 77}, {"class", nullptr}, {"hints_count", false}});
+    return FakeDaemon::ok(m.seq, {{"daemon_version", "0.3.0"}, {"pid", 77}, {"class", nullptr},
+                                  {"may_preempt", false}, {"reason", "no class matches pid 77"}});
   });
   auto c = Connection::connect(daemon.path());
   const HelloInfo h = c.hello();
   EXPECT_FALSE(h.class_name.has_value());
-  EXPECT_FALSE(h.hints_count);
+  EXPECT_FALSE(h.may_preempt);
+  EXPECT_EQ(h.reason, "no class matches pid 77");
 }
 
 struct Mapping {
