@@ -31,6 +31,7 @@ constexpr Registrar kCommandGroups[] = {
     gpreempt::cli::register_demo_commands,
     gpreempt::cli::register_ctl_commands,
     gpreempt::cli::register_doctor_commands,
+    gpreempt::cli::register_top_commands,
 };
 
 const char* kFooter =
