@@ -63,10 +63,15 @@ TEST(TopView, WithoutAPreviousFetchRatesAreSinceStart) {
 
 TEST(TopView, DaemonRestartIsNotANegativeRate) {
   const Json before = status(100, 40, 10.0);
-  const Json after = status(1, 2, 0.1);  // uptime went back: a new daemon
+  // Uptime went back: a new daemon, already busier than the old one was. Its counters started
+  // over, so the difference means nothing.
+  const Json after = status(1, 45, 10.2);
   const TopView v = compute_top_view(after, &before, 2.0);
   EXPECT_TRUE(v.gpus[1].since_start);
-  EXPECT_DOUBLE_EQ(*v.gpus[1].suspensions_per_s, 2.0);
+  EXPECT_DOUBLE_EQ(*v.gpus[1].suspensions_per_s, 45.0);
+  // Counters that went down are a restart too.
+  const TopView w = compute_top_view(status(200, 2, 0.1), &before, 2.0);
+  EXPECT_TRUE(w.gpus[1].since_start);
 }
 
 TEST(TopView, ClassesByPriorityAndCounts) {
