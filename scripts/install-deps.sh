@@ -8,6 +8,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev
   python3 python3-dev python3-pybind11 pybind11-dev python3-pytest python3-jsonschema
+  python3-matplotlib  # gpreempt eval: figures
   python3-torch python3-torchvision  # gpreempt.sim.torch_mode: models on the simulated GPU
   libhsakmt-dev libdrm-dev
   clang libclang-rt-14-dev

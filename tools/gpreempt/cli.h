@@ -89,5 +89,6 @@ void register_map_commands(CLI::App& app, Globals& globals);
 void register_ps_commands(CLI::App& app, Globals& globals);
 void register_log_commands(CLI::App& app, Globals& globals);
 void register_demo_commands(CLI::App& app, Globals& globals);
+void register_eval_commands(CLI::App& app, Globals& globals);
 
 }  // namespace gpreempt::cli

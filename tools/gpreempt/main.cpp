@@ -29,6 +29,7 @@ constexpr Registrar kCommandGroups[] = {
     gpreempt::cli::register_ps_commands,
     gpreempt::cli::register_log_commands,
     gpreempt::cli::register_demo_commands,
+    gpreempt::cli::register_eval_commands,
 };
 
 const char* kFooter =

@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+"""A stand-in for gpreempt-des that honours its spec → result contract with a crude closed-form
+model, so that the harness's logic (runner, stats, figures, report, CLI) is tested without the
+real engine. Deterministic for a given spec and seed. Not a model of anything: never cite it.
+
+FAKE_DES_FAIL=1 makes it fail (exit 1); FAKE_DES_BAD=1 makes it write a result without a row.
+"""
+import argparse
+import json
+import os
+import random
+import sys
+
+SLOWDOWN = {"none": 3.0, "priority": 2.5, "throttle": 2.0, "partition": 1.6, "gpreempt-hint": 1.2,
+            "gpreempt-early": 1.1, "gpreempt-transparent": 1.3, "oracle": 1.0}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--spec", required=True)
+    ap.add_argument("--out")
+    a = ap.parse_args()
+    if os.environ.get("FAKE_DES_FAIL"):
+        print("fake_des: failing as asked", file=sys.stderr)
+        return 1
+    spec = json.load(open(a.spec))
+    rng = random.Random(spec.get("seed", 1))
+    b = spec["baseline"]
+    preempting = b.startswith("gpreempt")
+    off_gpus = {t["gpu"] for t in spec["offline"]}
+    lat, decisions, timeline = [], [], []
+    t_us = 0.0
+    for task in spec["online"]:
+        solo = sum(k["duration_us"] for k in task["kernels"]) / 1000.0
+        shared = task["gpu"] in off_gpus
+        for i in range(task["requests"]):
+            t_us += 1e6 / task["arrival"]["rate_hz"]
+            f = SLOWDOWN[b] if shared else 1.0
+            lat.append(solo * f * (1 + 0.2 * rng.random()))
+            if preempting and shared:
+                cost = 400.0 * spec["model"]["cwsr_save_scale"]
+                decisions.append({"action": "suspend", "gpu": task["gpu"], "at_us": t_us, "latency_us": cost})
+                decisions.append({"action": "resume", "gpu": task["gpu"], "at_us": t_us + solo * 1000,
+                                  "latency_us": 30.0 * spec["model"]["hws_roundtrip_scale"]})
+                if spec["record"]["timeline"] and i < 50:
+                    timeline.append({"gpu": task["gpu"], "kind": "suspended", "who": "offline",
+                                     "start_us": t_us, "end_us": t_us + solo * 1000})
+            if spec["record"]["timeline"] and i < 50:
+                timeline.append({"gpu": task["gpu"], "kind": "kernel", "who": task["name"], "start_us": t_us,
+                                 "end_us": t_us + solo * 1000})
+    dur = spec["duration_s"]
+    iters = 0.0
+    for task in spec["offline"]:
+        it_s = sum(k["duration_us"] for k in task["kernels"]) / 1e6
+        busy = sum(len([1 for o in spec["online"] if o["gpu"] == task["gpu"]]) * o["requests"] *
+                   sum(k["duration_us"] for k in o["kernels"]) / 1e6 for o in spec["online"][:1])
+        loss = min(0.9, busy / dur * (1.5 if preempting else 1.0))
+        iters += dur / it_s * (1 - loss)
+    sus = sum(1 for d in decisions if d["action"] == "suspend")
+    lat_sorted = sorted(lat)
+
+    def pct(q):
+        return lat_sorted[int(q * (len(lat_sorted) - 1))] if lat_sorted else None
+
+    row = {"baseline": b, "online_requests": len(lat), "online_p50_ms": pct(0.5), "online_p95_ms": pct(0.95),
+           "online_p99_ms": pct(0.99), "online_mean_ms": sum(lat) / len(lat) if lat else None,
+           "online_solo_p50_ms": None, "offline_iterations": int(iters),
+           "offline_iterations_per_s": iters / dur if spec["offline"] else None,
+           "offline_gpu_busy_fraction": 0.5, "suspensions": sus, "suspended_s": sus * 0.002,
+           "actuation_timeouts": 0, "sim_seconds": dur, "wall_seconds": 0.01, "events": len(lat) * 10}
+    res = {"schema_version": 1, "spec": spec, "row": row, "latencies_ms": lat if spec["record"]["latencies"] else [],
+           "timeline": timeline, "decisions": decisions}
+    if os.environ.get("FAKE_DES_BAD"):
+        del res["row"]
+    text = json.dumps(res)
+    if a.out:
+        open(a.out, "w").write(text)
+    else:
+        print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
