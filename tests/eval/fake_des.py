@@ -3,7 +3,8 @@
 model, so that the harness's logic (runner, stats, figures, report, CLI) is tested without the
 real engine. Deterministic for a given spec and seed. Not a model of anything: never cite it.
 
-FAKE_DES_FAIL=1 makes it fail (exit 1); FAKE_DES_BAD=1 makes it write a result without a row.
+FAKE_DES_FAIL=1 makes it fail (exit 1); FAKE_DES_BAD=norow makes it write a result without a row,
+FAKE_DES_BAD=nop99 one whose row lacks online_p99_ms.
 """
 import argparse
 import json
@@ -70,8 +71,10 @@ def main():
            "actuation_timeouts": 0, "sim_seconds": dur, "wall_seconds": 0.01, "events": len(lat) * 10}
     res = {"schema_version": 1, "spec": spec, "row": row, "latencies_ms": lat if spec["record"]["latencies"] else [],
            "timeline": timeline, "decisions": decisions}
-    if os.environ.get("FAKE_DES_BAD"):
+    if os.environ.get("FAKE_DES_BAD") == "norow":
         del res["row"]
+    elif os.environ.get("FAKE_DES_BAD") == "nop99":
+        del row["online_p99_ms"]
     text = json.dumps(res)
     if a.out:
         open(a.out, "w").write(text)

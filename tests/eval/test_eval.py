@@ -202,9 +202,12 @@ def test_engine_failure_and_bad_result_are_errors(tmp_path, monkeypatch):
     with pytest.raises(EngineError, match="failing as asked"):
         runner.run("suspend-resume-100", out_dir=str(tmp_path / "a"), options=opts(tmp_path, seeds=[1]), des=FAKE)
     monkeypatch.delenv("FAKE_DES_FAIL")
-    monkeypatch.setenv("FAKE_DES_BAD", "1")
+    monkeypatch.setenv("FAKE_DES_BAD", "norow")
     with pytest.raises(EngineError, match="no \"row\""):
         runner.run("suspend-resume-100", out_dir=str(tmp_path / "b"), options=opts(tmp_path, seeds=[1]), des=FAKE)
+    monkeypatch.setenv("FAKE_DES_BAD", "nop99")
+    with pytest.raises(EngineError, match="lacks online_p99_ms"):
+        runner.run("suspend-resume-100", out_dir=str(tmp_path / "c"), options=opts(tmp_path, seeds=[1]), des=FAKE)
 
 
 def test_multi_gpu_decisions_per_gpu(tmp_path):
@@ -215,6 +218,8 @@ def test_multi_gpu_decisions_per_gpu(tmp_path):
     assert all(d["suspensions"] == 0 for d in p["decisions_per_gpu"])
     q = next(p for p in doc["points"] if p["point"] == "online-gpu0-vs-offline8/gpreempt-hint")
     assert [d["suspensions"] > 0 for d in q["decisions_per_gpu"]] == [True] + [False] * 7
+    tp8 = next(p for p in doc["points"] if p["point"] == "tp8-vs-offline8/gpreempt-hint")
+    assert all(d["suspensions"] == 100 for d in tp8["decisions_per_gpu"])
     assert any(f["kind"] == "per_gpu" for f in doc["figures"])
 
 
