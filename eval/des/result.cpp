@@ -49,6 +49,7 @@ ordered_json result_document(const Spec& spec, const RunResult& r, const RunInfo
   row["suspensions"] = r.suspensions;
   row["suspended_s"] = jc::round_to(r.suspended_s, 6);
   row["actuation_timeouts"] = r.actuation_timeouts;
+  row["waves_saved"] = r.waves_saved;
   row["sim_seconds"] = jc::round_to(r.sim_seconds, 6);
   row["wall_seconds"] = info.wall_seconds ? ordered_json(jc::round_to(*info.wall_seconds, 3)) : ordered_json(nullptr);
   row["events"] = r.events;

@@ -13,6 +13,7 @@
 #include "eval/des/actuator.h"
 #include "eval/des/arrivals.h"
 #include "eval/des/program.h"
+#include "eval/des/scheduler_setup.h"
 #include "sched/config.h"
 #include "sched/scheduler.h"
 #include "sim/device/device_profile.h"
@@ -104,26 +105,6 @@ sim::gpu::GpuProfile model_profile(const Spec& spec) {
   p.unmap_latency_ns = static_cast<SimTime>(std::llround(static_cast<double>(p.unmap_latency_ns) * h));
   p.map_latency_ns = static_cast<SimTime>(std::llround(static_cast<double>(p.map_latency_ns) * h));
   return p;
-}
-
-sched::ArbiterConfig arbiter_config(const PolicyDef& p) {
-  using std::chrono::nanoseconds;
-  auto ns = [](double v, double scale) { return nanoseconds(static_cast<int64_t>(std::llround(v * scale))); };
-  sched::ArbiterConfig c;
-  if (p.grace_us) {
-    // A fixed grace period: the estimator's every branch gives it.
-    c.grace_default = ns(*p.grace_us, 1e3);
-    c.grace_min = c.grace_default;
-    c.grace_drain_limit = nanoseconds(0);
-  }
-  if (p.idle_hysteresis_us) c.resume_after_idle = ns(*p.idle_hysteresis_us, 1e3);
-  if (p.window_ms) c.starvation_window = ns(*p.window_ms, 1e6);
-  if (p.min_share)
-    c.starvation_min_run = nanoseconds(static_cast<int64_t>(std::llround(
-        static_cast<double>(c.starvation_window.count()) * *p.min_share)));
-  if (c.starvation_min_run >= c.starvation_window) c.starvation_min_run = c.starvation_window / 2;
-  if (p.max_suspension_ms) c.max_suspension = ns(*p.max_suspension_ms, 1e6);
-  return c;
 }
 
 class Simulation {
@@ -275,11 +256,7 @@ void Simulation::setup() {
     res_.partition_offline_capacity_waves = static_cast<uint64_t>(cus - online_cus) * profile_.max_waves_per_cu;
 
   if (uses_scheduler(b)) {
-    sched::SchedClass online{"online", 10, {}};
-    online.triggers = {b == Baseline::kGpreemptTransparent ? sched::RequestSource::kTransparent
-                                                           : sched::RequestSource::kHint};
-    sched::SchedClass offline{"offline", 0, {sched::RequestSource::kHint}};
-    sched_.emplace(std::vector<sched::SchedClass>{online, offline}, arbiter_config(spec_.policy));
+    sched_.emplace(scheduler_classes(b), arbiter_config(spec_.policy));
     std::vector<GpuEngine*> eng;
     for (auto& e : engines_) eng.push_back(e.get());
     actuator_.emplace(
@@ -627,7 +604,10 @@ RunResult Simulation::run() {
 
   res_.sim_seconds = static_cast<double>(now_) / 1e9;
   res_.events = des_events_;
-  for (const auto& e : engines_) res_.events += e->counters().events;
+  for (const auto& e : engines_) {
+    res_.events += e->counters().events;
+    res_.waves_saved += e->counters().waves_saved;
+  }
   std::set<uint32_t> offline_gpus;
   for (auto& c : clients_) {
     ClientRow row;

@@ -63,6 +63,7 @@ struct RunResult {
   uint64_t suspensions = 0;
   double suspended_s = 0;
   uint64_t actuation_timeouts = 0;
+  uint64_t waves_saved = 0;  // CWSR-saved waves (runlist updates), all GPUs
   double sim_seconds = 0;
   uint64_t events = 0;
   std::vector<TimelineEntry> timeline;

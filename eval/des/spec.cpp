@@ -129,7 +129,8 @@ std::vector<uint32_t> read_gpus(Obj& o, uint32_t gpus) {
       throw SpecError(o.at("gpus"), "expected a non-empty array of GPU indices");
     for (std::size_t i = 0; i < v.size(); ++i) {
       const std::string p = o.at("gpus") + "[" + std::to_string(i) + "]";
-      if (!v[i].is_number_unsigned()) throw SpecError(p, "expected a GPU index, got " + v[i].dump());
+      if (!v[i].is_number_integer() || v[i].get<int64_t>() < 0)
+        throw SpecError(p, "expected a GPU index, got " + v[i].dump());
       out.push_back(v[i].get<uint32_t>());
     }
   } else {
