@@ -20,41 +20,47 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--spec", required=True)
     ap.add_argument("--out")
-    a = ap.parse_args()
+    args = ap.parse_args()
     if os.environ.get("FAKE_DES_FAIL"):
         print("fake_des: failing as asked", file=sys.stderr)
         return 1
-    spec = json.load(open(a.spec))
+    spec = json.load(open(args.spec))
     rng = random.Random(spec.get("seed", 1))
     b = spec["baseline"]
     preempting = b.startswith("gpreempt")
-    off_gpus = {t["gpu"] for t in spec["offline"]}
+    def gpus(t):
+        return t["gpus"] if "gpus" in t else [t.get("gpu", 0)]
+
+    off_gpus = {g for t in spec["offline"] for g in gpus(t)}
     lat, decisions, timeline = [], [], []
-    t_us = 0.0
     for task in spec["online"]:
+        t_us = 0.0
         solo = sum(k["duration_us"] for k in task["kernels"]) / 1000.0
-        shared = task["gpu"] in off_gpus
+        a = task["arrival"]
+        mean_gap_us = (1e6 / a["rate_hz"] if a["kind"] != "uniform"
+                       else 500.0 * (a["min_interval_ms"] + a["max_interval_ms"]))
+        shared = [g for g in gpus(task) if g in off_gpus]
         for i in range(task["requests"]):
-            t_us += 1e6 / task["arrival"]["rate_hz"]
+            t_us += mean_gap_us
             f = SLOWDOWN[b] if shared else 1.0
             lat.append(solo * f * (1 + 0.2 * rng.random()))
-            if preempting and shared:
+            for g in shared if preempting else []:
                 cost = 400.0 * spec["model"]["cwsr_save_scale"]
-                decisions.append({"action": "suspend", "gpu": task["gpu"], "at_us": t_us, "latency_us": cost})
-                decisions.append({"action": "resume", "gpu": task["gpu"], "at_us": t_us + solo * 1000,
-                                  "latency_us": 30.0 * spec["model"]["hws_roundtrip_scale"]})
-                if spec["record"]["timeline"] and i < 50:
-                    timeline.append({"gpu": task["gpu"], "kind": "suspended", "who": "offline",
-                                     "start_us": t_us, "end_us": t_us + solo * 1000})
-            if spec["record"]["timeline"] and i < 50:
-                timeline.append({"gpu": task["gpu"], "kind": "kernel", "who": task["name"], "start_us": t_us,
+                end = t_us + solo * 1000
+                decisions.append({"t_us": t_us, "gpu": g, "action": "suspend", "targets": [], "reason": "fake"})
+                decisions.append({"t_us": end, "gpu": g, "action": "resume", "targets": [], "reason": "fake"})
+                if spec["record"]["timeline"]:
+                    timeline.append({"gpu": g, "kind": "suspended", "who": "offline", "start_us": t_us + cost,
+                                     "end_us": end + 30.0 * spec["model"]["hws_roundtrip_scale"]})
+            if spec["record"]["timeline"]:
+                timeline.append({"gpu": gpus(task)[0], "kind": "kernel", "who": task["name"], "start_us": t_us,
                                  "end_us": t_us + solo * 1000})
     dur = spec["duration_s"]
     iters = 0.0
     for task in spec["offline"]:
         it_s = sum(k["duration_us"] for k in task["kernels"]) / 1e6
-        busy = sum(len([1 for o in spec["online"] if o["gpu"] == task["gpu"]]) * o["requests"] *
-                   sum(k["duration_us"] for k in o["kernels"]) / 1e6 for o in spec["online"][:1])
+        busy = sum(o["requests"] * sum(k["duration_us"] for k in o["kernels"]) / 1e6
+                   for o in spec["online"] if set(gpus(o)) & set(gpus(task)))
         loss = min(0.9, busy / dur * (1.5 if preempting else 1.0))
         iters += dur / it_s * (1 - loss)
     sus = sum(1 for d in decisions if d["action"] == "suspend")
@@ -76,8 +82,8 @@ def main():
     elif os.environ.get("FAKE_DES_BAD") == "nop99":
         del row["online_p99_ms"]
     text = json.dumps(res)
-    if a.out:
-        open(a.out, "w").write(text)
+    if args.out:
+        open(args.out, "w").write(text)
     else:
         print(text)
     return 0

@@ -60,11 +60,13 @@ def test_every_experiment_builds_valid_points(tmp_path):
                 assert s["online"] or s["offline"], (name, p["point"])
                 assert s["duration_s"] > 0
                 for t in s["online"] + s["offline"]:
-                    assert 0 <= t["gpu"] < s["gpus"], (name, p["point"], t["name"])
+                    assert all(0 <= g < s["gpus"] for g in experiments.task_gpus(t)), (name, p["point"], t["name"])
                     assert t["kernels"] and all(k["duration_us"] > 0 and 1 <= k["cus"] <= 80 for k in t["kernels"])
                 for t in s["online"]:
                     # The arrivals must fit the simulated duration, or requests would be cut off.
-                    assert t["requests"] / t["arrival"]["rate_hz"] <= s["duration_s"] + 1e-9, (name, p["point"])
+                    a = t["arrival"]
+                    longest_gap_s = 1 / a["rate_hz"] if a["kind"] != "uniform" else a["max_interval_ms"] / 1000
+                    assert t["requests"] * longest_gap_s <= s["duration_s"] + 1e-9, (name, p["point"])
 
 
 def test_points_without_a_set_duration_have_1000_requests(tmp_path):
@@ -221,6 +223,23 @@ def test_multi_gpu_decisions_per_gpu(tmp_path):
     tp8 = next(p for p in doc["points"] if p["point"] == "tp8-vs-offline8/gpreempt-hint")
     assert all(d["suspensions"] == 100 for d in tp8["decisions_per_gpu"])
     assert any(f["kind"] == "per_gpu" for f in doc["figures"])
+
+
+def test_actuation_latency_is_decision_to_window_edge():
+    decisions = [{"t_us": 100.0, "gpu": 1, "action": "suspend"}, {"t_us": 900.0, "gpu": 1, "action": "resume"},
+                 {"t_us": 2000.0, "gpu": 0, "action": "suspend"}]
+    timeline = [{"gpu": 1, "kind": "suspended", "who": "x", "start_us": 600.0, "end_us": 1000.0},
+                {"gpu": 0, "kind": "kernel", "who": "y", "start_us": 0.0, "end_us": 5000.0},
+                {"gpu": 0, "kind": "suspended", "who": "x", "start_us": 2250.0, "end_us": 3000.0}]
+    assert runner.actuation_latencies(decisions, timeline) == {"suspend": [0.5, 0.25], "resume": [0.1]}
+
+
+def test_suspend_resume_100_judges_every_cycle(tmp_path):
+    doc = runner.run("suspend-resume-100", out_dir=str(tmp_path / "o"), options=opts(tmp_path, seeds=[1]), des=FAKE)
+    m = doc["points"][0]["metrics"]
+    assert m["suspend_latency_max_ms"]["max"] == pytest.approx(0.4)
+    assert m["resume_latency_max_ms"]["max"] == pytest.approx(0.03)
+    assert [c["passed"] for c in doc["checks"]] == [True, True, True, True]
 
 
 # ---- the command line ------------------------------------------------------------------------------

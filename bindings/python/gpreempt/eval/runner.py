@@ -5,7 +5,7 @@ import os
 
 from . import figures, report, stats
 from .engines import DesEngine, EngineError, LiveEngine
-from .experiments import EXPERIMENTS, Options
+from .experiments import EXPERIMENTS, Options, task_gpus
 
 SCHEMA_VERSION = 2
 
@@ -24,16 +24,27 @@ def _num(v):
     return None if v is None else float(v)
 
 
-def decision_latencies(decisions, kind):
-    """Latencies (ms) of the engine's `kind` ("suspend"/"resume") actuations, where it reports them."""
-    out = []
+def actuation_latencies(decisions, timeline):
+    """{"suspend": [ms], "resume": [ms]}: from each decision to the runlist update that carried it
+    out returning — a suspension window's start (suspend) or end (resume) on the same GPU.
+
+    Needs the timeline of the whole run (windows outside a partial timeline would pair wrongly)."""
+    windows = {}
+    for e in timeline or []:
+        if e.get("kind") == "suspended":
+            windows.setdefault(e.get("gpu", 0), []).append((e["start_us"], e["end_us"]))
+    out = {"suspend": [], "resume": []}
+    for g in windows:
+        windows[g].sort()
     for d in decisions or []:
-        if not isinstance(d, dict) or d.get("action", d.get("kind")) != kind:
+        kind = d.get("action")
+        w = windows.get(d.get("gpu", 0), [])
+        t = d.get("t_us")
+        if kind not in out or t is None:
             continue
-        for key, scale in (("latency_us", 1e-3), ("actuation_us", 1e-3), ("latency_ms", 1.0)):
-            if d.get(key) is not None:
-                out.append(float(d[key]) * scale)
-                break
+        edge = [s for s, _ in w if s >= t] if kind == "suspend" else [e for _, e in w if e >= t]
+        if edge:
+            out[kind].append((min(edge) - t) / 1000.0)
     return out
 
 
@@ -49,6 +60,7 @@ def decisions_per_gpu(decisions, gpus):
 
 
 def make_row(exp, pt, seed, engine, result):
+    spec = pt["spec"]
     r = result["row"]
     lat = result.get("latencies_ms")
     row = {"experiment": exp.name, "point": pt["point"], "group": pt["group"], "seed": seed, "engine": engine,
@@ -66,8 +78,12 @@ def make_row(exp, pt, seed, engine, result):
         enough = row["online_requests"] >= stats.MIN_TAIL_SAMPLES
         row["online_tail_ms"] = row["online_p99_ms"] if enough or row["online_max_ms"] is None else row["online_max_ms"]
         row["online_tail_kind"] = None if not row["online_requests"] else ("p99" if enough else "max")
+    if not spec["offline"]:
+        row["offline_iterations"] = row["offline_iterations_per_s"] = None
+    whole = spec["record"].get("timeline") and "timeline_from_s" not in spec["record"]
+    lat = actuation_latencies(result.get("decisions"), result.get("timeline")) if whole else {}
     for kind in ("suspend", "resume"):
-        v = decision_latencies(result.get("decisions"), kind)
+        v = lat.get(kind)
         row[f"{kind}_latency_max_ms"] = max(v) if v else None
     return row
 
@@ -83,11 +99,11 @@ def aggregate(pt, rows):
 
 def spec_summary(s):
     return {"baseline": s["baseline"], "gpus": s["gpus"], "duration_s": s["duration_s"],
-            "online": [{"name": t["name"], "gpu": t["gpu"], "arrival": t["arrival"], "requests": t["requests"],
+            "online": [{"name": t["name"], "gpus": task_gpus(t), "arrival": t["arrival"], "requests": t["requests"],
                         "kernels": len(t.get("kernels", [])),
                         "request_gpu_ms": round(sum(k["duration_us"] for k in t.get("kernels", [])) / 1000, 3)}
                        for t in s["online"]],
-            "offline": [{"name": t["name"], "gpu": t["gpu"], "queues": t["queues"], "kernels": len(t.get("kernels", [])),
+            "offline": [{"name": t["name"], "gpus": task_gpus(t), "queues": t["queues"], "kernels": len(t.get("kernels", [])),
                          "iteration_gpu_ms": round(sum(k["duration_us"] for k in t.get("kernels", [])) / 1000, 3)}
                         for t in s["offline"]],
             "policy": s["policy"], "model": s["model"], "throttle": s["throttle"], "partition": s["partition"]}
