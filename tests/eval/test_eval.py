@@ -240,6 +240,10 @@ def test_suspend_resume_100_judges_every_cycle(tmp_path):
     assert m["suspend_latency_max_ms"]["max"] == pytest.approx(0.4)
     assert m["resume_latency_max_ms"]["max"] == pytest.approx(0.03)
     assert [c["passed"] for c in doc["checks"]] == [True, True, True, True]
+    # A calibration scale reaches every point's model.
+    o = opts(tmp_path, seeds=[1], cwsr_save_scale=2.0)
+    doc = runner.run("suspend-resume-100", out_dir=str(tmp_path / "c"), options=o, des=FAKE)
+    assert doc["points"][0]["metrics"]["suspend_latency_max_ms"]["max"] == pytest.approx(0.8)
 
 
 # ---- the command line ------------------------------------------------------------------------------
@@ -271,6 +275,10 @@ def test_cli_run_ok_and_operational_failures(tmp_path):
                  "--out", str(tmp_path / "ok"))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "ok" / "results.json").exists() and "checks pass" in r.stdout
+    t = gpreempt("eval", "table", str(tmp_path / "ok" / "results.json"))
+    assert t.returncode == 0 and t.stdout.startswith("| point | baseline |")
+    (tmp_path / "junk.json").write_text("[1]")
+    assert gpreempt("eval", "table", str(tmp_path / "junk.json")).returncode == 1
     r = gpreempt("eval", "run", "tc1-basic", "--seeds", "1", "--des", FAKE, "--out", str(tmp_path / "f"),
                  env={"FAKE_DES_FAIL": "1"})
     assert r.returncode == 1 and "failing as asked" in r.stderr

@@ -9,7 +9,7 @@ import os
 import shlex
 import sys
 
-from . import runner
+from . import report, runner
 from .engines import EngineError
 from .experiments import EXPERIMENTS, Options
 
@@ -34,6 +34,8 @@ def main(argv=None):
     sub = ap.add_subparsers(dest="cmd", required=True)
     ls = sub.add_parser("list", help="name and describe the experiments")
     ls.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    tb = sub.add_parser("table", help="print the results table of a results.json (Markdown; the README's headline)")
+    tb.add_argument("results", help="DIR/results.json of a run")
     r = sub.add_parser("run", help="run one experiment")
     r.add_argument("name", help="experiment (gpreempt eval list)")
     r.add_argument("--engine", choices=["des", "live"], default="des",
@@ -49,6 +51,10 @@ def main(argv=None):
     r.add_argument("--live-duration", type=float, default=10.0, help="live: seconds per demo scenario (default 10)")
     r.add_argument("--traces", help="directory of cached torch_mode traces (default: the output directory)")
     r.add_argument("--strict", action="store_true", help="exit 1 when a check fails")
+    r.add_argument("--cwsr-save-scale", type=float, default=1.0,
+                   help="des: multiply the model's CWSR save cost (calibration to a measured GPU, docs/hardware.md)")
+    r.add_argument("--hws-roundtrip-scale", type=float, default=1.0,
+                   help="des: multiply the model's HWS unmap/map latency")
     a = ap.parse_args(argv)
 
     if a.cmd == "list":
@@ -63,6 +69,15 @@ def main(argv=None):
                 print(f"{e.name:<{w}}  {e.shows}" + ("  [also --engine live]" if e.live else ""))
         return 0
 
+    if a.cmd == "table":
+        try:
+            doc = runner.load(a.results)
+            print(report.points_table(doc), end="")
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            print(f"gpreempt eval table: {a.results}: not a results.json of gpreempt eval ({e})", file=sys.stderr)
+            return 1
+        return 0
+
     if a.requests < 1:
         ap.error("--requests must be at least 1")
     if a.seed is None and a.seeds < 1:
@@ -70,7 +85,8 @@ def main(argv=None):
     seeds = [a.seed] if a.seed is not None else list(range(1, a.seeds + 1))
     out = a.out or os.path.join("eval-out", a.name)
     o = Options(requests=a.requests, seeds=seeds, quick=a.quick, trace_dir=a.traces or out,
-                kfdsim=bin_path(a, "kfdsim"))
+                kfdsim=bin_path(a, "kfdsim"), cwsr_save_scale=a.cwsr_save_scale,
+                hws_roundtrip_scale=a.hws_roundtrip_scale)
     des = a.des or bin_path(a, "gpreempt-des")
     if a.engine == "des" and os.sep not in des:
         des = next((os.path.join(d, des) for d in os.environ.get("PATH", "").split(os.pathsep)

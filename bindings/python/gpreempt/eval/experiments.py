@@ -30,6 +30,8 @@ class Options:
     quick: bool = False           # shorter durations for the test suite and smoke runs
     trace_dir: str = "."          # where torch_mode traces are recorded and cached
     kfdsim: str = "kfdsim"        # to record traces
+    cwsr_save_scale: float = 1.0  # calibration: multiplies every point's CWSR save cost (docs/hardware.md §4)
+    hws_roundtrip_scale: float = 1.0
 
 
 @dataclass

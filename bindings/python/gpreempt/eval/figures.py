@@ -46,11 +46,12 @@ def cdf(exp, doc, samples, out_dir):
     if not samples:
         return None
     fig, ax = plt.subplots(figsize=(7.5, 4.8))
-    for name, v in samples.items():
+    styles = ["-", "--", ":", "-."]  # identical curves (e.g. none = priority) stay visible
+    for i, (name, v) in enumerate(samples.items()):
         if not v:
             continue
         x, y = stats.cdf(v)
-        ax.plot(x, y, label=f"{name} (n={len(v)})", linewidth=1.3)
+        ax.plot(x, y, label=f"{name} (n={len(v)})", linewidth=1.4, linestyle=styles[i % len(styles)])
     ax.set_xscale("log")
     ax.set_xlabel("online request latency (ms, log scale)")
     ax.set_ylabel("fraction of requests ≤ latency")
@@ -128,7 +129,7 @@ def vs_x(exp, doc, out_dir):
     return _save(fig, out_dir, "sweep.png")
 
 
-def timeline(exp, doc, timelines, out_dir, window_ms=60.0):
+def timeline(exp, doc, timelines, out_dir, window_ms=30.0):
     if not timelines:
         return None
     name, tl = next(iter(timelines.items()))
@@ -149,12 +150,13 @@ def timeline(exp, doc, timelines, out_dir, window_ms=60.0):
         y = rows.index(r)
         c = "tab:red" if e.get("kind") == "suspended" else colors.setdefault(e["who"], f"C{len(colors) % 10}")
         s, t = max(e["start_us"], t0), min(e["end_us"], t1)
-        ax.broken_barh([((s - t0) / 1000.0, max((t - s) / 1000.0, 0.01))], (y - 0.35, 0.7), facecolors=c)
+        ax.broken_barh([((s - t0) / 1000.0, max((t - s) / 1000.0, 0.01))], (y - 0.35, 0.7), facecolors=c,
+                       edgecolor="white", linewidth=0.4)
     ax.set_yticks(range(len(rows)), rows, fontsize=7)
     ax.set_xlabel(f"simulated time (ms) from t = {t0 / 1e6:.3f} s")
     ax.set_xlim(0, window_ms)
     ax.grid(True, axis="x", alpha=0.3)
-    _title(ax, exp, doc, f"point {name}, first seed, {window_ms:g} ms window; red = offline suspended")
+    _title(ax, exp, doc, f"point {name}, first seed, {window_ms:g} ms window; a bar per kernel, red = offline suspended")
     return _save(fig, out_dir, "timeline.png")
 
 

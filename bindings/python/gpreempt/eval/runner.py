@@ -109,6 +109,12 @@ def spec_summary(s):
             "policy": s["policy"], "model": s["model"], "throttle": s["throttle"], "partition": s["partition"]}
 
 
+def calibrated(model, o):
+    """The point's model costs times the run's calibration (1.0 unless --cwsr-save-scale/...)."""
+    return dict(model, cwsr_save_scale=model["cwsr_save_scale"] * o.cwsr_save_scale,
+                hws_roundtrip_scale=model["hws_roundtrip_scale"] * o.hws_roundtrip_scale)
+
+
 def run_des(exp, o, des, progress):
     engine = DesEngine(des)
     pts = exp.points(o)
@@ -117,7 +123,7 @@ def run_des(exp, o, des, progress):
         prow = []
         for seed in o.seeds:
             progress(f"[{i + 1}/{len(pts)}] {pt['point']} seed {seed}")
-            result = engine.run(dict(pt["spec"], seed=seed))
+            result = engine.run(dict(pt["spec"], seed=seed, model=calibrated(pt["spec"]["model"], o)))
             row = make_row(exp, pt, seed, "des", result)
             prow.append(row)
             if seed == o.seeds[0]:
@@ -170,6 +176,8 @@ def run(name, engine="des", out_dir="eval-out", options=None, des=None, gpreempt
     o = options or Options()
     if o.requests < 1 or not o.seeds:
         raise UsageProblem("--requests and --seeds must be at least 1")
+    if not (o.cwsr_save_scale > 0 and o.hws_roundtrip_scale > 0):
+        raise UsageProblem("--cwsr-save-scale and --hws-roundtrip-scale must be positive")
     os.makedirs(out_dir, exist_ok=True)
     o.trace_dir = o.trace_dir if o.trace_dir != "." else out_dir
     comparison = None
@@ -200,6 +208,7 @@ def run(name, engine="des", out_dir="eval-out", options=None, des=None, gpreempt
         "command": command,
         "generated_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "options": {"requests": o.requests, "seeds": list(o.seeds), "quick": o.quick,
+                    "cwsr_save_scale": o.cwsr_save_scale, "hws_roundtrip_scale": o.hws_roundtrip_scale,
                     "live_duration_s": live_duration_s if engine == "live" else None},
         "engine_binary": des if engine == "des" else gpreempt,
         "min_tail_samples": stats.MIN_TAIL_SAMPLES,
