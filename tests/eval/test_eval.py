@@ -61,7 +61,11 @@ def test_every_experiment_builds_valid_points(tmp_path):
                 assert s["duration_s"] > 0
                 for t in s["online"] + s["offline"]:
                     assert all(0 <= g < s["gpus"] for g in experiments.task_gpus(t)), (name, p["point"], t["name"])
-                    assert t["kernels"] and all(k["duration_us"] > 0 and 1 <= k["cus"] <= 80 for k in t["kernels"])
+                    if "trace" in t:
+                        assert os.path.isabs(t["trace"]) and workloads.trace_kernels(t["trace"]), (name, p["point"])
+                    else:
+                        assert t["kernels"] and all(k["duration_us"] > 0 and 1 <= k["cus"] <= 80 and k["rounds"] >= 1
+                                                    for k in t["kernels"]), (name, p["point"])
                 for t in s["online"]:
                     # The arrivals must fit the simulated duration, or requests would be cut off.
                     a = t["arrival"]
@@ -120,8 +124,12 @@ def test_preset_table_matches_gpreempt_workload():
 
 def test_kernel_geometry_of_the_calibrated_gemm():
     # 1024 workgroups of 256 on 4 XCCs x 20 CUs x 8 workgroups: 2 rounds of 700 us (docs/sim-model.md §9).
-    assert workloads.preset_kernels("gemm2048", "offline") == [{"name": "sgemm_2048", "duration_us": 1400.0, "cus": 80}]
-    assert workloads.kernel("small", 512, 256, 30000) == {"name": "small", "duration_us": 30.0, "cus": 2}
+    # The engine makes cus x 8 x rounds workgroups of duration/rounds each: 64 x 8 x 2 = 1024 of 700 us.
+    assert workloads.preset_kernels("gemm2048", "offline") == [
+        {"name": "sgemm_2048", "duration_us": 1400.0, "cus": 64, "rounds": 2, "waves_per_workgroup": 4}]
+    # A grid smaller than one CU's worth rounds up to one CU.
+    assert workloads.kernel("small", 512, 256, 30000) == {"name": "small", "duration_us": 30.0, "cus": 1, "rounds": 1,
+                                                          "waves_per_workgroup": 4}
 
 
 def test_trace_kernels_in_gpu_order_and_bad_lines_named(tmp_path):

@@ -6,6 +6,7 @@ import os
 from . import figures, report, stats
 from .engines import DesEngine, EngineError, LiveEngine
 from .experiments import EXPERIMENTS, Options, task_gpus
+from .workloads import trace_kernels
 
 SCHEMA_VERSION = 2
 
@@ -97,15 +98,21 @@ def aggregate(pt, rows):
     return agg
 
 
+def _program_summary(t):
+    if "trace" in t:
+        ks = trace_kernels(t["trace"])
+        return {"trace": t["trace"], "kernels": len(ks), "gpu_ms": round(sum(k["duration_us"] for k in ks) / 1000, 3)}
+    return {"trace": None, "kernels": len(t["kernels"]),
+            "gpu_ms": round(sum(k["duration_us"] for k in t["kernels"]) / 1000, 3)}
+
+
 def spec_summary(s):
+    """The spec without its kernel lists: what a reader needs to know each point's configuration."""
     return {"baseline": s["baseline"], "gpus": s["gpus"], "duration_s": s["duration_s"],
-            "online": [{"name": t["name"], "gpus": task_gpus(t), "arrival": t["arrival"], "requests": t["requests"],
-                        "kernels": len(t.get("kernels", [])),
-                        "request_gpu_ms": round(sum(k["duration_us"] for k in t.get("kernels", [])) / 1000, 3)}
-                       for t in s["online"]],
-            "offline": [{"name": t["name"], "gpus": task_gpus(t), "queues": t["queues"], "kernels": len(t.get("kernels", [])),
-                         "iteration_gpu_ms": round(sum(k["duration_us"] for k in t.get("kernels", [])) / 1000, 3)}
-                        for t in s["offline"]],
+            "online": [dict({"name": t["name"], "gpus": task_gpus(t), "arrival": t["arrival"],
+                             "requests": t["requests"]}, **_program_summary(t)) for t in s["online"]],
+            "offline": [dict({"name": t["name"], "gpus": task_gpus(t), "queues": t["queues"],
+                              "max_in_flight": t.get("max_in_flight")}, **_program_summary(t)) for t in s["offline"]],
             "policy": s["policy"], "model": s["model"], "throttle": s["throttle"], "partition": s["partition"]}
 
 

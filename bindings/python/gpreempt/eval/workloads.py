@@ -22,15 +22,18 @@ GEOMETRY = {"profile": "mi308x", "num_xcc": 4, "cus_per_xcc": 20, "max_waves_per
 
 def kernel(name, items, wg, wg_cost_ns, geometry=GEOMETRY):
     """A dispatch of `items` work-items in workgroups of `wg`, each workgroup busy `wg_cost_ns`,
-    as the engine's kernel: its duration alone on an idle device and the CUs it occupies."""
+    in the engine's terms: `rounds` of workgroups of `waves_per_workgroup` waves on `cus` CUs
+    (the engine makes cus × workgroups-per-CU × rounds workgroups of wg_cost = duration/rounds),
+    chosen so that the workgroup count, their cost and the kernel's duration alone match."""
     n_wg = math.ceil(items / wg)
     waves_per_wg = math.ceil(wg / geometry["wave_size"])
     per_cu = min(geometry["max_waves_per_cu"] // waves_per_wg, geometry["max_workgroups_per_cu"])
     per_xcc_round = geometry["cus_per_xcc"] * per_cu
     on_busiest_xcc = math.ceil(n_wg / geometry["num_xcc"])
     rounds = math.ceil(on_busiest_xcc / per_xcc_round)
-    cus = min(geometry["num_xcc"] * geometry["cus_per_xcc"], n_wg)
-    return {"name": name, "duration_us": round(rounds * wg_cost_ns / 1000.0, 3), "cus": cus}
+    cus = min(geometry["num_xcc"] * geometry["cus_per_xcc"], math.ceil(n_wg / (per_cu * rounds)))
+    return {"name": name, "duration_us": round(rounds * wg_cost_ns / 1000.0, 3), "cus": cus, "rounds": rounds,
+            "waves_per_workgroup": waves_per_wg}
 
 
 def _k(name, items, wg, cost):
@@ -110,9 +113,10 @@ def matmul_two_model():
     (2·4096³ flops at 0.7 × 256 flops/CU/clock × 80 CUs × 1.42 GHz), so one such GEMM, scaled to the
     measured 6.36 ms, is the high-priority request; the low-priority iteration is five 8192² GEMMs
     scaled to the measured 1/3.88 s. Their contention numbers are the model's prediction."""
-    high = [{"name": "sgemm_4096", "duration_us": 6360.0, "cus": 80}]
+    # 64×64 tiles of 256 work-items: 4096 workgroups (4096²) and 16,384 (8192²) on 640 slots.
+    high = [dict(kernel("sgemm_4096", 4096 * 256, 256, 1), duration_us=6360.0)]
     low_it_us = 1e6 / MATMUL_MEASURED["low_alone"]["offline_iterations_per_s"]
-    low = [{"name": "sgemm_8192", "duration_us": round(low_it_us / 5, 3), "cus": 80} for _ in range(5)]
+    low = [dict(kernel("sgemm_8192", 16384 * 256, 256, 1), duration_us=round(low_it_us / 5, 3)) for _ in range(5)]
     return high, low
 
 
