@@ -102,8 +102,8 @@ def offline_task(name, kernels, gpu=0, queues=1, iterations_ahead=4):
     offline does (an asynchronous framework); the engine's cap is in kernels per GPU.
     kernels may be {"trace": path}: a torch_mode trace, replayed by the engine with its
     dependencies and host gaps, one iteration at a time (the training loop synchronizes)."""
-    if isinstance(kernels, dict):
-        return dict({"name": name, "gpu": gpu, "queues": queues}, **kernels)
+    if isinstance(kernels, dict):  # a trace brings its own queues
+        return dict({"name": name, "gpu": gpu}, **kernels)
     return {"name": name, "gpu": gpu, "queues": queues, "kernels": kernels,
             "max_in_flight": max(1, iterations_ahead * len(kernels))}
 
@@ -336,7 +336,9 @@ def _offline_loss_checks(pts, o):
             figures=("bars",))
 def _random_1h(o):
     dur = 600 if o.quick else 3600
-    n = int(dur / 10.0)  # intervals of at most 10 s: this many always fit in the duration
+    # Mean interval 5.5 s: 95 % of the hour's worth, so that the requests span the whole hour and
+    # (3 standard deviations of a sum of uniform intervals) still all arrive before its end.
+    n = int(0.95 * dur / 5.5)
     on = [online_task("online", cnn(), None, n, interval_ms=(1000.0, 10000.0))]
     off = [offline_task("offline", gemm())]
     return [point("offline-alone", spec("none", [], off, dur), group="offline-alone"),

@@ -111,7 +111,7 @@ def spec_summary(s):
     return {"baseline": s["baseline"], "gpus": s["gpus"], "duration_s": s["duration_s"],
             "online": [dict({"name": t["name"], "gpus": task_gpus(t), "arrival": t["arrival"],
                              "requests": t["requests"]}, **_program_summary(t)) for t in s["online"]],
-            "offline": [dict({"name": t["name"], "gpus": task_gpus(t), "queues": t["queues"],
+            "offline": [dict({"name": t["name"], "gpus": task_gpus(t), "queues": t.get("queues"),
                               "max_in_flight": t.get("max_in_flight")}, **_program_summary(t)) for t in s["offline"]],
             "policy": s["policy"], "model": s["model"], "throttle": s["throttle"], "partition": s["partition"]}
 
