@@ -98,7 +98,9 @@ LIVE_EXPLANATION = (
     "GPU cost of each runlist update; (3) live runs last seconds (a few hundred requests: its tail is the "
     "maximum), des runs ≥ 1000 requests per seed. Both run the same GPU model, so offline throughput and "
     "the ordering none > gpreempt in online latency should agree; absolute online latencies should be "
-    "higher live.")
+    "higher live; (4) on a host whose load average exceeds its CPU count the simulator's daemon is "
+    "starved: the simulated GPU ticks late, every live latency grows by the scheduling delay and the "
+    "preemption controller's calls with it — compare live numbers only from a quiet host.")
 
 
 def live_table(doc):
@@ -112,7 +114,9 @@ def live_table(doc):
                                                        for k in ("online_p50_ms", "online_tail_ms",
                                                                  "offline_iterations_per_s", "suspensions")
                                                        for e in ("live", "des")]) + " |")
-    return "## Live vs des\n\n" + "\n".join(lines) + "\n\n" + LIVE_EXPLANATION + "\n"
+    host = (f"Host load average {doc.get('host_load_average')} on {doc.get('host_cpus')} CPUs at the end of "
+            "the run.\n\n")
+    return "## Live vs des\n\n" + "\n".join(lines) + "\n\n" + host + LIVE_EXPLANATION + "\n"
 
 
 def markdown(exp, doc):

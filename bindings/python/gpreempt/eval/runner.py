@@ -219,6 +219,10 @@ def run(name, engine="des", out_dir="eval-out", options=None, des=None, gpreempt
                     "live_duration_s": live_duration_s if engine == "live" else None},
         "engine_binary": des if engine == "des" else gpreempt,
         "min_tail_samples": stats.MIN_TAIL_SAMPLES,
+        # Live numbers are wall-clock numbers of a simulated GPU driven by a host process: how
+        # loaded the host was decides how far they are from the model (report.LIVE_EXPLANATION).
+        "host_load_average": round(os.getloadavg()[0], 2),
+        "host_cpus": os.cpu_count(),
         "points": points,
         "rows": rows,
         "checks": checks,
