@@ -144,6 +144,18 @@ def test_trace_kernels_in_gpu_order_and_bad_lines_named(tmp_path):
         workloads.trace_kernels(t)
 
 
+def test_host_gaps_are_removed_from_recorded_traces(tmp_path):
+    src, dst = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    recs = [{"name": "k0", "grid": [256, 1, 1], "workgroup": [256, 1, 1], "submit_us": 0, "start_us": 5, "end_us": 10},
+            {"name": "k1", "grid": [256, 1, 1], "workgroup": [256, 1, 1], "submit_us": 40, "start_us": 41, "end_us": 50},
+            {"name": "k2", "grid": [256, 1, 1], "workgroup": [256, 1, 1], "submit_us": 45, "start_us": 50, "end_us": 60}]
+    src.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    workloads.without_host_gaps(str(src), str(dst))
+    out = [json.loads(line) for line in dst.read_text().splitlines()]
+    assert [r["submit_us"] for r in out] == [0, 10, 45]  # k1 waited 30 us for the host: no longer
+    assert [(r["start_us"], r["end_us"]) for r in out] == [(5, 10), (41, 50), (50, 60)]
+
+
 def test_matmul_case_is_calibrated_to_the_measured_alone_numbers():
     high, low = workloads.matmul_two_model()
     assert workloads.total_us(high) / 1000 == pytest.approx(6.36)

@@ -401,9 +401,10 @@ def _matmul_checks(pts, o):
             shows="the user's real-model case (XSched test 5) under every baseline: online latency and training throughput",
             figures=("cdf", "bars", "timeline"),
             notes=("Both workloads are torch_mode kernel traces recorded on the simulated MI308X (one inference, "
-                   "one training step, each after an untraced warm-up step) and replayed by the engine with their "
-                   "dependencies and the host's gaps between dependent kernels: the online latency includes "
-                   "eager PyTorch's per-operator host time as torch_mode prices it (docs/torch.md), the training "
+                   "one training step, each after an untraced warm-up step) and replayed by the engine in order, "
+                   "GPU time only: the recorder's host gaps are removed (workloads.without_host_gaps) because on a "
+                   "loaded machine they measure its scheduling delays, not PyTorch. The latencies therefore "
+                   "describe a server without host overhead (C++ or CUDA graphs), not eager Python; the training "
                    "step synchronizes once per iteration.",))
 def _headline(o):
     r18 = wl.record_trace("resnet18-b1-infer", os.path.abspath(f"{o.trace_dir}/resnet18-b1-infer.jsonl"), o.kfdsim,
