@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev
   libspdlog-dev libsystemd-dev  # gpreemptd: logging, sd_notify readiness
   python3 python3-dev python3-pybind11 pybind11-dev python3-pytest python3-jsonschema
+  python3-matplotlib  # gpreempt eval: figures
   python3-torch python3-torchvision  # gpreempt.sim.torch_mode: models on the simulated GPU
   libhsakmt-dev libdrm-dev
   libcpp-httplib-dev  # gpreemptd: the Prometheus /metrics endpoint

@@ -44,6 +44,8 @@ struct Saved {
 struct Kernel {
   uint64_t id = 0;
   QueueKey queue;
+  int pool = -1;     // CU-mask pool of its queue (-1: every CU)
+  uint32_t group = 0;
   uint32_t waves_per_wg = 1;
   SimTime wg_ns = 0;
   uint64_t total_wgs = 0;
@@ -59,6 +61,8 @@ struct Cohort {
   uint64_t wgs;
   uint32_t waves;
   SimTime end;
+  int pool;
+  uint32_t group;
 };
 
 struct Job {
@@ -85,11 +89,32 @@ struct Queue {
   SimTime head_started_at = 0;
   uint64_t kernel = 0;         // id of the head kernel once created, 0 otherwise
   uint64_t completed = 0;
+  int pool = -1;               // CU mask (set_cu_mask): index into Impl::pools, -1 = all CUs
+  uint32_t group = 0;          // set_queue_group: resident time is accounted per group
+};
+
+// The CUs a CU mask leaves to its queues on every XCC, and what they have free there. Masks are
+// modelled as CU ranges per XCC; queues with the same range share one pool.
+struct PoolDef {
+  uint32_t first_cu = 0;
+  uint32_t cus = 0;
+};
+struct PoolFree {
+  uint64_t waves = 0;
+  uint64_t wgs = 0;
+  uint64_t peak_waves = 0;
+};
+
+struct GroupBusy {
+  uint64_t live = 0;  // resident cohorts
+  SimTime since = 0;
+  SimTime busy = 0;
 };
 
 struct Xcc {
   uint64_t free_waves = 0;
   uint64_t free_wgs = 0;
+  std::vector<PoolFree> pools;
   uint64_t rr = 0;
   bool dispatch_pending = false;
 };
@@ -138,6 +163,8 @@ struct GpuEngine::Impl {
   uint64_t rotation = 0;
   uint64_t quantum_gen = 0;
   bool quantum_armed = false;
+  std::vector<PoolDef> pools;
+  std::map<uint32_t, GroupBusy> groups;
 
   Impl(GpuEngine& s, EngineOptions o) : self(s), opt(std::move(o)), rng(opt.seed) {
     const auto& p = self.profile_;
@@ -185,6 +212,8 @@ struct GpuEngine::Impl {
     Kernel k;
     k.id = next_kernel++;
     k.queue = q.key;
+    k.pool = q.pool;
+    k.group = q.group;
     k.waves_per_wg = std::max<uint32_t>(j.spec.waves_per_workgroup(p.wave_size), 1);
     k.wg_ns = std::max<SimTime>(j.spec.wg_cost_ns, 1);
     k.total_wgs = j.spec.workgroups();
@@ -250,18 +279,63 @@ struct GpuEngine::Impl {
 
   // ---- compute units ----------------------------------------------------------------------
 
+  // Workgroups of `k` (waves_per_wg each) that still fit on XCC x, its CU mask included.
+  uint64_t fit(uint32_t x, const Kernel& k) const {
+    const Xcc& xc = xccs[x];
+    uint64_t n = std::min(xc.free_wgs, xc.free_waves / k.waves_per_wg);
+    if (k.pool >= 0) {
+      const PoolFree& p = xc.pools[static_cast<std::size_t>(k.pool)];
+      n = std::min({n, p.wgs, p.waves / k.waves_per_wg});
+    }
+    return n;
+  }
+  void take_slots(uint32_t x, int pool, uint64_t wgs, uint64_t waves) {
+    Xcc& xc = xccs[x];
+    xc.free_wgs -= wgs;
+    xc.free_waves -= waves;
+    if (pool >= 0) {
+      PoolFree& p = xc.pools[static_cast<std::size_t>(pool)];
+      p.wgs -= wgs;
+      p.waves -= waves;
+      const PoolDef& d = pools[static_cast<std::size_t>(pool)];
+      const uint64_t cap = static_cast<uint64_t>(d.cus) * self.profile_.max_waves_per_cu;
+      p.peak_waves = std::max(p.peak_waves, cap - p.waves);
+    }
+  }
+  void give_slots(uint32_t x, int pool, uint64_t wgs, uint64_t waves) {
+    Xcc& xc = xccs[x];
+    xc.free_wgs += wgs;
+    xc.free_waves += waves;
+    if (pool >= 0) {
+      PoolFree& p = xc.pools[static_cast<std::size_t>(pool)];
+      p.wgs += wgs;
+      p.waves += waves;
+    }
+  }
+  void group_live(uint32_t group, int delta) {
+    if (group == 0) return;
+    GroupBusy& g = groups[group];
+    if (delta > 0 && g.live++ == 0) g.since = now();
+    if (delta < 0 && --g.live == 0) g.busy += now() - g.since;
+  }
+  SimTime group_busy(uint32_t group) const {
+    auto it = groups.find(group);
+    if (it == groups.end()) return 0;
+    return it->second.busy + (it->second.live ? now() - it->second.since : 0);
+  }
+
   struct Contender {
     Queue* q;
     Kernel* k;
   };
 
   void start_cohort(Kernel& k, uint32_t x, uint64_t wgs, SimTime duration) {
-    Xcc& xc = xccs[x];
     const uint64_t waves = wgs * k.waves_per_wg;
-    xc.free_waves -= waves;
-    xc.free_wgs -= wgs;
+    take_slots(x, k.pool, wgs, waves);
+    group_live(k.group, +1);
     const uint64_t id = next_cohort++;
-    cohorts.emplace(id, Cohort{k.id, x, wgs, static_cast<uint32_t>(waves), now() + duration});
+    cohorts.emplace(id, Cohort{k.id, x, wgs, static_cast<uint32_t>(waves), now() + duration,
+                               k.pool, k.group});
     schedule(now() + duration, EvKind::kCohortEnd, id);
   }
 
@@ -274,7 +348,7 @@ struct GpuEngine::Impl {
   // priorities share round-robin; preempted (saved) workgroups of a kernel go before new ones.
   void dispatch(uint32_t x) {
     if (phase != Phase::kRunning) return;
-    Xcc& xc = xccs[x];
+    const Xcc& xc = xccs[x];
     if (xc.free_wgs == 0 || xc.free_waves == 0) return;
     std::vector<Contender> c;
     for (auto& [key, q] : queues) {
@@ -293,7 +367,7 @@ struct GpuEngine::Impl {
       return a.q->priority > b.q->priority;
     });
     std::size_t i = 0;
-    while (i < c.size() && xc.free_wgs > 0 && xc.free_waves > 0) {
+    while (i < c.size() && xccs[x].free_wgs > 0 && xccs[x].free_waves > 0) {
       std::size_t j = i;
       while (j < c.size() && c[j].q->pipe_priority == c[i].q->pipe_priority &&
              c[j].q->priority == c[i].q->priority)
@@ -309,7 +383,7 @@ struct GpuEngine::Impl {
     for (auto& ct : level) {
       auto& saved = ct.k->saved;
       for (auto it = saved.begin(); it != saved.end();) {
-        if (it->xcc == x && it->wgs <= xc.free_wgs && it->waves <= xc.free_waves) {
+        if (it->xcc == x && it->wgs <= fit(x, *ct.k)) {
           const uint64_t wgs = it->wgs;
           const SimTime rem = it->remaining;
           it = saved.erase(it);
@@ -337,13 +411,11 @@ struct GpuEngine::Impl {
         Kernel& k = *level[idx].k;
         const uint64_t avail = k.pending[x];
         if (avail == 0) continue;
-        const uint64_t fit = std::min(xc.free_wgs, xc.free_waves / k.waves_per_wg);
-        const uint64_t give = std::min({avail, fair, fit});
+        const uint64_t give = std::min({avail, fair, fit(x, k)});
         if (give == 0) continue;
         k.pending[x] -= give;
         alloc[idx] += give;
-        xc.free_wgs -= give;
-        xc.free_waves -= give * k.waves_per_wg;
+        take_slots(x, k.pool, give, give * k.waves_per_wg);
         progress = true;
       }
     }
@@ -351,8 +423,7 @@ struct GpuEngine::Impl {
       if (alloc[idx] == 0) continue;
       Kernel& k = *level[idx].k;
       // start_cohort takes the slots itself; give back what the loop reserved.
-      xc.free_wgs += alloc[idx];
-      xc.free_waves += alloc[idx] * k.waves_per_wg;
+      give_slots(x, k.pool, alloc[idx], alloc[idx] * k.waves_per_wg);
       start_cohort(k, x, alloc[idx], cohort_duration(k));
     }
   }
@@ -363,8 +434,8 @@ struct GpuEngine::Impl {
     const Cohort c = it->second;
     cohorts.erase(it);
     Xcc& xc = xccs[c.xcc];
-    xc.free_waves += c.waves;
-    xc.free_wgs += c.wgs;
+    give_slots(c.xcc, c.pool, c.wgs, c.waves);
+    group_live(c.group, -1);
     self.counters_.workgroups_completed += c.wgs;
     auto k = kernels.find(c.kernel);
     if (k != kernels.end()) {
@@ -395,9 +466,8 @@ struct GpuEngine::Impl {
     for (uint64_t id : ids) {
       const Cohort c = cohorts.at(id);
       cohorts.erase(id);
-      Xcc& xc = xccs[c.xcc];
-      xc.free_waves += c.waves;
-      xc.free_wgs += c.wgs;
+      give_slots(c.xcc, c.pool, c.wgs, c.waves);
+      group_live(c.group, -1);
       kernels.at(c.kernel).saved.push_back({c.xcc, c.wgs, c.waves, std::max<SimTime>(c.end - now(), 0)});
       waves += c.waves;
     }
@@ -716,8 +786,8 @@ void GpuEngine::remove_queue(QueueKey key) {
   for (uint64_t id : drop) {
     const Cohort c = I.cohorts.at(id);
     I.cohorts.erase(id);
-    I.xccs[c.xcc].free_waves += c.waves;
-    I.xccs[c.xcc].free_wgs += c.wgs;
+    I.give_slots(c.xcc, c.pool, c.wgs, c.waves);
+    I.group_live(c.group, -1);
   }
   if (it->second.kernel) I.kernels.erase(it->second.kernel);
   I.queue_by_serial.erase(it->second.serial);
@@ -735,6 +805,50 @@ void GpuEngine::remove_queue(QueueKey key) {
 }
 
 bool GpuEngine::has_queue(QueueKey key) const { return impl_->queues.count(key) > 0; }
+
+void GpuEngine::set_cu_mask(QueueKey key, uint32_t first_cu, uint32_t cus) {
+  auto& I = *impl_;
+  auto it = I.queues.find(key);
+  if (it == I.queues.end()) return;
+  first_cu = std::min(first_cu, profile_.cus_per_xcc);
+  cus = std::min(cus, profile_.cus_per_xcc - first_cu);
+  int pool = -1;
+  for (std::size_t i = 0; i < I.pools.size(); ++i)
+    if (I.pools[i].first_cu == first_cu && I.pools[i].cus == cus) pool = static_cast<int>(i);
+  if (pool < 0) {
+    pool = static_cast<int>(I.pools.size());
+    I.pools.push_back({first_cu, cus});
+    for (auto& x : I.xccs)
+      x.pools.push_back({static_cast<uint64_t>(cus) * profile_.max_waves_per_cu,
+                         static_cast<uint64_t>(cus) * profile_.max_workgroups_per_cu, 0});
+  }
+  it->second.pool = pool;
+}
+
+uint64_t GpuEngine::cu_mask_peak_waves(uint32_t first_cu, uint32_t cus) const {
+  const auto& I = *impl_;
+  uint64_t peak = 0;
+  for (std::size_t i = 0; i < I.pools.size(); ++i)
+    if (I.pools[i].first_cu == first_cu && I.pools[i].cus == cus)
+      for (const auto& x : I.xccs) peak = std::max(peak, x.pools[i].peak_waves);
+  return peak;
+}
+
+void GpuEngine::set_queue_group(QueueKey key, uint32_t group) {
+  auto it = impl_->queues.find(key);
+  if (it != impl_->queues.end()) it->second.group = group;
+}
+
+SimTime GpuEngine::group_busy_ns(uint32_t group) const { return impl_->group_busy(group); }
+
+void GpuEngine::set_runnable_instant(const std::vector<QueueKey>& runnable) {
+  auto& I = *impl_;
+  std::set<QueueKey> next(runnable.begin(), runnable.end());
+  I.freeze([&](const Queue& q) { return next.count(q.key) == 0; });
+  for (auto& [k, q] : I.queues) q.want_runnable = next.count(k) > 0;
+  if (I.phase == Phase::kRunning && !I.update_active) I.apply_runnable();
+  I.resume_everything();
+}
 
 void GpuEngine::submit_kernel(QueueKey key, const KernelSpec& spec, JobDone done) {
   auto& I = *impl_;

@@ -92,6 +92,21 @@ class GpuEngine {
   void remove_queue(QueueKey key);
   bool has_queue(QueueKey key) const;
 
+  // KFD's CU mask (AMDKFD_IOC_SET_CU_MASK), modelled as the range [first_cu, first_cu + cus) of
+  // every XCC: the queue's workgroups launch only there. Queues with the same range share those
+  // CUs; a queue without a mask may use every CU. Applies to kernels that start afterwards.
+  void set_cu_mask(QueueKey key, uint32_t first_cu, uint32_t cus);
+  // Highest number of waves resident at once in that range on any XCC (0 if no queue has it).
+  uint64_t cu_mask_peak_waves(uint32_t first_cu, uint32_t cus) const;
+  // Accounting label of a queue (0: none): group_busy_ns(g) is the time during which at least
+  // one wave of a queue of group g was resident on the device.
+  void set_queue_group(QueueKey key, uint32_t group);
+  SimTime group_busy_ns(uint32_t group) const;
+  // An ideal scheduler's switch: the queues not in `runnable` stop at once, their resident waves
+  // keep their progress at no cost, and the others run again at once. No runlist update, no
+  // unmap/remap latency, no CWSR cost: the bound no real preemption reaches (the DES oracle).
+  void set_runnable_instant(const std::vector<QueueKey>& runnable);
+
   // Jobs run in order per queue, one at a time.
   void submit_kernel(QueueKey key, const KernelSpec& spec, JobDone done);
   void submit_barrier(QueueKey key, BarrierReady ready, JobDone done);

@@ -92,5 +92,6 @@ void register_demo_commands(CLI::App& app, Globals& globals);
 void register_ctl_commands(CLI::App& app, Globals& globals);
 void register_doctor_commands(CLI::App& app, Globals& globals);
 void register_top_commands(CLI::App& app, Globals& globals);
+void register_eval_commands(CLI::App& app, Globals& globals);
 
 }  // namespace gpreempt::cli

@@ -159,6 +159,10 @@ void register_bench_commands(CLI::App& app, Globals& globals) {
       "production job.\n"
       "Examples:\n  gpreempt bench preempt --pid 1234 --cycles 200\n"
       "  kfdsim run -- gpreempt bench preempt --pid $(pgrep trainer) --cycles 50 --json\n"
+      "A victim on a real GPU (PyTorch on ROCm; docs/hardware.md has the script):\n"
+      "  python3 -c 'import torch,itertools as i; a=torch.randn(8192,8192,device=\"cuda\"); "
+      "any(a@a is None for _ in i.count())' &\n"
+      "  sleep 10; gpreempt bench preempt --pid $! --cycles 1000 --json > bench-preempt.json\n"
       "Exit codes: 0 ok, 1 the process has no GPU queues, attach failed or a suspend was\n"
       "incomplete, 2 usage.");
   add_session_options(pre, o->session);

@@ -32,6 +32,7 @@ constexpr Registrar kCommandGroups[] = {
     gpreempt::cli::register_ctl_commands,
     gpreempt::cli::register_doctor_commands,
     gpreempt::cli::register_top_commands,
+    gpreempt::cli::register_eval_commands,
 };
 
 const char* kFooter =

@@ -1,0 +1,146 @@
+"""report.md of one experiment: configuration, the table of points, pass/fail, figures, notes."""
+
+MODEL_NOTE = (
+    "Simulated numbers are model time on the simulated MI308X (docs/sim-model.md): kernel durations are "
+    "calibrated estimates (the 2048² GEMM against a measurement, the rest by roofline), and the preemption "
+    "cost — whole-device unmap, CWSR save of the waves in flight, remap — rests on two estimates (CWSR save "
+    "bandwidth per wave state, HWS round trip) that `sweep-model-costs` varies 0.25×–4×. Orderings between "
+    "baselines are what to read; absolute milliseconds change on hardware (docs/hardware.md).")
+
+
+def fmt(v, digits=2):
+    if v is None:
+        return "–"
+    if isinstance(v, float) and abs(v) >= 1000:
+        return f"{v:.0f}"
+    return f"{v:.{digits}f}" if isinstance(v, float) else str(v)
+
+
+def cell(p, k, digits=2):
+    m = p["metrics"].get(k) or {}
+    if m.get("median") is None:
+        return "–"
+    if m["n"] > 1 and fmt(m["min"], digits) != fmt(m["max"], digits):
+        return f"{fmt(m['median'], digits)} ({fmt(m['min'], digits)}–{fmt(m['max'], digits)})"
+    return fmt(m["median"], digits)
+
+
+def points_table(doc):
+    kinds = {p.get("tail_kind") for p in doc["points"] if p.get("tail_kind")}
+    tail = "P99 ms" if kinds <= {"p99"} else "tail ms (P99, or max†)"
+    lines = ["| point | baseline | requests | online P50 ms | online " + tail + " | offline it/s | suspensions |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for p in doc["points"]:
+        t = cell(p, "online_tail_ms")
+        if p.get("tail_kind") == "max":
+            t += " †"
+        lines.append(f"| {p['point']} | {p['baseline']} | {cell(p, 'online_requests', 0)} | {cell(p, 'online_p50_ms')} | "
+                     f"{t} | {cell(p, 'offline_iterations_per_s')} | {cell(p, 'suspensions', 0)} |")
+    note = ("Median across seeds, (min–max) when the seeds differ. † fewer than 1000 requests per seed: the "
+            "maximum is reported, not a P99.")
+    return "\n".join(lines) + "\n\n" + note + "\n"
+
+
+def reference_table(doc):
+    ref = doc.get("reference")
+    if not ref:
+        return ""
+    by = {p["point"]: p for p in doc["points"]}
+    lines = ["| run | measured P50 ms | model P50 ms | measured P99 ms | model P99 ms | measured it/s | model it/s |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, m in ref.items():
+        p = by.get(name)
+        lines.append(f"| {name} | {fmt(m.get('online_p50_ms'))} | {cell(p, 'online_p50_ms') if p else '–'} | "
+                     f"{fmt(m.get('online_p99_ms'))} | {cell(p, 'online_tail_ms') if p else '–'} | "
+                     f"{fmt(m.get('offline_iterations_per_s'))} | {cell(p, 'offline_iterations_per_s') if p else '–'} |")
+    for name in ("priority", "gpreempt-hint", "oracle"):
+        p = by.get(name)
+        if p:
+            lines.append(f"| {name} | (not measured) | {cell(p, 'online_p50_ms')} | | {cell(p, 'online_tail_ms')} | | "
+                         f"{cell(p, 'offline_iterations_per_s')} |")
+    return ("## Measured on the user's MI308X vs the model\n\n`throttle` is the XSched-Lv1-style baseline. "
+            + "\n".join(["", ""] + lines) + "\n")
+
+
+def checks_table(doc):
+    if not doc["checks"]:
+        return "No pass/fail thresholds apply to this experiment.\n"
+    lines = ["| check | threshold | measured | result | threshold source |", "|---|---|---:|---|---|"]
+    for c in doc["checks"]:
+        res = {True: "PASS", False: "**FAIL**", None: "not measured"}[c["passed"]]
+        v = "–" if c["value"] is None else f"{c['value']:g} {c['unit']}".strip()
+        lines.append(f"| {c['name']} | {c['threshold']} | {v} | {res} | {c['source']} |")
+    return "\n".join(lines) + "\n"
+
+
+def live_vs_des(live_points, des_points):
+    """Rows comparing the live run with the des run, point by point (same names)."""
+    des = {p["point"]: p for p in des_points}
+    out = []
+    for lp in live_points:
+        dp = des.get(lp["point"])
+        if not dp:
+            continue
+        row = {"point": lp["point"]}
+        for k in ("online_p50_ms", "online_tail_ms", "offline_iterations_per_s", "suspensions"):
+            row[f"live_{k}"] = (lp["metrics"].get(k) or {}).get("median")
+            row[f"des_{k}"] = (dp["metrics"].get(k) or {}).get("median")
+        out.append(row)
+    return out
+
+
+LIVE_EXPLANATION = (
+    "Why live and des differ: (1) live runs real processes on kfdsim in wall-clock time, so every "
+    "latency includes the host — the workload's dispatch path, the simulator daemon's 250 µs "
+    "queue-poll period and its scheduling delay on a shared 2-core machine — none of which the des "
+    "models; (2) the live controller is the demo's in-process controller on the C ABI (wall-clock "
+    "suspend/resume calls of ~0.5 ms each, ptrace hop included), while the des charges only the modelled "
+    "GPU cost of each runlist update; (3) live runs last seconds (a few hundred requests: its tail is the "
+    "maximum), des runs ≥ 1000 requests per seed. Both run the same GPU model, so offline throughput and "
+    "the ordering none > gpreempt in online latency should agree; absolute online latencies should be "
+    "higher live; (4) on a host whose load average exceeds its CPU count the simulator's daemon is "
+    "starved: the simulated GPU ticks late, every live latency grows by the scheduling delay and the "
+    "preemption controller's calls with it — compare live numbers only from a quiet host.")
+
+
+def live_table(doc):
+    rows = doc.get("live_vs_des")
+    if not rows:
+        return ""
+    lines = ["| point | live P50 ms | des P50 ms | live tail ms | des tail ms | live it/s | des it/s | live susp. | des susp. |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        lines.append("| " + " | ".join([r["point"]] + [fmt(r[f"{e}_{k}"], 0 if k == "suspensions" else 2)
+                                                       for k in ("online_p50_ms", "online_tail_ms",
+                                                                 "offline_iterations_per_s", "suspensions")
+                                                       for e in ("live", "des")]) + " |")
+    host = (f"Host load average {doc.get('host_load_average')} on {doc.get('host_cpus')} CPUs at the end of "
+            "the run.\n\n")
+    return "## Live vs des\n\n" + "\n".join(lines) + "\n\n" + host + LIVE_EXPLANATION + "\n"
+
+
+def markdown(exp, doc):
+    o = doc["options"]
+    out = [f"# {exp.title}\n",
+           f"**What it shows:** {exp.shows}.\n",
+           f"Engine `{doc['engine']}`; {o['requests']} online requests per point unless the experiment sets its "
+           f"duration; seeds {', '.join(str(s) for s in o['seeds'])}" + ("; `--quick`" if o["quick"] else "") + ".  ",
+           f"Generated {doc['generated_at']}" + (f" by `{doc['command']}`" if doc.get("command") else "") + ".\n",
+           f"**Overall: {'PASS' if doc['passed'] else 'FAIL'}** ({sum(1 for c in doc['checks'] if c['passed'])} of "
+           f"{len(doc['checks'])} checks pass).\n",
+           "## Results\n", points_table(doc), "## Checks against the user's thresholds\n", checks_table(doc)]
+    ref = reference_table(doc)
+    if ref:
+        out.append(ref)
+    lt = live_table(doc)
+    if lt:
+        out.append(lt)
+    if doc["figures"]:
+        out.append("## Figures\n")
+        for f in doc["figures"]:
+            out.append(f"![{f['kind']}]({f['file']})\n")
+    notes = list(doc.get("notes") or []) + [MODEL_NOTE]
+    out.append("## Notes\n")
+    out += [f"* {n}" for n in notes]
+    out.append("")
+    return "\n".join(out)

@@ -1,0 +1,119 @@
+#include "eval/des/actuator.h"
+
+#include <algorithm>
+#include <cerrno>
+
+#include "kfd/grace.h"
+
+namespace gpreempt::eval::des {
+
+using sim::gpu::SimTime;
+
+SimActuator::SimActuator(std::vector<sim::gpu::GpuEngine*> engines,
+                         std::vector<sched::GpuId> gpu_ids, uint32_t clock_mhz,
+                         SimTime overhead_ns, Post post, Complete complete)
+    : engines_(std::move(engines)),
+      gpu_ids_(std::move(gpu_ids)),
+      clock_mhz_(clock_mhz),
+      overhead_ns_(overhead_ns),
+      post_(std::move(post)),
+      complete_(std::move(complete)),
+      queues_(engines_.size()),
+      runnable_(engines_.size()) {}
+
+void SimActuator::add_queues(const sched::ProcessKey& key, uint32_t gpu,
+                             std::vector<sim::gpu::QueueKey> queues) {
+  for (const auto& q : queues) runnable_.at(gpu).insert(q);
+  auto& v = queues_.at(gpu)[key];
+  v.insert(v.end(), queues.begin(), queues.end());
+}
+
+uint32_t SimActuator::gpu_index(sched::GpuId id) const {
+  auto it = std::find(gpu_ids_.begin(), gpu_ids_.end(), id);
+  return static_cast<uint32_t>(it - gpu_ids_.begin());
+}
+
+void SimActuator::perform(const sched::action::Suspend& a, SimTime) {
+  const uint32_t g = gpu_index(a.gpu);
+  const uint64_t id = a.id;
+  const auto targets = a.targets;
+  const auto grace = a.grace;
+  post_(overhead_ns_, [this, id, g, targets, grace] { run(id, g, targets, true, grace); });
+}
+
+void SimActuator::perform(const sched::action::Resume& a, SimTime) {
+  const uint32_t g = gpu_index(a.gpu);
+  const uint64_t id = a.id;
+  const auto targets = a.targets;
+  post_(overhead_ns_, [this, id, g, targets] { run(id, g, targets, false, sched::Duration{0}); });
+}
+
+void SimActuator::run(uint64_t id, uint32_t gpu, const std::vector<sched::ProcessKey>& targets,
+                      bool suspend, sched::Duration grace) {
+  Pending& p = pending_[id];
+  p.answer.action = id;
+  p.answer.gpu = gpu_ids_.at(gpu);
+  p.left = targets.size();
+  if (targets.empty()) {
+    auto answer = p.answer;
+    pending_.erase(id);
+    complete_(answer);
+    return;
+  }
+  // The grace period in the kernel's unit (1,000 GPU clocks), rounded up as lib/preempt does.
+  const uint64_t grace_us = static_cast<uint64_t>((grace.count() + 999) / 1000);
+  const uint32_t units = kfd::grace_units_from_us(grace_us, clock_mhz_);
+  for (const auto& key : targets) {
+    // One ioctl per target process; each leaves that process's queues out (or puts them back).
+    auto q = queues_.at(gpu).find(key);
+    if (q != queues_.at(gpu).end())
+      for (const auto& qk : q->second) {
+        if (suspend) runnable_[gpu].erase(qk);
+        else runnable_[gpu].insert(qk);
+      }
+    std::vector<sim::gpu::QueueKey> runnable(runnable_[gpu].begin(), runnable_[gpu].end());
+    engines_.at(gpu)->execute_runlist(units, runnable, [this, id, gpu, key, suspend](int result) {
+      // The engine calls back from inside its own event processing: answer from the DES queue.
+      post_(0, [this, id, gpu, key, suspend, result] { answered(id, gpu, key, suspend, result); });
+    });
+  }
+}
+
+void SimActuator::answered(uint64_t id, uint32_t gpu, const sched::ProcessKey& key, bool suspend,
+                           int result) {
+  const SimTime now = engines_.at(gpu)->now();
+  sched::event::TargetOutcome o{key, sched::event::Outcome::kDone, 0};
+  if (result == -ETIME) {
+    o.outcome = sched::event::Outcome::kTimedOut;
+    ++timeouts_;
+  } else if (result != 0) {
+    o.outcome = sched::event::Outcome::kFailed;
+    o.error = -result;
+    ++failures_;
+  }
+  const auto slot = std::make_pair(gpu, key);
+  if (suspend && o.outcome == sched::event::Outcome::kDone) {
+    ++suspensions_;
+    open_.emplace(slot, now);
+  } else if (!suspend) {
+    if (auto it = open_.find(slot); it != open_.end()) {
+      windows_.push_back({gpu, key, it->second, now});
+      open_.erase(it);
+    }
+  }
+  auto it = pending_.find(id);
+  if (it == pending_.end()) return;
+  it->second.answer.outcomes.push_back(o);
+  if (--it->second.left == 0) {
+    auto answer = std::move(it->second.answer);
+    pending_.erase(it);
+    complete_(answer);
+  }
+}
+
+void SimActuator::finish(SimTime end) {
+  for (const auto& [slot, since] : open_) windows_.push_back({slot.first, slot.second, since, end});
+  open_.clear();
+}
+
+}  // namespace gpreempt::eval::des

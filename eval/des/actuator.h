@@ -1,0 +1,84 @@
+// The DES's actuator: performs the Scheduler's Suspend/Resume on the simulated GPUs and answers
+// each later in simulated time, as the daemon's actuator answers through the control thread.
+//
+// As on a real node, KFD's SUSPEND_QUEUES/RESUME_QUEUES act on one process (its debug session),
+// so an action with several targets is one ioctl per target, and each ioctl is one whole-device
+// runlist update of the GPU model (sim/gpu engine: HWS unmap latency, grace period, CWSR save of
+// the waves still resident, map latency and restore). The updates are serialised as KFD
+// serialises them under the device lock. A target's outcome is `done`, or `timed_out` when the
+// update failed with -ETIME (the model's preemption timeout, status bit 30), or `failed` (-EIO).
+// The completion is delivered once every target of the action has its answer.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sched/action.h"
+#include "sched/event.h"
+#include "sim/gpu/engine.h"
+
+namespace gpreempt::eval::des {
+
+// A target's queues on one GPU left out of the runlist, from `start` (the update that stopped them
+// returned) to `end` (the update that mapped them again returned).
+struct SuspendedWindow {
+  uint32_t gpu = 0;  // index
+  sched::ProcessKey key;
+  sim::gpu::SimTime start = 0;
+  sim::gpu::SimTime end = 0;
+};
+
+class SimActuator {
+ public:
+  using Post = std::function<void(sim::gpu::SimTime delay, std::function<void()>)>;
+  using Complete = std::function<void(const sched::event::ActuationCompleted&)>;
+
+  // `engines[i]` is GPU index i, whose KFD gpu_id is `gpu_ids[i]`. `post` runs a function later
+  // in simulated time (the DES queue); `complete` delivers an answer to the Scheduler.
+  SimActuator(std::vector<sim::gpu::GpuEngine*> engines, std::vector<sched::GpuId> gpu_ids,
+              uint32_t clock_mhz, sim::gpu::SimTime overhead_ns, Post post, Complete complete);
+
+  // The queues of a process on GPU index `gpu`; all start runnable.
+  void add_queues(const sched::ProcessKey& key, uint32_t gpu, std::vector<sim::gpu::QueueKey> queues);
+
+  void perform(const sched::action::Suspend& a, sim::gpu::SimTime now);
+  void perform(const sched::action::Resume& a, sim::gpu::SimTime now);
+
+  // Closes the windows still open at `end`.
+  void finish(sim::gpu::SimTime end);
+
+  uint64_t suspensions() const { return suspensions_; }
+  uint64_t timeouts() const { return timeouts_; }
+  uint64_t failures() const { return failures_; }
+  const std::vector<SuspendedWindow>& windows() const { return windows_; }
+
+ private:
+  struct Pending {
+    sched::event::ActuationCompleted answer;
+    std::size_t left = 0;
+  };
+  uint32_t gpu_index(sched::GpuId id) const;
+  void run(uint64_t id, uint32_t gpu, const std::vector<sched::ProcessKey>& targets, bool suspend,
+           sched::Duration grace);
+  void answered(uint64_t id, uint32_t gpu, const sched::ProcessKey& key, bool suspend, int result);
+
+  std::vector<sim::gpu::GpuEngine*> engines_;
+  std::vector<sched::GpuId> gpu_ids_;
+  uint32_t clock_mhz_;
+  sim::gpu::SimTime overhead_ns_;
+  Post post_;
+  Complete complete_;
+  std::vector<std::map<sched::ProcessKey, std::vector<sim::gpu::QueueKey>>> queues_;  // per GPU
+  std::vector<std::set<sim::gpu::QueueKey>> runnable_;                                // per GPU
+  std::map<uint64_t, Pending> pending_;
+  std::map<std::pair<uint32_t, sched::ProcessKey>, sim::gpu::SimTime> open_;  // suspended since
+  std::vector<SuspendedWindow> windows_;
+  uint64_t suspensions_ = 0, timeouts_ = 0, failures_ = 0;
+};
+
+}  // namespace gpreempt::eval::des

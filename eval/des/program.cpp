@@ -1,0 +1,47 @@
+#include "eval/des/program.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "eval/des/kernel_trace.h"
+
+namespace gpreempt::eval::des {
+
+using sim::gpu::SimTime;
+
+sim::gpu::KernelSpec kernel_from_def(const KernelDef& d, const sim::gpu::GpuProfile& p) {
+  sim::gpu::KernelSpec k;
+  k.name = d.name;
+  const uint32_t cus = std::min(d.cus.value_or(p.total_cus()), p.total_cus());
+  const uint32_t wpw = std::max<uint32_t>(d.waves_per_workgroup, 1);
+  // A full CU holds max_waves_per_cu / wpw workgroups of this size at once.
+  const uint64_t per_cu = std::max<uint64_t>(1, std::min<uint64_t>(p.max_waves_per_cu / wpw,
+                                                                    p.max_workgroups_per_cu));
+  const uint64_t wgs = static_cast<uint64_t>(cus) * per_cu * d.rounds;
+  k.workgroup = {wpw * p.wave_size, 1, 1};
+  k.grid = {static_cast<uint32_t>(std::min<uint64_t>(wgs * wpw * p.wave_size, UINT32_MAX)), 1, 1};
+  k.wg_cost_ns = std::max<SimTime>(1, static_cast<SimTime>(std::llround(d.duration_us * 1e3 / d.rounds)));
+  return k;
+}
+
+Program program_from_kernels(const std::vector<KernelDef>& kernels, uint32_t queues,
+                             const sim::gpu::GpuProfile& p) {
+  Program prog;
+  prog.queues = std::max<uint32_t>(queues, 1);
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    Step s;
+    s.kernel = kernel_from_def(kernels[i], p);
+    s.queue = static_cast<uint32_t>(i % prog.queues);
+    prog.nominal_ns += static_cast<SimTime>(kernels[i].duration_us * 1e3) + p.packet_overhead_ns;
+    prog.steps.push_back(std::move(s));
+  }
+  return prog;
+}
+
+Program load_program(const ProgramDef& def, uint32_t queues, const sim::gpu::GpuProfile& p,
+                     const std::string& path) {
+  if (!def.trace.empty()) return load_kernel_trace(def.trace, p, path + ".trace");
+  return program_from_kernels(def.kernels, queues, p);
+}
+
+}  // namespace gpreempt::eval::des

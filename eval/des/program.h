@@ -1,0 +1,43 @@
+// A request's or an iteration's work as the DES replays it: kernels on one or more in-order
+// queues, each launched by the host once the kernels it waits for have finished (plus the host's
+// own time in between). Built from a spec kernel list (one queue, no host waits: the host
+// launches everything at once) or from a torch_mode kernel trace (kernel_trace.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "eval/des/spec.h"
+#include "sim/gpu/kernel.h"
+#include "sim/gpu/profile.h"
+
+namespace gpreempt::eval::des {
+
+struct Step {
+  sim::gpu::KernelSpec kernel;
+  uint32_t queue = 0;                // index into the program's queues
+  std::vector<uint32_t> after;       // steps (earlier ones) that must finish before the launch
+  sim::gpu::SimTime host_delay_ns = 0;  // host time between the last of those and the launch
+};
+
+struct Program {
+  std::vector<Step> steps;  // launch order
+  uint32_t queues = 1;
+  // The whole program alone on an idle device, as the spec or the trace says (ns).
+  sim::gpu::SimTime nominal_ns = 0;
+};
+
+// The kernel that keeps `cus` CUs busy for `duration_us` in `rounds` workgroup rounds.
+sim::gpu::KernelSpec kernel_from_def(const KernelDef& d, const sim::gpu::GpuProfile& p);
+
+// Kernel list: kernel i on queue i mod `queues`, no host waits.
+Program program_from_kernels(const std::vector<KernelDef>& kernels, uint32_t queues,
+                             const sim::gpu::GpuProfile& p);
+
+// `def` as a program: the kernel list, or the trace file read by kernel_trace.h. Throws SpecError
+// (path `path`) for an unreadable or malformed trace.
+Program load_program(const ProgramDef& def, uint32_t queues, const sim::gpu::GpuProfile& p,
+                     const std::string& path);
+
+}  // namespace gpreempt::eval::des

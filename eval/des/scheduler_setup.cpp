@@ -1,0 +1,35 @@
+#include "eval/des/scheduler_setup.h"
+
+#include <cmath>
+
+namespace gpreempt::eval::des {
+
+sched::ArbiterConfig arbiter_config(const PolicyDef& p) {
+  using std::chrono::nanoseconds;
+  auto ns = [](double v, double scale) { return nanoseconds(static_cast<int64_t>(std::llround(v * scale))); };
+  sched::ArbiterConfig c;
+  if (p.grace_us) {
+    // A fixed grace period: every branch of the estimator gives it.
+    c.grace_default = ns(*p.grace_us, 1e3);
+    c.grace_min = c.grace_default;
+    c.grace_drain_limit = nanoseconds(0);
+  }
+  if (p.idle_hysteresis_us) c.resume_after_idle = ns(*p.idle_hysteresis_us, 1e3);
+  if (p.window_ms) c.starvation_window = ns(*p.window_ms, 1e6);
+  if (p.min_share)
+    c.starvation_min_run = nanoseconds(static_cast<int64_t>(
+        std::llround(static_cast<double>(c.starvation_window.count()) * *p.min_share)));
+  if (c.starvation_min_run >= c.starvation_window) c.starvation_min_run = c.starvation_window / 2;
+  if (p.max_suspension_ms) c.max_suspension = ns(*p.max_suspension_ms, 1e6);
+  return c;
+}
+
+std::vector<sched::SchedClass> scheduler_classes(Baseline b) {
+  sched::SchedClass online{"online", 10, {}};
+  online.triggers = {b == Baseline::kGpreemptTransparent ? sched::RequestSource::kTransparent
+                                                         : sched::RequestSource::kHint};
+  sched::SchedClass offline{"offline", 0, {sched::RequestSource::kHint}};
+  return {online, offline};
+}
+
+}  // namespace gpreempt::eval::des

@@ -1,0 +1,345 @@
+#include "eval/des/spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+
+#include "sim/device/device_profile.h"
+#include "sim/gpu/faults.h"
+
+namespace gpreempt::eval::des {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+const std::vector<std::pair<Baseline, const char*>> kBaselines = {
+    {Baseline::kNone, "none"},
+    {Baseline::kPriority, "priority"},
+    {Baseline::kThrottle, "throttle"},
+    {Baseline::kPartition, "partition"},
+    {Baseline::kGpreemptHint, "gpreempt-hint"},
+    {Baseline::kGpreemptEarly, "gpreempt-early"},
+    {Baseline::kGpreemptTransparent, "gpreempt-transparent"},
+    {Baseline::kOracle, "oracle"},
+};
+
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+const char* type_name(const json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "an array";
+  return "an object";
+}
+
+// A JSON object being read, with its path: every field taken is checked, and fields nobody took
+// are errors (a misspelt key must not be silently ignored).
+class Obj {
+ public:
+  Obj(const json& v, std::string path) : v_(v), path_(std::move(path)) {
+    if (!v_.is_object()) throw SpecError(where(), std::string("expected an object, got ") + type_name(v_));
+  }
+  ~Obj() = default;
+
+  std::string where() const { return path_.empty() ? "spec" : path_; }
+  std::string at(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+  bool has(const std::string& key) {
+    seen_.insert(key);
+    auto it = v_.find(key);
+    return it != v_.end() && !it->is_null();
+  }
+  const json& raw(const std::string& key) {
+    seen_.insert(key);
+    return v_.at(key);
+  }
+  double number(const std::string& key, double dflt, double lo, double hi) {
+    if (!has(key)) return dflt;
+    return number_at(v_.at(key), at(key), lo, hi);
+  }
+  static double number_at(const json& v, const std::string& path, double lo, double hi) {
+    if (!v.is_number()) throw SpecError(path, std::string("expected a number, got ") + type_name(v));
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d < lo || d > hi)
+      throw SpecError(path, "expected a number in [" + fmt(lo) + ", " + fmt(hi) + "], got " + v.dump());
+    return d;
+  }
+  uint64_t integer(const std::string& key, uint64_t dflt, uint64_t lo, uint64_t hi) {
+    if (!has(key)) return dflt;
+    const json& v = v_.at(key);
+    if (!v.is_number_integer() || (v.is_number_integer() && !v.is_number_unsigned() && v.get<int64_t>() < 0))
+      throw SpecError(at(key), std::string("expected a non-negative integer, got ") + v.dump());
+    const uint64_t n = v.get<uint64_t>();
+    if (n < lo || n > hi)
+      throw SpecError(at(key), "expected an integer in [" + std::to_string(lo) + ", " +
+                                   std::to_string(hi) + "], got " + v.dump());
+    return n;
+  }
+  std::string string(const std::string& key, const std::string& dflt, bool required = false) {
+    if (!has(key)) {
+      if (required) throw SpecError(at(key), "required");
+      return dflt;
+    }
+    const json& v = v_.at(key);
+    if (!v.is_string()) throw SpecError(at(key), std::string("expected a string, got ") + type_name(v));
+    return v.get<std::string>();
+  }
+  bool boolean(const std::string& key, bool dflt) {
+    if (!has(key)) return dflt;
+    const json& v = v_.at(key);
+    if (!v.is_boolean()) throw SpecError(at(key), std::string("expected true or false, got ") + type_name(v));
+    return v.get<bool>();
+  }
+  // Every key of the object must have been taken.
+  void done() const {
+    for (auto it = v_.begin(); it != v_.end(); ++it)
+      if (!seen_.count(it.key())) throw SpecError(at(it.key()), "unknown field");
+  }
+  static std::string fmt(double d) {
+    if (d >= 1e300) return "inf";
+    std::string s = std::to_string(d);
+    while (s.size() > 1 && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+  }
+
+ private:
+  const json& v_;
+  std::string path_;
+  std::set<std::string> seen_;
+};
+
+constexpr double kInf = 1e300;
+
+std::vector<uint32_t> read_gpus(Obj& o, uint32_t gpus) {
+  std::vector<uint32_t> out;
+  const bool one = o.has("gpu");
+  const bool many = o.has("gpus");
+  if (one && many) throw SpecError(o.at("gpus"), "give either gpu or gpus, not both");
+  if (many) {
+    const json& v = o.raw("gpus");
+    if (!v.is_array() || v.empty())
+      throw SpecError(o.at("gpus"), "expected a non-empty array of GPU indices");
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string p = o.at("gpus") + "[" + std::to_string(i) + "]";
+      if (!v[i].is_number_integer() || v[i].get<int64_t>() < 0)
+        throw SpecError(p, "expected a GPU index, got " + v[i].dump());
+      out.push_back(v[i].get<uint32_t>());
+    }
+  } else {
+    out.push_back(static_cast<uint32_t>(o.integer("gpu", 0, 0, 1u << 20)));
+  }
+  std::set<uint32_t> seen;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const std::string p = many ? o.at("gpus") + "[" + std::to_string(i) + "]" : o.at("gpu");
+    if (out[i] >= gpus)
+      throw SpecError(p, "GPU " + std::to_string(out[i]) + " does not exist (gpus is " +
+                             std::to_string(gpus) + ": indices 0.." + std::to_string(gpus - 1) + ")");
+    if (!seen.insert(out[i]).second) throw SpecError(p, "GPU " + std::to_string(out[i]) + " listed twice");
+  }
+  return out;
+}
+
+ProgramDef read_program(Obj& o, const std::string& base_dir) {
+  ProgramDef p;
+  const bool k = o.has("kernels");
+  const bool t = o.has("trace");
+  if (k == t) throw SpecError(o.where(), "give exactly one of kernels or trace");
+  if (t) {
+    p.trace = o.string("trace", "");
+    if (p.trace.empty()) throw SpecError(o.at("trace"), "expected a path");
+    std::filesystem::path path(p.trace);
+    if (path.is_relative() && !base_dir.empty()) p.trace = (std::filesystem::path(base_dir) / path).string();
+    return p;
+  }
+  const json& v = o.raw("kernels");
+  if (!v.is_array() || v.empty()) throw SpecError(o.at("kernels"), "expected a non-empty array of kernels");
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    Obj kd(v[i], o.at("kernels") + "[" + std::to_string(i) + "]");
+    KernelDef d;
+    d.name = kd.string("name", "kernel" + std::to_string(i));
+    if (!kd.has("duration_us")) throw SpecError(kd.at("duration_us"), "required");
+    d.duration_us = kd.number("duration_us", 0, 0.001, 1e9);
+    if (kd.has("cus")) d.cus = static_cast<uint32_t>(kd.integer("cus", 0, 1, 100000));
+    d.rounds = static_cast<uint32_t>(kd.integer("rounds", 1, 1, 1000000));
+    d.waves_per_workgroup = static_cast<uint32_t>(kd.integer("waves_per_workgroup", 4, 1, 16));
+    kd.done();
+    p.kernels.push_back(std::move(d));
+  }
+  return p;
+}
+
+ArrivalDef read_arrival(Obj& a) {
+  ArrivalDef d;
+  const std::string kind = a.string("kind", "", true);
+  if (kind == "poisson") d.kind = ArrivalKind::kPoisson;
+  else if (kind == "periodic") d.kind = ArrivalKind::kPeriodic;
+  else if (kind == "bursty") d.kind = ArrivalKind::kBursty;
+  else if (kind == "uniform") d.kind = ArrivalKind::kUniform;
+  else throw SpecError(a.at("kind"), "expected poisson, periodic, bursty or uniform, got \"" + kind + "\"");
+  if (d.kind == ArrivalKind::kUniform) {
+    d.min_interval_ms = a.number("min_interval_ms", -1, 0, 1e9);
+    d.max_interval_ms = a.number("max_interval_ms", -1, 0, 1e9);
+    if (d.min_interval_ms < 0) throw SpecError(a.at("min_interval_ms"), "required for kind uniform");
+    if (d.max_interval_ms < 0) throw SpecError(a.at("max_interval_ms"), "required for kind uniform");
+    if (d.max_interval_ms < d.min_interval_ms || d.max_interval_ms <= 0)
+      throw SpecError(a.at("max_interval_ms"), "must be positive and at least min_interval_ms");
+  } else {
+    if (!a.has("rate_hz")) throw SpecError(a.at("rate_hz"), "required for kind " + kind);
+    d.rate_hz = a.number("rate_hz", 0, 1e-6, 1e7);
+  }
+  d.burst_size = static_cast<uint32_t>(a.integer("burst_size", 4, 1, 100000));
+  d.burst_gap_us = a.number("burst_gap_us", 0, 0, 1e9);
+  a.done();
+  return d;
+}
+
+}  // namespace
+
+const char* to_string(Baseline b) {
+  for (const auto& [v, n] : kBaselines)
+    if (v == b) return n;
+  return "?";
+}
+
+std::vector<std::string> baseline_names() {
+  std::vector<std::string> v;
+  for (const auto& [b, n] : kBaselines) v.push_back(n);
+  return v;
+}
+
+bool uses_scheduler(Baseline b) {
+  return b == Baseline::kGpreemptHint || b == Baseline::kGpreemptEarly ||
+         b == Baseline::kGpreemptTransparent;
+}
+
+Spec parse_spec(const json& doc, const std::string& base_dir) {
+  Spec s;
+  s.source = doc;
+  Obj o(doc, "");
+  s.profile = o.string("profile", "mi308x");
+  {
+    const auto names = sim::profile_names();
+    if (std::find(names.begin(), names.end(), s.profile) == names.end())
+      throw SpecError("profile", "unknown profile \"" + s.profile + "\" (valid: " + join(names) + ")");
+  }
+  s.gpus = static_cast<uint32_t>(o.integer("gpus", 1, 1, 8));
+  try {
+    (void)sim::make_profile(s.profile, s.gpus);
+  } catch (const std::exception& e) {
+    throw SpecError("gpus", e.what());
+  }
+  s.duration_s = o.number("duration_s", 10, 1e-6, 1e7);
+  s.seed = o.integer("seed", 1, 0, UINT64_MAX);
+  {
+    const std::string b = o.string("baseline", "none");
+    bool found = false;
+    for (const auto& [v, n] : kBaselines)
+      if (b == n) {
+        s.baseline = v;
+        found = true;
+      }
+    if (!found) throw SpecError("baseline", "unknown baseline \"" + b + "\" (valid: " + join(baseline_names()) + ")");
+  }
+  std::set<std::string> names;
+  auto unique_name = [&](const std::string& n, const std::string& path) {
+    if (!names.insert(n).second) throw SpecError(path, "name \"" + n + "\" used twice");
+  };
+  if (o.has("online")) {
+    const json& v = o.raw("online");
+    if (!v.is_array()) throw SpecError("online", "expected an array of online clients");
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string path = "online[" + std::to_string(i) + "]";
+      Obj c(v[i], path);
+      OnlineDef d;
+      d.name = c.string("name", "online" + std::to_string(i));
+      unique_name(d.name, c.at("name"));
+      d.gpus = read_gpus(c, s.gpus);
+      if (!c.has("arrival")) throw SpecError(c.at("arrival"), "required");
+      {
+        Obj a(c.raw("arrival"), c.at("arrival"));
+        d.arrival = read_arrival(a);
+      }
+      if (c.has("requests")) d.requests = c.integer("requests", 0, 1, 1ull << 40);
+      d.program = read_program(c, base_dir);
+      c.done();
+      s.online.push_back(std::move(d));
+    }
+  }
+  if (o.has("offline")) {
+    const json& v = o.raw("offline");
+    if (!v.is_array()) throw SpecError("offline", "expected an array of offline jobs");
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const std::string path = "offline[" + std::to_string(i) + "]";
+      Obj c(v[i], path);
+      OfflineDef d;
+      d.name = c.string("name", "offline" + std::to_string(i));
+      unique_name(d.name, c.at("name"));
+      d.gpus = read_gpus(c, s.gpus);
+      d.queues = static_cast<uint32_t>(c.integer("queues", 1, 1, 64));
+      d.max_in_flight = static_cast<uint32_t>(c.integer("max_in_flight", 64, 1, 1u << 20));
+      if (c.has("sync_each_iteration")) d.sync_each_iteration = c.boolean("sync_each_iteration", false);
+      d.program = read_program(c, base_dir);
+      if (!d.program.trace.empty() && c.has("queues"))
+        throw SpecError(c.at("queues"), "a trace brings its own queues; queues applies to kernels only");
+      c.done();
+      s.offline.push_back(std::move(d));
+    }
+  }
+  if (o.has("policy")) {
+    Obj p(o.raw("policy"), "policy");
+    if (p.has("grace_us")) s.policy.grace_us = p.number("grace_us", 0, 0, 1e7);
+    if (p.has("idle_hysteresis_us")) s.policy.idle_hysteresis_us = p.number("idle_hysteresis_us", 0, 0, 1e9);
+    if (p.has("poll_interval_us")) s.policy.poll_interval_us = p.number("poll_interval_us", 0, 1, 1e7);
+    s.policy.early_hint_us = p.number("early_hint_us", 2000, 0, 1e9);
+    if (p.has("min_share")) s.policy.min_share = p.number("min_share", 0, 0, 0.999);
+    if (p.has("window_ms")) s.policy.window_ms = p.number("window_ms", 0, 0.001, 1e7);
+    if (p.has("max_suspension_ms")) s.policy.max_suspension_ms = p.number("max_suspension_ms", 0, 0.001, 1e9);
+    p.done();
+  }
+  if (o.has("model")) {
+    Obj m(o.raw("model"), "model");
+    s.model.cwsr_save_scale = m.number("cwsr_save_scale", 1, 0, 1e6);
+    s.model.hws_roundtrip_scale = m.number("hws_roundtrip_scale", 1, 0, 1e6);
+    s.model.faults = m.string("faults", "");
+    std::string err;
+    if (!s.model.faults.empty() && !sim::gpu::parse_fault_plan(s.model.faults, &err))
+      throw SpecError(m.at("faults"), err);
+    s.model.wg_jitter = m.number("wg_jitter", 0, 0, 10);
+    s.model.actuator_overhead_us = m.number("actuator_overhead_us", 0, 0, 1e7);
+    m.done();
+  }
+  if (o.has("throttle")) {
+    Obj t(o.raw("throttle"), "throttle");
+    s.throttle_max_in_flight = static_cast<uint32_t>(t.integer("max_in_flight", 2, 1, 1u << 20));
+    t.done();
+  }
+  if (o.has("partition")) {
+    Obj t(o.raw("partition"), "partition");
+    s.partition_online_cu_fraction = t.number("online_cu_fraction", 0.25, 0.001, 0.999);
+    t.done();
+  }
+  if (o.has("record")) {
+    Obj r(o.raw("record"), "record");
+    s.record.latencies = r.boolean("latencies", true);
+    s.record.timeline = r.boolean("timeline", false);
+    s.record.decisions = r.boolean("decisions", true);
+    s.record.timeline_from_s = r.number("timeline_from_s", 0, 0, kInf);
+    s.record.timeline_to_s = r.number("timeline_to_s", kInf, 0, kInf);
+    r.done();
+  }
+  s.solo = o.boolean("solo", false);
+  o.done();
+  if (s.online.empty() && s.offline.empty())
+    throw SpecError("online", "the spec has neither online clients nor offline jobs");
+  return s;
+}
+
+}  // namespace gpreempt::eval::des

@@ -1,0 +1,131 @@
+// What one DES point is: the machine, the workloads, the baseline and the policy knobs, read from
+// the SPEC document of `gpreempt-des --spec` (docs/evaluation-des.md lists every field). Parsing
+// checks everything and names the JSON path of the first bad field, so a harness that writes a
+// wrong spec learns which key, not just that something failed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpreempt::eval::des {
+
+// A spec error: `path` is the JSON path of the offending field ("online[0].arrival.rate_hz").
+class SpecError : public std::runtime_error {
+ public:
+  SpecError(std::string path, const std::string& message)
+      : std::runtime_error(path + ": " + message), path_(std::move(path)) {}
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+enum class Baseline {
+  kNone,                 // no control
+  kPriority,             // queue priority only (the CP picks the next dispatch; no preemption)
+  kThrottle,             // XSched Lv1: host holds back offline launches while online work pends
+  kPartition,            // static CU partition through CU masks
+  kGpreemptHint,         // lib/sched with request hints
+  kGpreemptEarly,        // ... plus RequestExpected before each arrival
+  kGpreemptTransparent,  // ... detecting requests by polling the queues' rptr/wptr
+  kOracle,               // instant, free preemption: the bound
+};
+const char* to_string(Baseline b);
+std::vector<std::string> baseline_names();
+bool uses_scheduler(Baseline b);
+
+// One kernel of a sequence: it keeps `cus` compute units busy for `duration_us` when alone.
+struct KernelDef {
+  std::string name;
+  double duration_us = 0;
+  std::optional<uint32_t> cus;       // default: every CU of the GPU
+  uint32_t rounds = 1;               // workgroup rounds (waves live duration_us / rounds)
+  uint32_t waves_per_workgroup = 4;  // 256 work-items
+};
+
+// A request or an iteration: a kernel sequence on one queue, or a torch_mode trace.
+struct ProgramDef {
+  std::vector<KernelDef> kernels;
+  std::string trace;  // path of a JSON Lines kernel trace; empty: `kernels`
+};
+
+enum class ArrivalKind { kPoisson, kPeriodic, kBursty, kUniform };
+struct ArrivalDef {
+  ArrivalKind kind = ArrivalKind::kPoisson;
+  double rate_hz = 0;          // poisson, periodic, bursty (mean request rate)
+  uint32_t burst_size = 4;     // bursty: requests per burst
+  double burst_gap_us = 0;     // bursty: between the requests of one burst
+  double min_interval_ms = 0;  // uniform
+  double max_interval_ms = 0;  // uniform
+};
+
+struct OnlineDef {
+  std::string name;
+  std::vector<uint32_t> gpus;  // indices; more than one: tensor-parallel (a request runs on all)
+  ArrivalDef arrival;
+  std::optional<uint64_t> requests;
+  ProgramDef program;
+};
+
+struct OfflineDef {
+  std::string name;
+  std::vector<uint32_t> gpus;
+  uint32_t queues = 1;          // kernel sequences: kernel i goes to queue i mod queues
+  uint32_t max_in_flight = 64;  // launched but unfinished kernels per GPU (host run-ahead)
+  std::optional<bool> sync_each_iteration;  // default: false for kernels, true for traces
+  ProgramDef program;
+};
+
+struct PolicyDef {
+  // Unset fields keep lib/sched's defaults (ArbiterConfig, DaemonSettings).
+  std::optional<double> grace_us;
+  std::optional<double> idle_hysteresis_us;
+  std::optional<double> poll_interval_us;
+  double early_hint_us = 2000;
+  std::optional<double> min_share;
+  std::optional<double> window_ms;
+  std::optional<double> max_suspension_ms;
+};
+
+struct ModelDef {
+  double cwsr_save_scale = 1.0;      // multiplies the CWSR save and restore cost
+  double hws_roundtrip_scale = 1.0;  // multiplies the HWS unmap and map latencies
+  std::string faults;                // sim/gpu fault plan, e.g. "timeout@3"
+  double wg_jitter = 0.0;
+  double actuator_overhead_us = 0.0;  // daemon hop + ioctl entry before the HWS sees a request
+};
+
+struct RecordDef {
+  bool latencies = true;
+  bool timeline = false;
+  double timeline_from_s = 0;
+  double timeline_to_s = 1e300;
+  bool decisions = true;
+};
+
+struct Spec {
+  nlohmann::ordered_json source;  // the document as given (echoed in the result)
+  std::string profile = "mi308x";
+  uint32_t gpus = 1;
+  double duration_s = 10;
+  uint64_t seed = 1;
+  Baseline baseline = Baseline::kNone;
+  std::vector<OnlineDef> online;
+  std::vector<OfflineDef> offline;
+  PolicyDef policy;
+  ModelDef model;
+  uint32_t throttle_max_in_flight = 2;
+  double partition_online_cu_fraction = 0.25;
+  RecordDef record;
+  bool solo = false;  // also run the online clients alone and report online_solo_p50_ms
+};
+
+// Throws SpecError. Trace paths are resolved against `base_dir` when relative.
+Spec parse_spec(const nlohmann::ordered_json& doc, const std::string& base_dir = "");
+
+}  // namespace gpreempt::eval::des

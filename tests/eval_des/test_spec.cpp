@@ -1,0 +1,66 @@
+// Spec errors name the JSON path of the bad field, so a harness knows which key to fix.
+#include <gtest/gtest.h>
+
+#include "eval/des/spec.h"
+#include "points.h"
+
+namespace gpreempt::eval::des {
+namespace {
+
+std::string error_path(nlohmann::ordered_json doc) {
+  try {
+    (void)parse_spec(doc);
+  } catch (const SpecError& e) {
+    return e.path();
+  }
+  return "(accepted)";
+}
+
+TEST(DesSpec, TheSmallPointIsValid) {
+  const Spec s = testing::small_spec("gpreempt-hint");
+  EXPECT_EQ(s.baseline, Baseline::kGpreemptHint);
+  ASSERT_EQ(s.online.size(), 1u);
+  EXPECT_EQ(s.online[0].requests.value_or(0), 200u);
+  EXPECT_EQ(s.offline[0].program.kernels.size(), 2u);
+}
+
+TEST(DesSpec, ErrorsNameTheFieldsJsonPath) {
+  auto doc = testing::small_point("none");
+  auto d = doc;
+  d["online"][0]["arrival"]["rate_hz"] = -1;
+  EXPECT_EQ(error_path(d), "online[0].arrival.rate_hz");
+  d = doc;
+  d["online"][0]["arrival"]["kind"] = "gaussian";
+  EXPECT_EQ(error_path(d), "online[0].arrival.kind");
+  d = doc;
+  d["offline"][0]["kernels"][1]["duration_us"] = "long";
+  EXPECT_EQ(error_path(d), "offline[0].kernels[1].duration_us");
+  d = doc;
+  d["offline"][0]["kernels"][0]["cu"] = 3;  // misspelt: unknown fields are errors
+  EXPECT_EQ(error_path(d), "offline[0].kernels[0].cu");
+  d = doc;
+  d["baseline"] = "xsched";
+  EXPECT_EQ(error_path(d), "baseline");
+  d = doc;
+  d["online"][0]["gpu"] = 3;
+  EXPECT_EQ(error_path(d), "online[0].gpu");
+  d = doc;
+  d["policy"] = {{"grace_us", "0"}};
+  EXPECT_EQ(error_path(d), "policy.grace_us");
+  d = doc;
+  d["model"] = {{"faults", "explode@1"}};
+  EXPECT_EQ(error_path(d), "model.faults");
+  d = doc;
+  d["gpus"] = 9;
+  EXPECT_EQ(error_path(d), "gpus");
+  d = doc;
+  d["online"][0].erase("kernels");
+  EXPECT_EQ(error_path(d), "online[0]");
+  d = doc;
+  d["online"][0]["trace"] = "/nonexistent/trace.jsonl";
+  d["online"][0].erase("kernels");
+  EXPECT_EQ(error_path(d), "(accepted)");  // files are read when the run starts
+}
+
+}  // namespace
+}  // namespace gpreempt::eval::des
