@@ -1,5 +1,6 @@
 // How fast the discrete-event GPU model runs: 100,000 kernels through the engine alone, through
-// the AQL command processor (packets in memory), and a preempted online/offline scenario.
+// the AQL command processor (packets in memory), and an online/offline scenario (preempted
+// scenarios: bench/des).
 // Goal (issue 3): 100,000 kernels in well under a second of CPU.
 #include <cstring>
 #include <map>
@@ -109,13 +110,12 @@ void BM_AqlKernels(benchmark::State& state) {
 }
 BENCHMARK(BM_AqlKernels)->Arg(100000)->Unit(benchmark::kMillisecond);
 
-void BM_PreemptedScenario(benchmark::State& state) {
+void BM_Scenario(benchmark::State& state) {
   gs::ScenarioConfig c;
   c.duration_ns = 10'000'000'000;  // 10 s of simulated time
   c.online_rate_hz = 50;
   c.online_request = {kernel(64, 20'000), kernel(64, 20'000), kernel(64, 20'000)};
   c.offline_iteration = {kernel(1024, 700'000)};
-  c.preempt = state.range(0) != 0;
   uint64_t kernels = 0;
   for (auto _ : state) {
     auto r = gs::run_scenario(c);
@@ -124,7 +124,7 @@ void BM_PreemptedScenario(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<int64_t>(kernels));
 }
-BENCHMARK(BM_PreemptedScenario)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Scenario)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

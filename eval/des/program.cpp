@@ -12,6 +12,13 @@ using sim::gpu::SimTime;
 sim::gpu::KernelSpec kernel_from_def(const KernelDef& d, const sim::gpu::GpuProfile& p) {
   sim::gpu::KernelSpec k;
   k.name = d.name;
+  if (d.workgroups) {
+    const uint32_t wpw = std::max<uint32_t>(d.waves_per_workgroup, 1);
+    k.workgroup = {wpw * p.wave_size, 1, 1};
+    k.grid = {static_cast<uint32_t>(std::min<uint64_t>(*d.workgroups * wpw * p.wave_size, UINT32_MAX)), 1, 1};
+    k.wg_cost_ns = std::max<SimTime>(1, static_cast<SimTime>(std::llround(d.wg_cost_us * 1e3)));
+    return k;
+  }
   const uint32_t cus = std::min(d.cus.value_or(p.total_cus()), p.total_cus());
   const uint32_t wpw = std::max<uint32_t>(d.waves_per_workgroup, 1);
   // A full CU holds max_waves_per_cu / wpw workgroups of this size at once.
@@ -32,7 +39,9 @@ Program program_from_kernels(const std::vector<KernelDef>& kernels, uint32_t que
     Step s;
     s.kernel = kernel_from_def(kernels[i], p);
     s.queue = static_cast<uint32_t>(i % prog.queues);
-    prog.nominal_ns += static_cast<SimTime>(kernels[i].duration_us * 1e3) + p.packet_overhead_ns;
+    prog.nominal_ns += p.packet_overhead_ns +
+                       (kernels[i].workgroups ? static_cast<SimTime>(kernels[i].wg_cost_us * 1e3)
+                                              : static_cast<SimTime>(kernels[i].duration_us * 1e3));
     prog.steps.push_back(std::move(s));
   }
   return prog;

@@ -19,6 +19,7 @@
 #include "sim/device/device_profile.h"
 #include "sim/gpu/engine.h"
 #include "sim/gpu/faults.h"
+#include "sim/gpu/model_config.h"
 #include "sim/gpu/profile.h"
 
 namespace gpreempt::eval::des {
@@ -97,6 +98,7 @@ sim::gpu::GpuProfile model_profile(const Spec& spec) {
   // Geometry from the machine's device profile, timing from the model: one derivation
   // (sim/device/gpu_geometry.h), the same the simulator's daemon uses.
   sim::gpu::GpuProfile p = *sim::gpu::profile_by_name(spec.profile);
+  for (const auto& [name, value] : spec.model.params) sim::gpu::set_profile_param(p, name, value);
   const double c = spec.model.cwsr_save_scale;
   p.wave_state_bytes = static_cast<uint64_t>(std::llround(static_cast<double>(p.wave_state_bytes) * c));
   p.save_fixed_ns = static_cast<SimTime>(std::llround(static_cast<double>(p.save_fixed_ns) * c));
@@ -607,6 +609,7 @@ RunResult Simulation::run() {
   for (const auto& e : engines_) {
     res_.events += e->counters().events;
     res_.waves_saved += e->counters().waves_saved;
+    res_.runlist.insert(res_.runlist.end(), e->records().begin(), e->records().end());
   }
   std::set<uint32_t> offline_gpus;
   for (auto& c : clients_) {

@@ -13,6 +13,7 @@
 #include "sched/action.h"
 #include "sched/event.h"
 #include "sim/gpu/profile.h"
+#include "sim/gpu/runlist_record.h"
 
 namespace gpreempt::eval::des {
 
@@ -64,6 +65,7 @@ struct RunResult {
   double suspended_s = 0;
   uint64_t actuation_timeouts = 0;
   uint64_t waves_saved = 0;  // CWSR-saved waves (runlist updates), all GPUs
+  std::vector<sim::gpu::RunlistRecord> runlist;  // the model's runlist updates, GPU by GPU
   double sim_seconds = 0;
   uint64_t events = 0;
   std::vector<TimelineEntry> timeline;

@@ -7,6 +7,8 @@
 
 #include "sim/device/device_profile.h"
 #include "sim/gpu/faults.h"
+#include "sim/gpu/model_config.h"
+#include "sim/gpu/profile.h"
 
 namespace gpreempt::eval::des {
 
@@ -165,8 +167,15 @@ ProgramDef read_program(Obj& o, const std::string& base_dir) {
     Obj kd(v[i], o.at("kernels") + "[" + std::to_string(i) + "]");
     KernelDef d;
     d.name = kd.string("name", "kernel" + std::to_string(i));
-    if (!kd.has("duration_us")) throw SpecError(kd.at("duration_us"), "required");
-    d.duration_us = kd.number("duration_us", 0, 0.001, 1e9);
+    if (kd.has("workgroups")) {
+      d.workgroups = kd.integer("workgroups", 1, 1, 1ull << 32);
+      if (!kd.has("wg_cost_us")) throw SpecError(kd.at("wg_cost_us"), "required with workgroups");
+      d.wg_cost_us = kd.number("wg_cost_us", 0, 0.001, 1e9);
+      if (kd.has("duration_us")) throw SpecError(kd.at("duration_us"), "give duration_us or workgroups, not both");
+    } else {
+      if (!kd.has("duration_us")) throw SpecError(kd.at("duration_us"), "required");
+      d.duration_us = kd.number("duration_us", 0, 0.001, 1e9);
+    }
     if (kd.has("cus")) d.cus = static_cast<uint32_t>(kd.integer("cus", 0, 1, 100000));
     d.rounds = static_cast<uint32_t>(kd.integer("rounds", 1, 1, 1000000));
     d.waves_per_workgroup = static_cast<uint32_t>(kd.integer("waves_per_workgroup", 4, 1, 16));
@@ -314,6 +323,19 @@ Spec parse_spec(const json& doc, const std::string& base_dir) {
       throw SpecError(m.at("faults"), err);
     s.model.wg_jitter = m.number("wg_jitter", 0, 0, 10);
     s.model.actuator_overhead_us = m.number("actuator_overhead_us", 0, 0, 1e7);
+    if (m.has("params")) {
+      const json& v = m.raw("params");
+      if (!v.is_object()) throw SpecError(m.at("params"), "expected an object of profile field: number");
+      sim::gpu::GpuProfile probe = *sim::gpu::profile_by_name(s.profile);
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        const std::string path = m.at("params") + "." + it.key();
+        if (!it->is_number()) throw SpecError(path, "expected a number");
+        std::string text = it->dump();
+        std::string err;
+        if (!sim::gpu::set_profile_param(probe, it.key(), text, &err)) throw SpecError(path, err);
+        s.model.params.emplace_back(it.key(), text);
+      }
+    }
     m.done();
   }
   if (o.has("throttle")) {

@@ -46,6 +46,10 @@ struct KernelDef {
   std::optional<uint32_t> cus;       // default: every CU of the GPU
   uint32_t rounds = 1;               // workgroup rounds (waves live duration_us / rounds)
   uint32_t waves_per_workgroup = 4;  // 256 work-items
+  // Alternatively the engine's own terms: this many workgroups of wg_cost_us each (duration_us,
+  // cus and rounds are then not used).
+  std::optional<uint64_t> workgroups;
+  double wg_cost_us = 0;
 };
 
 // A request or an iteration: a kernel sequence on one queue, or a torch_mode trace.
@@ -98,6 +102,9 @@ struct ModelDef {
   std::string faults;                // sim/gpu fault plan, e.g. "timeout@3"
   double wg_jitter = 0.0;
   double actuator_overhead_us = 0.0;  // daemon hop + ioctl entry before the HWS sees a request
+  // Overrides of GpuProfile fields by name (sim/gpu/model_config.h set_profile_param), applied
+  // before the scales: {"save_bandwidth_gbps": 200, "packet_overhead_ns": 4000}.
+  std::vector<std::pair<std::string, std::string>> params;
 };
 
 struct RecordDef {

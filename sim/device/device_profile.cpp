@@ -6,6 +6,7 @@
 
 #include "common/error.h"
 #include "topology_caps.h"
+#include "gpu_geometry.h"
 
 namespace gpreempt::sim {
 namespace {
@@ -72,6 +73,22 @@ void set_cwsr_sizes(DeviceProfile& p) {
   p.cwsr_size = p.ctl_stack_size + page_align(cu_per_xcc * 0x95000u);
 }
 
+// The compute geometry every other part of the simulator shares (gpu_geometry.h).
+void set_geometry(DeviceProfile& p, std::string_view name) {
+  const GpuGeometry& g = *gpu_geometry(name);
+  p.gfx_arch = std::string(g.gfx_target);
+  p.num_xcc = g.num_xcc;
+  p.cu_count = g.cu_count();
+  p.simd_per_cu = g.simds_per_cu;
+  p.max_waves_per_simd = g.max_waves_per_simd;
+  p.wave_front_size = g.wave_size;
+  p.max_engine_clk_fcompute = g.clock_mhz;
+  p.pipes_per_mec = g.pipes_per_mec;
+  p.queues_per_pipe = g.queues_per_pipe;
+  p.first_kfd_queue = g.first_kfd_queue;
+  p.num_cp_queues = g.pipes_per_mec * g.kfd_queues_per_pipe();
+}
+
 template <std::size_t N>
 void take_gpus(DeviceProfile& p, const GpuInstance (&all)[N], uint32_t n, uint32_t dflt) {
   if (n == 0) n = dflt;
@@ -86,14 +103,10 @@ DeviceProfile mi308x(uint32_t n) {
   p.name = "mi308x";
   p.marketing_name = "AMD Instinct MI308X";
   p.topology_name = "ip discovery";
-  p.gfx_arch = "gfx942";
+  set_geometry(p, "mi308x");
   p.gfx_target_version = 90402;
-  p.num_xcc = 4;
-  p.cu_count = 80;
-  p.simd_per_cu = 4;
   p.array_count = 16;
   p.simd_arrays_per_engine = 1;
-  p.max_waves_per_simd = 8;
   p.lds_size_in_kb = 64;
   p.num_gws = 64;
   p.caches_count = 0;
@@ -103,9 +116,7 @@ DeviceProfile mi308x(uint32_t n) {
   p.num_sdma_engines = 2;
   p.num_sdma_xgmi_engines = 6;
   p.num_sdma_queues_per_engine = 8;
-  p.num_cp_queues = 24;
   set_cwsr_sizes(p);
-  p.max_engine_clk_fcompute = 1420;
   p.fw_version = 185;
   p.sdma_fw_version = 24;
   p.capability = gfx9_capability(p.revision_id, true, true);
@@ -129,15 +140,13 @@ DeviceProfile mi300x(uint32_t n) {
   DeviceProfile p = mi308x(0);
   p.name = "mi300x";
   p.marketing_name = "AMD Instinct MI300X";
-  p.num_xcc = 8;
-  p.cu_count = 304;
+  set_geometry(p, "mi300x");
   p.array_count = 32;
   set_cwsr_sizes(p);
   p.device_id = 0x74a1;
   p.revision_id = 0;
   p.subsystem_device_id = 0x74a1;
   p.capability = gfx9_capability(p.revision_id, true, true);
-  p.max_engine_clk_fcompute = 2100;
   p.fw_version = 138;
   p.sdma_fw_version = 19;
   p.num_sdma_xgmi_engines = 14;
@@ -154,14 +163,10 @@ DeviceProfile mi210(uint32_t n) {
   p.name = "mi210";
   p.marketing_name = "AMD Instinct MI210";
   p.topology_name = "aldebaran";
-  p.gfx_arch = "gfx90a";
+  set_geometry(p, "mi210");
   p.gfx_target_version = 90010;
-  p.num_xcc = 1;
-  p.cu_count = 104;
-  p.simd_per_cu = 4;
   p.array_count = 8;
   p.simd_arrays_per_engine = 1;
-  p.max_waves_per_simd = 8;
   p.lds_size_in_kb = 64;
   p.num_gws = 64;
   p.device_id = 0x740f;
@@ -170,9 +175,7 @@ DeviceProfile mi210(uint32_t n) {
   p.num_sdma_engines = 2;
   p.num_sdma_xgmi_engines = 3;
   p.num_sdma_queues_per_engine = 8;
-  p.num_cp_queues = 24;
   set_cwsr_sizes(p);
-  p.max_engine_clk_fcompute = 1700;
   p.fw_version = 78;
   p.sdma_fw_version = 8;
   p.capability = gfx9_capability(p.revision_id, true, false);

@@ -1,5 +1,7 @@
 #include "sim/gpu/gpu_hardware.h"
 
+#include "sim/device/gpu_geometry.h"
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -91,14 +93,22 @@ std::unique_ptr<daemon::Hardware> make_gpu_hardware(
   if (!opts) throw gpreempt::Error(EINVAL, err);
   // The machine's topology is the truth for geometry; the timing parameters stay the model's.
   GpuProfile& p = opts->profile;
-  if (profile.num_xcc && profile.cu_count) {
-    p.num_xcc = profile.num_xcc;
-    p.cus_per_xcc = profile.cu_count / profile.num_xcc;
-  }
-  if (profile.max_engine_clk_fcompute) p.clock_mhz = profile.max_engine_clk_fcompute;
-  if (profile.pipes_per_mec && profile.queues_per_pipe > profile.first_kfd_queue) {
-    p.compute_pipes = profile.pipes_per_mec;
-    p.queues_per_pipe = profile.queues_per_pipe - profile.first_kfd_queue;
+  if (const auto* g = gpreempt::sim::gpu_geometry(profile.name)) {
+    // A known model: the geometry both sides derive from (sim/device/gpu_geometry.h).
+    const std::string timing_name = p.name;
+    apply_geometry(p, *g);
+    p.name = timing_name;
+  } else {
+    // A hand-built machine (tests): its topology is the truth for geometry.
+    if (profile.num_xcc && profile.cu_count) {
+      p.num_xcc = profile.num_xcc;
+      p.cus_per_xcc = profile.cu_count / profile.num_xcc;
+    }
+    if (profile.max_engine_clk_fcompute) p.clock_mhz = profile.max_engine_clk_fcompute;
+    if (profile.pipes_per_mec && profile.queues_per_pipe > profile.first_kfd_queue) {
+      p.compute_pipes = profile.pipes_per_mec;
+      p.queues_per_pipe = profile.queues_per_pipe - profile.first_kfd_queue;
+    }
   }
   std::string stats;
   if (const char* s = getenv("GPREEMPT_SIM_STATS")) {

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "sim/device/gpu_geometry.h"
+
 namespace gpreempt::sim::gpu {
 
 SimTime GpuProfile::grace_ns(uint32_t grace_kclk) const {
@@ -28,32 +30,34 @@ SimTime GpuProfile::restore_ns(uint64_t waves) const {
   return restore_fixed_ns + transfer_ns(waves, wave_state_bytes, restore_bandwidth_gbps);
 }
 
+void apply_geometry(GpuProfile& p, const sim::GpuGeometry& g) {
+  p.name = std::string(g.name);
+  p.gfx_target = std::string(g.gfx_target);
+  p.num_xcc = g.num_xcc;
+  p.cus_per_xcc = g.cus_per_xcc;
+  p.simds_per_cu = g.simds_per_cu;
+  p.max_waves_per_cu = g.max_waves_per_cu();
+  p.wave_size = g.wave_size;
+  p.clock_mhz = g.clock_mhz;
+  p.compute_pipes = g.pipes_per_mec;
+  p.queues_per_pipe = g.kfd_queues_per_pipe();
+}
+
 GpuProfile mi308x_profile() {
   GpuProfile p;
-  p.name = "mi308x";
-  p.gfx_target = "gfx942";
-  p.num_xcc = 4;
-  p.cus_per_xcc = 20;
-  p.clock_mhz = 1420;
+  apply_geometry(p, *sim::gpu_geometry("mi308x"));
   return p;
 }
 
 GpuProfile mi300x_profile() {
   GpuProfile p = mi308x_profile();
-  p.name = "mi300x";
-  p.num_xcc = 8;
-  p.cus_per_xcc = 38;
-  p.clock_mhz = 2100;
+  apply_geometry(p, *sim::gpu_geometry("mi300x"));
   return p;
 }
 
 GpuProfile mi210_profile() {
   GpuProfile p = mi308x_profile();
-  p.name = "mi210";
-  p.gfx_target = "gfx90a";
-  p.num_xcc = 1;
-  p.cus_per_xcc = 104;
-  p.clock_mhz = 1700;
+  apply_geometry(p, *sim::gpu_geometry("mi210"));
   // One GCD with its own HBM2e: less bandwidth for the wave save than the MI300 parts.
   p.save_bandwidth_gbps = 200.0;
   p.restore_bandwidth_gbps = 200.0;

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/device/gpu_geometry.h"
+
 namespace gpreempt::sim::gpu {
 
 using SimTime = int64_t;  // simulated nanoseconds
@@ -68,6 +70,10 @@ struct GpuProfile {
   SimTime save_ns(uint64_t waves) const;
   SimTime restore_ns(uint64_t waves) const;
 };
+
+// Sets the compute geometry (XCCs, CUs, waves, clock, HQD slots KFD owns) from the one table
+// both the KFD side and this model derive from (sim/device/gpu_geometry.h); timing stays.
+void apply_geometry(GpuProfile& p, const sim::GpuGeometry& g);
 
 GpuProfile mi308x_profile();
 GpuProfile mi300x_profile();

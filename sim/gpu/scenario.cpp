@@ -33,14 +33,6 @@ ScenarioResult run_scenario(const ScenarioConfig& cfg) {
   if (cfg.online) e.add_queue(kOnline, cfg.online_priority, false);
   if (cfg.offline) e.add_queue(kOffline, cfg.offline_priority, false);
 
-  uint64_t outstanding = 0;
-  bool offline_suspended = false;
-  auto runnable_all = [&] {
-    std::vector<QueueKey> v;
-    if (cfg.online) v.push_back(kOnline);
-    if (cfg.offline) v.push_back(kOffline);
-    return v;
-  };
 
   // Offline: keep two iterations queued so the queue never runs dry.
   std::function<void()> submit_iteration = [&] {
@@ -64,20 +56,11 @@ ScenarioResult run_scenario(const ScenarioConfig& cfg) {
                              : -1;
 
   auto arrive = [&](SimTime at) {
-    ++outstanding;
-    if (cfg.preempt && cfg.offline && !offline_suspended) {
-      offline_suspended = true;
-      e.execute_runlist(cfg.grace_kclk, {kOnline}, nullptr);
-    }
     for (std::size_t i = 0; i < cfg.online_request.size(); ++i) {
       const bool last = i + 1 == cfg.online_request.size();
       e.submit_kernel(kOnline, cfg.online_request[i], [&, last, at](const JobResult&) {
         if (!last) return;
         res.latencies_ns.push_back(e.now() - at);
-        if (--outstanding == 0 && cfg.preempt && offline_suspended) {
-          offline_suspended = false;
-          e.execute_runlist(cfg.grace_kclk, runnable_all(), nullptr);
-        }
       });
     }
   };

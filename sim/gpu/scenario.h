@@ -1,7 +1,7 @@
-// An online service and an offline trainer sharing one simulated GPU, run entirely in simulated
-// time (discrete events): the model's own benchmark and sensitivity harness, and what the
-// determinism test replays. Optionally preempts like gpreempt will: suspend the offline queue
-// when a request arrives, resume it when no request is left.
+// An online service and an offline trainer sharing one simulated GPU with no control, run
+// entirely in simulated time (discrete events): the model's own speed benchmark and what the
+// determinism test replays. Preemption is evaluated by eval/des (gpreempt-des), where the real
+// lib/sched Scheduler decides; this harness has no policy of its own.
 #pragma once
 
 #include <cstdint>
@@ -27,9 +27,6 @@ struct ScenarioConfig {
   bool offline = true;
   std::vector<KernelSpec> offline_iteration;
   uint32_t offline_priority = 7;
-  // Preemption as the controller of the next issue will do it.
-  bool preempt = false;
-  uint32_t grace_kclk = 0;
 };
 
 struct ScenarioResult {

@@ -345,3 +345,25 @@ def test_gpreemptd_status(tmp_path):
         assert daemon.wait(timeout=30) == 0
         offline.kill()
         offline.wait()
+
+
+def test_des_result(tmp_path):
+    """gpreempt-des (eval/des): its RESULT, byte-identical reruns, and spec errors naming the field."""
+    des = str(BINARY_DIR / "bin" / "gpreempt-des")
+    point = {"baseline": "gpreempt-hint", "seed": 3,
+             "online": [{"name": "r18", "arrival": {"kind": "poisson", "rate_hz": 50}, "requests": 50,
+                         "kernels": [{"name": "conv", "duration_us": 300, "cus": 80}]}],
+             "offline": [{"name": "r50", "kernels": [{"name": "step", "duration_us": 5000, "rounds": 5}]}],
+             "record": {"timeline": True}, "solo": True}
+    spec = tmp_path / "point.json"
+    spec.write_text(json.dumps(point))
+    text = run(des, "--spec", str(spec), "--no-wall-clock")
+    doc = valid("des-result", json.loads(text))
+    assert doc["row"]["online_requests"] == 50
+    assert doc["row"]["online_solo_p50_ms"] is not None
+    assert doc["decisions"] and doc["timeline"]
+    assert run(des, "--spec", str(spec), "--no-wall-clock") == text
+    point["online"][0]["arrival"]["rate_hz"] = -1
+    spec.write_text(json.dumps(point))
+    err = valid("error", json.loads(run(des, "--spec", str(spec), "--json-errors", code=2)))
+    assert "online[0].arrival.rate_hz" in err["error"]["message"]
