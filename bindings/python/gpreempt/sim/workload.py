@@ -3,7 +3,7 @@ side, reporting as gpreempt-workload does (same --json documents, same request n
 
     kfdsim run -- python3 -m gpreempt.sim.workload online --model resnet18 --duration 10 [--json]
     kfdsim run -- python3 -m gpreempt.sim.workload offline --model resnet50-train --duration 10
-    python3 -m gpreempt.sim.workload models [--json]
+    python3 -m gpreempt.sim.workload models
 
 online: an open-loop request stream (Poisson or fixed arrivals); a request is one inference whose
 result is read back on the host, its latency runs from its arrival to that read (queueing behind
@@ -156,14 +156,9 @@ def _human(r):
                r["iterations_per_s"], r["kernels"]))
 
 
-def _list(as_json):
-    rows = [{"name": m.name, "side": m.side, "description": m.description,
-             "batch": m.batch} for m in models.MODELS.values()]
-    if as_json:
-        print(json.dumps({"schema_version": SCHEMA_VERSION, "models": rows}, indent=2))
-    else:
-        for r in rows:
-            print("%-18s %-7s %s" % (r["name"], r["side"], r["description"]))
+def _list():
+    for m in models.MODELS.values():
+        print("%-18s %-7s %s" % (m.name, m.side, m.description))
     return 0
 
 
@@ -194,8 +189,7 @@ def _parser():
             p.add_argument("--notify", help="Unix socket that receives request start/end lines")
             p.add_argument("--notify-wait", action="store_true",
                            help="after each start line wait for a one-byte reply")
-    lp = sub.add_parser("models", help="list the models")
-    lp.add_argument("--json", action="store_true")
+    sub.add_parser("models", help="list the models")
     return ap
 
 
@@ -203,7 +197,7 @@ def main(argv=None):
     ap = _parser()
     a = ap.parse_args(argv)
     if a.command == "models":
-        return _list(a.json)
+        return _list()
     try:
         m = models.find(a.model, a.command)
     except ValueError as e:
