@@ -2,6 +2,7 @@
 // four scenarios, results and preemption summary as with the C++ presets. Small batches and short
 // scenarios: most of the time goes into starting the Python processes.
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 #include "common/child_process.h"
@@ -11,7 +12,9 @@ namespace {
 
 using gpreempt::ChildProcess;
 
-std::string gpreempt_bin() { return (gpreempt::testing::binary_dir() / "bin" / "gpreempt").string(); }
+std::string gpreempt_bin() {
+  return (gpreempt::testing::binary_dir() / "bin" / "gpreempt").string();
+}
 
 bool torch_available() {
   ChildProcess py({GPREEMPT_TEST_PYTHON, "-c", "import torch, torchvision"});
@@ -30,11 +33,13 @@ nlohmann::json run_demo(const std::vector<std::string>& args) {
 // Every scenario has its side's results, and the gpreempt scenario suspended the offline process
 // for the online requests without a failed call: which is only possible if the offline side was
 // still running (and attached) while the online side sent its requests.
-void expect_complete(const nlohmann::json& j, const std::string& online, const std::string& offline) {
+void expect_complete(const nlohmann::json& j, const std::string& online,
+                     const std::string& offline) {
   ASSERT_TRUE(j.is_object());
   EXPECT_EQ(j["online_preset"], online);
   EXPECT_EQ(j["offline_preset"], offline);
-  const std::vector<std::string> names = {"online_alone", "offline_alone", "no_control", "gpreempt"};
+  const std::vector<std::string> names = {"online_alone", "offline_alone", "no_control",
+                                          "gpreempt"};
   ASSERT_EQ(j["scenarios"].size(), names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
     const auto& s = j["scenarios"][i];
@@ -55,7 +60,8 @@ void expect_complete(const nlohmann::json& j, const std::string& online, const s
 }
 
 TEST(DemoModels, ResNet18OnlineAgainstResNet50Training) {
-  if (!torch_available()) GTEST_SKIP() << GPREEMPT_TEST_PYTHON << " cannot import torch and torchvision";
+  if (!torch_available())
+    GTEST_SKIP() << GPREEMPT_TEST_PYTHON << " cannot import torch and torchvision";
   const auto j = run_demo({"--online", "resnet18", "--offline", "resnet50-train", "--offline-batch",
                            "2", "--duration", "1"});
   expect_complete(j, "resnet18", "resnet50-train");
@@ -64,7 +70,8 @@ TEST(DemoModels, ResNet18OnlineAgainstResNet50Training) {
 // A model on one side and a preset on the other: the preset must not start its measured run (or
 // end) while the model is still starting up.
 TEST(DemoModels, ModelOnlineAgainstAPresetOffline) {
-  if (!torch_available()) GTEST_SKIP() << GPREEMPT_TEST_PYTHON << " cannot import torch and torchvision";
+  if (!torch_available())
+    GTEST_SKIP() << GPREEMPT_TEST_PYTHON << " cannot import torch and torchvision";
   const auto j = run_demo({"--online", "linear512", "--offline", "gemm2048", "--duration", "1.2"});
   expect_complete(j, "linear512", "gemm2048");
 }

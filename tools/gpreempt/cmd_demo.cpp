@@ -144,12 +144,14 @@ std::string join(const std::vector<std::string>& v) {
 void check_workload(const std::string& flag, const std::string& name, demo::Side side,
                     uint32_t batch, const std::string& preset_program) {
   if (demo::is_model(name, side)) return;
-  if (batch > 0) throw UsageError(flag + "-batch applies to the model workloads only, not to preset '" + name + "'");
+  if (batch > 0)
+    throw UsageError(flag + "-batch applies to the model workloads only, not to preset '" + name +
+                     "'");
   const auto presets = demo::preset_names(preset_program);
   for (const auto& p : presets)
     if (p == name) return;
-  throw UsageError("unknown " + flag + " workload '" + name + "'; models: " + demo::model_names(side) +
-                   "; gpreempt-workload presets: " + join(presets));
+  throw UsageError("unknown " + flag + " workload '" + name + "'; models: " +
+                   demo::model_names(side) + "; gpreempt-workload presets: " + join(presets));
 }
 
 // The model workloads import the gpreempt package: from the build tree next to this program when
@@ -276,12 +278,17 @@ void register_demo_commands(CLI::App& app, Globals& globals) {
       "  gpreempt demo --online resnet18 --offline resnet50-train\n"
       "  gpreempt demo --online linear512 --offline linear1024-train --offline-batch 32\n"
       "Workloads: a gpreempt-workload preset (hand-set kernel costs; gpreempt-workload presets)\n"
-      "or a PyTorch model on the simulated GPU (" GPREEMPT_DEMO_PYTHON " -m gpreempt.sim.workload,\n"
+      "or a PyTorch model on the simulated GPU (" GPREEMPT_DEMO_PYTHON
+      " -m gpreempt.sim.workload,\n"
       "random weights; start-up takes seconds, not counted):\n"
-      "  online models:  " + demo::model_names(demo::Side::kOnline) + "\n"
-      "  offline models: " + demo::model_names(demo::Side::kOffline) + "\n"
-      "Grace periods are in 1,000 GPU clocks (--grace) or converted from microseconds at the\n"
-      "GPU's clock (--grace-us).");
+      "  online models:  " +
+          demo::model_names(demo::Side::kOnline) +
+          "\n"
+          "  offline models: " +
+          demo::model_names(demo::Side::kOffline) +
+          "\n"
+          "Grace periods are in 1,000 GPU clocks (--grace) or converted from microseconds at the\n"
+          "GPU's clock (--grace-us).");
   cmd->add_option("--duration", o->demo.duration_s, "seconds per scenario")->capture_default_str();
   cmd->add_option("--profile", o->profile,
                   "simulated device profile when no GPU is present (mi308x, mi300x, mi210)")
@@ -312,8 +319,10 @@ void register_demo_commands(CLI::App& app, Globals& globals) {
          "--online", o->demo.online_preset, "--offline", o->demo.offline_preset,
          "--resume-after-idle-ms", std::to_string(o->resume_after_idle_ms),
          "--max-suspension-ms", std::to_string(o->max_suspension_ms)};
-    if (o->demo.online_batch) a.insert(a.end(), {"--online-batch", std::to_string(o->demo.online_batch)});
-    if (o->demo.offline_batch) a.insert(a.end(), {"--offline-batch", std::to_string(o->demo.offline_batch)});
+    if (o->demo.online_batch)
+      a.insert(a.end(), {"--online-batch", std::to_string(o->demo.online_batch)});
+    if (o->demo.offline_batch)
+      a.insert(a.end(), {"--offline-batch", std::to_string(o->demo.offline_batch)});
     if (o->grace) a.insert(a.end(), {"--grace", std::to_string(*o->grace)});
     if (o->grace_us) a.insert(a.end(), {"--grace-us", std::to_string(*o->grace_us)});
     if (globals.json) a.push_back("--json");

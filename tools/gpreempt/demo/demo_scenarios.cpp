@@ -35,13 +35,14 @@ nlohmann::json finish(ChildProcess& child) {
 }
 
 // Queues appear once the workload's runtime is up; attaching or starting the online side before
-// then would measure start-up, not interference.
+// then would measure start-up, not interference. A start takes milliseconds, but seconds on a
+// machine loaded by Python model processes and other work.
 void wait_for_queues(const ChildProcess& child) {
   using namespace std::chrono;
-  const auto deadline = steady_clock::now() + std::chrono::seconds(10);
+  const auto deadline = steady_clock::now() + std::chrono::seconds(60);
   while (gpreempt_find_queues_by_process(child.pid(), nullptr, 0) <= 0) {
     if (steady_clock::now() > deadline)
-      throw Error(ETIMEDOUT, "'" + child.command_line() + "' created no KFD queue within 10 s");
+      throw Error(ETIMEDOUT, "'" + child.command_line() + "' created no KFD queue within 60 s");
     std::this_thread::sleep_for(milliseconds(5));
   }
 }
@@ -51,11 +52,12 @@ void wait_for_queues(const ChildProcess& child) {
 // models first and call go() last, so both sides measure the same stretch of time.
 class RunningWorkload {
  public:
-  RunningWorkload(const DemoOptions& o, const WorkloadSpec& spec, double duration_s, const std::string& notify,
-        const std::string& ready_name)
+  RunningWorkload(const DemoOptions& o, const WorkloadSpec& spec, double duration_s,
+                  const std::string& notify, const std::string& ready_name)
       : spec_(spec),
         ready_(spec.model() ? o.work_dir + "/" + ready_name + ".ready" : std::string()),
-        child_(workload_argv({o.workload_program, o.python_program}, spec, duration_s, notify, ready_)) {
+        child_(workload_argv({o.workload_program, o.python_program}, spec, duration_s, notify,
+                             ready_)) {
     if (spec_.model()) {
       wait_until_ready(child_, ready_, kModelReadyTimeoutS);
     } else if (spec_.side == Side::kOffline) {
@@ -107,7 +109,10 @@ DemoResult run_demo(const DemoOptions& o, const std::function<void(const std::st
     if (online.model()) on = start_online("");
     RunningWorkload off(o, offline, both, "", "offline");
     off.go();
-    if (on) on->go(); else on = start_online("");
+    if (on)
+      on->go();
+    else
+      on = start_online("");
     auto on_result = on->finish();
     result.scenarios.push_back({"no_control", on_result, off.finish()});
   }
@@ -133,7 +138,10 @@ DemoResult run_demo(const DemoOptions& o, const std::function<void(const std::st
     PreemptionController controller(target, o.controller, socket);
     controller.start();
     off.go();
-    if (on) on->go(); else on = start_online(socket);
+    if (on)
+      on->go();
+    else
+      on = start_online(socket);
     auto on_result = on->finish();
     result.preemption = controller.stop();
     // Detach before the offline job ends: nothing may stay suspended, and its exit status

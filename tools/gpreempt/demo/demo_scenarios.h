@@ -22,7 +22,7 @@ struct DemoOptions {
   // A gpreempt-workload preset or a model of demo_workloads.h, for each side.
   std::string online_preset = "cnn";
   std::string offline_preset = "gemm2048";
-  uint32_t online_batch = 0;           // models only; 0: the model's own batch size
+  uint32_t online_batch = 0;  // models only; 0: the model's own batch size
   uint32_t offline_batch = 0;
   std::string workload_program;        // gpreempt-workload to run
   std::string python_program;          // the interpreter for the model workloads

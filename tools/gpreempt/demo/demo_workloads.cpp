@@ -5,9 +5,8 @@
 
 #include <cerrno>
 #include <chrono>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "common/error.h"
 
@@ -51,8 +50,7 @@ std::vector<std::string> preset_names(const std::string& preset_program) {
   std::vector<std::string> names;
   try {
     const auto doc = nlohmann::json::parse(list.output());
-    for (const auto& p : doc.at("presets"))
-      names.push_back(p.at("name").get<std::string>());
+    for (const auto& p : doc.at("presets")) names.push_back(p.at("name").get<std::string>());
   } catch (const nlohmann::json::exception& e) {
     throw Error(EPROTO, "'" + list.command_line() + "' printed no preset list: " + e.what());
   }
@@ -97,8 +95,8 @@ void wait_until_ready(ChildProcess& child, const std::string& ready_file, double
 
 void release(const std::string& ready_file) {
   if (::unlink(ready_file.c_str()) != 0)
-    throw Error(errno, "cannot start the model workload: unlink " + ready_file + ": " +
-                           errno_text(errno));
+    throw Error(errno,
+                "cannot start the model workload: unlink " + ready_file + ": " + errno_text(errno));
 }
 
 }  // namespace gpreempt::demo
