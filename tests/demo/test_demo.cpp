@@ -56,4 +56,33 @@ TEST(Demo, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(both.wait(), 2);
 }
 
+// Unknown workloads are refused before any simulated machine starts, naming the valid ones of
+// that side: the models and the presets. (stderr is inherited: the message goes to the ctest log.)
+TEST(Demo, UnknownWorkloadsAndBatchesOfPresetsAreUsageErrors) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--online", "no-such-model"},
+        {"--offline", "resnet18"},                          // an online model on the offline side
+        {"--online", "resnet50-train"},                     // and the other way round
+        {"--offline", "gemm2048", "--offline-batch", "8"},  // presets have no batch size
+        {"--online", "resnet18", "--online-batch", "0"}}) {
+    std::vector<std::string> argv = {gpreempt_bin(), "demo", "--duration", "0.1"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ChildProcess demo(argv);
+    EXPECT_EQ(demo.wait(), 2) << args[0] << " " << args[1];
+    EXPECT_EQ(demo.output(), "") << "nothing ran";
+  }
+}
+
+TEST(Demo, HelpListsTheModelWorkloads) {
+  ChildProcess help({gpreempt_bin(), "demo", "--help"});
+  ASSERT_EQ(help.wait(), 0);
+  EXPECT_NE(help.output().find("online models:  resnet18, resnet50, linear512\n"),
+            std::string::npos)
+      << help.output();
+  EXPECT_NE(help.output().find("offline models: resnet50-train, resnet18-train, transformer-train, "
+                               "linear1024-train, mm4000, mm2048\n"),
+            std::string::npos)
+      << help.output();
+}
+
 }  // namespace

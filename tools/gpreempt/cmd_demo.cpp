@@ -16,6 +16,7 @@
 #include "common/error.h"
 #include "common/latency_summary.h"
 #include "demo/demo_scenarios.h"
+#include "demo/demo_workloads.h"
 #include "discovery/topology.h"
 #include "sim_stats.h"
 
@@ -132,15 +133,51 @@ std::vector<double> to_ms(const std::vector<double>& us) {
   return ms;
 }
 
+std::string join(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// Each side is a model of its side or a gpreempt-workload preset; anything else is a usage error
+// that lists both, before any simulated machine starts.
+void check_workload(const std::string& flag, const std::string& name, demo::Side side,
+                    uint32_t batch, const std::string& preset_program) {
+  if (demo::is_model(name, side)) return;
+  if (batch > 0)
+    throw UsageError(flag + "-batch applies to the model workloads only, not to preset '" + name +
+                     "'");
+  const auto presets = demo::preset_names(preset_program);
+  for (const auto& p : presets)
+    if (p == name) return;
+  throw UsageError("unknown " + flag + " workload '" + name + "'; models: " +
+                   demo::model_names(side) + "; gpreempt-workload presets: " + join(presets));
+}
+
+// The model workloads import the gpreempt package: from the build tree next to this program when
+// there is one (build/bin/gpreempt -> build/python), else where the interpreter finds it.
+void point_python_at_our_package(const std::filesystem::path& dir) {
+  const auto pkg = dir.parent_path() / "python";
+  if (!std::filesystem::exists(pkg / "gpreempt" / "__init__.py")) return;
+  std::string path = pkg.string();
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += std::string(":") + old;
+  ::setenv("PYTHONPATH", path.c_str(), 1);
+}
+
 void run(const Globals& g, DemoCliOptions& o) {
   if (o.demo.duration_s <= 0) throw UsageError("--duration must be positive");
-  if (::access("/dev/kfd", F_OK) != 0) reexec_on_simulator(o);
-  const bool simulated = std::getenv("KFDSIM_DIR") != nullptr;
-
   const auto dir = own_dir();
   o.demo.workload_program = (dir / "gpreempt-workload").string();
   if (::access(o.demo.workload_program.c_str(), X_OK) != 0)
     throw Failure("the demo's workload program is missing: " + o.demo.workload_program);
+  check_workload("--online", o.demo.online_preset, demo::Side::kOnline, o.demo.online_batch,
+                 o.demo.workload_program);
+  check_workload("--offline", o.demo.offline_preset, demo::Side::kOffline, o.demo.offline_batch,
+                 o.demo.workload_program);
+  if (::access("/dev/kfd", F_OK) != 0) reexec_on_simulator(o);
+  const bool simulated = std::getenv("KFDSIM_DIR") != nullptr;
+  o.demo.python_program = GPREEMPT_DEMO_PYTHON;
+  point_python_at_our_package(dir);
 
   nlohmann::json gpus = nlohmann::json::array();
   std::string description;
@@ -230,7 +267,7 @@ void register_demo_commands(CLI::App& app, Globals& globals) {
       app, globals, "demo",
       "Online/offline preemption demo: online latency and offline throughput alone, together "
       "without control, and together with gpreempt",
-      "Runs four scenarios of --duration seconds each with the gpreempt-workload presets:\n"
+      "Runs four scenarios of --duration seconds each:\n"
       "  online_alone, offline_alone, no_control (both, nothing done), gpreempt (both; the\n"
       "  offline process is suspended while online requests run, resumed when idle).\n"
       "Without an AMD GPU (/dev/kfd absent) it runs itself on a simulated machine:\n"
@@ -238,14 +275,34 @@ void register_demo_commands(CLI::App& app, Globals& globals) {
       "Examples:\n"
       "  gpreempt demo --duration 5\n"
       "  gpreempt demo --online transformer --offline gemm2048 --grace-us 100 --json\n"
-      "Presets: gpreempt-workload presets. Grace periods are in 1,000 GPU clocks (--grace) or\n"
-      "converted from microseconds at the GPU's clock (--grace-us).");
+      "  gpreempt demo --online resnet18 --offline resnet50-train\n"
+      "  gpreempt demo --online linear512 --offline linear1024-train --offline-batch 32\n"
+      "Workloads: a gpreempt-workload preset (hand-set kernel costs; gpreempt-workload presets)\n"
+      "or a PyTorch model on the simulated GPU (" GPREEMPT_DEMO_PYTHON
+      " -m gpreempt.sim.workload,\n"
+      "random weights; start-up takes seconds, not counted):\n"
+      "  online models:  " +
+          demo::model_names(demo::Side::kOnline) +
+          "\n"
+          "  offline models: " +
+          demo::model_names(demo::Side::kOffline) +
+          "\n"
+          "Grace periods are in 1,000 GPU clocks (--grace) or converted from microseconds at the\n"
+          "GPU's clock (--grace-us).");
   cmd->add_option("--duration", o->demo.duration_s, "seconds per scenario")->capture_default_str();
   cmd->add_option("--profile", o->profile,
                   "simulated device profile when no GPU is present (mi308x, mi300x, mi210)")
       ->capture_default_str();
-  cmd->add_option("--online", o->demo.online_preset, "online workload preset")->capture_default_str();
-  cmd->add_option("--offline", o->demo.offline_preset, "offline workload preset")->capture_default_str();
+  cmd->add_option("--online", o->demo.online_preset, "online workload: preset or model")
+      ->capture_default_str();
+  cmd->add_option("--offline", o->demo.offline_preset, "offline workload: preset or model")
+      ->capture_default_str();
+  cmd->add_option("--online-batch", o->demo.online_batch,
+                  "batch size of an online model (default: the model's)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--offline-batch", o->demo.offline_batch,
+                  "batch size of an offline model (default: the model's)")
+      ->check(CLI::PositiveNumber);
   auto* grace = cmd->add_option("--grace", o->grace, "grace period in 1,000 GPU clocks (default: driver's)");
   cmd->add_option("--grace-us", o->grace_us, "grace period in microseconds at the GPU's clock")
       ->excludes(grace);
@@ -262,6 +319,10 @@ void register_demo_commands(CLI::App& app, Globals& globals) {
          "--online", o->demo.online_preset, "--offline", o->demo.offline_preset,
          "--resume-after-idle-ms", std::to_string(o->resume_after_idle_ms),
          "--max-suspension-ms", std::to_string(o->max_suspension_ms)};
+    if (o->demo.online_batch)
+      a.insert(a.end(), {"--online-batch", std::to_string(o->demo.online_batch)});
+    if (o->demo.offline_batch)
+      a.insert(a.end(), {"--offline-batch", std::to_string(o->demo.offline_batch)});
     if (o->grace) a.insert(a.end(), {"--grace", std::to_string(*o->grace)});
     if (o->grace_us) a.insert(a.end(), {"--grace-us", std::to_string(*o->grace_us)});
     if (globals.json) a.push_back("--json");

@@ -19,17 +19,21 @@ namespace gpreempt::demo {
 
 struct DemoOptions {
   double duration_s = 3;               // per scenario: the whole demo stays under half a minute
+  // A gpreempt-workload preset or a model of demo_workloads.h, for each side.
   std::string online_preset = "cnn";
   std::string offline_preset = "gemm2048";
+  uint32_t online_batch = 0;  // models only; 0: the model's own batch size
+  uint32_t offline_batch = 0;
   std::string workload_program;        // gpreempt-workload to run
+  std::string python_program;          // the interpreter for the model workloads
   ControllerOptions controller;
   std::string work_dir;                // where the controller's socket lives
 };
 
 struct ScenarioResult {
   std::string name;
-  std::optional<nlohmann::json> online;   // gpreempt-workload online --json
-  std::optional<nlohmann::json> offline;  // gpreempt-workload offline --json
+  std::optional<nlohmann::json> online;   // gpreempt-workload online --json (or the model's)
+  std::optional<nlohmann::json> offline;  // gpreempt-workload offline --json (or the model's)
 };
 
 struct DemoResult {
