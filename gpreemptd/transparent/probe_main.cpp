@@ -6,12 +6,11 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
-#include <variant>
-
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <variant>
 
 #include "common/error.h"
 #include "common/event_loop.h"
@@ -85,8 +84,10 @@ int main(int argc, char** argv) {
   app.add_option("--queue-check-ms", queue_check_ms, "How often the queue list is re-checked")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
-  app.add_option("--settle-us", settle_us, "Idle time before a request ends")->capture_default_str();
-  app.add_option("--duration", duration, "Stop after this many seconds (0: until every pid is unwatched)");
+  app.add_option("--settle-us", settle_us, "Idle time before a request ends")
+      ->capture_default_str();
+  app.add_option("--duration", duration,
+                 "Stop after this many seconds (0: until every pid is unwatched)");
   app.add_flag("--until-unwatched", until_unwatched, "Stop once every pid is unwatched (exited)");
   app.add_flag("--kernels", kernels, "Also print kernel_observed lines");
   app.add_option("--debugfs", debugfs, "KFD debugfs directory")->capture_default_str();
@@ -128,9 +129,12 @@ int main(int argc, char** argv) {
     }
     const sched::ProcessKey key{pid, 0};
     const auto since_epoch = std::chrono::steady_clock::now().time_since_epoch();
-    print({{"event", "watching"}, {"pid", pid}, {"queues", trigger->queue_count(key)},
+    print({{"event", "watching"},
+           {"pid", pid},
+           {"queues", trigger->queue_count(key)},
            {"time_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch).count()},
-           {"read_method", trigger->read_method_note(key).empty() ? "process_vm_readv" : "/proc/PID/mem"}});
+           {"read_method",
+            trigger->read_method_note(key).empty() ? "process_vm_readv" : "/proc/PID/mem"}});
   }
   const double cpu0 = cpu_seconds();
   const auto t0 = std::chrono::steady_clock::now();

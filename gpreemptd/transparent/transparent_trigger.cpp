@@ -38,7 +38,9 @@ std::optional<uint64_t> start_time_ticks(int pid) {
   return std::nullopt;
 }
 
-bool pid_gone(int pid) { return ::kill(pid, 0) < 0 && errno == ESRCH; }
+bool pid_gone(int pid) {
+  return ::kill(pid, 0) < 0 && errno == ESRCH;
+}
 
 }  // namespace
 
@@ -56,11 +58,14 @@ TransparentTrigger::TransparentTrigger(EventLoop& loop, TransparentTriggerConfig
   timer_ = loop_.add_timer([this] { poll(); });
 }
 
-TransparentTrigger::~TransparentTrigger() { loop_.unwatch(timer_); }
+TransparentTrigger::~TransparentTrigger() {
+  loop_.unwatch(timer_);
+}
 
 sched::Time TransparentTrigger::now() const {
   if (config_.clock) return config_.clock();
-  return std::chrono::duration_cast<sched::Time>(std::chrono::steady_clock::now().time_since_epoch());
+  return std::chrono::duration_cast<sched::Time>(
+      std::chrono::steady_clock::now().time_since_epoch());
 }
 
 void TransparentTrigger::note(const std::string& s) const {
@@ -74,8 +79,10 @@ void TransparentTrigger::emit(sched::Time t, std::vector<sched::Event> events) {
 void TransparentTrigger::update_timer() {
   const bool want = !watched_.empty();
   if (want == timer_armed_) return;
-  if (want) loop_.arm_every(timer_, config_.poll_interval);
-  else loop_.arm_at(timer_, std::nullopt);
+  if (want)
+    loop_.arm_every(timer_, config_.poll_interval);
+  else
+    loop_.arm_at(timer_, std::nullopt);
   timer_armed_ = want;
 }
 
@@ -84,15 +91,17 @@ void TransparentTrigger::watch(const sched::ProcessKey& key, int pid) {
     const auto st = start_time_ticks(pid);
     if (!st) throw Error(ESRCH, "pid " + std::to_string(pid) + ": no such process");
     if (*st != key.start_time_ticks)
-      throw Error(ESRCH, "pid " + std::to_string(pid) + " is another process than " + sched::to_string(key) +
-                             " (started at tick " + std::to_string(*st) + ")");
+      throw Error(ESRCH, "pid " + std::to_string(pid) + " is another process than " +
+                             sched::to_string(key) + " (started at tick " + std::to_string(*st) +
+                             ")");
   } else if (pid_gone(pid)) {
     throw Error(ESRCH, "pid " + std::to_string(pid) + ": no such process");
   }
   Watched w;
   w.pid = pid;
   w.next_check = now() + config_.queue_check_interval;
-  const auto ids = list_directory(config_.sources.kfd_sysfs + "/proc/" + std::to_string(pid) + "/queues");
+  const auto ids =
+      list_directory(config_.sources.kfd_sysfs + "/proc/" + std::to_string(pid) + "/queues");
   if (ids) w.sysfs_queue_ids = *ids;
   load_addresses(key, w);  // throws: nothing is watched then
   if (auto it = watched_.find(key); it != watched_.end()) {
@@ -125,8 +134,10 @@ void TransparentTrigger::refresh(int pid) {
     try {
       load_addresses(key, it->second);
     } catch (const Error& e) {
-      if (e.code() == ESRCH || pid_gone(pid)) drop(key, e.what());
-      else note("transparent trigger: " + sched::to_string(key) + ": " + e.what());
+      if (e.code() == ESRCH || pid_gone(pid))
+        drop(key, e.what());
+      else
+        note("transparent trigger: " + sched::to_string(key) + ": " + e.what());
     }
   }
 }
@@ -137,8 +148,9 @@ void TransparentTrigger::load_addresses(const sched::ProcessKey&, Watched& w) {
   auto queues = discovery::read_queue_pointers(w.pid, config_.sources, &notes);
   if (queues.empty() && !w.sysfs_queue_ids.empty())
     note("transparent trigger: pid " + std::to_string(w.pid) + " has " +
-         std::to_string(w.sysfs_queue_ids.size()) + " queue(s) in sysfs but none with pointer addresses in " +
-         config_.sources.debugfs + "/mqds");
+         std::to_string(w.sysfs_queue_ids.size()) +
+         " queue(s) in sysfs but none with pointer addresses in " + config_.sources.debugfs +
+         "/mqds");
   if (w.reader && w.reader->queues() == queues) return;
   w.reader = std::make_unique<discovery::PointerReader>(w.pid, std::move(queues));
 }
@@ -155,7 +167,8 @@ bool TransparentTrigger::check(const sched::ProcessKey& key, Watched& w) {
       return false;
     }
   }
-  auto ids = list_directory(config_.sources.kfd_sysfs + "/proc/" + std::to_string(w.pid) + "/queues");
+  auto ids =
+      list_directory(config_.sources.kfd_sysfs + "/proc/" + std::to_string(w.pid) + "/queues");
   if (!ids) {
     if (pid_gone(w.pid)) {
       drop(key, "process gone");
@@ -214,7 +227,8 @@ void TransparentTrigger::poll() {
     const auto& qs = w.reader->queues();
     activity_.clear();
     for (std::size_t i = 0; i < qs.size(); ++i)
-      activity_.push_back({qs[i].gpu_id, qs[i].rptr_address, (*samples)[i].rptr, (*samples)[i].wptr});
+      activity_.push_back(
+          {qs[i].gpu_id, qs[i].rptr_address, (*samples)[i].rptr, (*samples)[i].wptr});
     emit(t, detector_.update(t, key, activity_));
   }
 }
@@ -226,7 +240,8 @@ std::size_t TransparentTrigger::queue_count(const sched::ProcessKey& key) const 
 
 std::string TransparentTrigger::read_method_note(const sched::ProcessKey& key) const {
   auto it = watched_.find(key);
-  return it == watched_.end() || !it->second.reader ? std::string() : it->second.reader->method_note();
+  return it == watched_.end() || !it->second.reader ? std::string()
+                                                    : it->second.reader->method_note();
 }
 
 }  // namespace gpreempt::daemon

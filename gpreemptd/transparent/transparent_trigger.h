@@ -72,10 +72,10 @@ class TransparentTrigger {
   const TransparentTriggerConfig& config() const { return config_; }
 
   struct Stats {
-    uint64_t polls = 0;            // timer expirations handled
-    uint64_t samples = 0;          // per-process pointer reads that succeeded
-    uint64_t read_errors = 0;      // per-process reads that failed
-    uint64_t address_reads = 0;    // debugfs mqds reads (watch, refresh, queue-list changes)
+    uint64_t polls = 0;          // timer expirations handled
+    uint64_t samples = 0;        // per-process pointer reads that succeeded
+    uint64_t read_errors = 0;    // per-process reads that failed
+    uint64_t address_reads = 0;  // debugfs mqds reads (watch, refresh, queue-list changes)
   };
   const Stats& stats() const { return stats_; }
   const sched::ActivityDetector& detector() const { return detector_; }

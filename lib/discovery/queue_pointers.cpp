@@ -1,8 +1,8 @@
 #include "discovery/queue_pointers.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <limits.h>
+#include <signal.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -18,15 +18,18 @@
 
 namespace gpreempt::discovery {
 
-std::vector<QueuePointers> queue_pointers(const QueueMap& map, int pid, std::vector<std::string>* notes) {
+std::vector<QueuePointers> queue_pointers(const QueueMap& map, int pid,
+                                          std::vector<std::string>* notes) {
   std::vector<QueuePointers> out;
   for (const auto& r : map.queues) {
     if (!r.pid || *r.pid != pid) continue;
     const std::string name = "pid " + std::to_string(pid) + " queue " +
-                             (r.queue_id ? std::to_string(*r.queue_id) : std::string("?")) + " on gpu " +
-                             std::to_string(r.gpu_id);
+                             (r.queue_id ? std::to_string(*r.queue_id) : std::string("?")) +
+                             " on gpu " + std::to_string(r.gpu_id);
     if (r.type != "compute") {
-      if (notes) notes->push_back(name + ": " + r.type + " queue not watched (only AQL compute queues carry dispatch ids)");
+      if (notes)
+        notes->push_back(name + ": " + r.type +
+                         " queue not watched (only AQL compute queues carry dispatch ids)");
       continue;
     }
     if (!r.rptr_address || !r.wptr_address || !*r.rptr_address || !*r.wptr_address) {
@@ -51,8 +54,9 @@ std::vector<QueuePointers> read_queue_pointers(int pid, const QueuePointerSource
   const std::string path = src.debugfs + "/mqds";
   InputFile in(path);
   if (const auto& e = in.error())
-    throw Error(e->error ? e->error : EIO,
-                e->message() + (e->error == EACCES || e->error == EPERM ? " (debugfs needs root)" : ""));
+    throw Error(
+        e->error ? e->error : EIO,
+        e->message() + (e->error == EACCES || e->error == EPERM ? " (debugfs needs root)" : ""));
   FileLines lines(in);
   MqdsDump dump = decode_mqds(lines, path);
   if (const auto& e = in.error()) throw Error(e->error ? e->error : EIO, e->message());
@@ -129,7 +133,8 @@ bool PointerReader::sample_vm_readv(int& refused_errno) {
         refused_errno = e;
         return false;
       }
-      fail(e, e == EFAULT ? reinterpret_cast<std::uint64_t>(remote_[first].iov_base) : 0, "process_vm_readv");
+      fail(e, e == EFAULT ? reinterpret_cast<std::uint64_t>(remote_[first].iov_base) : 0,
+           "process_vm_readv");
     }
     if (static_cast<std::size_t>(n) < local.iov_len) {
       // A partial read stops at the first remote iovec it could not copy.

@@ -77,9 +77,9 @@ class PointerReader {
 
   int pid() const { return pid_; }
   const std::vector<QueuePointers>& queues() const { return queues_; }
-  // Samples in the order of queues(), valid until the next call. Throws gpreempt::Error with the errno: ESRCH when the
-  // process is gone, EFAULT naming the first address that could not be read, EPERM/EACCES when
-  // neither method is allowed (both reasons in the message).
+  // Samples in the order of queues(), valid until the next call. Throws gpreempt::Error with the
+  // errno: ESRCH when the process is gone, EFAULT naming the first address that could not be read,
+  // EPERM/EACCES when neither method is allowed (both reasons in the message).
   const std::vector<PointerSample>& sample();
   Method method() const { return method_; }
   // Empty while process_vm_readv works; otherwise why /proc/PID/mem is used.

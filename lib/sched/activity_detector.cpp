@@ -102,7 +102,9 @@ std::vector<Event> ActivityDetector::forget(Time, const ProcessKey& key) {
   return out;
 }
 
-bool ActivityDetector::busy(const ProcessKey& key) const { return open_request(key).has_value(); }
+bool ActivityDetector::busy(const ProcessKey& key) const {
+  return open_request(key).has_value();
+}
 
 std::optional<uint64_t> ActivityDetector::open_request(const ProcessKey& key) const {
   auto it = processes_.find(key);

@@ -58,7 +58,8 @@ class ActivityDetector {
 
   // The pointers of every queue `key` has now (a queue missing from `samples` is gone). Returns
   // the events this sample causes, in order: RequestStarted, KernelObserved..., RequestFinished.
-  std::vector<Event> update(Time now, const ProcessKey& key, const std::vector<QueueActivitySample>& samples);
+  std::vector<Event> update(Time now, const ProcessKey& key,
+                            const std::vector<QueueActivitySample>& samples);
   // Stop following `key` (unwatched, or exited): ends its open request, if any.
   std::vector<Event> forget(Time now, const ProcessKey& key);
 

@@ -22,7 +22,8 @@ namespace gt = gpreempt::testing;
 
 TEST(QueuePointers, RealCaptureHoldsBothDispatchIdsOfOneAmdQueue) {
   GPREEMPT_REQUIRE_SHARED();
-  const auto dump = decode_mqds(gt::read_file(gt::shared_dir() / "realdata/debugfs/03_mi308x_rocm702_mqds.txt"), "03");
+  const auto dump = decode_mqds(
+      gt::read_file(gt::shared_dir() / "realdata/debugfs/03_mi308x_rocm702_mqds.txt"), "03");
   QueueMapInputs in;
   in.mqds = &dump;
   const QueueMap map = build_queue_map(in);
@@ -31,8 +32,8 @@ TEST(QueuePointers, RealCaptureHoldsBothDispatchIdsOfOneAmdQueue) {
     std::vector<std::string> notes;
     for (const auto& q : queue_pointers(map, p.pid, &notes)) {
       // amd_queue_t: write_dispatch_id at +0x38, read_dispatch_id at +0x80 (FACTS §18).
-      EXPECT_EQ(q.rptr_address - q.wptr_address, gfx9::kAmdQueueReadDispatchIdOffset -
-                                                       gfx9::kAmdQueueWriteDispatchIdOffset);
+      EXPECT_EQ(q.rptr_address - q.wptr_address,
+                gfx9::kAmdQueueReadDispatchIdOffset - gfx9::kAmdQueueWriteDispatchIdOffset);
       EXPECT_EQ(q.rptr_address % 8, 0u);
       EXPECT_NE(q.ring_base, 0u);
       ++checked;
@@ -77,7 +78,8 @@ TEST(QueuePointers, UnreadableDebugfsNamesTheFile) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ENOENT);
-    EXPECT_NE(std::string(e.what()).find("/nonexistent-debugfs/mqds"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/nonexistent-debugfs/mqds"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -138,7 +140,8 @@ TEST(PointerReader, SamplesManyQueuesOfAnotherProcess) {
   }
   EXPECT_EQ(r.method(), PointerReader::Method::kProcessVmReadv);
   EXPECT_TRUE(r.method_note().empty());
-  EXPECT_EQ(storage[3][gfx9::kAmdQueueWriteDispatchIdOffset / 8], 0u) << "the parent's copy is untouched";
+  EXPECT_EQ(storage[3][gfx9::kAmdQueueWriteDispatchIdOffset / 8], 0u)
+      << "the parent's copy is untouched";
 }
 
 TEST(PointerReader, FallsBackToProcMemOnlyWhenProcessVmReadvIsRefused) {

@@ -16,7 +16,9 @@ QueueActivitySample q(uint64_t queue, uint64_t rptr, uint64_t wptr, GpuId gpu = 
   return {gpu, queue, rptr, wptr};
 }
 
-Time at(int64_t us) { return std::chrono::microseconds(us); }
+Time at(int64_t us) {
+  return std::chrono::microseconds(us);
+}
 
 template <class T>
 std::vector<T> only(const std::vector<Event>& events) {
@@ -49,7 +51,8 @@ TEST(ActivityDetector, EveryQueueMustDrainBeforeTheRequestEnds) {
   ActivityDetector d;
   d.update(at(0), kA, {q(1, 0, 0), q(2, 0, 0)});
   EXPECT_EQ(only<event::RequestStarted>(d.update(at(1), kA, {q(1, 0, 1), q(2, 0, 0)})).size(), 1u);
-  EXPECT_TRUE(d.update(at(2), kA, {q(1, 0, 1), q(2, 0, 2)}).empty()) << "same request, second queue";
+  EXPECT_TRUE(d.update(at(2), kA, {q(1, 0, 1), q(2, 0, 2)}).empty())
+      << "same request, second queue";
   EXPECT_TRUE(only<event::RequestFinished>(d.update(at(3), kA, {q(1, 1, 1), q(2, 0, 2)})).empty());
   EXPECT_EQ(only<event::RequestFinished>(d.update(at(4), kA, {q(1, 1, 1), q(2, 2, 2)})).size(), 1u);
 }
@@ -111,7 +114,8 @@ TEST(ActivityDetector, SettleKeepsARequestOpenAcrossShortIdleGaps) {
   ActivityDetector d(ActivityDetectorConfig{.settle = 500us});
   d.update(at(0), kA, {q(1, 0, 0)});
   EXPECT_EQ(only<event::RequestStarted>(d.update(at(100), kA, {q(1, 0, 1)})).size(), 1u);
-  EXPECT_TRUE(only<event::RequestFinished>(d.update(at(200), kA, {q(1, 1, 1)})).empty()) << "idle for 0 us";
+  EXPECT_TRUE(only<event::RequestFinished>(d.update(at(200), kA, {q(1, 1, 1)})).empty())
+      << "idle for 0 us";
   EXPECT_TRUE(d.update(at(600), kA, {q(1, 1, 1)}).empty()) << "idle for 400 us";
   // New work inside the settle time: still the same request.
   EXPECT_TRUE(only<event::RequestStarted>(d.update(at(650), kA, {q(1, 2, 2)})).empty());
@@ -160,7 +164,7 @@ TEST(ActivityDetector, KernelLengthsAreInferredFromRetirements) {
 TEST(ActivityDetector, PacketsRetiredBackToBackShareTheInterval) {
   ActivityDetector d;
   d.update(at(0), kA, {q(1, 0, 0)});
-  d.update(at(100), kA, {q(1, 0, 4)});  // head since ~50
+  d.update(at(100), kA, {q(1, 0, 4)});                                        // head since ~50
   auto k = only<event::KernelObserved>(d.update(at(500), kA, {q(1, 4, 4)}));  // done by ~300
   ASSERT_EQ(k.size(), 4u);
   for (const auto& e : k) EXPECT_EQ(e.length, 62500ns) << "(300 - 50) us / 4";

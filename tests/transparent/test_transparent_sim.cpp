@@ -6,10 +6,9 @@
 
 #include <chrono>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "sim_harness.h"
 
@@ -23,7 +22,8 @@ std::optional<nlohmann::json> next_event(Child& probe, const std::string& kind, 
                                          std::chrono::milliseconds timeout = 30s) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
-    auto l = probe.line(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()));
+    auto l = probe.line(std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now()));
     if (!l) return std::nullopt;
     auto j = nlohmann::json::parse(*l, nullptr, false);
     if (j.is_discarded()) continue;
@@ -47,12 +47,13 @@ std::string status_field(int pid, const std::string& name) {
 TEST(TransparentSim, RequestsOfAnUnmodifiedWorkloadAreSeenWithoutPtrace) {
   Machine m({"--hardware", "gpu"});
   // 20 requests/s of 3 kernels for 3 s: idle gaps of ~50 ms between requests.
-  Child online({bin("gpreempt-workload").string(), "online", "--preset", "toy-online", "--duration", "3",
-                "--rate", "20", "--arrival", "fixed"},
+  Child online({bin("gpreempt-workload").string(), "online", "--preset", "toy-online", "--duration",
+                "3", "--rate", "20", "--arrival", "fixed"},
                m.env());
   const int wpid = online.pid();
   // Watched before its runtime created any queue: the queue check finds them later.
-  Child probe({bin("gpreempt-transparent-probe").string(), "--pid", std::to_string(wpid), "--until-unwatched"},
+  Child probe({bin("gpreempt-transparent-probe").string(), "--pid", std::to_string(wpid),
+               "--until-unwatched"},
               m.env());
   auto watching = next_event(probe, "watching", wpid);
   ASSERT_TRUE(watching) << probe.stderr_text();
@@ -75,7 +76,8 @@ TEST(TransparentSim, RequestsOfAnUnmodifiedWorkloadAreSeenWithoutPtrace) {
   // The workload ends (3 s of arrivals): the probe unwatches it and exits by itself.
   auto gone = next_event(probe, "unwatched", wpid);
   ASSERT_TRUE(gone) << probe.stderr_text();
-  EXPECT_NE((*gone)["reason"].get<std::string>().find("gone"), std::string::npos) << (*gone)["reason"];
+  EXPECT_NE((*gone)["reason"].get<std::string>().find("gone"), std::string::npos)
+      << (*gone)["reason"];
   auto summary = next_event(probe, "summary", 0);
   ASSERT_TRUE(summary);
   EXPECT_GE((*summary)["requests"].get<uint64_t>(), 2u);
@@ -86,11 +88,12 @@ TEST(TransparentSim, RequestsOfAnUnmodifiedWorkloadAreSeenWithoutPtrace) {
 
 TEST(TransparentSim, AKilledProcessIsUnwatched) {
   Machine m({"--hardware", "gpu"});
-  Child online({bin("gpreempt-workload").string(), "online", "--preset", "toy-online", "--duration", "60",
-                "--rate", "20", "--arrival", "fixed"},
+  Child online({bin("gpreempt-workload").string(), "online", "--preset", "toy-online", "--duration",
+                "60", "--rate", "20", "--arrival", "fixed"},
                m.env());
   const int wpid = online.pid();
-  Child probe({bin("gpreempt-transparent-probe").string(), "--pid", std::to_string(wpid), "--until-unwatched"},
+  Child probe({bin("gpreempt-transparent-probe").string(), "--pid", std::to_string(wpid),
+               "--until-unwatched"},
               m.env());
   ASSERT_TRUE(next_event(probe, "request_started", wpid)) << probe.stderr_text();
   EXPECT_EQ(status_field(wpid, "TracerPid"), "0");
@@ -103,7 +106,8 @@ TEST(TransparentSim, AKilledProcessIsUnwatched) {
 
 TEST(TransparentSim, ProbeRefusesAnIntervalOutsideTheRange) {
   Machine m;
-  auto r = run({bin("gpreempt-transparent-probe").string(), "--pid", "1", "--interval-us", "50"}, m.env());
+  auto r = run({bin("gpreempt-transparent-probe").string(), "--pid", "1", "--interval-us", "50"},
+               m.env());
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("100..500 us"), std::string::npos) << r.err;
 }

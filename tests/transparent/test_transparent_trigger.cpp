@@ -100,7 +100,8 @@ class FakeKfd {
       d[m::cp_hqd_pq_wptr_poll_addr_lo] = static_cast<uint32_t>(w);
       d[m::cp_hqd_pq_wptr_poll_addr_hi] = static_cast<uint32_t>(w >> 32);
       mqds += "  Compute queue on device 1a2b\n" + testing::seq_hex_dump(d, "    ");
-      const fs::path q = dir_ / "sysfs" / "proc" / std::to_string(pid) / "queues" / std::to_string(i);
+      const fs::path q =
+          dir_ / "sysfs" / "proc" / std::to_string(pid) / "queues" / std::to_string(i);
       fs::create_directories(q);
       std::ofstream(q / "type") << "0";
       std::ofstream(q / "gpuid") << "6699";
@@ -162,30 +163,34 @@ TEST(TransparentTrigger, QueuesCreatedAfterWatchAreFollowed) {
   FakeKfd kfd;
   EventLoop loop;
   Recorder rec;
-  TransparentTrigger trig(loop, config(kfd, 1ms), [&](sched::Time, sched::Event e) { rec.events.push_back(e); });
+  TransparentTrigger trig(loop, config(kfd, 1ms),
+                          [&](sched::Time, sched::Event e) { rec.events.push_back(e); });
   const sched::ProcessKey key{owner.pid(), 0};
   trig.watch(key, owner.pid());
   EXPECT_EQ(trig.queue_count(key), 0u) << "no queue yet";
 
   kfd.publish(owner.pid(), 2);
   const auto failed = run_steps(
-      loop, {{"the queue check re-reads mqds", [&] { return trig.queue_count(key) == 2; },
-              [&] { owner.set(1, 0, 3); }},
-             {"request started", [&] { return rec.count<sched::event::RequestStarted>() == 1; },
-              [&] {
-                EXPECT_EQ(rec.count<sched::event::RequestFinished>(), 0u);
-                owner.set(1, 3, 3);
-              }},
-             {"request finished", [&] { return rec.count<sched::event::RequestFinished>() == 1; }}});
+      loop,
+      {{"the queue check re-reads mqds", [&] { return trig.queue_count(key) == 2; },
+        [&] { owner.set(1, 0, 3); }},
+       {"request started", [&] { return rec.count<sched::event::RequestStarted>() == 1; },
+        [&] {
+          EXPECT_EQ(rec.count<sched::event::RequestFinished>(), 0u);
+          owner.set(1, 3, 3);
+        }},
+       {"request finished", [&] { return rec.count<sched::event::RequestFinished>() == 1; }}});
   ASSERT_EQ(failed, "");
-  EXPECT_EQ(std::get<sched::event::RequestStarted>(rec.events.front()).source, sched::RequestSource::kTransparent);
+  EXPECT_EQ(std::get<sched::event::RequestStarted>(rec.events.front()).source,
+            sched::RequestSource::kTransparent);
 }
 
 TEST(TransparentTrigger, RefreshReadsNewQueuesAtOnce) {
   QueueOwner owner;
   FakeKfd kfd;
   EventLoop loop;
-  TransparentTrigger trig(loop, config(kfd, std::chrono::hours(1)), [](sched::Time, sched::Event) {});
+  TransparentTrigger trig(loop, config(kfd, std::chrono::hours(1)),
+                          [](sched::Time, sched::Event) {});
   const sched::ProcessKey key{owner.pid(), 0};
   trig.watch(key, owner.pid());
   kfd.publish(owner.pid(), 1);
@@ -238,9 +243,11 @@ TEST(TransparentTrigger, PollIntervalOutsideTheRangeIsRefused) {
   EventLoop loop;
   auto cfg = config(kfd, 1ms);
   cfg.poll_interval = 50us;
-  EXPECT_THROW(TransparentTrigger(loop, cfg, [](sched::Time, sched::Event) {}), std::invalid_argument);
+  EXPECT_THROW(TransparentTrigger(loop, cfg, [](sched::Time, sched::Event) {}),
+               std::invalid_argument);
   cfg.poll_interval = 600us;
-  EXPECT_THROW(TransparentTrigger(loop, cfg, [](sched::Time, sched::Event) {}), std::invalid_argument);
+  EXPECT_THROW(TransparentTrigger(loop, cfg, [](sched::Time, sched::Event) {}),
+               std::invalid_argument);
 }
 
 }  // namespace
