@@ -30,6 +30,9 @@ struct Pending {
 OnlineResult run_online(simrt::Runtime& rt, const OnlineOptions& o) {
   auto q = rt.create_queue(o.priority);
   const double rate = o.rate_hz > 0 ? o.rate_hz : o.preset.online_rate_hz;
+  const auto preprocess =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::micro>(
+          o.preprocess_us >= 0 ? o.preprocess_us : o.preset.online_preprocess_us));
   std::mt19937_64 rng(o.seed);
   auto gap = [&] {
     const double mean = 1.0 / rate;
@@ -72,6 +75,12 @@ OnlineResult run_online(simrt::Runtime& rt, const OnlineOptions& o) {
     while (next < end) {
       std::this_thread::sleep_until(next);
       Pending p{id, next, std::make_unique<simrt::Signal>(1)};
+      if (preprocess.count() > 0) {
+        if (o.observer && o.expect)
+          o.observer->request_expected(
+              id, std::chrono::duration_cast<std::chrono::microseconds>(preprocess).count());
+        std::this_thread::sleep_for(preprocess);
+      }
       if (o.observer) o.observer->request_start(id, mono_ns(Clock::now()));
       for (std::size_t i = 0; i < o.preset.online_request.size(); ++i) {
         const bool last = i + 1 == o.preset.online_request.size();

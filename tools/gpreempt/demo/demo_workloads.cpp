@@ -14,9 +14,11 @@ namespace gpreempt::demo {
 
 const std::vector<ModelWorkload>& model_workloads() {
   static const std::vector<ModelWorkload> models = {
-      {"resnet18", Side::kOnline, "torchvision ResNet-18 inference, batch 1, 20 req/s (Poisson)"},
-      {"resnet50", Side::kOnline, "torchvision ResNet-50 inference, batch 1, 20 req/s (Poisson)"},
-      {"linear512", Side::kOnline, "toy service: Linear 512, batch 32, a request every 500 ms"},
+      {"resnet18", Side::kOnline, "torchvision ResNet-18 inference, batch 1, 20 req/s (Poisson)",
+       20},
+      {"resnet50", Side::kOnline, "torchvision ResNet-50 inference, batch 1, 20 req/s (Poisson)",
+       20},
+      {"linear512", Side::kOnline, "toy service: Linear 512, batch 32, a request every 500 ms", 2},
       {"resnet50-train", Side::kOffline, "torchvision ResNet-50 training, batch 64, SGD"},
       {"resnet18-train", Side::kOffline, "torchvision ResNet-18 training, batch 64, SGD"},
       {"transformer-train", Side::kOffline,
@@ -57,20 +59,50 @@ std::vector<std::string> preset_names(const std::string& preset_program) {
   return names;
 }
 
+double default_rate_hz(const std::string& preset_program, const std::string& name) {
+  for (const auto& m : model_workloads())
+    if (m.side == Side::kOnline && name == m.name) return m.rate_hz;
+  ChildProcess list({preset_program, "presets", "--json"});
+  const int rc = list.wait();
+  if (rc != 0)
+    throw Error(EIO, "'" + list.command_line() + "' failed with exit code " + std::to_string(rc));
+  try {
+    const auto doc = nlohmann::json::parse(list.output());
+    for (const auto& p : doc.at("presets"))
+      if (p.at("name") == name) return p.at("online_rate_hz").get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(EPROTO, "'" + list.command_line() + "' printed no preset list: " + e.what());
+  }
+  throw Error(ENOENT, "no online workload named '" + name + "'");
+}
+
+std::string online_cmdline_glob(const WorkloadSpec& spec) {
+  return spec.model() ? "* -m gpreempt.sim.workload online *" : "*gpreempt-workload online *";
+}
+
 std::vector<std::string> workload_argv(const WorkloadPrograms& programs, const WorkloadSpec& spec,
-                                       double duration_s, const std::string& notify,
+                                       double duration_s, double rate_hz, const Hints& hints,
                                        const std::string& ready_file) {
-  const char* mode = spec.side == Side::kOnline ? "online" : "offline";
+  const bool online = spec.side == Side::kOnline;
+  const char* mode = online ? "online" : "offline";
   std::vector<std::string> a;
+  if (!online) a = {"/usr/bin/env", "GPREEMPT_CLASS=offline"};
   if (spec.model()) {
-    a = {programs.python, "-m", "gpreempt.sim.workload", mode, "--model", spec.name};
+    a.insert(a.end(), {programs.python, "-m", "gpreempt.sim.workload", mode, "--model", spec.name});
     if (spec.batch > 0) a.insert(a.end(), {"--batch", std::to_string(spec.batch)});
     if (!ready_file.empty()) a.insert(a.end(), {"--ready-file", ready_file});
+    // The same host pre-processing as the cnn preset's, so an early hint has time to act; the
+    // models themselves have none.
+    if (online) a.insert(a.end(), {"--preprocess-us", "2000"});
   } else {
-    a = {programs.preset_program, mode, "--preset", spec.name};
+    a.insert(a.end(), {programs.preset_program, mode, "--preset", spec.name});
   }
   a.insert(a.end(), {"--duration", std::to_string(duration_s), "--json"});
-  if (!notify.empty()) a.insert(a.end(), {"--notify", notify, "--notify-wait"});
+  if (online && rate_hz > 0) a.insert(a.end(), {"--rate", std::to_string(rate_hz)});
+  if (online && !hints.socket.empty()) {
+    a.insert(a.end(), {"--hint", hints.socket});
+    if (hints.expect) a.push_back("--expect");
+  }
   return a;
 }
 

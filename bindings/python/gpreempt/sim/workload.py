@@ -10,6 +10,10 @@ result is read back on the host, its latency runs from its arrival to that read 
 the previous request included). With --notify SOCKET each request sends "start"/"end" lines
 before its first kernel and after its result (sim/workloads/notifier.h); --notify-wait waits for
 the controller's one-byte reply after "start", so it can suspend the offline side first.
+With --hint [SOCKET] each request runs inside ``gpreempt.online_request()`` (begin/end to
+gpreemptd, default socket $GPREEMPT_SOCKET or /run/gpreempt/gpreemptd.sock); --preprocess-us US
+adds host pre-processing before each request's first kernel (part of its latency) and --expect
+sends ``gpreempt.expect_request(US)`` before it (the early hint).
 offline: training steps (or GEMMs) back to back, one in flight, as a training loop that logs;
 iterations per second over the measured run.
 Both warm up with one untimed step first (it creates the queues and fills torch_mode's caches).
@@ -98,6 +102,12 @@ def _online(a, m, sim, mode, stats0):
         return rng.expovariate(a.rate) if a.arrival == "poisson" else gap_mean
 
     notifier = _Notifier(a.notify, a.notify_wait) if a.notify else None
+    hint = None
+    if a.hint is not None:
+        import gpreempt
+        client = gpreempt.Client(a.hint or None)
+        hint = (gpreempt, client)
+    pre_s = a.preprocess_us / 1e6
     lat = []
     sent = 0
     start = time.monotonic()
@@ -105,9 +115,17 @@ def _online(a, m, sim, mode, stats0):
     arrival = start + gap()
     while arrival < end:
         time.sleep(max(0.0, arrival - time.monotonic()))
+        if hint and a.expect:
+            hint[0].expect_request(a.preprocess_us, hint[1])
+        if pre_s > 0:
+            time.sleep(pre_s)
         if notifier:
             notifier.start(sent)
-        step()
+        if hint:
+            with hint[0].online_request(hint[1]):
+                step()
+        else:
+            step()
         latency_ns = int((time.monotonic() - arrival) * 1e9)
         if notifier:
             notifier.end(sent, latency_ns)
@@ -189,6 +207,14 @@ def _parser():
             p.add_argument("--notify", help="Unix socket that receives request start/end lines")
             p.add_argument("--notify-wait", action="store_true",
                            help="after each start line wait for a one-byte reply")
+            p.add_argument("--hint", nargs="?", const="", metavar="SOCKET",
+                           help="tell gpreemptd about each request (gpreempt.online_request) over "
+                           "SOCKET (default: $GPREEMPT_SOCKET, else /run/gpreempt/gpreemptd.sock)")
+            p.add_argument("--expect", action="store_true",
+                           help="early hint: gpreempt.expect_request(--preprocess-us) before each "
+                           "request's pre-processing (needs --hint)")
+            p.add_argument("--preprocess-us", type=float, default=0.0,
+                           help="host pre-processing before each request's kernels (default 0)")
     sub.add_parser("models", help="list the models")
     return ap
 
@@ -211,6 +237,12 @@ def main(argv=None):
             ap.error("--rate must be positive")
         if a.notify_wait and not a.notify:
             ap.error("--notify-wait needs --notify PATH")
+        if a.expect and a.hint is None:
+            ap.error("--expect needs --hint")
+        if a.hint is not None and a.notify:
+            ap.error("--hint and --notify exclude each other")
+        if a.preprocess_us < 0:
+            ap.error("--preprocess-us must not be negative")
         a.rate = a.rate or m.rate_hz
         a.arrival = a.arrival or m.arrival
     try:
@@ -234,7 +266,7 @@ def main(argv=None):
                 _wait_for_go(a.ready_file)
             run = _online if a.command == "online" else _offline
             r = run(a, m, sim, mode, per_step)
-    except (sim.Unavailable, RuntimeError) as e:
+    except (sim.Unavailable, RuntimeError, OSError) as e:
         print("gpreempt.sim.workload: %s" % e, file=sys.stderr)
         return 1
     if a.json:
