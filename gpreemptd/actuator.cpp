@@ -138,7 +138,7 @@ void Actuator::prepare(const sched::ProcessKey& key) {
 }
 
 TargetOutcome Actuator::suspend_one(const sched::ProcessKey& key, sched::GpuId gpu, uint32_t grace,
-                                    std::optional<SteadyClock::time_point>& first_ioctl) {
+                                    ActuationReport& report) {
   try {
     ensure_attached(key);
     std::vector<uint32_t> ids;
@@ -146,8 +146,9 @@ TargetOutcome Actuator::suspend_one(const sched::ProcessKey& key, sched::GpuId g
       if (q.gpu_id == gpu) ids.push_back(q.queue_id);
     if (ids.empty()) return {key, Outcome::kDone, 0};
     auto r = context_->suspend(key.pid, ids, grace);
-    if (!first_ioctl)
-      first_ioctl = SteadyClock::now() - std::chrono::nanoseconds(r.timing.ioctl_ns);
+    if (!report.first_ioctl_at)
+      report.first_ioctl_at = SteadyClock::now() - std::chrono::nanoseconds(r.timing.ioctl_ns);
+    report.ioctl_seconds.push_back(static_cast<double>(r.timing.ioctl_ns) / 1e9);
     if (r.result.errors) return {key, Outcome::kTimedOut, 0};
     return {key, Outcome::kDone, 0};
   } catch (const Error& e) {
@@ -161,7 +162,7 @@ TargetOutcome Actuator::suspend_one(const sched::ProcessKey& key, sched::GpuId g
 }
 
 TargetOutcome Actuator::resume_one(const sched::ProcessKey& key, sched::GpuId gpu,
-                                   std::optional<SteadyClock::time_point>& first_ioctl) {
+                                   ActuationReport& report) {
   try {
     auto it = attached_.find(key.pid);
     if (it == attached_.end() || it->second != key || !context_->attached(key.pid)) {
@@ -174,8 +175,9 @@ TargetOutcome Actuator::resume_one(const sched::ProcessKey& key, sched::GpuId gp
       if (q.gpu_id == gpu) ids.push_back(q.queue_id);
     if (ids.empty()) return {key, Outcome::kDone, 0};
     auto r = context_->resume(key.pid, ids);
-    if (!first_ioctl)
-      first_ioctl = SteadyClock::now() - std::chrono::nanoseconds(r.timing.ioctl_ns);
+    if (!report.first_ioctl_at)
+      report.first_ioctl_at = SteadyClock::now() - std::chrono::nanoseconds(r.timing.ioctl_ns);
+    report.ioctl_seconds.push_back(static_cast<double>(r.timing.ioctl_ns) / 1e9);
     return {key, Outcome::kDone, 0};
   } catch (const Error& e) {
     if (e.code() == ESRCH) return {key, Outcome::kGone, 0};
@@ -204,7 +206,7 @@ void Actuator::suspend(const sched::action::Suspend& a) {
         r.completed.outcomes.push_back({key, Outcome::kFailed, ENODEV});
         continue;
       }
-      r.completed.outcomes.push_back(suspend_one(key, a.gpu, grace, r.first_ioctl_at));
+      r.completed.outcomes.push_back(suspend_one(key, a.gpu, grace, r));
     }
     return r;
   });
@@ -222,7 +224,7 @@ void Actuator::resume(const sched::action::Resume& a) {
         r.completed.outcomes.push_back({key, Outcome::kFailed, ENODEV});
         continue;
       }
-      r.completed.outcomes.push_back(resume_one(key, a.gpu, r.first_ioctl_at));
+      r.completed.outcomes.push_back(resume_one(key, a.gpu, r));
     }
     return r;
   });

@@ -32,6 +32,8 @@ struct ActuationReport {
   bool suspend = true;
   // When the first SUSPEND/RESUME ioctl of the action began (none when no ioctl was needed).
   std::optional<std::chrono::steady_clock::time_point> first_ioctl_at;
+  // How long each SUSPEND/RESUME ioctl of the action took, in seconds (the metrics' histogram).
+  std::vector<double> ioctl_seconds;
 };
 
 class Actuator {
@@ -61,12 +63,12 @@ class Actuator {
   struct Shared;
   // On the control thread.
   void ensure_attached(const gpreempt::sched::ProcessKey& key);
-  gpreempt::sched::event::TargetOutcome suspend_one(
-      const gpreempt::sched::ProcessKey& key, gpreempt::sched::GpuId gpu, uint32_t grace,
-      std::optional<std::chrono::steady_clock::time_point>& first_ioctl);
-  gpreempt::sched::event::TargetOutcome resume_one(
-      const gpreempt::sched::ProcessKey& key, gpreempt::sched::GpuId gpu,
-      std::optional<std::chrono::steady_clock::time_point>& first_ioctl);
+  gpreempt::sched::event::TargetOutcome suspend_one(const gpreempt::sched::ProcessKey& key,
+                                                    gpreempt::sched::GpuId gpu, uint32_t grace,
+                                                    ActuationReport& report);
+  gpreempt::sched::event::TargetOutcome resume_one(const gpreempt::sched::ProcessKey& key,
+                                                   gpreempt::sched::GpuId gpu,
+                                                   ActuationReport& report);
   void post(std::function<ActuationReport()> job);
   void drain();
 

@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "control_permission.h"
 #include "gpreempt/version.h"
+#include "metrics_export.h"
 #include "service_notify.h"
 #include "status_document.h"
 
@@ -32,6 +33,8 @@ std::chrono::milliseconds watchdog_bound(const sched::ArbiterConfig& c) {
 
 Daemon::Daemon(DaemonOptions options, sched::Config config)
     : options_(std::move(options)), config_(std::move(config)), started_(Clock::now()) {
+  start_time_unix_s_ =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
   // Before any thread exists (the core's control thread): every thread inherits the blocked
   // mask, so the signals reach only the loop's signalfd.
   loop_.on_signals({SIGTERM, SIGINT, SIGHUP}, [this](int signo) {
@@ -78,7 +81,9 @@ Daemon::Daemon(DaemonOptions options, sched::Config config)
 }
 
 Daemon::~Daemon() {
+  metrics_.reset();
   server_.reset();
+  transparent_.reset();
   tracker_.reset();
   // The context first: its destructor detaches every target (resume, DISABLE) after the jobs the
   // actuator posted, which still use the actuator.
@@ -108,6 +113,14 @@ int Daemon::run() {
     else
       spdlog::warn("GPU {} ({}): cannot suspend ({}); queue priorities are reported instead", g.gpu,
                    g.name, g.reason);
+  }
+  const std::string metrics_address =
+      options_.metrics_address.value_or(config_.daemon.metrics_address);
+  if (!metrics_address.empty()) {
+    metrics_ = std::make_unique<gpreempt::gpreemptd::MetricsServer>(
+        gpreempt::gpreemptd::parse_listen_address(metrics_address));
+    spdlog::info("metrics on http://{}:{}/metrics", metrics_->address().host, metrics_->port());
+    loop_.set_after_batch([this] { publish_metrics(); });
   }
   tracker_->start();
   spdlog::info("gpreemptd {} ready: config {}, socket {}, {} classes, {} GPUs",
@@ -159,11 +172,14 @@ void Daemon::perform(std::vector<sched::Action> actions,
 void Daemon::on_tracker_event(sched::Event e) {
   if (auto* x = std::get_if<sched::event::ProcessExited>(&e)) {
     const auto key = x->key;
-    for (auto& [gpu, rec] : gpus_)
+    for (auto& [gpu, rec] : gpus_) {
       if (auto it = rec.suspended_since.find(key); it != rec.suspended_since.end()) {
-        rec.suspended_total += now() - it->second;
+        ended_suspension(rec, key, now() - it->second);
         rec.suspended_since.erase(it);
       }
+      rec.by_process.erase(key);
+    }
+    if (transparent_ && transparent_->watching(key)) transparent_->unwatch(key);
     for (auto& [conn, reqs] : open_requests_)
       for (auto it = reqs.begin(); it != reqs.end();)
         it = it->second.key == key ? reqs.erase(it) : std::next(it);
@@ -178,6 +194,72 @@ void Daemon::on_tracker_event(sched::Event e) {
   }
   dispatch(e);
   if (prepare) actuator_->prepare(*prepare);
+  if (auto* c = std::get_if<sched::event::ProcessClassified>(&e))
+    if (const TrackedProcess* p = tracker_->find(c->key.pid); p && p->key == c->key)
+      sync_transparent(*p);
+}
+
+void Daemon::sync_transparent(const TrackedProcess& p) {
+  const sched::SchedClass* cls = p.class_name ? scheduler_->class_named(*p.class_name) : nullptr;
+  const bool want = cls && cls->accepts(sched::RequestSource::kTransparent);
+  const bool watching = transparent_ && transparent_->watching(p.key);
+  if (want == watching) return;
+  if (!want) {
+    transparent_->unwatch(p.key);
+    return;
+  }
+  if (!transparent_) {
+    gpreempt::daemon::TransparentTriggerConfig tc;
+    tc.poll_interval = config_.daemon.poll_interval;
+    tc.sources.kfd_sysfs = options_.roots.kfd_sysfs;
+    tc.log = [](const std::string& line) { spdlog::info("transparent: {}", line); };
+    tc.on_unwatched = [](const sched::ProcessKey& key, const std::string& why) {
+      spdlog::info("transparent: no longer watching {}: {}", sched::to_string(key), why);
+    };
+    transparent_ = std::make_unique<gpreempt::daemon::TransparentTrigger>(
+        loop_, tc,
+        [this](sched::Time t, sched::Event e) { on_transparent_event(t, std::move(e)); });
+  }
+  try {
+    transparent_->watch(p.key, p.key.pid);
+    spdlog::info("transparent: watching the queues of {} (class {})", sched::to_string(p.key),
+                 cls->name);
+  } catch (const std::exception& e) {
+    spdlog::warn("transparent: cannot watch {}: {}", sched::to_string(p.key), e.what());
+  }
+}
+
+void Daemon::on_transparent_event(sched::Time t, sched::Event e) {
+  perform(scheduler_->on_event(t, e), std::nullopt);
+  resume_orphans();
+  check_shutdown_done();
+}
+
+std::string Daemon::class_of(const sched::ProcessKey& key) const {
+  auto it = tracker_->processes().find(key.pid);
+  if (it == tracker_->processes().end() || it->second.key != key) return "";
+  return it->second.class_name.value_or("");
+}
+
+void Daemon::ended_suspension(GpuRecord& rec, const sched::ProcessKey& key, sched::Duration d) {
+  rec.suspended_total += d;
+  rec.by_class[class_of(key)].suspended += d;
+  if (auto p = rec.by_process.find(key); p != rec.by_process.end()) p->second.suspended += d;
+}
+
+void Daemon::publish_metrics() {
+  const auto t = Clock::now();
+  if (!metrics_ || t - last_publish_ < std::chrono::milliseconds(50)) return;
+  last_publish_ = t;
+  StatusSource s;
+  s.now = now();
+  s.config = &config_;
+  s.scheduler = scheduler_.get();
+  s.tracker = tracker_.get();
+  s.gpus = &gpus_;
+  s.reloads = reloads_;
+  s.failed_reloads = failed_reloads_;
+  metrics_->publish(metrics_snapshot(s, start_time_unix_s_));
 }
 
 void Daemon::on_actuation(ActuationReport r) {
@@ -188,8 +270,11 @@ void Daemon::on_actuation(ActuationReport r) {
     for (const auto& o : c.outcomes)
       if (o.outcome == sched::event::Outcome::kDone) {
         ++rec.suspensions;
+        ++rec.by_class[class_of(o.key)].suspensions;
+        ++rec.by_process[o.key].suspensions;
         rec.suspended_since.emplace(o.key, t);
       }
+    for (double sec : r.ioctl_seconds) rec.ioctl_latency.observe(sec);
     if (auto h = hinted_suspends_.find(c.action); h != hinted_suspends_.end()) {
       if (r.first_ioctl_at) hint_to_suspend_.add(*r.first_ioctl_at - h->second);
       hinted_suspends_.erase(h);
@@ -197,11 +282,17 @@ void Daemon::on_actuation(ActuationReport r) {
   } else {
     for (const auto& o : c.outcomes) {
       if (auto it = rec.suspended_since.find(o.key); it != rec.suspended_since.end()) {
-        rec.suspended_total += t - it->second;
+        ended_suspension(rec, o.key, t - it->second);
         rec.suspended_since.erase(it);
       }
       orphans_resuming_.erase({c.gpu, o.key});
     }
+  }
+  for (const auto& o : c.outcomes) {
+    if (o.outcome == sched::event::Outcome::kTimedOut)
+      ++(r.suspend ? rec.suspend_timeouts : rec.resume_timeouts);
+    if (o.outcome == sched::event::Outcome::kFailed)
+      ++(r.suspend ? rec.suspend_failures : rec.resume_failures);
   }
   for (const auto& o : c.outcomes)
     if (o.outcome == sched::event::Outcome::kTimedOut)
@@ -311,6 +402,8 @@ void Daemon::apply_classes() {
   tracker_->set_classifier(*next);
   classifier_ = std::move(next);
   resume_orphans();
+  // A class may have gained or lost its transparent trigger without any process changing class.
+  for (const auto& [pid, p] : tracker_->processes()) sync_transparent(p);
 }
 
 std::optional<std::string> Daemon::hint_refusal(int pid, const TrackedProcess* p) const {
@@ -367,8 +460,19 @@ client::Reply Daemon::handle(uint64_t connection, const Peer& peer, const client
               "request " + std::to_string(m.request) + " was not begun on this connection");
         const OpenRequest r = it->second;
         open.erase(it);
-        if (const TrackedProcess* p = tracker_->find(peer.pid); p && p->key == r.key)
-          for (auto g : p->gpus()) gpus_[g].online_latency.add(received - r.started);
+        if (const TrackedProcess* p = tracker_->find(peer.pid); p && p->key == r.key) {
+          const std::string cls = p->class_name.value_or("");
+          for (auto g : p->gpus()) {
+            GpuRecord& rec = gpus_[g];
+            rec.online_latency.add(received - r.started);
+            ++rec.by_class[cls].requests;
+            ++rec.by_process[r.key].requests;
+            auto h = rec.class_latency
+                         .try_emplace(cls, gpreempt::gpreemptd::Histogram::request_latency())
+                         .first;
+            h->second.observe(std::chrono::duration<double>(received - r.started).count());
+          }
+        }
         dispatch(sched::event::RequestFinished{r.key, r.id, sched::RequestSource::kHint});
         return client::ok_reply(m.seq);
       }
@@ -449,6 +553,14 @@ Json Daemon::status() const {
   s.failed_reloads = failed_reloads_;
   Json doc = status_document(s);
   doc["daemon"]["hints_refused"] = hints_refused_;
+  doc["daemon"]["metrics_address"] =
+      metrics_ ? Json(metrics_->address().host + ":" + std::to_string(metrics_->port())) : Json();
+  doc["daemon"]["transparent_watched"] = [&] {
+    int n = 0;
+    if (transparent_)
+      for (const auto& [pid, p] : tracker_->processes()) n += transparent_->watching(p.key) ? 1 : 0;
+    return n;
+  }();
   return doc;
 }
 

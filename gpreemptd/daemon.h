@@ -21,17 +21,20 @@
 #include "discovery/process_discovery.h"
 #include "gpu_capability.h"
 #include "gpu_record.h"
+#include "metrics/metrics_server.h"
 #include "process_tracker.h"
 #include "sched/classifier.h"
 #include "sched/config.h"
 #include "sched/scheduler.h"
 #include "socket_server.h"
+#include "transparent/transparent_trigger.h"
 
 namespace gpreemptd {
 
 struct DaemonOptions {
   std::string config_path;  // empty: the built-in classes (GPREEMPT_CLASS=online / =offline)
-  std::optional<std::string> socket_path;  // overrides the config's [daemon] socket
+  std::optional<std::string> socket_path;      // overrides the config's [daemon] socket
+  std::optional<std::string> metrics_address;  // overrides the config's [daemon] metrics ("" = off)
   gpreempt::discovery::SystemRoots roots;
   std::string topology_root = "/sys/class/kfd/kfd/topology";
   // How often /sys/class/kfd/kfd/proc is listed: new GPU processes are classified within this.
@@ -65,6 +68,14 @@ class Daemon {
   void perform(std::vector<gpreempt::sched::Action> actions,
                std::optional<Clock::time_point> hint_received);
   void on_tracker_event(gpreempt::sched::Event e);
+  // Watch (or stop watching) the queue pointers of `p` as its class's triggers say.
+  void sync_transparent(const TrackedProcess& p);
+  void on_transparent_event(gpreempt::sched::Time t, gpreempt::sched::Event e);
+  // The class `key` is in now ("" when none or unknown), for the per-class figures.
+  std::string class_of(const gpreempt::sched::ProcessKey& key) const;
+  void ended_suspension(GpuRecord& rec, const gpreempt::sched::ProcessKey& key,
+                        gpreempt::sched::Duration d);
+  void publish_metrics();
   void on_actuation(ActuationReport r);
   void on_notice(const gpreempt::preempt::Notice& n);
   // Resume what the daemon suspended but the scheduler no longer tracks (a process reclassified
@@ -95,6 +106,10 @@ class Daemon {
   std::unique_ptr<Actuator> actuator_;
   std::unique_ptr<ProcessTracker> tracker_;
   std::unique_ptr<SocketServer> server_;
+  std::unique_ptr<gpreempt::daemon::TransparentTrigger> transparent_;
+  std::unique_ptr<gpreempt::gpreemptd::MetricsServer> metrics_;
+  Clock::time_point last_publish_{};
+  double start_time_unix_s_ = 0;
   gpreempt::EventLoop::Id timer_ = 0;
   gpreempt::EventLoop::Id shutdown_deadline_ = 0;
   bool shutting_down_ = false;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "metrics/metrics_snapshot.h"
 #include "sched/action.h"
 #include "sched/latency_histogram.h"
 #include "sched/process_key.h"
@@ -24,6 +25,18 @@ struct GpuRecord {
   std::map<gpreempt::sched::ProcessKey, gpreempt::sched::Time> suspended_since;  // ongoing ones
   gpreempt::sched::LatencyHistogram online_latency;  // hinted requests of processes on this GPU
   std::optional<gpreempt::sched::action::PriorityOnly> priority_only;  // the last ranking, if any
+
+  // For the metrics: per class (surviving its processes) and per live process on this GPU.
+  struct Tally {
+    uint64_t suspensions = 0;
+    gpreempt::sched::Duration suspended{0};
+    uint64_t requests = 0;
+  };
+  std::map<std::string, Tally> by_class;
+  std::map<std::string, gpreempt::gpreemptd::Histogram> class_latency;
+  std::map<gpreempt::sched::ProcessKey, Tally> by_process;
+  uint64_t suspend_failures = 0, suspend_timeouts = 0, resume_failures = 0, resume_timeouts = 0;
+  gpreempt::gpreemptd::Histogram ioctl_latency = gpreempt::gpreemptd::Histogram::suspend_latency();
 
   gpreempt::sched::Duration suspended_total_at(gpreempt::sched::Time now) const {
     gpreempt::sched::Duration d = suspended_total;

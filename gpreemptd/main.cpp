@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "cli_common.h"
 #include "daemon.h"
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
       "(invalid config, socket in use, ...), 2 usage.");
   gpreempt::cli_common::add_version_flag(app, "gpreemptd");
   std::string config_path, socket_path, check_path, log_level = "info";
+  std::string metrics_address;
   bool foreground = false;
   app.add_option("--config,-c", config_path,
                  "the config file (TOML); without it the built-in classes")
@@ -67,6 +69,11 @@ int main(int argc, char** argv) {
   app.add_option("--socket", socket_path,
                  "the control and hint socket (default: the config's [daemon] socket, "
                  "/run/gpreempt/gpreemptd.sock); its directory is created");
+  auto* metrics_option =
+      app.add_option("--metrics", metrics_address,
+                     "the Prometheus endpoint HOST:PORT (default: the config's [daemon] metrics, "
+                     "127.0.0.1:9464; '' turns "
+                     "it off; port 0 lets the kernel choose, the log and the status say which)");
   app.add_option(
       "--check-config", check_path,
       "check FILE and exit: every error as file:line: message (exit 1), or a summary (exit 0)");
@@ -104,6 +111,7 @@ int main(int argc, char** argv) {
   gpreemptd::DaemonOptions options;
   options.config_path = config_path;
   if (!socket_path.empty()) options.socket_path = socket_path;
+  if (metrics_option->count()) options.metrics_address = metrics_address;
   options.on_ready = [] { gpreemptd::notify_ready("running"); };
   try {
     gpreemptd::Daemon daemon(std::move(options), std::move(config));

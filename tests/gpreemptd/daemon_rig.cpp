@@ -35,8 +35,14 @@ std::vector<uint32_t> DaemonRig::gpu_ids() const {
 }
 
 std::unique_ptr<Child> DaemonRig::start_daemon(const std::vector<std::string>& extra) {
-  std::vector<std::string> argv{bin("gpreemptd").string(), "--socket", socket(), "--log-level",
-                                "debug"};
+  // Port 0: tests run in parallel, each daemon gets its own metrics port.
+  std::vector<std::string> argv{bin("gpreemptd").string(),
+                                "--socket",
+                                socket(),
+                                "--log-level",
+                                "debug",
+                                "--metrics",
+                                "127.0.0.1:0"};
   for (const auto& e : extra) argv.push_back(e);
   auto d = std::make_unique<Child>(argv, machine_->env());
   eventually([&] { return ask(message(client::Op::kStatus)).has_value(); });

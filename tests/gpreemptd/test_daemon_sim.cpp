@@ -1,8 +1,12 @@
 // gpreemptd end to end on a simulated machine: real workload processes, real ptrace, the
 // simulated KFD's own view of which queues are suspended as the oracle. No timing thresholds:
 // every wait is a poll with a deadline.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -28,6 +32,26 @@ std::unique_ptr<Child> online_peer(DaemonRig& rig, uint32_t gpu = 0,
   return p;
 }
 
+// A plain HTTP/1.0 GET on "host:port" (the daemon's metrics endpoint); the body, or "" on failure.
+std::string http_get(const std::string& address, const std::string& path) {
+  const auto colon = address.rfind(':');
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+  ::inet_pton(AF_INET, address.substr(0, colon).c_str(), &a.sin_addr);
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    const std::string req = "GET " + path + " HTTP/1.0\r\nHost: localhost\r\n\r\n";
+    (void)!::write(fd, req.data(), req.size());
+    char buf[8192];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
 void write_file(const std::filesystem::path& p, const std::string& text) {
   std::ofstream(p) << text;
 }
@@ -37,7 +61,8 @@ void write_file(const std::filesystem::path& p, const std::string& text) {
 std::vector<std::string> unbounded_config(DaemonRig& rig) {
   const auto config = rig.file("unbounded.toml");
   write_file(config,
-             "[policy]\nmax_suspension_ms = 600000\nstarvation_window_ms = 1000000\nstarvation_min_run_ms = 1\n");
+             "[policy]\nmax_suspension_ms = 600000\nstarvation_window_ms = "
+             "1000000\nstarvation_min_run_ms = 1\n");
   return {"--config", config.string()};
 }
 
@@ -64,6 +89,15 @@ TEST(GpreemptdSim, HintSuspendsTheOfflineProcessAndItsEndResumesIt) {
   auto s = rig.status();
   ASSERT_EQ(s["gpus"].size(), 1u);
   EXPECT_GE(s["gpus"][0]["suspensions_total"].get<int>(), 1);
+  // The same figures on the Prometheus endpoint.
+  const std::string address = s["daemon"]["metrics_address"].get<std::string>();
+  std::string metrics;
+  EXPECT_TRUE(eventually([&] {
+    metrics = http_get(address, "/metrics");
+    return metrics.find("gpreempt_suspensions_total{") != std::string::npos &&
+           metrics.find("class=\"offline\"") != std::string::npos &&
+           metrics.find("gpreempt_requests_total{") != std::string::npos;
+  })) << metrics;
   EXPECT_EQ(s["gpus"][0]["online_request_latency_ms"]["count"], 1);
   EXPECT_EQ(s["daemon"]["hint_to_suspend_us"]["count"], 1);
 }
@@ -164,7 +198,8 @@ TEST(GpreemptdSim, AnOfflineProcessThatExitsWhileSuspendedIsForgotten) {
   offline->wait();
   EXPECT_TRUE(eventually([&] { return rig.process(pid).is_null(); })) << rig.status().dump();
   // Forgotten by the arbiter too, while the request that suspended it is still open.
-  EXPECT_TRUE(eventually([&] { return rig.status()["gpus"][0]["suspended_now"] == 0; })) << rig.status().dump();
+  EXPECT_TRUE(eventually([&] { return rig.status()["gpus"][0]["suspended_processes"] == 0; }))
+      << rig.status().dump();
   // The daemon carries on: a second offline job is suspended by the next request.
   ASSERT_TRUE(command(*online, "end 1")["ok"].get<bool>());
   auto second = rig.workload({"GPREEMPT_CLASS=offline"});
@@ -172,7 +207,8 @@ TEST(GpreemptdSim, AnOfflineProcessThatExitsWhileSuspendedIsForgotten) {
   ASSERT_TRUE(command(*online, "begin 2")["ok"].get<bool>());
   EXPECT_TRUE(eventually([&] { return rig.all_suspended(second->pid()); }));
   auto s = rig.status();
-  EXPECT_EQ(s["gpus"][0]["suspended_now"], 1);
+  EXPECT_EQ(s["gpus"][0]["suspended_processes"], 1);
+  EXPECT_EQ(s["gpus"][0]["suspended_now"], true);
 }
 
 TEST(GpreemptdSim, ATimedOutPreemptionOnOneGpuLeavesTheOtherWorking) {

@@ -327,7 +327,7 @@ def test_gpreemptd_status(tmp_path):
     workload = str(BINARY_DIR / "bin" / "gpreempt-workload")
     offline = subprocess.Popen([workload, "offline", "--preset", "cnn", "--duration", "60"],
                                env={**os.environ, "GPREEMPT_CLASS": "offline"}, stdout=subprocess.DEVNULL)
-    daemon = subprocess.Popen([str(BINARY_DIR / "bin" / "gpreemptd"), "--socket", str(sock)],
+    daemon = subprocess.Popen([str(BINARY_DIR / "bin" / "gpreemptd"), "--socket", str(sock), "--metrics", "127.0.0.1:0"],
                               stderr=subprocess.DEVNULL)
     try:
         doc = None

@@ -1,0 +1,77 @@
+#include "metrics_export.h"
+
+#include "gpreempt/version.h"
+
+namespace gpreemptd {
+
+namespace sched = gpreempt::sched;
+namespace m = gpreempt::gpreemptd;
+
+namespace {
+double seconds(sched::Duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+}  // namespace
+
+m::MetricsSnapshot metrics_snapshot(const StatusSource& s, double start_time_unix_s) {
+  m::MetricsSnapshot out;
+  out.daemon.version = GPREEMPT_VERSION_STRING;
+  out.daemon.start_time_seconds = start_time_unix_s;
+  out.daemon.config_reloads_total = s.reloads;
+  out.daemon.config_reload_failures_total = s.failed_reloads;
+  for (const auto& [id, rec] : *s.gpus) {
+    const sched::GpuArbiter* arb = s.scheduler->gpu(id);
+    m::GpuMetrics g;
+    g.gpu_id = id;
+    g.can_suspend = arb ? arb->can_suspend() : rec.can_suspend;
+    if (arb) {
+      for (const auto& [key, mem] : arb->members())
+        if (mem.state == sched::MemberState::kSuspended) ++g.suspended_processes;
+      g.suspend_calls_total = arb->stats().suspend_actions;
+      g.resume_calls_total = arb->stats().resume_actions;
+    }
+    g.suspend_failures_total = rec.suspend_failures;
+    g.suspend_timeouts_total = rec.suspend_timeouts;
+    g.resume_failures_total = rec.resume_failures;
+    g.resume_timeouts_total = rec.resume_timeouts;
+    g.suspend_latency_seconds = rec.ioctl_latency;
+    out.gpus.push_back(std::move(g));
+
+    // Classes: every configured one (with its totals on this GPU) and "" for unclassified.
+    std::map<std::string, m::ClassMetrics> classes;
+    for (const auto& rule : s.config->classes) classes[rule.cls.name];
+    for (const auto& [name, tally] : rec.by_class) classes[name];
+    for (const auto& [pid, p] : s.tracker->processes()) {
+      if (!p.queues.count(id)) continue;
+      const std::string cls = p.class_name.value_or("");
+      ++classes[cls].processes;
+      m::ProcessMetrics pm;
+      pm.gpu_id = id;
+      pm.class_name = cls;
+      pm.pid = pid;
+      if (auto t = rec.by_process.find(p.key); t != rec.by_process.end()) {
+        pm.suspensions_total = t->second.suspensions;
+        pm.requests_total = t->second.requests;
+        pm.suspended_seconds_total = seconds(t->second.suspended);
+      }
+      if (auto since = rec.suspended_since.find(p.key); since != rec.suspended_since.end())
+        pm.suspended_seconds_total += seconds(s.now - since->second);
+      out.processes.push_back(pm);
+    }
+    for (auto& [name, c] : classes) {
+      c.gpu_id = id;
+      c.class_name = name;
+      if (auto t = rec.by_class.find(name); t != rec.by_class.end()) {
+        c.suspensions_total = t->second.suspensions;
+        c.suspended_seconds_total = seconds(t->second.suspended);
+        c.requests_total = t->second.requests;
+      }
+      if (auto h = rec.class_latency.find(name); h != rec.class_latency.end())
+        c.request_latency_seconds = h->second;
+      out.classes.push_back(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace gpreemptd
