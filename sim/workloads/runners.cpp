@@ -4,6 +4,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -45,6 +46,7 @@ OnlineResult run_online(simrt::Runtime& rt, const OnlineOptions& o) {
   std::condition_variable cv;
   std::deque<Pending> fifo;
   bool closed = false;
+  std::exception_ptr observer_error;  // set by the waiter, under mu
 
   // Completions come back in dispatch order (one in-order queue): one waiter suffices.
   std::thread waiter([&] {
@@ -60,7 +62,16 @@ OnlineResult run_online(simrt::Runtime& rt, const OnlineOptions& o) {
       p.done->wait_eq(0);
       const auto t = Clock::now();
       const auto lat = std::chrono::duration_cast<std::chrono::nanoseconds>(t - p.arrival).count();
-      if (o.observer) o.observer->request_end(p.id, mono_ns(t), lat);
+      if (o.observer && !observer_error) {
+        // An observer that fails (gpreemptd gone) ends the run with its error, from the
+        // dispatching thread: an exception must not escape this thread.
+        try {
+          o.observer->request_end(p.id, mono_ns(t), lat);
+        } catch (...) {
+          std::lock_guard lk(mu);
+          observer_error = std::current_exception();
+        }
+      }
       std::lock_guard lk(mu);
       res.latencies_ms.push_back(static_cast<double>(lat) / 1e6);
       ++res.completed;
@@ -73,6 +84,10 @@ OnlineResult run_online(simrt::Runtime& rt, const OnlineOptions& o) {
   uint64_t id = 0;
   try {
     while (next < end) {
+      {
+        std::lock_guard lk(mu);
+        if (observer_error) std::rethrow_exception(observer_error);
+      }
       std::this_thread::sleep_until(next);
       Pending p{id, next, std::make_unique<simrt::Signal>(1)};
       if (preprocess.count() > 0) {
@@ -110,6 +125,7 @@ OnlineResult run_online(simrt::Runtime& rt, const OnlineOptions& o) {
   }
   cv.notify_one();
   waiter.join();
+  if (observer_error) std::rethrow_exception(observer_error);
   res.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
   res.latency_ms = summarize(res.latencies_ms);
   return res;

@@ -60,8 +60,8 @@ TEST(Demo, EveryScenarioRunsAndTheDaemonScenariosSuspend) {
     EXPECT_EQ(d["trigger"], name == "transparent" ? "transparent" : "hint") << name;
     EXPECT_GT(d["suspensions"].get<uint64_t>(), 0u) << name << ": online requests must suspend";
     EXPECT_GT(d["suspended_s"].get<double>(), 0) << name;
-    // The simulated GPU saw the daemon's suspends (a suspension covers one target process here).
-    EXPECT_EQ(s["simulated_suspends"].get<uint64_t>(), d["suspensions"].get<uint64_t>()) << name;
+    // The simulated GPU saw the daemon's suspends, and the demo's latency figures are theirs.
+    EXPECT_GT(s["simulated_suspends"].get<uint64_t>(), 0u) << name;
     EXPECT_EQ(d["suspend_ms"]["count"], s["simulated_suspends"]) << name;
     if (name != "transparent") {
       EXPECT_GT(d["hint_to_suspend_us"]["count"].get<uint64_t>(), 0u) << name;

@@ -46,6 +46,18 @@ def test_unknown_models_are_usage_errors_naming_the_valid_ones():
     assert ", ".join(models.names("offline")) in err
 
 
+@pytest.mark.parametrize("argv,message", [
+    (["--expect"], "--expect needs --hint"),
+    (["--hint", "/x.sock", "--notify", "/y.sock"], "--hint and --notify exclude each other"),
+    (["--preprocess-us", "-1"], "--preprocess-us must not be negative"),
+])
+def test_hint_options_are_checked_before_anything_runs(argv, message):
+    r = runner("online", "--model", "linear512", "--duration", "1", *argv)
+    _, err = r.communicate(timeout=60)
+    assert r.returncode == 2
+    assert message in err
+
+
 @needs_sim
 def test_documents_follow_the_gpreempt_workload_schemas():
     pytest.importorskip("torch")

@@ -198,7 +198,15 @@ std::vector<ScenarioResult> run_demo(const DemoOptions& o,
       on->go();
     else
       on = start_online(hints);
-    auto on_result = on->finish();
+    nlohmann::json on_result;
+    try {
+      on_result = on->finish();
+    } catch (const Error& e) {
+      // A hinting workload fails when the daemon goes away: say how the daemon ended.
+      const int rc = daemon.stop();
+      throw Error(e.code(), std::string(e.what()) + " (gpreemptd of scenario " + name +
+                                ": exit code " + std::to_string(rc) + ")");
+    }
     const auto status = daemon.status();
     auto report = report_of(trigger, status);
     report.exit_code = daemon.stop();
