@@ -553,7 +553,7 @@ Json Daemon::status() const {
   s.failed_reloads = failed_reloads_;
   Json doc = status_document(s);
   doc["daemon"]["hints_refused"] = hints_refused_;
-  doc["daemon"]["metrics_address"] =
+  doc["daemon"]["metrics_endpoint"] =
       metrics_ ? Json(metrics_->address().host + ":" + std::to_string(metrics_->port())) : Json();
   doc["daemon"]["transparent_watched"] = [&] {
     int n = 0;

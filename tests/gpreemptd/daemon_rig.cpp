@@ -35,12 +35,13 @@ std::vector<uint32_t> DaemonRig::gpu_ids() const {
 }
 
 std::unique_ptr<Child> DaemonRig::start_daemon(const std::vector<std::string>& extra) {
-  // Port 0: tests run in parallel, each daemon gets its own metrics port.
+  // Port 0: tests run in parallel, each daemon gets its own metrics port. Level info: nobody reads
+  // the daemon's stderr pipe until the end, and a full pipe would block its loop.
   std::vector<std::string> argv{bin("gpreemptd").string(),
                                 "--socket",
                                 socket(),
                                 "--log-level",
-                                "debug",
+                                "info",
                                 "--metrics",
                                 "127.0.0.1:0"};
   for (const auto& e : extra) argv.push_back(e);
@@ -76,6 +77,9 @@ std::optional<client::Reply> DaemonRig::ask(const client::Message& m) const {
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
   socket().copy(a.sun_path, sizeof a.sun_path - 1);
+  // A daemon that stops answering fails the test instead of hanging it.
+  timeval limit{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
     ::close(fd);
     return std::nullopt;

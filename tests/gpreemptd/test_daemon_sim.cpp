@@ -90,7 +90,7 @@ TEST(GpreemptdSim, HintSuspendsTheOfflineProcessAndItsEndResumesIt) {
   ASSERT_EQ(s["gpus"].size(), 1u);
   EXPECT_GE(s["gpus"][0]["suspensions_total"].get<int>(), 1);
   // The same figures on the Prometheus endpoint.
-  const std::string address = s["daemon"]["metrics_address"].get<std::string>();
+  const std::string address = s["daemon"]["metrics_endpoint"].get<std::string>();
   std::string metrics;
   EXPECT_TRUE(eventually([&] {
     metrics = http_get(address, "/metrics");
@@ -312,6 +312,38 @@ TEST(GpreemptdSim, TheIssuesMinimalConfigWorksAsWritten) {
   EXPECT_EQ(r["error"], "not_permitted") << r.dump();
   EXPECT_NE(r["message"].get<std::string>().find("whose triggers do not include hint"),
             std::string::npos);
+}
+
+TEST(GpreemptdSim, TheTransparentTriggerSuspendsForAnUnmodifiedOnlineWorkload) {
+  DaemonRig rig;
+  const auto config = rig.file("transparent.toml");
+  write_file(
+      config,
+      "[[class]]\nname = \"online\"\npriority = 10\nmatch = { cmdline = \"*workload online*\" }\n"
+      "trigger = \"transparent\"\n\n"
+      "[[class]]\nname = \"offline\"\npriority = 0\nmatch = { env = \"GPREEMPT_CLASS=offline\" "
+      "}\n");
+  auto daemon = rig.start_daemon({"--config", config.string()});
+  auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
+  wait_classified(rig, offline->pid(), "offline");
+  // No hint, no LD_PRELOAD of ours: the daemon sees the online process's queue pointers move.
+  auto e = rig.machine().env();
+  Child online({bin("gpreempt-workload").string(), "online", "--preset", "cnn", "--duration", "30",
+                "--rate", "20"},
+               e);
+  wait_classified(rig, online.pid(), "online");
+  EXPECT_TRUE(eventually([&] { return rig.status()["daemon"]["transparent_watched"] == 1; }))
+      << rig.status().dump();
+  EXPECT_TRUE(eventually([&] {
+    return rig.status()["gpus"][0]["suspensions_total"].get<int>() >= 1;
+  })) << rig.status().dump();
+  EXPECT_TRUE(eventually([&] {
+    const auto s = rig.status();
+    for (const auto& c : s["classes"])
+      if (c["name"] == "online") return c["stats"]["request_latency_ms"]["count"].get<int>() >= 1;
+    return false;
+  })) << "transparent requests are accounted: "
+      << rig.status().dump();
 }
 
 TEST(GpreemptdSim, ControlOpsFromANonRootPeerAreRefused) {
