@@ -32,7 +32,7 @@ struct DemoCliOptions {
   std::optional<uint64_t> requests;
   bool quick = false;
   std::optional<double> rate;
-  std::string scenarios;  // comma-separated; empty: all
+  std::optional<std::string> scenarios;  // comma-separated; unset: all
   std::string gpreemptd;  // empty: next to gpreempt, else ../sbin
   std::vector<std::string> original_args;
 };
@@ -206,8 +206,9 @@ std::string find_gpreemptd(const std::filesystem::path& dir) {
   return (dir / "gpreemptd").string();
 }
 
-std::vector<std::string> split_scenarios(const std::string& list) {
-  if (list.empty()) return demo::scenario_names();
+std::vector<std::string> split_scenarios(const std::optional<std::string>& given) {
+  if (!given) return demo::scenario_names();
+  const std::string& list = *given;
   std::vector<std::string> out;
   std::stringstream in(list);
   std::string name;
@@ -382,7 +383,7 @@ void register_demo_commands(CLI::App& app, Globals& globals) {
     if (o->requests) a.insert(a.end(), {"--requests", std::to_string(*o->requests)});
     if (o->quick) a.push_back("--quick");
     if (o->rate) a.insert(a.end(), {"--rate", num(*o->rate)});
-    if (!o->scenarios.empty()) a.insert(a.end(), {"--scenarios", o->scenarios});
+    if (o->scenarios) a.insert(a.end(), {"--scenarios", *o->scenarios});
     if (!o->gpreemptd.empty()) a.insert(a.end(), {"--gpreemptd", o->gpreemptd});
     if (o->demo.online_batch)
       a.insert(a.end(), {"--online-batch", std::to_string(o->demo.online_batch)});
