@@ -74,6 +74,7 @@ def main():
     a = ap.parse_args()
     res = {"profile": sim.device().profile["name"], "raw_dispatch": dispatch_cost(20000)}
     for label, name, batch, train in [("resnet50_train_b64", "resnet50", 64, True),
+                                      ("resnet50_train_b256", "resnet50", 256, True),
                                       ("resnet18_infer_b1", "resnet18", 1, False),
                                       ("transformer_train_b8", "transformer", 8, True)]:
         res[label] = model_step(name, batch, train, a.steps)

@@ -7,8 +7,8 @@
 
 namespace gpreempt::sched {
 
-// A point in time (nanoseconds since the driver's epoch) and a span of time share one type so the
-// legacy demo policy (preemption_policy.h) and the arbiter agree; names say which one is meant.
+// A point in time (nanoseconds since the driver's epoch) and a span of time share one type; names
+// say which one is meant.
 using Time = std::chrono::nanoseconds;
 using Duration = std::chrono::nanoseconds;
 

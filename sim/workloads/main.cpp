@@ -1,21 +1,21 @@
 // gpreempt-workload: the online service and the offline trainer of the demos, on simrt.
 //   gpreempt-workload online  --preset NAME --duration S [--rate HZ] [--arrival poisson|fixed]
-//                             [--seed N] [--priority P] [--notify PATH [--notify-wait]] [--json]
+//                             [--seed N] [--priority P] [--notify PATH [--notify-wait]]
+//                             [--hint [SOCKET] [--expect]] [--preprocess-us US] [--json]
 //   gpreempt-workload offline --preset NAME --duration S [--priority P] [--json]
 //   gpreempt-workload presets [--json]
 // Exit codes: 0 ok, 1 operational failure, 2 usage.
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 #include <memory>
-
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "common/json_conventions.h"
-
 #include "cli_common.h"
+#include "common/json_conventions.h"
+#include "hint_observer.h"
 #include "notifier.h"
 #include "presets.h"
 #include "runners.h"
@@ -59,14 +59,19 @@ int print_presets(bool json) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Online/offline workloads for the simulated GPU (simrt over /dev/kfd)"};
-  app.footer("Presets: " + preset_names() + " (details: gpreempt-workload presets).\n"
-             "Examples:\n"
-             "  kfdsim run -- gpreempt-workload offline --preset cnn --duration 5\n"
-             "  kfdsim run -- gpreempt-workload online --preset transformer --duration 10 --rate 20 --json\n"
-             "  kfdsim run -- sh -c 'gpreempt-workload offline --preset toy-offline --duration 5 & sleep 1;\n"
-             "                       gpreempt queues --pid $!'\n"
-             "  gpreempt-workload presets --json\n"
-             "Exit codes: 0 ok, 1 operational failure (no simulated GPU, ...), 2 usage.");
+  app.footer(
+      "Presets: " + preset_names() +
+      " (details: gpreempt-workload presets).\n"
+      "Examples:\n"
+      "  kfdsim run -- gpreempt-workload offline --preset cnn --duration 5\n"
+      "  kfdsim run -- gpreempt-workload online --preset transformer --duration 10 --rate 20 "
+      "--json\n"
+      "  GPREEMPT_CLASS=online gpreempt-workload online --preset cnn --duration 5 --hint --expect\n"
+      "  kfdsim run -- sh -c 'gpreempt-workload offline --preset toy-offline --duration 5 & sleep "
+      "1;\n"
+      "                       gpreempt queues --pid $!'\n"
+      "  gpreempt-workload presets --json\n"
+      "Exit codes: 0 ok, 1 operational failure (no simulated GPU, ...), 2 usage.");
   app.require_subcommand(1);
   gpreempt::cli_common::add_version_flag(app, "gpreempt-workload");
   std::string preset_name;
@@ -80,6 +85,9 @@ int main(int argc, char** argv) {
   uint64_t seed = 1;
   std::string notify;
   bool notify_wait = false;
+  std::string hint_socket;
+  bool expect = false;
+  double preprocess_us = -1;
   online->add_option("--preset", preset_name, "workload preset (" + preset_names() + ")")->required();
   online->add_option("--duration", duration, "seconds of arrivals")->required()->check(gpreempt::cli_common::positive());
   online->add_option("--rate", rate, "requests per second (default: the preset's)")->check(gpreempt::cli_common::positive());
@@ -89,6 +97,19 @@ int main(int argc, char** argv) {
   online->add_option("--priority", priority, "KFD queue priority 0..15")->check(gpreempt::cli_common::in_range(0, 15));
   online->add_option("--notify", notify, "Unix socket or FIFO that receives request start/end lines");
   online->add_flag("--notify-wait", notify_wait, "after each start line wait for a one-byte reply");
+  auto* hint = online->add_option(
+      "--hint", hint_socket,
+      "tell gpreemptd about each request (begin/end) over SOCKET (default: $GPREEMPT_SOCKET, else "
+      "/run/gpreempt/gpreemptd.sock)");
+  hint->expected(0, 1);
+  online->add_flag("--expect", expect,
+                   "early hint: before each request's pre-processing tell gpreemptd it starts in "
+                   "--preprocess-us (needs --hint)");
+  online
+      ->add_option("--preprocess-us", preprocess_us,
+                   "host pre-processing before each request's kernels, part of its latency "
+                   "(default: the preset's)")
+      ->check(CLI::NonNegativeNumber);
   online->add_flag("--json", json, "machine-readable result");
 
   auto* offline = app.add_subcommand("offline", "training-like loop; iterations per second");
@@ -114,6 +135,14 @@ int main(int argc, char** argv) {
                  preset_names().c_str());
     return 2;
   }
+  if (online->parsed() && hint->count() > 0 && !notify.empty()) {
+    std::fprintf(stderr, "gpreempt-workload: --hint and --notify exclude each other\n");
+    return 2;
+  }
+  if (expect && hint->count() == 0) {
+    std::fprintf(stderr, "gpreempt-workload: --expect needs --hint\n");
+    return 2;
+  }
   if (notify_wait && notify.empty()) {
     std::fprintf(stderr, "gpreempt-workload: --notify-wait needs --notify PATH\n");
     return 2;
@@ -124,6 +153,7 @@ int main(int argc, char** argv) {
     if (online->parsed()) {
       std::unique_ptr<RequestObserver> observer;
       if (!notify.empty()) observer = open_notifier(notify, notify_wait);
+      if (hint->count() > 0) observer = open_hint_client(hint_socket);
       OnlineOptions o;
       o.preset = *preset;
       o.duration_s = duration;
@@ -132,6 +162,8 @@ int main(int argc, char** argv) {
       o.seed = seed;
       o.priority = priority;
       o.observer = observer.get();
+      o.preprocess_us = preprocess_us;
+      o.expect = expect;
       const auto r = run_online(rt, o);
       const double used_rate = rate > 0 ? rate : preset->online_rate_hz;
       if (json) {

@@ -16,6 +16,8 @@ namespace gpreempt::workloads {
 class RequestObserver {
  public:
   virtual ~RequestObserver() = default;
+  // Early hint: the request `request` will start in about `in_us` (its pre-processing begins).
+  virtual void request_expected(uint64_t /*request*/, int64_t /*in_us*/) {}
   virtual void request_start(uint64_t request, int64_t monotonic_ns) = 0;
   virtual void request_end(uint64_t request, int64_t monotonic_ns, int64_t latency_ns) = 0;
 };

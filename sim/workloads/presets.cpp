@@ -32,6 +32,8 @@ std::vector<Preset> build() {
     p.online_request.push_back(k("avgpool_fwd", 65536, 256, 10'000));
     p.online_request.push_back(k("linear_fwd", 4096, 256, 20'000));
     p.online_rate_hz = 20;
+    // Decoding and resizing the input image on the host: the time an early hint has to act.
+    p.online_preprocess_us = 2000;
     p.offline_iteration = repeat({k("conv2d_fwd", 262144, 256, 40'000)}, 8);
     auto bwd = repeat({k("conv2d_bwd_data", 262144, 256, 50'000),
                        k("conv2d_bwd_weight", 262144, 256, 60'000)}, 8);

@@ -17,6 +17,7 @@ struct Preset {
   std::vector<simrt::Kernel> online_request;  // one request, in order
   double online_rate_hz = 20.0;               // default arrival rate
   bool poisson = true;                        // default arrival process
+  double online_preprocess_us = 0;            // host pre-processing before a request's kernels
   std::vector<simrt::Kernel> offline_iteration;
 };
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -30,6 +31,9 @@ struct Pending {
 OnlineResult run_online(simrt::Runtime& rt, const OnlineOptions& o) {
   auto q = rt.create_queue(o.priority);
   const double rate = o.rate_hz > 0 ? o.rate_hz : o.preset.online_rate_hz;
+  const auto preprocess =
+      std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::micro>(
+          o.preprocess_us >= 0 ? o.preprocess_us : o.preset.online_preprocess_us));
   std::mt19937_64 rng(o.seed);
   auto gap = [&] {
     const double mean = 1.0 / rate;
@@ -42,6 +46,7 @@ OnlineResult run_online(simrt::Runtime& rt, const OnlineOptions& o) {
   std::condition_variable cv;
   std::deque<Pending> fifo;
   bool closed = false;
+  std::exception_ptr observer_error;  // set by the waiter, under mu
 
   // Completions come back in dispatch order (one in-order queue): one waiter suffices.
   std::thread waiter([&] {
@@ -57,7 +62,16 @@ OnlineResult run_online(simrt::Runtime& rt, const OnlineOptions& o) {
       p.done->wait_eq(0);
       const auto t = Clock::now();
       const auto lat = std::chrono::duration_cast<std::chrono::nanoseconds>(t - p.arrival).count();
-      if (o.observer) o.observer->request_end(p.id, mono_ns(t), lat);
+      if (o.observer && !observer_error) {
+        // An observer that fails (gpreemptd gone) ends the run with its error, from the
+        // dispatching thread: an exception must not escape this thread.
+        try {
+          o.observer->request_end(p.id, mono_ns(t), lat);
+        } catch (...) {
+          std::lock_guard lk(mu);
+          observer_error = std::current_exception();
+        }
+      }
       std::lock_guard lk(mu);
       res.latencies_ms.push_back(static_cast<double>(lat) / 1e6);
       ++res.completed;
@@ -70,8 +84,18 @@ OnlineResult run_online(simrt::Runtime& rt, const OnlineOptions& o) {
   uint64_t id = 0;
   try {
     while (next < end) {
+      {
+        std::lock_guard lk(mu);
+        if (observer_error) std::rethrow_exception(observer_error);
+      }
       std::this_thread::sleep_until(next);
       Pending p{id, next, std::make_unique<simrt::Signal>(1)};
+      if (preprocess.count() > 0) {
+        if (o.observer && o.expect)
+          o.observer->request_expected(
+              id, std::chrono::duration_cast<std::chrono::microseconds>(preprocess).count());
+        std::this_thread::sleep_for(preprocess);
+      }
       if (o.observer) o.observer->request_start(id, mono_ns(Clock::now()));
       for (std::size_t i = 0; i < o.preset.online_request.size(); ++i) {
         const bool last = i + 1 == o.preset.online_request.size();
@@ -101,6 +125,7 @@ OnlineResult run_online(simrt::Runtime& rt, const OnlineOptions& o) {
   }
   cv.notify_one();
   waiter.join();
+  if (observer_error) std::rethrow_exception(observer_error);
   res.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
   res.latency_ms = summarize(res.latencies_ms);
   return res;

@@ -20,6 +20,11 @@ struct OnlineOptions {
   uint64_t seed = 1;
   uint32_t priority = 7;
   RequestObserver* observer = nullptr;
+  // Host work before each request's first kernel (decoding, resizing the input); part of the
+  // request's latency. Negative: the preset's.
+  double preprocess_us = -1;
+  // Tell the observer before the pre-processing that a request follows (early hint).
+  bool expect = false;
 };
 
 struct OnlineResult {

@@ -1,5 +1,6 @@
 // `gpreempt demo` end to end, as the README's main command runs it: no /dev/kfd here, so it
-// re-runs itself on a simulated machine, runs real workload processes and a real controller.
+// re-runs itself on a simulated machine, runs real workload processes and, for the preemption
+// scenarios, a real gpreemptd child.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -12,48 +13,124 @@ using gpreempt::ChildProcess;
 
 std::string gpreempt_bin() { return (gpreempt::testing::binary_dir() / "bin" / "gpreempt").string(); }
 
-TEST(Demo, JsonHasEveryScenarioAndThePreemptionSummary) {
-  ChildProcess demo({gpreempt_bin(), "demo", "--duration", "1", "--json"});
+const std::vector<std::string> kAll = {"online_alone", "offline_alone", "no_control",
+                                       "hint",         "early_hint",    "transparent"};
+
+bool daemon_scenario(const std::string& n) {
+  return n == "hint" || n == "early_hint" || n == "transparent";
+}
+
+// One run of every scenario, small: the suite stays fast. Each assertion names its scenario.
+TEST(Demo, EveryScenarioRunsAndTheDaemonScenariosSuspend) {
+  ChildProcess demo({gpreempt_bin(), "demo", "--requests", "20", "--json"});
   ASSERT_EQ(demo.wait(), 0) << demo.output();
   const auto j = nlohmann::json::parse(demo.output());
   EXPECT_TRUE(j["machine"]["simulated"].get<bool>());
+  EXPECT_EQ(j["requests"], 20);
 
-  const std::vector<std::string> names = {"online_alone", "offline_alone", "no_control", "gpreempt"};
-  ASSERT_EQ(j["scenarios"].size(), names.size());
-  for (std::size_t i = 0; i < names.size(); ++i) {
+  ASSERT_EQ(j["scenarios"].size(), kAll.size());
+  for (std::size_t i = 0; i < kAll.size(); ++i) {
     const auto& s = j["scenarios"][i];
-    EXPECT_EQ(s["name"], names[i]);
-    const bool online = names[i] != "offline_alone";
-    const bool offline = names[i] != "online_alone";
-    EXPECT_EQ(s.contains("online_latency_ms"), online) << names[i];
-    EXPECT_EQ(s.contains("offline_iterations_per_s"), offline) << names[i];
+    const auto& name = kAll[i];
+    EXPECT_EQ(s["name"], name);
+    const bool online = name != "offline_alone";
+    const bool offline = name != "online_alone";
+    EXPECT_EQ(s.contains("online_latency_ms"), online) << name;
+    EXPECT_EQ(s.contains("offline_iterations_per_s"), offline) << name;
     if (online) {
-      for (const char* k : {"p50", "p95", "p99"}) {
-        EXPECT_GT(s["online_latency_ms"][k].get<double>(), 0) << names[i] << " " << k;
-      }
+      EXPECT_EQ(s["online_requests"].get<uint64_t>(),
+                s["online_latency_ms"]["count"].get<uint64_t>())
+          << name;
+      for (const char* k : {"p50", "p95", "p99"})
+        EXPECT_GT(s["online_latency_ms"][k].get<double>(), 0) << name << " " << k;
       EXPECT_LE(s["online_latency_ms"]["p50"].get<double>(), s["online_latency_ms"]["p99"].get<double>());
     }
     if (offline) {
-      EXPECT_GT(s["offline_iterations_per_s"].get<double>(), 0) << names[i];
+      EXPECT_GT(s["offline_iterations_per_s"].get<double>(), 0) << name;
+    }
+
+    EXPECT_EQ(s.contains("gpreemptd"), daemon_scenario(name)) << name;
+    if (name == "no_control") {
+      EXPECT_EQ(s["simulated_suspends"], 0)
+          << "nothing may suspend the offline job without control";
+    }
+    if (!daemon_scenario(name)) continue;
+    const auto& d = s["gpreemptd"];
+    EXPECT_EQ(d["exit_code"], 0) << name << ": gpreemptd stopped by SIGTERM exits 0";
+    EXPECT_EQ(d["trigger"], name == "transparent" ? "transparent" : "hint") << name;
+    EXPECT_GT(d["suspensions"].get<uint64_t>(), 0u) << name << ": online requests must suspend";
+    EXPECT_GT(d["suspended_s"].get<double>(), 0) << name;
+    // The simulated GPU saw the daemon's suspends, and the demo's latency figures are theirs.
+    EXPECT_GT(s["simulated_suspends"].get<uint64_t>(), 0u) << name;
+    EXPECT_EQ(d["suspend_ms"]["count"], s["simulated_suspends"]) << name;
+    if (name != "transparent") {
+      EXPECT_GT(d["hint_to_suspend_us"]["count"].get<uint64_t>(), 0u) << name;
+      EXPECT_EQ(d["online_class"]["request_latency_ms"]["count"], s["online_requests"])
+          << name << ": every request was hinted";
     }
   }
+}
 
-  const auto& p = j["preemption"];
-  EXPECT_GT(p["count"].get<uint64_t>(), 0u) << "online requests must have caused suspensions";
-  EXPECT_EQ(p["suspend_ms"]["count"].get<uint64_t>(), p["count"].get<uint64_t>());
-  EXPECT_EQ(p["resume_ms"]["count"], p["suspend_ms"]["count"]) << "every suspension was resumed";
-  for (const char* k : {"p50", "p95", "p99"}) {
-    EXPECT_GT(p["suspend_ms"][k].get<double>(), 0) << k;
-    EXPECT_GT(p["resume_ms"][k].get<double>(), 0) << k;
-  }
-  EXPECT_TRUE(p["errors"].empty()) << p["errors"].dump();
+TEST(Demo, AMissingGpreemptdIsAClearError) {
+  ChildProcess demo({gpreempt_bin(), "demo", "--quick", "--scenarios", "hint", "--gpreemptd",
+                     "/nonexistent/gpreemptd", "--json"});
+  EXPECT_EQ(demo.wait(), 1);
+  const auto j = nlohmann::json::parse(demo.output());
+  const std::string msg = j["error"]["message"];
+  EXPECT_NE(msg.find("through gpreemptd"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("/nonexistent/gpreemptd"), std::string::npos) << msg;
+  // Scenarios without the daemon do not need it.
+  ChildProcess alone({gpreempt_bin(), "demo", "--requests", "5", "--scenarios", "online_alone",
+                      "--gpreemptd", "/nonexistent/gpreemptd", "--json"});
+  ASSERT_EQ(alone.wait(), 0) << alone.output();
+  EXPECT_EQ(nlohmann::json::parse(alone.output())["scenarios"].size(), 1u);
 }
 
 TEST(Demo, BadArgumentsAreUsageErrors) {
-  ChildProcess demo({gpreempt_bin(), "demo", "--duration", "0"});
-  EXPECT_EQ(demo.wait(), 2);
-  ChildProcess both({gpreempt_bin(), "demo", "--grace", "1", "--grace-us", "5"});
-  EXPECT_EQ(both.wait(), 2);
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"--requests", "0"},
+                                               {"--quick", "--requests", "10"},
+                                               {"--scenarios", "hint,no_such"},
+                                               {"--scenarios", ""},
+                                               {"--rate", "0"}}) {
+    std::vector<std::string> argv = {gpreempt_bin(), "demo"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ChildProcess demo(argv);
+    EXPECT_EQ(demo.wait(), 2) << args[0];
+    EXPECT_EQ(demo.output(), "") << "nothing ran";
+  }
+}
+
+// Unknown workloads are refused before any simulated machine starts, naming the valid ones of
+// that side: the models and the presets. (stderr is inherited: the message goes to the ctest log.)
+TEST(Demo, UnknownWorkloadsAndBatchesOfPresetsAreUsageErrors) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--online", "no-such-model"},
+        {"--offline", "resnet18"},                          // an online model on the offline side
+        {"--online", "resnet50-train"},                     // and the other way round
+        {"--offline", "gemm2048", "--offline-batch", "8"},  // presets have no batch size
+        {"--online", "resnet18", "--online-batch", "0"}}) {
+    std::vector<std::string> argv = {gpreempt_bin(), "demo", "--quick"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ChildProcess demo(argv);
+    EXPECT_EQ(demo.wait(), 2) << args[0] << " " << args[1];
+    EXPECT_EQ(demo.output(), "") << "nothing ran";
+  }
+}
+
+TEST(Demo, HelpListsTheModelWorkloadsAndTheScenarios) {
+  ChildProcess help({gpreempt_bin(), "demo", "--help"});
+  ASSERT_EQ(help.wait(), 0);
+  EXPECT_NE(help.output().find("online models:  resnet18, resnet50, linear512\n"),
+            std::string::npos)
+      << help.output();
+  EXPECT_NE(help.output().find("offline models: resnet50-train, resnet18-train, transformer-train, "
+                               "linear1024-train, mm4000, mm2048\n"),
+            std::string::npos)
+      << help.output();
+  EXPECT_NE(
+      help.output().find("online_alone, offline_alone, no_control, hint, early_hint, transparent"),
+      std::string::npos)
+      << help.output();
 }
 
 }  // namespace

@@ -284,7 +284,11 @@ def test_experiment(tmp_path):
 
 @needs_sim
 def test_demo():
-    valid("demo", cli("demo", "--duration", "0.3"))
+    doc = valid("demo", cli("demo", "--requests", "6"))
+    names = [s["name"] for s in doc["scenarios"]]
+    assert names == ["online_alone", "offline_alone", "no_control", "hint", "early_hint",
+                     "transparent"]
+    assert all("gpreemptd" in s for s in doc["scenarios"][3:]), "the daemon scenarios report it"
 
 
 def test_workload_documents():

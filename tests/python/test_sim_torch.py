@@ -110,6 +110,50 @@ def test_trace_has_one_record_per_dispatch(tmp_path):
     assert any(r["name"] == "aten.addmm.default" for r in records)
 
 
+MODEL_OWNER = """
+import json, sys, torch, torchvision, gpreempt, gpreempt.sim as sim
+model = torchvision.models.resnet18(weights=None).eval()
+x = torch.randn(1, 3, 64, 64)
+with torch.no_grad(), sim.torch_mode():
+    model(x)
+    with sim.stream(priority=-1):  # a second queue, of high priority
+        model(x)
+    sim.synchronize()
+print(json.dumps(sim.queue_ids()), flush=True)
+gpreempt.print_my_queues()
+sys.stdout.flush()
+sys.stdin.readline()
+"""
+
+
+@needs_sim
+def test_a_models_queues_are_seen_from_outside_and_inside_with_the_same_ids():
+    from test_sim_runtime import gpreempt_queues
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BINARY_DIR / "python"),
+                                                      env.get("PYTHONPATH")]))
+    child = subprocess.Popen([sys.executable, "-c", MODEL_OWNER], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = child.stdout.readline()
+        assert line, child.stderr.read()
+        ids = sorted(json.loads(line))
+        assert len(ids) == 2
+        assert gpreempt_queues(child.pid) == ids  # gpreempt queues --pid, from outside
+        inside = []
+        while len(inside) < 2:
+            line = child.stdout.readline()
+            assert line, child.stderr.read()
+            if line.strip().startswith("queue "):
+                inside.append(int(line.split()[1]))
+        assert sorted(inside) == ids  # print_my_queues, inside the model's process
+    finally:
+        child.stdin.write("\n")
+        child.stdin.close()
+        assert child.wait(timeout=60) == 0, child.stderr.read()
+
+
 TRAINER = """
 import json, sys, torch, gpreempt.sim as sim
 model = torch.nn.Sequential(torch.nn.Linear(4096, 4096), torch.nn.ReLU(), torch.nn.Linear(4096, 4096))

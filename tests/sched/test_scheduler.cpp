@@ -114,6 +114,23 @@ TEST(Scheduler, AFailedSuspendIsUndoneAndBacksOffThatGpuOnly) {
   EXPECT_EQ(d.s.accounting().processes().at(ProcessKey{21, 1}).failed_actuations, 1u);
 }
 
+// The actuator escalates a failed resume (DISABLE resumes every queue of the target), so the
+// arbiter counts the failure and treats the queues as running: no suspension outlives it.
+// (Ported from the retired demo policy, lib/sched/preemption_policy.)
+TEST(Scheduler, AFailedResumeStillEndsTheSuspension) {
+  Driver d = one_gpu();
+  d.begin(10);
+  d.complete_suspend(1);
+  d.end(10);
+  EXPECT_EQ(d.advance(2ms), Strings({"resume gpu1 [20@1 21@1] idle"}));
+  EXPECT_EQ(d.complete_resume(1, Outcome::kFailed), Strings{});
+  EXPECT_EQ(d.state(1, 20), MemberState::kRunning);
+  EXPECT_EQ(d.state(1, 21), MemberState::kRunning);
+  EXPECT_EQ(d.s.accounting().classes().at("offline").failed_actuations, 2u);
+  EXPECT_EQ(d.begin(10, 2), Strings({"suspend gpu1 [20@1 21@1] grace=0us request"}))
+      << "the GPU is not left believing it still holds a suspension";
+}
+
 TEST(Scheduler, HardBoundEndsEverySuspension) {
   ArbiterConfig c;
   c.max_suspension = 50ms;

@@ -1,0 +1,81 @@
+// `gpreempt demo` with PyTorch models as its sides (python3 -m gpreempt.sim.workload): the same
+// four scenarios, results and preemption summary as with the C++ presets. Small batches and short
+// scenarios: most of the time goes into starting the Python processes.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "common/child_process.h"
+#include "fixtures.h"
+
+namespace {
+
+using gpreempt::ChildProcess;
+
+std::string gpreempt_bin() {
+  return (gpreempt::testing::binary_dir() / "bin" / "gpreempt").string();
+}
+
+bool torch_available() {
+  ChildProcess py({GPREEMPT_TEST_PYTHON, "-c", "import torch, torchvision"});
+  return py.wait() == 0;
+}
+
+nlohmann::json run_demo(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {gpreempt_bin(), "demo", "--json"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ChildProcess demo(argv);
+  const int rc = demo.wait();
+  EXPECT_EQ(rc, 0) << demo.output();
+  return rc == 0 ? nlohmann::json::parse(demo.output()) : nlohmann::json();
+}
+
+// Every scenario has its side's results, and under gpreemptd the hinted requests suspended the
+// offline process: which is only possible if the offline side was still running (and
+// classified) while the online side sent its requests.
+void expect_complete(const nlohmann::json& j, const std::string& online,
+                     const std::string& offline) {
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["online_preset"], online);
+  EXPECT_EQ(j["offline_preset"], offline);
+  const std::vector<std::string> names = {"online_alone", "offline_alone", "no_control", "hint"};
+  ASSERT_EQ(j["scenarios"].size(), names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto& s = j["scenarios"][i];
+    EXPECT_EQ(s["name"], names[i]);
+    if (names[i] != "offline_alone") {
+      EXPECT_GT(s["online_latency_ms"]["count"].get<uint64_t>(), 0u) << names[i];
+      EXPECT_GT(s["online_latency_ms"]["p50"].get<double>(), 0) << names[i];
+    }
+    if (names[i] != "online_alone") {
+      EXPECT_GT(s["offline_iterations_per_s"].get<double>(), 0) << names[i];
+    }
+  }
+  const auto& d = j["scenarios"][3]["gpreemptd"];
+  EXPECT_GT(d["suspensions"].get<uint64_t>(), 0u) << "online requests must have caused suspensions";
+  EXPECT_EQ(d["online_class"]["request_latency_ms"]["count"],
+            j["scenarios"][3]["online_latency_ms"]["count"])
+      << "gpreempt.online_request() hinted every request";
+  EXPECT_EQ(d["exit_code"], 0);
+}
+
+TEST(DemoModels, ResNet18OnlineAgainstResNet50Training) {
+  if (!torch_available())
+    GTEST_SKIP() << GPREEMPT_TEST_PYTHON << " cannot import torch and torchvision";
+  const auto j =
+      run_demo({"--online", "resnet18", "--offline", "resnet50-train", "--offline-batch", "2",
+                "--requests", "20", "--scenarios", "online_alone,offline_alone,no_control,hint"});
+  expect_complete(j, "resnet18", "resnet50-train");
+}
+
+// A model on one side and a preset on the other: the preset must not start its measured run (or
+// end) while the model is still starting up.
+TEST(DemoModels, ModelOnlineAgainstAPresetOffline) {
+  if (!torch_available())
+    GTEST_SKIP() << GPREEMPT_TEST_PYTHON << " cannot import torch and torchvision";
+  const auto j = run_demo({"--online", "linear512", "--offline", "gemm2048", "--requests", "3",
+                           "--scenarios", "online_alone,offline_alone,no_control,hint"});
+  expect_complete(j, "linear512", "gemm2048");
+}
+
+}  // namespace

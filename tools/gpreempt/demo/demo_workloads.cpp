@@ -1,0 +1,134 @@
+#include "demo/demo_workloads.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "common/error.h"
+
+namespace gpreempt::demo {
+
+const std::vector<ModelWorkload>& model_workloads() {
+  static const std::vector<ModelWorkload> models = {
+      {"resnet18", Side::kOnline, "torchvision ResNet-18 inference, batch 1, 20 req/s (Poisson)",
+       20},
+      {"resnet50", Side::kOnline, "torchvision ResNet-50 inference, batch 1, 20 req/s (Poisson)",
+       20},
+      {"linear512", Side::kOnline, "toy service: Linear 512, batch 32, a request every 500 ms", 2},
+      {"resnet50-train", Side::kOffline, "torchvision ResNet-50 training, batch 64, SGD"},
+      {"resnet18-train", Side::kOffline, "torchvision ResNet-18 training, batch 64, SGD"},
+      {"transformer-train", Side::kOffline,
+       "12-layer d=768 transformer encoder training, seq 128, batch 64, Adam"},
+      {"linear1024-train", Side::kOffline,
+       "toy job: SimpleModel (Linear 1024) training, batch 64, 0.1 s sleeps"},
+      {"mm4000", Side::kOffline, "torch.mm of 4000x4000 fp32 matrices in a loop"},
+      {"mm2048", Side::kOffline, "torch.mm of 2048x2048 fp32 matrices in a loop"},
+  };
+  return models;
+}
+
+std::string model_names(Side side) {
+  std::string s;
+  for (const auto& m : model_workloads())
+    if (m.side == side) s += (s.empty() ? "" : ", ") + std::string(m.name);
+  return s;
+}
+
+bool is_model(const std::string& name, Side side) {
+  for (const auto& m : model_workloads())
+    if (m.side == side && name == m.name) return true;
+  return false;
+}
+
+std::vector<std::string> preset_names(const std::string& preset_program) {
+  ChildProcess list({preset_program, "presets", "--json"});
+  const int rc = list.wait();
+  if (rc != 0)
+    throw Error(EIO, "'" + list.command_line() + "' failed with exit code " + std::to_string(rc));
+  std::vector<std::string> names;
+  try {
+    const auto doc = nlohmann::json::parse(list.output());
+    for (const auto& p : doc.at("presets")) names.push_back(p.at("name").get<std::string>());
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(EPROTO, "'" + list.command_line() + "' printed no preset list: " + e.what());
+  }
+  return names;
+}
+
+double default_rate_hz(const std::string& preset_program, const std::string& name) {
+  for (const auto& m : model_workloads())
+    if (m.side == Side::kOnline && name == m.name) return m.rate_hz;
+  ChildProcess list({preset_program, "presets", "--json"});
+  const int rc = list.wait();
+  if (rc != 0)
+    throw Error(EIO, "'" + list.command_line() + "' failed with exit code " + std::to_string(rc));
+  try {
+    const auto doc = nlohmann::json::parse(list.output());
+    for (const auto& p : doc.at("presets"))
+      if (p.at("name") == name) return p.at("online_rate_hz").get<double>();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(EPROTO, "'" + list.command_line() + "' printed no preset list: " + e.what());
+  }
+  throw Error(ENOENT, "no online workload named '" + name + "'");
+}
+
+std::string online_cmdline_glob(const WorkloadSpec& spec) {
+  return spec.model() ? "* -m gpreempt.sim.workload online *" : "*gpreempt-workload online *";
+}
+
+std::vector<std::string> workload_argv(const WorkloadPrograms& programs, const WorkloadSpec& spec,
+                                       double duration_s, double rate_hz, const Hints& hints,
+                                       const std::string& ready_file) {
+  const bool online = spec.side == Side::kOnline;
+  const char* mode = online ? "online" : "offline";
+  std::vector<std::string> a;
+  if (!online) a = {"/usr/bin/env", "GPREEMPT_CLASS=offline"};
+  if (spec.model()) {
+    a.insert(a.end(), {programs.python, "-m", "gpreempt.sim.workload", mode, "--model", spec.name});
+    if (spec.batch > 0) a.insert(a.end(), {"--batch", std::to_string(spec.batch)});
+    if (!ready_file.empty()) a.insert(a.end(), {"--ready-file", ready_file});
+    // The same host pre-processing as the cnn preset's, so an early hint has time to act; the
+    // models themselves have none.
+    if (online) a.insert(a.end(), {"--preprocess-us", "2000"});
+  } else {
+    a.insert(a.end(), {programs.preset_program, mode, "--preset", spec.name});
+  }
+  a.insert(a.end(), {"--duration", std::to_string(duration_s), "--json"});
+  if (online && rate_hz > 0) a.insert(a.end(), {"--rate", std::to_string(rate_hz)});
+  if (online && !hints.socket.empty()) {
+    a.insert(a.end(), {"--hint", hints.socket});
+    if (hints.expect) a.push_back("--expect");
+  }
+  return a;
+}
+
+void wait_until_ready(ChildProcess& child, const std::string& ready_file, double timeout_s) {
+  using namespace std::chrono;
+  const auto deadline = steady_clock::now() + duration<double>(timeout_s);
+  while (::access(ready_file.c_str(), F_OK) != 0) {
+    siginfo_t info{};
+    // WNOWAIT: the child stays reapable, so its exit code comes from ChildProcess::wait.
+    if (::waitid(P_PID, static_cast<id_t>(child.pid()), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+        info.si_pid == child.pid()) {
+      const int rc = child.wait();
+      throw Error(EIO, "'" + child.command_line() + "' ended (exit code " + std::to_string(rc) +
+                           ") before its model was ready");
+    }
+    if (steady_clock::now() > deadline)
+      throw Error(ETIMEDOUT, "'" + child.command_line() + "' was not ready within " +
+                                 std::to_string(static_cast<int>(timeout_s)) + " s");
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+}
+
+void release(const std::string& ready_file) {
+  if (::unlink(ready_file.c_str()) != 0)
+    throw Error(errno,
+                "cannot start the model workload: unlink " + ready_file + ": " + errno_text(errno));
+}
+
+}  // namespace gpreempt::demo
