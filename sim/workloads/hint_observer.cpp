@@ -40,16 +40,10 @@ class HintClient final : public RequestObserver {
 std::unique_ptr<RequestObserver> open_hint_client(const std::string& socket) {
   auto conn = client::Connection::connect(socket);
   const auto hello = conn.hello();
-  // "may_preempt" is the daemon's key, "hints_count" the client library's name for it.
-  const auto& r = hello.raw;
-  const bool counts = r.contains("may_preempt") && r["may_preempt"].is_boolean()
-                          ? r["may_preempt"].get<bool>()
-                          : hello.hints_count;
-  if (!counts) {
-    std::string why = r.contains("reason") && r["reason"].is_string()
-                          ? r["reason"].get<std::string>()
-                          : "the daemon ignores this process's hints";
-    throw Error(EPERM, "--hint " + conn.path() + ": " + why);
+  if (!hello.may_preempt) {
+    throw Error(EPERM, "--hint " + conn.path() + ": " +
+                           (hello.reason.empty() ? "the daemon ignores this process's hints"
+                                                 : hello.reason));
   }
   return std::make_unique<HintClient>(std::move(conn));
 }
