@@ -543,9 +543,9 @@ client::Reply Daemon::operator_command(const client::Message& m) {
                                      " is not a GPU process gpreemptd knows (it has not opened "
                                      "/dev/kfd, or it exited)");
     if (!p->class_name)
-      return client::error_reply(m.seq, ErrorCode::kUnknownTarget,
-                                 "pid " + std::to_string(*m.target.pid) +
-                                     " matches no class: gpreemptd leaves it alone");
+      return client::error_reply(
+          m.seq, ErrorCode::kUnknownTarget,
+          "pid " + std::to_string(*m.target.pid) + " matches no class: gpreemptd leaves it alone");
     t.key = p->key;
   } else {
     return client::error_reply(m.seq, ErrorCode::kBadRequest, "a target needs a class or a pid");
@@ -581,8 +581,9 @@ client::Reply Daemon::operator_command(const client::Message& m) {
     body["until_unix_s"] = gpreempt::json_conventions::round_to(
         std::chrono::duration<double>(until.time_since_epoch()).count(), 3);
     if (effective < asked)
-      body["bounded_by"] = "max_suspension_ms = " +
-                           std::to_string(scheduler_->config().max_suspension / std::chrono::milliseconds(1));
+      body["bounded_by"] =
+          "max_suspension_ms = " +
+          std::to_string(scheduler_->config().max_suspension / std::chrono::milliseconds(1));
   } else {
     dispatch(sched::event::OperatorResume{t});
   }

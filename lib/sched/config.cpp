@@ -221,11 +221,10 @@ class Loader {
     for (const auto& s : slices) period += s.length;
     for (const auto& s : slices)
       if (period - s.length > c.policy.max_suspension)
-        error(slice_lines_[s.class_name],
-              "time_slice: class '" + s.class_name + "' would wait " +
-                  std::to_string((period - s.length) / 1ms) +
-                  " ms for its turn, more than max_suspension_ms (" +
-                  std::to_string(c.policy.max_suspension / 1ms) + ")");
+        error(slice_lines_[s.class_name], "time_slice: class '" + s.class_name + "' would wait " +
+                                              std::to_string((period - s.length) / 1ms) +
+                                              " ms for its turn, more than max_suspension_ms (" +
+                                              std::to_string(c.policy.max_suspension / 1ms) + ")");
   }
 
   void policy(const toml::table& t, ArbiterConfig& p) {

@@ -120,10 +120,10 @@ struct Shutdown {};
 
 }  // namespace event
 
-using Event = std::variant<event::RequestStarted, event::RequestFinished, event::RequestExpected,
-                           event::ProcessAppeared, event::ProcessClassified, event::ProcessExited,
-                           event::GpuCapability, event::ActuationCompleted, event::KernelObserved,
-                           event::OperatorSuspend, event::OperatorResume, event::TimerFired,
-                           event::Shutdown>;
+using Event =
+    std::variant<event::RequestStarted, event::RequestFinished, event::RequestExpected,
+                 event::ProcessAppeared, event::ProcessClassified, event::ProcessExited,
+                 event::GpuCapability, event::ActuationCompleted, event::KernelObserved,
+                 event::OperatorSuspend, event::OperatorResume, event::TimerFired, event::Shutdown>;
 
 }  // namespace gpreempt::sched

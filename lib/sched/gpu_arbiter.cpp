@@ -43,8 +43,7 @@ void GpuArbiter::leave(const ProcessKey& key, Time now) {
   auto it = members_.find(key);
   if (it == members_.end()) return;
   if (it->second.suspended_at)
-    accounting_.resumed(key, now - *it->second.suspended_at, false,
-                        it->second.operator_suspension);
+    accounting_.resumed(key, now - *it->second.suspended_at, false, it->second.operator_suspension);
   members_.erase(it);
   priorities_dirty_ = true;
 }

@@ -82,7 +82,7 @@ class GpuArbiter {
     uint64_t id = 0;
     bool suspend = true;
     std::map<ProcessKey, ResumeReason> targets;  // the reason only matters for resumes
-    std::set<ProcessKey> by_operator;             // suspends only: held by an operator alone
+    std::set<ProcessKey> by_operator;            // suspends only: held by an operator alone
   };
   void emit_resume(const std::vector<std::pair<ProcessKey, ResumeReason>>& targets,
                    ResumeReason reason, ActionSink& out);

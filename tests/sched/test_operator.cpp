@@ -33,8 +33,8 @@ TEST(Operator, SuspendsTheClassOncePerGpuAndResumesWhenTheTimeIsUp) {
   d.complete_suspend(1);
   d.complete_suspend(2);
   EXPECT_EQ(d.advance(300ms - 1ns), Strings{});
-  EXPECT_EQ(d.advance(1ns), Strings({"resume gpu1 [20@1 21@1] operator_end",
-                                     "resume gpu2 [21@1] operator_end"}));
+  EXPECT_EQ(d.advance(1ns),
+            Strings({"resume gpu1 [20@1 21@1] operator_end", "resume gpu2 [21@1] operator_end"}));
   d.complete_resume(1);
   d.complete_resume(2);
   EXPECT_EQ(d.state(2, 21), MemberState::kRunning);

@@ -74,9 +74,10 @@ std::string errors_of(const std::string& text) {
 }
 
 TEST(TimeSliceConfig, ParsedInPriorityOrder) {
-  auto r = load_config("[policy]\ntime_slice = { offline_ms = 30, online_ms = 70 }\n"
-                       "operator_overrides_guard = true\n",
-                       "t.toml");
+  auto r = load_config(
+      "[policy]\ntime_slice = { offline_ms = 30, online_ms = 70 }\n"
+      "operator_overrides_guard = true\n",
+      "t.toml");
   ASSERT_TRUE(r.config) << r.errors[0].to_string();
   ASSERT_EQ(r.config->policy.time_slice.size(), 2u);
   EXPECT_EQ(r.config->policy.time_slice[0].class_name, "online");
