@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "common/json_conventions.h"
 #include "control_permission.h"
 #include "gpreempt/version.h"
 #include "metrics_export.h"
@@ -514,12 +515,83 @@ client::Reply Daemon::handle(uint64_t connection, const Peer& peer, const client
     }
     case Op::kSuspend:
     case Op::kResume:
-      return client::error_reply(
-          m.seq, ErrorCode::kUnavailable,
-          "operator suspend/resume is not implemented by this gpreemptd yet (lib/sched has "
-          "no operator-suspend event); use hints or a class trigger");
+      return operator_command(m);
   }
   return client::error_reply(m.seq, ErrorCode::kBadRequest, "unknown op");
+}
+
+client::Reply Daemon::operator_command(const client::Message& m) {
+  using client::ErrorCode;
+  const bool suspend = m.op == client::Op::kSuspend;
+  if (shutting_down_)
+    return client::error_reply(m.seq, ErrorCode::kUnavailable, "gpreemptd is shutting down");
+  sched::event::OperatorTarget t;
+  if (m.target.class_name) {
+    if (!scheduler_->class_named(*m.target.class_name)) {
+      std::string names;
+      for (const auto& r : config_.classes) names += (names.empty() ? "" : ", ") + r.cls.name;
+      return client::error_reply(
+          m.seq, ErrorCode::kUnknownTarget,
+          "no class named '" + *m.target.class_name + "' (classes: " + names + ")");
+    }
+    t.class_name = *m.target.class_name;
+  } else if (m.target.pid) {
+    const TrackedProcess* p = tracker_->find(*m.target.pid);
+    if (!p)
+      return client::error_reply(m.seq, ErrorCode::kUnknownTarget,
+                                 "pid " + std::to_string(*m.target.pid) +
+                                     " is not a GPU process gpreemptd knows (it has not opened "
+                                     "/dev/kfd, or it exited)");
+    if (!p->class_name)
+      return client::error_reply(
+          m.seq, ErrorCode::kUnknownTarget,
+          "pid " + std::to_string(*m.target.pid) + " matches no class: gpreemptd leaves it alone");
+    t.key = p->key;
+  } else {
+    return client::error_reply(m.seq, ErrorCode::kBadRequest, "a target needs a class or a pid");
+  }
+  if (m.target.gpu_id) {
+    const auto ids = scheduler_->gpus();
+    if (!gpus_.count(*m.target.gpu_id) &&
+        std::find(ids.begin(), ids.end(), *m.target.gpu_id) == ids.end())
+      return client::error_reply(m.seq, ErrorCode::kUnknownTarget,
+                                 "no GPU with gpu_id " + std::to_string(*m.target.gpu_id));
+    t.gpu = *m.target.gpu_id;
+  }
+  const auto pairs = scheduler_->operator_targets(t);
+  Json targets = Json::array();
+  std::set<sched::GpuId> gpus;
+  Json cannot = Json::array();
+  for (const auto& x : pairs) {
+    targets.push_back({{"pid", x.key.pid},
+                       {"start_time_ticks", x.key.start_time_ticks},
+                       {"class", class_of(x.key)},
+                       {"gpu_id", x.gpu}});
+    if (gpus.insert(x.gpu).second)
+      if (const auto* a = scheduler_->gpu(x.gpu); a && !a->can_suspend()) cannot.push_back(x.gpu);
+  }
+  Json body = {{"targets", targets}, {"gpus", Json(gpus)}};
+  if (suspend) {
+    // max_suspension ends it earlier: say so rather than promise the time asked.
+    const sched::Duration asked = std::chrono::milliseconds(m.for_ms);
+    const sched::Duration effective = std::min(asked, scheduler_->config().max_suspension);
+    dispatch(sched::event::OperatorSuspend{t, asked});
+    const auto until = std::chrono::system_clock::now() + effective;
+    body["for_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(effective).count();
+    body["until_unix_s"] = gpreempt::json_conventions::round_to(
+        std::chrono::duration<double>(until.time_since_epoch()).count(), 3);
+    if (effective < asked)
+      body["bounded_by"] =
+          "max_suspension_ms = " +
+          std::to_string(scheduler_->config().max_suspension / std::chrono::milliseconds(1));
+  } else {
+    dispatch(sched::event::OperatorResume{t});
+  }
+  if (!cannot.empty()) body["gpus_without_suspend"] = cannot;
+  spdlog::info("operator {} {}{} for {} target(s)", suspend ? "suspend" : "resume",
+               t.class_name ? "class " + *t.class_name : "pid " + std::to_string(t.key->pid),
+               suspend ? " (" + std::to_string(m.for_ms) + " ms)" : "", pairs.size());
+  return client::ok_reply(m.seq, body);
 }
 
 void Daemon::connection_closed(uint64_t connection, const Peer& peer) {

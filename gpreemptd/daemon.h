@@ -89,6 +89,8 @@ class Daemon {
 
   gpreempt::client::Reply handle(uint64_t connection, const Peer& peer,
                                  const gpreempt::client::Message& m, Clock::time_point received);
+  // kSuspend / kResume: the operator trigger (the peer's permission is already checked).
+  gpreempt::client::Reply operator_command(const gpreempt::client::Message& m);
   void connection_closed(uint64_t connection, const Peer& peer);
   // Why hints from `p` are ignored (nullopt: they count).
   std::optional<std::string> hint_refusal(int pid, const TrackedProcess* p) const;

@@ -4,6 +4,7 @@
 
 #include "common/json_conventions.h"
 #include "gpreempt/version.h"
+#include "sched/priority_policy.h"
 
 namespace gpreemptd {
 
@@ -29,6 +30,8 @@ Json usage_json(const sched::UsageStats& u) {
           {"failed_actuations", u.failed_actuations},
           {"timed_out_actuations", u.timed_out_actuations},
           {"suspended_s", seconds(u.suspended_time)},
+          {"operator_suspensions", u.operator_suspensions},
+          {"operator_suspended_s", seconds(u.operator_suspended_time)},
           {"requests_ignored", u.requests_ignored},
           {"requests_aborted", u.requests_aborted},
           {"request_latency_ms", latency_summary_json(u.request_latency)}};
@@ -107,7 +110,11 @@ Json status_document(const StatusSource& s) {
                        {"queues", q == p.queues.end() ? 0 : q->second},
                        {"suspended", suspended},
                        {"state", m ? sched::to_string(m->state) : "unmanaged"},
-                       {"open_requests", m ? m->active_requests : 0}});
+                       {"open_requests", m ? m->active_requests : 0},
+                       // An operator hold in force: how long it still lasts (`ctl suspend`).
+                       {"operator_hold_s", m && sched::operator_held(*m, s.now)
+                                               ? Json(seconds(*m->operator_until - s.now))
+                                               : Json()}});
     }
     Json g = {{"gpu_id", id},
               {"name", rec.name.empty() ? Json() : Json(rec.name)},

@@ -21,13 +21,18 @@ void Accounting::both(const ProcessKey& key, F f) {
   f(classes_[c->second]);
 }
 
-void Accounting::suspended(const ProcessKey& key) {
-  both(key, [](UsageStats& s) { ++s.suspensions; });
+void Accounting::suspended(const ProcessKey& key, bool by_operator) {
+  both(key, [&](UsageStats& s) {
+    ++s.suspensions;
+    if (by_operator) ++s.operator_suspensions;
+  });
 }
 
-void Accounting::resumed(const ProcessKey& key, Duration was_suspended, bool forced) {
+void Accounting::resumed(const ProcessKey& key, Duration was_suspended, bool forced,
+                         bool by_operator) {
   both(key, [&](UsageStats& s) {
     s.suspended_time += was_suspended;
+    if (by_operator) s.operator_suspended_time += was_suspended;
     if (forced) ++s.forced_resumes;
   });
 }

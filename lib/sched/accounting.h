@@ -18,6 +18,9 @@ struct UsageStats {
   uint64_t failed_actuations = 0;     // suspend or resume failed (errno)
   uint64_t timed_out_actuations = 0;  // preemption timed out (bit 30)
   Duration suspended_time{0};
+  // The part of the two above made by operator commands alone (`gpreempt ctl suspend`).
+  uint64_t operator_suspensions = 0;
+  Duration operator_suspended_time{0};
   uint64_t requests_ignored = 0;     // from a source the class does not accept
   uint64_t requests_aborted = 0;     // the process exited mid-request
   LatencyHistogram request_latency;  // online requests, start to finish
@@ -29,8 +32,9 @@ class Accounting {
   void forget(const ProcessKey& key);
 
   // Each updates the process (if known) and its class.
-  void suspended(const ProcessKey& key);
-  void resumed(const ProcessKey& key, Duration was_suspended, bool forced);
+  void suspended(const ProcessKey& key, bool by_operator = false);
+  void resumed(const ProcessKey& key, Duration was_suspended, bool forced,
+               bool by_operator = false);
   void actuation_failed(const ProcessKey& key, bool timed_out);
   void request_done(const ProcessKey& key, Duration latency);
   void request_ignored(const ProcessKey& key);

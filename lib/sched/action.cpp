@@ -8,6 +8,10 @@ const char* to_string(SuspendReason r) {
       return "request";
     case SuspendReason::kExpected:
       return "expected";
+    case SuspendReason::kOperator:
+      return "operator";
+    case SuspendReason::kTimeSlice:
+      return "time_slice";
   }
   return "?";
 }
@@ -24,6 +28,10 @@ const char* to_string(ResumeReason r) {
       return "recovery";
     case ResumeReason::kShutdown:
       return "shutdown";
+    case ResumeReason::kOperatorEnd:
+      return "operator_end";
+    case ResumeReason::kTimeSlice:
+      return "time_slice";
   }
   return "?";
 }

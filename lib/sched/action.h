@@ -15,13 +15,22 @@
 
 namespace gpreempt::sched {
 
-enum class SuspendReason { kRequest, kExpected };
+enum class SuspendReason {
+  kRequest,
+  kExpected,
+  kOperator,   // every target of the action is suspended only by an operator command
+  kTimeSlice,  // every target is suspended only because another class has its time slice
+};
 enum class ResumeReason {
   kIdle,        // the higher-priority work ended and the idle hysteresis passed
   kHardBound,   // the suspension reached max_suspension
   kStarvation,  // the lower class's minimum share in the window would be violated
   kRecovery,    // a suspend failed or timed out: undo whatever it may have done
   kShutdown,
+  // A suspension made by an operator command alone ended (expired or `ctl resume`) and no
+  // request needs it any more.
+  kOperatorEnd,
+  kTimeSlice,  // its class's time slice began
 };
 const char* to_string(SuspendReason r);
 const char* to_string(ResumeReason r);

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <chrono>
+#include <vector>
 
 #include "sched/time.h"
+#include "sched/time_slice.h"
 
 namespace gpreempt::sched {
 
@@ -38,6 +40,13 @@ struct ArbiterConfig {
   // After a suspend fails or times out on a GPU, no new suspend is tried there for this long (the
   // GPU may be resetting); other GPUs are not affected.
   Duration failure_backoff = 1000ms;
+  // Operator suspensions (`gpreempt ctl suspend`) obey the starvation guard unless this is set:
+  // then an operator may hold a process suspended through its guaranteed share (max_suspension
+  // still ends every suspension).
+  bool operator_overrides_guard = false;
+  // Time-slice policy (time_slice.h): the classes that take turns on each GPU and their slices, in
+  // turn order. Empty: no time slicing.
+  std::vector<TimeSlice> time_slice;
 };
 
 }  // namespace gpreempt::sched

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "common/text_file.h"
@@ -109,6 +110,7 @@ class Loader {
                               "' (expected [[class]], [policy] or [daemon])");
       }
     }
+    check_time_slice(c);
     // toml++ iterates tables in key order; report in file order.
     std::stable_sort(errors_.begin(), errors_.end(),
                      [](const ConfigError& a, const ConfigError& b) { return a.line < b.line; });
@@ -173,9 +175,73 @@ class Loader {
     return g;
   }
 
+  // time_slice = { online_ms = 50, offline_ms = 50 }: one `<class>_ms` key per class taking turns.
+  void time_slice(const toml::key& k, const toml::node& v, ArbiterConfig& p) {
+    const toml::table* t = table(k, v);
+    if (!t) return;
+    time_slice_line_ = line_of(k);
+    p.time_slice.clear();
+    for (auto&& [ck, cv] : *t) {
+      const std::string name(ck.str());
+      if (name.size() <= 3 || name.substr(name.size() - 3) != "_ms") {
+        error(line_of(ck), "time_slice key '" + name + "' must be CLASS_ms (e.g. offline_ms = 50)");
+        continue;
+      }
+      auto len = duration(ck, cv, 1ms);
+      if (!len) continue;
+      if (*len <= Duration::zero()) {
+        error(line_of(ck), "time_slice '" + name + "' must be greater than 0");
+        continue;
+      }
+      p.time_slice.push_back({name.substr(0, name.size() - 3), *len});
+      slice_lines_[p.time_slice.back().class_name] = line_of(ck);
+    }
+  }
+
+  // Needs the classes, which may come after [policy] in the file.
+  void check_time_slice(Config& c) {
+    auto& slices = c.policy.time_slice;
+    if (!time_slice_line_) return;
+    std::map<std::string, int> priority;
+    for (const auto& r : c.classes) priority[r.cls.name] = r.cls.priority;
+    for (const auto& s : slices)
+      if (!priority.count(s.class_name))
+        error(slice_lines_[s.class_name], "time_slice names class '" + s.class_name +
+                                              "', which is not defined (no [[class]] with that "
+                                              "name)");
+    if (slices.size() < 2) {
+      error(time_slice_line_, "time_slice needs at least two classes to take turns");
+      return;
+    }
+    // Turns go highest priority first (ties by name): the order of keys in TOML carries nothing.
+    std::stable_sort(slices.begin(), slices.end(), [&](const TimeSlice& a, const TimeSlice& b) {
+      return priority[a.class_name] > priority[b.class_name];
+    });
+    Duration period{0};
+    for (const auto& s : slices) period += s.length;
+    for (const auto& s : slices)
+      if (period - s.length > c.policy.max_suspension)
+        error(slice_lines_[s.class_name], "time_slice: class '" + s.class_name + "' would wait " +
+                                              std::to_string((period - s.length) / 1ms) +
+                                              " ms for its turn, more than max_suspension_ms (" +
+                                              std::to_string(c.policy.max_suspension / 1ms) + ")");
+  }
+
   void policy(const toml::table& t, ArbiterConfig& p) {
     int window_line = 0, min_run_line = 0, max_line = 0;
     for (auto&& [k, v] : t) {
+      if (k == "time_slice") {
+        time_slice(k, v, p);
+        continue;
+      }
+      if (k == "operator_overrides_guard") {
+        if (!v.is_boolean())
+          error(line_of(k),
+                std::string("'operator_overrides_guard' must be a boolean, not ") + type_name(v));
+        else
+          p.operator_overrides_guard = *v.value<bool>();
+        continue;
+      }
       const DurationKey* d = nullptr;
       for (const auto& x : kPolicyKeys)
         if (k == x.name) d = &x;
@@ -382,6 +448,8 @@ class Loader {
 
   std::string file_;
   std::vector<ConfigError> errors_;
+  int time_slice_line_ = 0;
+  std::map<std::string, int> slice_lines_;
 };
 
 }  // namespace

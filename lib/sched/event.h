@@ -92,6 +92,26 @@ struct KernelObserved {
   Duration length{0};
 };
 
+// What an operator command names: every process of a class, or one process; on every GPU it uses,
+// or only `gpu`. Exactly one of class_name / key is set. The targets are the classified processes
+// that match when the command arrives (a process started later is not included).
+struct OperatorTarget {
+  std::optional<std::string> class_name;
+  std::optional<ProcessKey> key;
+  std::optional<GpuId> gpu;
+};
+// Keep the targets suspended until now + `duration` (then resume them unless a request still needs
+// them suspended). max_suspension still bounds it; the starvation guard too unless the config's
+// operator_overrides_guard. A second command for the same target replaces the end time.
+struct OperatorSuspend {
+  OperatorTarget target;
+  Duration duration{0};
+};
+// End the operator suspension of the targets now. Suspensions a pending request needs remain.
+struct OperatorResume {
+  OperatorTarget target;
+};
+
 // The time asked for by the last ArmTimer action has come.
 struct TimerFired {};
 
@@ -100,9 +120,10 @@ struct Shutdown {};
 
 }  // namespace event
 
-using Event = std::variant<event::RequestStarted, event::RequestFinished, event::RequestExpected,
-                           event::ProcessAppeared, event::ProcessClassified, event::ProcessExited,
-                           event::GpuCapability, event::ActuationCompleted, event::KernelObserved,
-                           event::TimerFired, event::Shutdown>;
+using Event =
+    std::variant<event::RequestStarted, event::RequestFinished, event::RequestExpected,
+                 event::ProcessAppeared, event::ProcessClassified, event::ProcessExited,
+                 event::GpuCapability, event::ActuationCompleted, event::KernelObserved,
+                 event::OperatorSuspend, event::OperatorResume, event::TimerFired, event::Shutdown>;
 
 }  // namespace gpreempt::sched

@@ -42,7 +42,8 @@ void GpuArbiter::join(const ProcessKey& key, const SchedClass& cls) {
 void GpuArbiter::leave(const ProcessKey& key, Time now) {
   auto it = members_.find(key);
   if (it == members_.end()) return;
-  if (it->second.suspended_at) accounting_.resumed(key, now - *it->second.suspended_at, false);
+  if (it->second.suspended_at)
+    accounting_.resumed(key, now - *it->second.suspended_at, false, it->second.operator_suspension);
   members_.erase(it);
   priorities_dirty_ = true;
 }
@@ -70,6 +71,21 @@ void GpuArbiter::request_expected(const ProcessKey& key, Time expected_at) {
   it->second.expect_until = expected_at + config_.expect_timeout;
 }
 
+bool GpuArbiter::operator_hold(const ProcessKey& key, Time until) {
+  auto it = members_.find(key);
+  if (it == members_.end()) return false;
+  it->second.operator_until = until;
+  return true;
+}
+
+bool GpuArbiter::operator_release(const ProcessKey& key, Time now) {
+  auto it = members_.find(key);
+  if (it == members_.end()) return false;
+  GpuMember& m = it->second;
+  if (m.operator_until && *m.operator_until > now) m.operator_until = now;
+  return true;
+}
+
 void GpuArbiter::kernel_observed(const ProcessKey& key, Duration length) {
   auto it = members_.find(key);
   if (it == members_.end()) return;
@@ -85,7 +101,7 @@ void GpuArbiter::emit_resume(const std::vector<std::pair<ProcessKey, ResumeReaso
   r.id = out.next_id++;
   r.gpu = gpu_;
   r.reason = reason;
-  InFlight f{r.id, false, {}};
+  InFlight f{r.id, false, {}, {}};
   for (const auto& [key, why] : targets) {
     r.targets.push_back(key);
     f.targets[key] = why;
@@ -141,7 +157,7 @@ void GpuArbiter::step(Time now, ActionSink& out) {
     s.targets = d.suspend;
     s.grace = grace_.grace(config_);
     s.reason = d.suspend_reason;
-    InFlight f{s.id, true, {}};
+    InFlight f{s.id, true, {}, {d.by_operator.begin(), d.by_operator.end()}};
     for (const auto& key : s.targets) {
       f.targets[key] = ResumeReason::kIdle;
       members_.at(key).state = MemberState::kSuspending;
@@ -189,7 +205,8 @@ void GpuArbiter::completed(const event::ActuationCompleted& e, Time now, ActionS
         m.state = MemberState::kSuspended;
         m.suspended_at = now;
         m.guard.suspended(now);
-        accounting_.suspended(key);
+        m.operator_suspension = f.by_operator.count(key) != 0;
+        accounting_.suspended(key, m.operator_suspension);
       } else {
         // The kernel may have marked the queues suspended before the preemption failed (bit 30):
         // a resume undoes that; it is harmless for queues that are running.
@@ -202,8 +219,15 @@ void GpuArbiter::completed(const event::ActuationCompleted& e, Time now, ActionS
       // the target, lib/preempt): the queues run either way.
       const bool forced = why == ResumeReason::kHardBound || why == ResumeReason::kStarvation;
       m.state = MemberState::kRunning;
-      if (m.suspended_at) accounting_.resumed(key, now - *m.suspended_at, forced);
+      if (m.suspended_at)
+        accounting_.resumed(key, now - *m.suspended_at, forced, m.operator_suspension);
       m.suspended_at.reset();
+      m.operator_suspension = false;
+      // A hold the hard bound ended is over: an operator suspension never outlasts
+      // max_suspension. Idle and operator-end resumes come after the hold has passed. After the
+      // guard's resume or a recovery the hold suspends it again when the guard / back-off allows.
+      if (why != ResumeReason::kStarvation && why != ResumeReason::kRecovery)
+        m.operator_until.reset();
       m.guard.resumed(now, forced, config_);
     }
   }

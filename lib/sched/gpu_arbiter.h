@@ -13,6 +13,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,10 @@ class GpuArbiter {
   void request_finished(const ProcessKey& key, Time now);
   void request_expected(const ProcessKey& key, Time expected_at);
   void kernel_observed(const ProcessKey& key, Duration length);
+  // An operator command: hold the member suspended until `until` / end that hold at `now`.
+  // False when the process is not a member of this GPU.
+  bool operator_hold(const ProcessKey& key, Time until);
+  bool operator_release(const ProcessKey& key, Time now);
 
   void completed(const event::ActuationCompleted& e, Time now, ActionSink& out);
   // Decide and act (nothing while an action is in flight).
@@ -77,6 +82,7 @@ class GpuArbiter {
     uint64_t id = 0;
     bool suspend = true;
     std::map<ProcessKey, ResumeReason> targets;  // the reason only matters for resumes
+    std::set<ProcessKey> by_operator;            // suspends only: held by an operator alone
   };
   void emit_resume(const std::vector<std::pair<ProcessKey, ResumeReason>>& targets,
                    ResumeReason reason, ActionSink& out);

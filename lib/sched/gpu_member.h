@@ -31,6 +31,11 @@ struct GpuMember {
   std::optional<Time> expect_from;   // an announced request counts from here ...
   std::optional<Time> expect_until;  // ... to here, unless a real request comes first
 
+  // An operator command holds it suspended until this time (see event::OperatorSuspend).
+  std::optional<Time> operator_until;
+  // Its current suspension was made for an operator command alone (accounted apart).
+  bool operator_suspension = false;
+
   std::optional<Time> suspended_at;  // when its suspension completed
   StarvationGuard guard;
 };

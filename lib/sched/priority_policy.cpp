@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <set>
+
+#include "sched/time_slice.h"
 
 namespace gpreempt::sched {
 
@@ -20,6 +23,10 @@ bool within_hysteresis(const GpuMember& m, Time now, const ArbiterConfig& config
   return m.idle_since && now < *m.idle_since + config.resume_after_idle;
 }
 
+bool operator_held(const GpuMember& m, Time now) {
+  return m.operator_until && now < *m.operator_until;
+}
+
 PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
                       const ArbiterConfig& config, bool suspends_allowed) {
   PolicyDecision d;
@@ -35,27 +42,55 @@ PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
     if (m.expect_from && *m.expect_from > now) earliest(d.next_check, *m.expect_from);
     if (m.expect_until && *m.expect_until > now && m.active_requests == 0)
       earliest(d.next_check, *m.expect_until);
+    if (operator_held(m, now)) earliest(d.next_check, *m.operator_until);
   }
   holding = std::max(holding, pending);
 
+  std::optional<SliceTurn> turn;
+  if (!config.time_slice.empty()) {
+    std::set<std::string> present;
+    for (const auto& [key, m] : members) present.insert(m.class_name);
+    turn = current_turn(config.time_slice, present, now);
+    if (turn) earliest(d.next_check, turn->ends_at);
+  }
+  auto listed = [&](const std::string& name) {
+    return std::any_of(config.time_slice.begin(), config.time_slice.end(),
+                       [&](const TimeSlice& t) { return t.class_name == name; });
+  };
+
+  size_t sliced_only = 0;
   for (const auto& [key, m] : members) {
-    if (m.state == MemberState::kRunning && m.priority < pending) {
+    const bool held = operator_held(m, now);
+    const bool by_request = m.priority < pending;
+    // Another class's turn; a member with a request of its own is never held back by a slice.
+    const bool sliced = turn && m.class_name != turn->class_name && listed(m.class_name) &&
+                        !has_pending_work(m, now);
+    // The guard does not stand in the way of an operator hold the config lets override it.
+    const bool guarded = !(held && config.operator_overrides_guard);
+    if (m.state == MemberState::kRunning && (by_request || held || sliced)) {
       if (!suspends_allowed) continue;  // the arbiter knows when that ends
-      if (m.guard.may_suspend(now, config))
+      if (!guarded || m.guard.may_suspend(now, config)) {
         d.suspend.push_back(key);
-      else
+        if (!by_request && held) d.by_operator.push_back(key);
+        if (!by_request && !held) ++sliced_only;
+      } else {
         earliest(d.next_check, m.guard.may_suspend_check(now, config));
+      }
     } else if (m.state == MemberState::kSuspended) {
       const Time since = m.suspended_at.value_or(now);
       if (now - since >= config.max_suspension) {
         d.resume.emplace_back(key, ResumeReason::kHardBound);
-      } else if (m.guard.must_resume(now, config)) {
+      } else if (!(m.priority < holding) && !held && !sliced) {
+        // Nothing keeps it suspended: not a forced resume, even if the guard would want it too.
+        d.resume.emplace_back(key, m.operator_suspension ? ResumeReason::kOperatorEnd
+                                   : turn && turn->class_name == m.class_name
+                                       ? ResumeReason::kTimeSlice
+                                       : ResumeReason::kIdle);
+      } else if (guarded && m.guard.must_resume(now, config)) {
         d.resume.emplace_back(key, ResumeReason::kStarvation);
-      } else if (!(m.priority < holding)) {
-        d.resume.emplace_back(key, ResumeReason::kIdle);
       } else {
         earliest(d.next_check, since + config.max_suspension);
-        earliest(d.next_check, m.guard.must_resume_check(now, config));
+        if (guarded) earliest(d.next_check, m.guard.must_resume_check(now, config));
       }
     }
   }
@@ -64,6 +99,10 @@ PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
     return e.second.priority == pending && e.second.active_requests > 0;
   });
   if (!requested) d.suspend_reason = SuspendReason::kExpected;
+  if (!d.suspend.empty() && d.by_operator.size() == d.suspend.size())
+    d.suspend_reason = SuspendReason::kOperator;
+  if (!d.suspend.empty() && sliced_only == d.suspend.size())
+    d.suspend_reason = SuspendReason::kTimeSlice;
   return d;
 }
 

@@ -10,6 +10,13 @@
 //     ended it less than resume_after_idle ago (the hysteresis), up to max_suspension (hard bound)
 //     and within the starvation guard; otherwise it is resumed.
 //   So N classes nest: a middle class is suspended by the top one and suspends the bottom one.
+//   * An operator hold (GpuMember::operator_until in the future) is one more reason to suspend a
+//     member and keep it suspended, beside the two above: ending the hold resumes it only if no
+//     pending work needs it suspended, and pending work ending leaves a held member suspended.
+//     max_suspension ends a held suspension too; the starvation guard does as well unless
+//     config.operator_overrides_guard.
+//   * A time slice (time_slice.h) is a third reason, for members of a listed class outside its
+//     turn that have no request pending; the guard and the hard bound apply to it.
 #pragma once
 
 #include <map>
@@ -25,6 +32,8 @@ namespace gpreempt::sched {
 struct PolicyDecision {
   std::vector<ProcessKey> suspend;
   SuspendReason suspend_reason = SuspendReason::kRequest;
+  // The members of `suspend` that only an operator hold asks to suspend.
+  std::vector<ProcessKey> by_operator;
   // Each member to resume with its reason.
   std::vector<std::pair<ProcessKey, ResumeReason>> resume;
   // When the decision may change without any event (nullopt: only an event can change it).
@@ -38,5 +47,6 @@ PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
 // it still counts for the idle hysteresis.
 bool has_pending_work(const GpuMember& m, Time now);
 bool within_hysteresis(const GpuMember& m, Time now, const ArbiterConfig& config);
+bool operator_held(const GpuMember& m, Time now);
 
 }  // namespace gpreempt::sched

@@ -24,6 +24,20 @@ const SchedClass* Scheduler::class_named(const std::string& name) const {
   return nullptr;
 }
 
+std::vector<Scheduler::OperatorPair> Scheduler::operator_targets(
+    const event::OperatorTarget& target) const {
+  std::vector<OperatorPair> out;
+  for (const auto& [key, p] : processes_) {
+    if (!p.cls) continue;  // unclassified processes are left alone, by operators too
+    if (target.key && key != *target.key) continue;
+    if (target.class_name && p.cls->name != *target.class_name) continue;
+    if (!target.key && !target.class_name) continue;
+    for (GpuId g : p.gpus)
+      if (!target.gpu || *target.gpu == g) out.push_back({key, g});
+  }
+  return out;
+}
+
 GpuArbiter& Scheduler::arbiter(GpuId id) {
   auto& a = arbiters_[id];
   if (!a) a = std::make_unique<GpuArbiter>(id, config_, accounting_);
@@ -165,6 +179,15 @@ void Scheduler::handle(Time, const event::GpuCapability& e) {
 
 void Scheduler::handle(Time now, const event::ActuationCompleted& e) {
   if (auto it = arbiters_.find(e.gpu); it != arbiters_.end()) it->second->completed(e, now, sink_);
+}
+
+void Scheduler::handle(Time now, const event::OperatorSuspend& e) {
+  const Time until = now + std::max(e.duration, Duration::zero());
+  for (const auto& t : operator_targets(e.target)) arbiter(t.gpu).operator_hold(t.key, until);
+}
+
+void Scheduler::handle(Time now, const event::OperatorResume& e) {
+  for (const auto& t : operator_targets(e.target)) arbiter(t.gpu).operator_release(t.key, now);
 }
 
 void Scheduler::handle(Time, const event::KernelObserved& e) {

@@ -42,6 +42,14 @@ class Scheduler {
   std::vector<GpuId> gpus() const;
   const SchedClass* class_named(const std::string& name) const;
 
+  // The (process, GPU) pairs an operator command for `target` applies to now: classified
+  // processes of the class (or the one process), on every GPU they use or only target.gpu.
+  struct OperatorPair {
+    ProcessKey key;
+    GpuId gpu = 0;
+  };
+  std::vector<OperatorPair> operator_targets(const event::OperatorTarget& target) const;
+
  private:
   struct Process {
     const SchedClass* cls = nullptr;  // nullptr: not classified, or matched no class
@@ -72,6 +80,8 @@ class Scheduler {
   void handle(Time now, const event::GpuCapability& e);
   void handle(Time now, const event::ActuationCompleted& e);
   void handle(Time now, const event::KernelObserved& e);
+  void handle(Time now, const event::OperatorSuspend& e);
+  void handle(Time now, const event::OperatorResume& e);
   void handle(Time now, const event::TimerFired& e);
   void handle(Time now, const event::Shutdown& e);
 

@@ -364,6 +364,86 @@ TEST(GpreemptdSim, ControlOpsFromANonRootPeerAreRefused) {
   EXPECT_TRUE(root->ok) << root->message;
 }
 
+// `gpreempt ctl ARGS --socket <the rig's>` as `uid` (-1: as this test).
+RunResult ctl(DaemonRig& rig, std::vector<std::string> args, int uid = -1) {
+  std::vector<std::string> argv{bin("gpreempt").string(), "ctl"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--socket", rig.socket()});
+  return run(argv, {}, uid);
+}
+
+TEST(GpreemptdSim, CtlSuspendHoldsAClassForItsTimeAndCtlResumeEndsItEarly) {
+  DaemonRig rig;
+  // The online workload sends no hints and its class does not watch its queues: only the operator
+  // suspends anything here.
+  const auto config = rig.file("operator.toml");
+  write_file(config,
+             "[[class]]\nname = \"online\"\npriority = 10\nmatch = { env = "
+             "\"GPREEMPT_CLASS=online\" }\ntrigger = \"hint\"\n"
+             "[[class]]\nname = \"offline\"\npriority = 0\nmatch = { env = "
+             "\"GPREEMPT_CLASS=offline\" }\n"
+             "[policy]\nmax_suspension_ms = 600000\nstarvation_window_ms = 1000000\n"
+             "starvation_min_run_ms = 1\n");
+  auto daemon = rig.start_daemon({"--config", config.string()});
+  auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
+  auto online = rig.workload({"GPREEMPT_CLASS=online"});
+  wait_classified(rig, offline->pid(), "offline");
+  wait_classified(rig, online->pid(), "online");
+
+  auto r = ctl(rig, {"suspend", "--class", "offline", "--for", "300ms"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("\"pid\":" + std::to_string(offline->pid())), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("for_ms: 300"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("until_unix_s: "), std::string::npos) << r.out;
+  EXPECT_TRUE(eventually([&] { return rig.all_suspended(offline->pid()); })) << rig.status().dump();
+  EXPECT_TRUE(rig.none_suspended(online->pid())) << "only the targeted class is suspended";
+  // Its time runs out: resumed with no other event.
+  EXPECT_TRUE(eventually([&] { return rig.none_suspended(offline->pid()); }))
+      << rig.status().dump();
+
+  ASSERT_EQ(ctl(rig, {"suspend", "--class", "offline", "--for", "600s"}).code, 0);
+  EXPECT_TRUE(eventually([&] { return rig.all_suspended(offline->pid()); }));
+  EXPECT_FALSE(rig.process(offline->pid())["operator_hold_s"].is_null()) << rig.status().dump();
+  auto status = ctl(rig, {"status"});
+  EXPECT_NE(status.out.find("OPERATOR"), std::string::npos) << status.out;
+  r = ctl(rig, {"resume", "--class", "offline"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_TRUE(eventually([&] { return rig.none_suspended(offline->pid()); }))
+      << "ctl resume ends it early: " << rig.status().dump();
+  EXPECT_TRUE(rig.process(offline->pid())["operator_hold_s"].is_null());
+  EXPECT_TRUE(eventually([&] {
+    const auto s = rig.status();
+    for (const auto& c : s["classes"])
+      if (c["name"] == "offline") return c["stats"]["operator_suspensions"].get<int>() == 2;
+    return false;
+  })) << rig.status().dump();
+}
+
+TEST(GpreemptdSim, CtlSuspendRefusesUnknownTargetsAndNonRootPeers) {
+  DaemonRig rig;
+  rig.machine().open_to_everyone();
+  auto daemon = rig.start_daemon();
+  auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
+  wait_classified(rig, offline->pid(), "offline");
+
+  auto r = ctl(rig, {"suspend", "--class", "nosuch", "--for", "1s"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("no class named 'nosuch' (classes: online, offline)"), std::string::npos)
+      << r.err;
+  r = ctl(rig, {"suspend", "--pid", "999999", "--for", "1s"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("pid 999999 is not a GPU process gpreemptd knows"), std::string::npos)
+      << r.err;
+
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run ctl as another uid";
+  r = ctl(rig, {"suspend", "--class", "offline", "--for", "10s"}, 65534);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.err.find("only root may change"), std::string::npos) << r.err;
+  r = ctl(rig, {"resume", "--class", "offline"}, 65534);
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_TRUE(rig.none_suspended(offline->pid()));
+}
+
 TEST(GpreemptdCli, CheckConfigReportsFileLineErrorsAndExitCodesFollowTheConvention) {
   const std::string dir = ::testing::TempDir();
   const std::string bad = dir + "/gpreemptd-bad.toml";

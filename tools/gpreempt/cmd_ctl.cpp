@@ -161,13 +161,16 @@ std::string render_status(const Json& doc) {
         << " ms, p99 " << text(latency, "p99") << " ms\n";
     std::vector<std::vector<std::string>> rows;
     for (const auto& p : array_at(g, "processes")) {
+      const std::string hold = text(p, "operator_hold_s");
       rows.push_back({text(p, "pid"), text(p, "class"), text(p, "queues"), text(p, "suspended"),
-                      text(p, "open_requests"), text(p, "cmdline")});
+                      text(p, "open_requests"), hold == "-" ? hold : hold + " s",
+                      text(p, "cmdline")});
     }
     if (rows.empty()) {
       out << "  no GPU processes\n";
     } else {
-      std::istringstream t(table({"PID", "CLASS", "QUEUES", "SUSPENDED", "OPEN_REQUESTS", "COMMAND"}, rows));
+      std::istringstream t(table({"PID", "CLASS", "QUEUES", "SUSPENDED", "OPEN_REQUESTS", "OPERATOR", "COMMAND"},
+                                       rows));
       for (std::string line; std::getline(t, line);) out << "  " << line << "\n";
     }
   }
