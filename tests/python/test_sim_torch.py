@@ -123,6 +123,12 @@ with sim.torch_mode() as m:
         if step == 0 and sys.argv[2] == "run":
             print("ready", flush=True)
     if sys.argv[2] == "exit":  # every step queued, most of them not yet run
+        # Then seconds of simulated GPU work at once, so that the GPU is still busy when the test
+        # suspends it however slowly this host enqueued the steps (under ASan it can be slower
+        # than the GPU runs them, which would leave nothing in flight to suspend).
+        big = torch.randn(16384, 16384, device="meta")  # ~8.8 TFLOP per product, ~0.3 s each
+        for _ in range(16):
+            big = torch.mm(big, big)
         print("ready", flush=True)
         sys.stdin.readline()
         sys.exit(0)
