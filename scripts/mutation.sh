@@ -6,9 +6,11 @@
 #
 #   scripts/mutation.sh [--list FILE] [--only ID]... [--full] [--build-dir DIR] [-j N]
 #
-# --full runs the whole suite for every mutant instead of its `tests:` subset (slower, and the
-# honest number when a subset might miss a test elsewhere). Exit status: 0 when every applicable
-# mutant was killed, 1 when some survived or could not be applied, 2 on usage errors.
+# --only ID (repeatable) runs those mutants alone, baseline included: a subset when the whole list
+# cannot finish in the time there is. --full runs the whole suite for every mutant instead of its
+# `tests:` subset (slower, and the honest number when a subset might miss a test elsewhere).
+# Exit status: 0 when every applicable mutant was killed, 1 when some survived or could not be
+# applied, 2 on usage errors.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +26,7 @@ while [[ $# -gt 0 ]]; do
     --full) full=1; shift ;;
     --build-dir) build_dir=$2; shift 2 ;;
     -j) jobs=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "mutation.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -86,6 +88,15 @@ run_tests() {  # run_tests REGEX -> ctest's status
   (cd "$build_dir" && ctest -j"$jobs" --timeout 120 "${sel[@]}" >"$build_dir/mutation-ctest.log" 2>&1)
 }
 
+# --only: the baseline and the loop below see the selected mutants only (an unknown id is a usage
+# error), so that a subset costs the subset's builds and tests.
+if [[ ${#only[@]} -gt 0 ]]; then
+  for id in "${only[@]}"; do
+    grep -qxF -- "$id" <<<"$(cut -f1 <<<"$records")" || { echo "mutation.sh: no mutant '$id' in $list" >&2; exit 2; }
+  done
+  records=$(awk -F'\t' 'NR == FNR { want[$0] = 1; next } want[$1]' <(printf '%s\n' "${only[@]}") - <<<"$records")
+fi
+
 # The targets the selected tests need: the union of the mutants' `build:` fields, or everything
 # when one of them has none or the whole suite runs.
 baseline_targets=()
@@ -105,7 +116,6 @@ report="$build_dir/mutation-report.txt"
 killed=0 survived=0 invalid=0
 start_all=$SECONDS
 while IFS=$'\t' read -r id file targets tests from to; do
-  if [[ ${#only[@]} -gt 0 ]] && ! printf '%s\n' "${only[@]}" | grep -qxF "$id"; then continue; fi
   t0=$SECONDS
   path="$root/$file"
   count=$( [[ -f "$path" ]] && grep -cxF -- "$from" "$path" || true)

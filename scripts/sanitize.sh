@@ -4,7 +4,7 @@
 #   scripts/sanitize.sh address,undefined   ASan + UBSan (leaks detected, UB aborts), in build-asan
 #   scripts/sanitize.sh thread              TSan, in build-tsan
 # Extra arguments go to ctest (e.g. -R Sim). GPREEMPT_BUILD_DIR overrides the build directory.
-# GPREEMPT_TEST_ASAN=1 scripts/test.sh runs the ASan+UBSan suite after the normal one.
+# scripts/test.sh (hence CI) runs the ASan+UBSan suite after the normal one; see docs/testing.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 usage() { echo "usage: scripts/sanitize.sh address,undefined|thread [ctest arguments...]" >&2; exit 2; }

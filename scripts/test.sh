@@ -1,14 +1,40 @@
 #!/usr/bin/env bash
-# The whole test suite: installs what is missing, builds with warnings as errors, runs every test
-# (GoogleTest and pytest, all through ctest) in ./build. GPREEMPT_TEST_ASAN=1 also builds and runs
-# the same suite under AddressSanitizer + UndefinedBehaviorSanitizer in ./build-asan
-# (scripts/sanitize.sh); it is off by default until that suite is clean (README). Each part ends
-# with ctest's summary.
-set -euo pipefail
+# The whole test suite, as CI runs it (.ci/run): installs what is missing, then
+#   1. builds with warnings as errors in ./build and runs every test there (GoogleTest and pytest,
+#      all through ctest);
+#   2. builds the same project under AddressSanitizer + UndefinedBehaviorSanitizer in ./build-asan
+#      and runs the same suite there (scripts/sanitize.sh address,undefined);
+#   3. builds the libFuzzer targets with clang in ./build-fuzz and runs each one briefly
+#      (scripts/fuzz.sh, GPREEMPT_FUZZ_SECONDS seconds each, default 15).
+# Every part runs even when an earlier one failed; the script fails when any did and names them.
+# For a quicker local run: GPREEMPT_TEST_ASAN=0 and/or GPREEMPT_TEST_FUZZ=0 skip parts 2 and 3
+# (CI never sets them). ThreadSanitizer stays on demand: scripts/sanitize.sh thread (docs/testing.md).
+set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/install-deps.sh"
-"$root/scripts/build.sh" -DGPREEMPT_WERROR=ON -DGPREEMPT_BUILD_TESTS=ON
-(cd "${GPREEMPT_BUILD_DIR:-$root/build}" && ctest --output-on-failure -j"$(nproc)" --timeout 300)
-if [ "${GPREEMPT_TEST_ASAN:-0}" != 0 ]; then
-  GPREEMPT_BUILD_DIR= "$root/scripts/sanitize.sh" address,undefined
+"$root/scripts/install-deps.sh" || exit 1
+
+failed=()
+part() {  # part NAME COMMAND...: runs one part, timed, and remembers a failure
+  local name=$1 t0=$SECONDS
+  shift
+  echo "== test.sh: $name" >&2
+  if ! "$@"; then failed+=("$name"); fi
+  echo "== test.sh: $name took $((SECONDS - t0)) s" >&2
+}
+normal() {
+  "$root/scripts/build.sh" -DGPREEMPT_WERROR=ON -DGPREEMPT_BUILD_TESTS=ON &&
+    (cd "${GPREEMPT_BUILD_DIR:-$root/build}" && ctest --output-on-failure -j"$(nproc)" --timeout 300)
+}
+
+part "suite" normal
+if [ "${GPREEMPT_TEST_ASAN:-1}" != 0 ]; then
+  part "ASan+UBSan suite" env GPREEMPT_BUILD_DIR= "$root/scripts/sanitize.sh" address,undefined
 fi
+if [ "${GPREEMPT_TEST_FUZZ:-1}" != 0 ]; then
+  part "fuzz" "$root/scripts/fuzz.sh" "${GPREEMPT_FUZZ_SECONDS:-15}"
+fi
+if ((${#failed[@]})); then
+  echo "test.sh: FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "test.sh: all parts passed" >&2

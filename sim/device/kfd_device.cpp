@@ -233,14 +233,15 @@ IoctlResult KfdDevice::ioctl(const Caller& caller, unsigned long request, std::s
   // max(usize, ksize), and never less than our struct so handlers can load it whole; the bytes
   // beyond the caller's size stay zero as in the kernel.
   call->kbuf.assign(std::max({args.size(), e.ksize, std::size_t{128}}), 0);
-  if (e.in) std::memcpy(call->kbuf.data(), args.data(), args.size());
+  // A size-0 call may come with a null span: memcpy from or to null is undefined even for 0 bytes.
+  if (e.in && !args.empty()) std::memcpy(call->kbuf.data(), args.data(), args.size());
 
   Outcome o = state_->dispatch(call);
   if (o.blocked) {
     state_->pending[token] = call;
     return {true, 0};
   }
-  if (e.out) std::memcpy(args.data(), call->kbuf.data(), args.size());
+  if (e.out && !args.empty()) std::memcpy(args.data(), call->kbuf.data(), args.size());
   return {false, o.ret};
 }
 

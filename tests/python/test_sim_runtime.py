@@ -139,6 +139,10 @@ def test_bad_arguments_raise_value_errors():
 
 def test_off_the_simulator_the_error_says_how_to_run():
     env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "KFDSIM_DIR")}
+    # Off the simulator means without the shim, not without the sanitizer runtime: an instrumented
+    # module needs it loaded ahead of the uninstrumented interpreter (cmake/GpreemptSanitize.cmake).
+    if os.environ.get("GPREEMPT_SANITIZER_PRELOAD"):
+        env["LD_PRELOAD"] = os.environ["GPREEMPT_SANITIZER_PRELOAD"]
     code = ("import os, gpreempt.sim as sim\nprint(os.path.exists('/dev/kfd'))\n"
             "try:\n    sim.device()\nexcept sim.Unavailable as e:\n    print(e)\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,

@@ -184,11 +184,14 @@ class Rig {
   // Raw ioctl with the caller's size = sizeof(T) (or `size`).
   template <class T>
   IoctlResult raw(Caller c, unsigned long request, T& args, std::size_t size = sizeof(T)) {
+    // A size-0 call (an ioctl number without arguments) has an empty buffer whose data() may be
+    // null, and memcpy from or to null is undefined even for 0 bytes.
     std::vector<uint8_t> buf(size, 0);
-    std::memcpy(buf.data(), &args, std::min(size, sizeof(T)));
+    const std::size_t n = std::min(size, sizeof(T));
+    if (n) std::memcpy(buf.data(), &args, n);
     last_token = next_token++;
     auto r = dev->ioctl(c, request, buf, last_token);
-    std::memcpy(&args, buf.data(), std::min(size, sizeof(T)));
+    if (n) std::memcpy(&args, buf.data(), n);
     return r;
   }
   // An ioctl that must not block; returns its value.
