@@ -137,18 +137,28 @@ void Actuator::prepare(const sched::ProcessKey& key) {
   });
 }
 
+std::vector<uint32_t> Actuator::queues_on(int pid, sched::GpuId gpu) const {
+  std::vector<uint32_t> ids;
+  for (const auto& q : context_->known_queues(pid))
+    if (q.gpu_id == gpu) ids.push_back(q.queue_id);
+  return ids;
+}
+
+// The first ioctl's start (hint-to-SUSPEND latency) and every ioctl's own length.
+void Actuator::record_ioctl(ActuationReport& report, uint64_t ioctl_ns) {
+  if (!report.first_ioctl_at)
+    report.first_ioctl_at = SteadyClock::now() - std::chrono::nanoseconds(ioctl_ns);
+  report.ioctl_seconds.push_back(static_cast<double>(ioctl_ns) / 1e9);
+}
+
 TargetOutcome Actuator::suspend_one(const sched::ProcessKey& key, sched::GpuId gpu, uint32_t grace,
                                     ActuationReport& report) {
   try {
     ensure_attached(key);
-    std::vector<uint32_t> ids;
-    for (const auto& q : context_->known_queues(key.pid))
-      if (q.gpu_id == gpu) ids.push_back(q.queue_id);
+    const std::vector<uint32_t> ids = queues_on(key.pid, gpu);
     if (ids.empty()) return {key, Outcome::kDone, 0};
     auto r = context_->suspend(key.pid, ids, grace);
-    if (!report.first_ioctl_at)
-      report.first_ioctl_at = SteadyClock::now() - std::chrono::nanoseconds(r.timing.ioctl_ns);
-    report.ioctl_seconds.push_back(static_cast<double>(r.timing.ioctl_ns) / 1e9);
+    record_ioctl(report, r.timing.ioctl_ns);
     if (r.result.errors) return {key, Outcome::kTimedOut, 0};
     return {key, Outcome::kDone, 0};
   } catch (const Error& e) {
@@ -170,14 +180,10 @@ TargetOutcome Actuator::resume_one(const sched::ProcessKey& key, sched::GpuId gp
       return {key, read_process_key(proc_root_, key.pid) == key ? Outcome::kDone : Outcome::kGone,
               0};
     }
-    std::vector<uint32_t> ids;
-    for (const auto& q : context_->known_queues(key.pid))
-      if (q.gpu_id == gpu) ids.push_back(q.queue_id);
+    const std::vector<uint32_t> ids = queues_on(key.pid, gpu);
     if (ids.empty()) return {key, Outcome::kDone, 0};
     auto r = context_->resume(key.pid, ids);
-    if (!report.first_ioctl_at)
-      report.first_ioctl_at = SteadyClock::now() - std::chrono::nanoseconds(r.timing.ioctl_ns);
-    report.ioctl_seconds.push_back(static_cast<double>(r.timing.ioctl_ns) / 1e9);
+    record_ioctl(report, r.timing.ioctl_ns);
     return {key, Outcome::kDone, 0};
   } catch (const Error& e) {
     if (e.code() == ESRCH) return {key, Outcome::kGone, 0};

@@ -69,6 +69,9 @@ class Actuator {
   gpreempt::sched::event::TargetOutcome resume_one(const gpreempt::sched::ProcessKey& key,
                                                    gpreempt::sched::GpuId gpu,
                                                    ActuationReport& report);
+  // The queues of `pid` on `gpu` the core knows (a snapshot refreshes them).
+  std::vector<uint32_t> queues_on(int pid, gpreempt::sched::GpuId gpu) const;
+  static void record_ioctl(ActuationReport& report, uint64_t ioctl_ns);
   void post(std::function<ActuationReport()> job);
   void drain();
 
