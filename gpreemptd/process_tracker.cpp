@@ -99,7 +99,13 @@ void ProcessTracker::visit(int pid) {
       return v;
     }();
     p.queues = std::move(queues);
-    if (gpus_changed) sink_(sched::event::ProcessClassified{p.key, p.class_name, p.gpus()});
+    if (gpus_changed) {
+      // Logged so that the time a process's GPUs became known can be measured (bench/gpreemptd).
+      std::string ids;
+      for (auto g : p.gpus()) ids += (ids.empty() ? "" : ", ") + std::to_string(g);
+      spdlog::debug("GPU process {} now has queues on GPUs [{}]", sched::to_string(p.key), ids);
+      sink_(sched::event::ProcessClassified{p.key, p.class_name, p.gpus()});
+    }
     return;
   }
   TrackedProcess p;
