@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from daemon_bench import BenchError, Daemon, SimMachine, load_average, summary_ms  # noqa: E402
+from daemon_bench import BenchError, Daemon, SimMachine, SysfsProbe, load_average, summary_ms  # noqa: E402
 
 CONFIG = """\
 # classify_latency.py: the issue's minimal config, plus a third class and unmatched processes.
@@ -71,6 +71,7 @@ def run(a):
     load_before = load_average()
     try:
         daemon = Daemon(machine, CONFIG)
+        probe = SysfsProbe(machine)
         res_before = daemon.resources()
         running = {}  # pid -> (Popen, kind)
         results = []  # dicts: pid, kind, gpu, times
@@ -96,7 +97,7 @@ def run(a):
                 daemon.proc.returncode = os.waitstatus_to_exitcode(status)
                 raise BenchError(f"gpreemptd died (exit {daemon.proc.returncode}); see {daemon.log_path}")
             if pid not in running:
-                continue
+                continue  # the probe, reaped by its own wait later
             p, kind, gpu = running.pop(pid)
             p.returncode = os.waitstatus_to_exitcode(status)
             out, err = p.stdout.read(), p.stderr.read()
@@ -109,6 +110,7 @@ def run(a):
             r.update(kind=kind, gpu=gpu)
             results.append(r)
         elapsed = time.monotonic() - t0
+        sysfs_lookup = probe.stop()
         # Exits are handled within a scan or two; give the last ones that long, then look.
         time.sleep(0.5)
         doc = daemon.status()
@@ -188,6 +190,7 @@ def run(a):
         "queue_to_known_on_gpu_ms": summary_ms(queue_to_known),
         "close_to_exit_handled_ms": summary_ms(close_to_exit),
         "open_to_queue_ms": summary_ms(open_to_queue),
+        "sim_sysfs_lookup_ms": sysfs_lookup,
         "not_classified_while_alive": len(missed),
         "never_seen": len(never_seen),
         "classified_before_queue": classified_before_queue,
@@ -216,6 +219,7 @@ def print_result(r):
     print(line("queue -> known on its GPU", r["queue_to_known_on_gpu_ms"]))
     print(line("close -> exit handled", r["close_to_exit_handled_ms"]))
     print(line("(process) open -> queue", r["open_to_queue_ms"]))
+    print(line("(simulator) one sysfs lookup", r["sim_sysfs_lookup_ms"]))
     print(f"  not classified while alive: {r['not_classified_while_alive']} (never seen at all: {r['never_seen']}; "
           f"no exit to handle); "
           f"classified over 100 ms after open: {r['over_100ms']}; classified before their queue existed "

@@ -12,6 +12,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from datetime import datetime
@@ -102,7 +103,7 @@ class SimMachine:
         subprocess.run([self.bin / "kfdsim", "--dir", self.dir, "stop"], stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
         if self.keep:
-            print(f"machine directory kept: {self.dir}")
+            print(f"machine directory kept: {self.dir}", file=sys.stderr)
         else:
             shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -179,6 +180,42 @@ class Daemon:
 
     def log_events(self):
         return parse_log(self.log_path)
+
+
+_PROBE = r"""
+import os, sys, time
+root = "/sys/class/kfd/kfd/proc"
+while True:
+    t = time.perf_counter()
+    pids = os.listdir(root)
+    print(f"{(time.perf_counter() - t) * 1e3:.3f}", flush=True)
+    if pids:
+        t = time.perf_counter()
+        try:
+            os.listdir(f"{root}/{pids[0]}/queues")
+        except OSError:
+            pass
+        print(f"{(time.perf_counter() - t) * 1e3:.3f}", flush=True)
+    time.sleep(float(sys.argv[1]))
+"""
+
+
+class SysfsProbe:
+    """What one sysfs lookup costs on the simulated machine while a bench runs: a process like
+    gpreemptd (under the shim, at the daemon's nice value) lists /sys/class/kfd/kfd/proc and one
+    process's queues every `interval` seconds. Under kfdsim every such lookup is a round trip to
+    kfdsimd, which re-renders its files when anything changed; on a real machine it is a sysfs read
+    of a few microseconds. gpreemptd's scan makes one lookup plus a few per GPU process."""
+
+    def __init__(self, machine, interval=0.2):
+        self.proc = subprocess.Popen(["/usr/bin/python3", "-c", _PROBE, str(interval)], env=machine.env,
+                                     stdout=subprocess.PIPE, text=True, preexec_fn=machine.preexec)
+
+    def stop(self):
+        """{"count", "p50", "p99", "max"} of the lookups, in ms."""
+        self.proc.terminate()
+        out, _ = self.proc.communicate()
+        return summary_ms([float(x) / 1e3 for x in out.split()])
 
 
 _LINE = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) \[(\w+)\] (.*)$")
