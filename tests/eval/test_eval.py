@@ -243,6 +243,11 @@ def test_multi_gpu_decisions_per_gpu(tmp_path):
     assert [d["suspensions"] > 0 for d in q["decisions_per_gpu"]] == [True] + [False] * 7
     tp8 = next(p for p in doc["points"] if p["point"] == "tp8-vs-offline8/gpreempt-hint")
     assert all(d["suspensions"] == 100 for d in tp8["decisions_per_gpu"])
+    # Offline on GPU 7 only: the tensor-parallel request is suspended for there alone, and its
+    # shards all-reduce (the spec carries the collective to the engine).
+    tp8_7 = next(p for p in doc["points"] if p["point"] == "tp8-vs-offline-gpu7/gpreempt-hint")
+    assert [d["suspensions"] > 0 for d in tp8_7["decisions_per_gpu"]] == [False] * 7 + [True]
+    assert tp8_7["spec"]["online"][0]["allreduce"] == {"every": 2, "us": 25.0}
     assert any(f["kind"] == "per_gpu" for f in doc["figures"])
 
 

@@ -509,26 +509,33 @@ def _sweep_costs(o):
 
 
 # ---- the 8-GPU node ------------------------------------------------------------------------------------
+# The tensor-parallel collective of the node experiment: one all-reduce per CNN layer (conv + ReLU).
+TP_ALLREDUCE = {"every": 2, "us": 25.0}
+
+
 @experiment(name="node-8gpu", title="8× MI308X node: tensor-parallel online vs offline on every GPU, and mixed placements",
             shows="the per-GPU arbiters: where online shards share a GPU with offline work they suspend only there",
             figures=("bars", "per_gpu"),
-            notes=("Tensor parallelism: each request runs the CNN's kernels on every GPU of its placement at once "
-                   "and completes when its slowest shard does (the engine's multi-GPU online task); no "
-                   "inter-GPU communication is modelled.",))
+            notes=("Tensor parallelism: each request runs the CNN's kernels on every GPU of its placement at once; "
+                   f"after every {TP_ALLREDUCE['every']} kernels (a conv + ReLU layer) the shards all-reduce "
+                   f"({TP_ALLREDUCE['us']} µs, a model estimate of a small RCCL all-reduce over Infinity Fabric, off "
+                   "the CUs), which starts when the slowest shard has finished the layer: interference on one GPU "
+                   "delays every shard (docs/evaluation.md, the multi-GPU model).",))
 def _node(o):
     n = o.requests
     rate = 20.0
     d = duration_for(n, rate)
     placements = {
         "tp8-vs-offline8": ([g for g in range(8)], [g for g in range(8)]),
+        "tp8-vs-offline-gpu7": ([g for g in range(8)], [7]),
         "online-gpu0-vs-offline8": ([0], [g for g in range(8)]),
         "tp4-gpus0-3-vs-offline-gpus4-7": ([0, 1, 2, 3], [4, 5, 6, 7]),
         "tp4-gpus0-3-vs-offline8": ([0, 1, 2, 3], [g for g in range(8)]),
     }
     pts = []
     for name, (on_gpus, off_gpus) in placements.items():
-        on = [online_task("cnn-tp", cnn(), rate, n, "periodic", gpus=on_gpus) if len(on_gpus) > 1
-              else online_task("cnn", cnn(), rate, n, "periodic", gpu=on_gpus[0])]
+        on = [dict(online_task("cnn-tp", cnn(), rate, n, "periodic", gpus=on_gpus), allreduce=dict(TP_ALLREDUCE))
+              if len(on_gpus) > 1 else online_task("cnn", cnn(), rate, n, "periodic", gpu=on_gpus[0])]
         off = [offline_task(f"gemm-gpu{g}", gemm(), gpu=g) for g in off_gpus]
         for b in ["none", "gpreempt-hint"]:
             pts.append(point(f"{name}/{b}", spec(b, on, off, d, gpus=8), group=b, placement=name))
@@ -546,5 +553,10 @@ def _node_checks(pts, o):
     if p and p.get("decisions_per_gpu") is not None:
         idle = sum(d["suspensions"] for d in p["decisions_per_gpu"] if d["gpu"] >= 4)
         c.append(check("tp4 on GPUs 0-3, offline on 4-7: suspensions on GPUs without online work", "= 0",
+                       "per-GPU arbiters (issue 15)", idle, idle == 0))
+    p = by_point(pts).get("tp8-vs-offline-gpu7/gpreempt-hint")
+    if p and p.get("decisions_per_gpu") is not None:
+        idle = sum(d["suspensions"] for d in p["decisions_per_gpu"] if d["gpu"] != 7)
+        c.append(check("tp8 with offline on GPU 7 only: suspensions on GPUs 0-6 (no offline work there)", "= 0",
                        "per-GPU arbiters (issue 15)", idle, idle == 0))
     return c

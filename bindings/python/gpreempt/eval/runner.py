@@ -110,7 +110,8 @@ def spec_summary(s):
     """The spec without its kernel lists: what a reader needs to know each point's configuration."""
     return {"baseline": s["baseline"], "gpus": s["gpus"], "duration_s": s["duration_s"],
             "online": [dict({"name": t["name"], "gpus": task_gpus(t), "arrival": t["arrival"],
-                             "requests": t["requests"]}, **_program_summary(t)) for t in s["online"]],
+                             "requests": t["requests"]}, **_program_summary(t),
+                            **({"allreduce": t["allreduce"]} if "allreduce" in t else {})) for t in s["online"]],
             "offline": [dict({"name": t["name"], "gpus": task_gpus(t), "queues": t.get("queues"),
                               "max_in_flight": t.get("max_in_flight")}, **_program_summary(t)) for t in s["offline"]],
             "policy": s["policy"], "model": s["model"], "throttle": s["throttle"], "partition": s["partition"]}
