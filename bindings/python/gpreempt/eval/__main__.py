@@ -48,7 +48,7 @@ def main(argv=None):
     g.add_argument("--seed", type=int, help="run this one seed only")
     r.add_argument("--quick", action="store_true", help="shorter durations and fewer sweep points (smoke runs, tests)")
     r.add_argument("--des", help="the discrete-event engine (default: BIN_DIR/gpreempt-des)")
-    r.add_argument("--live-duration", type=float, default=10.0, help="live: seconds per demo scenario (default 10)")
+    r.add_argument("--live-duration", type=float, default=5.0, help="live: seconds of online arrivals per demo scenario (default 5; requests = seconds × the live form's rate)")
     r.add_argument("--traces", help="directory of cached torch_mode traces (default: the output directory)")
     r.add_argument("--strict", action="store_true", help="exit 1 when a check fails")
     r.add_argument("--cwsr-save-scale", type=float, default=1.0,

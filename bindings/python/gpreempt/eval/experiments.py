@@ -44,7 +44,7 @@ class Experiment:
     checks: callable = None         # (points aggregated, Options) -> [check]
     figures: tuple = ()             # kinds of figures.py
     x_label: str = ""               # sweep axis, with unit
-    live: dict = None               # the shape `--engine live` reproduces (presets, policy)
+    live: dict = None               # `--engine live`: the demo's online/offline workloads, rate_hz, scenarios, batches, policy, point renames
     reference: dict = None          # measured numbers to show side by side (matmul-two-model)
     notes: tuple = ()
 
@@ -220,7 +220,7 @@ def all_served_check(pts, name):
 @experiment(name="tc1-basic", title="TC1 basic preemption: CNN online (20 req/s Poisson) vs 2048² GEMM loop",
             shows="the offline queues are really paused, the online tail stays < 50 ms and the offline job resumes",
             figures=("cdf", "bars", "timeline"),
-            live={"online": "cnn", "offline": "gemm2048"})
+            live={"online": "cnn", "offline": "gemm2048", "rate_hz": 20.0})
 def _tc1(o):
     return pair(cnn(), gemm(), ["none", "gpreempt-hint", "oracle"], 20.0, o.requests)
 
@@ -376,7 +376,9 @@ def _stress_checks(pts, o):
             notes=("Calibrated to the measured alone numbers only (one 6.36 ms GEMM per request, 3.88 it/s of "
                    "five long GEMMs); every shared-GPU number is the model's prediction. The notes give no "
                    "arrival process for the high-priority job: periodic at 10/s is assumed. XSched Lv1 is the "
-                   "`throttle` baseline.",))
+                   "`throttle` baseline.",),
+            live={"online": "mm4096", "offline": "mm8192x5", "rate_hz": 10.0,
+                  "points": {"online-alone": "high_alone", "offline-alone": "low_alone"}})
 def _matmul(o):
     high, low = wl.matmul_two_model()
     pts = pair(high, low, ["none", "priority", "throttle", "gpreempt-hint", "oracle"], 10.0, o.requests,
@@ -405,7 +407,9 @@ def _matmul_checks(pts, o):
                    "GPU time only: the recorder's host gaps are removed (workloads.without_host_gaps) because on a "
                    "loaded machine they measure its scheduling delays, not PyTorch. The latencies therefore "
                    "describe a server without host overhead (C++ or CUDA graphs), not eager Python; the training "
-                   "step synchronizes once per iteration.",))
+                   "step synchronizes once per iteration.",),
+            live={"online": "resnet18", "offline": "resnet50-train", "offline_batch": 256, "rate_hz": 20.0,
+                  "scenarios": ["online_alone", "offline_alone", "no_control", "hint", "early_hint", "transparent"]})
 def _headline(o):
     r18 = wl.record_trace("resnet18-b1-infer", os.path.abspath(f"{o.trace_dir}/resnet18-b1-infer.jsonl"), o.kfdsim,
                           env=wl.python_env())
