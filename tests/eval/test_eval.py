@@ -392,3 +392,14 @@ def test_live_engine_runs_the_demo_and_compares_with_des(tmp_path, monkeypatch):
     assert set(cmp) == {"high_alone", "low_alone", "none", "gpreempt-hint"}
     assert cmp["gpreempt-hint"]["live_suspensions"] == 30 and cmp["none"]["live_suspensions"] == 0
     assert cmp["high_alone"]["live_online_p50_ms"] == 5.0 and cmp["high_alone"]["des_online_p50_ms"] is not None
+
+
+def test_live_report_compares_the_measured_numbers_with_the_des_not_with_live():
+    from gpreempt.eval import report
+    pt = lambda name, p50: {"point": name, "metrics": {"online_p50_ms": {"median": p50, "min": p50, "max": p50, "n": 1}}}
+    doc = {"engine": "live", "reference": {"high_alone": {"online_p50_ms": 6.36}},
+           "points": [pt("high_alone", 9.7), pt("high_alone (des)", 6.4)]}
+    row = next(l for l in report.reference_table(doc).splitlines() if l.startswith("| high_alone"))
+    assert "6.40" in row and "9.70" not in row
+    doc = {"engine": "des", "reference": doc["reference"], "points": [pt("high_alone", 6.4)]}
+    assert "6.40" in next(l for l in report.reference_table(doc).splitlines() if l.startswith("| high_alone"))

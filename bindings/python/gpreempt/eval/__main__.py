@@ -28,6 +28,9 @@ def main(argv=None):
                     "real processes under kfdsim (live); results.json, PNG figures and report.md.",
         epilog="Examples:\n  gpreempt eval list\n  gpreempt eval run resnet18-vs-resnet50-train --out eval-out/headline\n"
                "  gpreempt eval run tc1-basic --quick --seeds 2\n  gpreempt eval run tc1-basic --engine live --out eval-out/tc1-live\n"
+               "  gpreempt eval run matmul-two-model --engine live --seed 1 --out eval-out/matmul-live\n"
+               "Live forms (gpreemptd on kfdsim, then the des of the same experiment): tc1-basic, "
+               "matmul-two-model, resnet18-vs-resnet50-train.\n"
                "Exit codes: 0 ok (checks may FAIL: see report.md; --strict makes that exit 1), 1 operational "
                "failure, 2 usage.", formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin-dir", help="directory of gpreempt-des, gpreempt and kfdsim (default: PATH)")
