@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 
 #include "kfd/grace.h"
 
@@ -60,8 +61,11 @@ void SimActuator::run(uint64_t id, uint32_t gpu, const std::vector<sched::Proces
     complete_(answer);
     return;
   }
-  // The grace period in the kernel's unit (1,000 GPU clocks), rounded up as lib/preempt does.
-  const uint64_t grace_us = static_cast<uint64_t>((grace.count() + 999) / 1000);
+  // The grace period in the kernel's unit (1,000 GPU clocks), converted as gpreemptd's actuator
+  // converts it: whole microseconds (truncated), then units rounded up (kfd/grace.h). The
+  // cross-engine test compares the two.
+  const uint64_t grace_us =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(grace).count());
   const uint32_t units = kfd::grace_units_from_us(grace_us, clock_mhz_);
   for (const auto& key : targets) {
     // One ioctl per target process; each leaves that process's queues out (or puts them back).
@@ -71,6 +75,11 @@ void SimActuator::run(uint64_t id, uint32_t gpu, const std::vector<sched::Proces
         if (suspend) runnable_[gpu].erase(qk);
         else runnable_[gpu].insert(qk);
       }
+    if (observer_) {
+      Call c{engines_.at(gpu)->now(), gpu, key, suspend, suspend ? units : 0, {}};
+      if (q != queues_.at(gpu).end()) c.queues = q->second;
+      observer_(c);
+    }
     std::vector<sim::gpu::QueueKey> runnable(runnable_[gpu].begin(), runnable_[gpu].end());
     engines_.at(gpu)->execute_runlist(units, runnable, [this, id, gpu, key, suspend](int result) {
       // The engine calls back from inside its own event processing: answer from the DES queue.

@@ -37,6 +37,18 @@ class SimActuator {
  public:
   using Post = std::function<void(sim::gpu::SimTime delay, std::function<void()>)>;
   using Complete = std::function<void(const sched::event::ActuationCompleted&)>;
+  // One SUSPEND/RESUME_QUEUES as issued to a GPU model: what the daemon's actuator would pass to
+  // the ioctl (the cross-engine test, tests/eval_des/test_actuator_crosscheck.cpp, compares the
+  // two streams).
+  struct Call {
+    sim::gpu::SimTime at = 0;
+    uint32_t gpu = 0;  // index
+    sched::ProcessKey key;
+    bool suspend = true;
+    uint32_t grace_units = 0;
+    std::vector<sim::gpu::QueueKey> queues;  // the target's queues on that GPU
+  };
+  using CallObserver = std::function<void(const Call&)>;
 
   // `engines[i]` is GPU index i, whose KFD gpu_id is `gpu_ids[i]`. `post` runs a function later
   // in simulated time (the DES queue); `complete` delivers an answer to the Scheduler.
@@ -48,6 +60,8 @@ class SimActuator {
 
   void perform(const sched::action::Suspend& a, sim::gpu::SimTime now);
   void perform(const sched::action::Resume& a, sim::gpu::SimTime now);
+
+  void set_call_observer(CallObserver observer) { observer_ = std::move(observer); }
 
   // Closes the windows still open at `end`.
   void finish(sim::gpu::SimTime end);
@@ -73,6 +87,7 @@ class SimActuator {
   sim::gpu::SimTime overhead_ns_;
   Post post_;
   Complete complete_;
+  CallObserver observer_;
   std::vector<std::map<sched::ProcessKey, std::vector<sim::gpu::QueueKey>>> queues_;  // per GPU
   std::vector<std::set<sim::gpu::QueueKey>> runnable_;                                // per GPU
   std::map<uint64_t, Pending> pending_;

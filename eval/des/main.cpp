@@ -29,7 +29,8 @@ constexpr const char* kFooter = R"(SPEC (JSON; every field but one of online/off
                 "requests": 1000,                        # stop after this many (else duration_s)
                 "kernels": [{"name": "conv", "duration_us": 300, "cus": 80}]
                            # or "trace": "r18.jsonl" (gpreempt.sim torch_mode trace)
-               }],
+                "allreduce": {"every": 2, "us": 25}      # tensor-parallel: collective after every
+               }],                                       # 2nd kernel, gated by the slowest shard
    "offline": [{"name": "resnet50-train", "gpu": 0, "queues": 1, "kernels": [...]}],
    "policy": {"grace_us": null, "idle_hysteresis_us": 2000, "poll_interval_us": 200,
               "early_hint_us": 2000, "min_share": 0.1, "window_ms": 1000,

@@ -79,6 +79,11 @@ struct Client {
   std::vector<double> latencies_ms;
   bool transparent_open = false;
   uint64_t transparent_id = 0;
+  // Tensor-parallel collective (spec AllReduceDef): the steps followed by an all-reduce, its
+  // length, and per (request, step) how many shards have finished that step.
+  std::vector<uint8_t> allreduce_after;
+  SimTime allreduce_ns = 0;
+  std::map<std::pair<uint64_t, uint32_t>, uint32_t> allreduce_arrived;
   // offline
   uint32_t max_in_flight = 64;
   bool sync = false;
@@ -133,6 +138,9 @@ class Simulation {
   void pump(Client& c, uint32_t copy);
   bool may_launch(const Client& c, const Copy& cp) const;
   void kernel_done(Client& c, uint32_t copy, uint64_t inst, uint32_t step, const sim::gpu::JobResult& r);
+  // `step` of instance `inst` is over on that copy (for a step followed by an all-reduce: the
+  // collective has ended): its dependents may launch.
+  void release(Client& c, uint32_t copy, uint64_t inst, uint32_t step);
   void instance_done(Client& c, uint32_t copy, uint64_t inst);
 
   void schedule_arrival(Client& c);
@@ -176,7 +184,19 @@ class Simulation {
 };
 
 void Simulation::add_client(Client c) {
-  const Program& p = c.program;
+  Program& p = c.program;
+  if (!c.allreduce_after.empty()) {
+    // The collective ends a step on every queue: the next step of each queue waits for it.
+    for (uint32_t s = 0; s < p.steps.size(); ++s) {
+      if (!c.allreduce_after[s]) continue;
+      std::set<uint32_t> gated;
+      for (uint32_t d = s + 1; d < p.steps.size(); ++d) {
+        if (!gated.insert(p.steps[d].queue).second) continue;
+        auto& after = p.steps[d].after;
+        if (std::find(after.begin(), after.end(), s) == after.end()) after.push_back(s);
+      }
+    }
+  }
   c.by_queue.assign(p.queues, {});
   c.dependents.assign(p.steps.size(), {});
   for (uint32_t i = 0; i < p.steps.size(); ++i) {
@@ -218,6 +238,12 @@ void Simulation::setup() {
     c.program = load_program(d.program, 1, profile_, "online[" + std::to_string(i) + "]");
     c.arrivals.emplace(d.arrival, spec_.seed * 7919ull + i);
     c.max_requests = d.requests;
+    if (c.gpus.size() > 1 && d.allreduce.us > 0) {
+      c.allreduce_ns = static_cast<SimTime>(std::llround(d.allreduce.us * 1e3));
+      c.allreduce_after.assign(c.program.steps.size(), 0);
+      for (std::size_t s = d.allreduce.every; s <= c.program.steps.size(); s += d.allreduce.every)
+        c.allreduce_after[s - 1] = 1;
+    }
     add_client(std::move(c));
   }
   for (std::size_t i = 0; i < spec_.offline.size(); ++i) {
@@ -380,8 +406,31 @@ void Simulation::kernel_done(Client& c, uint32_t copy, uint64_t inst, uint32_t s
   if (sched_) feed(sched::event::KernelObserved{gpu_ids_[cp.gpu], c.key, sched::Duration(r.finished - r.started)});
   auto it = cp.instances.find(inst);
   if (it != cp.instances.end()) {
+    ++it->second.done;
+    if (!c.allreduce_after.empty() && c.allreduce_after[step]) {
+      // The all-reduce starts once the slowest shard has finished this step, and every shard
+      // goes on when it ends.
+      const auto key = std::make_pair(inst, step);
+      if (++c.allreduce_arrived[key] == c.copies.size()) {
+        c.allreduce_arrived.erase(key);
+        Client* cl = &c;
+        post(c.allreduce_ns, [this, cl, inst, step] {
+          for (uint32_t j = 0; j < cl->copies.size(); ++j) release(*cl, j, inst, step);
+        });
+      }
+    } else {
+      release(c, copy, inst, step);
+      return;
+    }
+  }
+  pump(c, copy);
+}
+
+void Simulation::release(Client& c, uint32_t copy, uint64_t inst, uint32_t step) {
+  Copy& cp = c.copies[copy];
+  auto it = cp.instances.find(inst);
+  if (it != cp.instances.end()) {
     Copy::Instance& in = it->second;
-    ++in.done;
     for (uint32_t d : c.dependents[step]) {
       if (--in.deps_left[d] == 0) {
         const SimTime delay = c.program.steps[d].host_delay_ns;

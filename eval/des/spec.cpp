@@ -278,6 +278,14 @@ Spec parse_spec(const json& doc, const std::string& base_dir) {
       }
       if (c.has("requests")) d.requests = c.integer("requests", 0, 1, 1ull << 40);
       d.program = read_program(c, base_dir);
+      if (c.has("allreduce")) {
+        Obj a(c.raw("allreduce"), c.at("allreduce"));
+        d.allreduce.every = static_cast<uint32_t>(a.integer("every", 1, 1, 1u << 20));
+        d.allreduce.us = a.number("us", 0, 0, 1e7);
+        a.done();
+        if (d.gpus.size() < 2 && d.allreduce.us > 0)
+          throw SpecError(c.at("allreduce"), "an all-reduce needs a tensor-parallel client (\"gpus\" with two or more)");
+      }
       c.done();
       s.online.push_back(std::move(d));
     }

@@ -68,12 +68,22 @@ struct ArrivalDef {
   double max_interval_ms = 0;  // uniform
 };
 
+// A tensor-parallel request's collective: after every `every`-th kernel of its program (1-based:
+// kernels every, 2*every, ...), the shards exchange partial results (an all-reduce). It starts when
+// that kernel has finished on every GPU of the request — the slowest shard gates it — lasts `us`
+// (link latency and transfer, off the CUs), and the shards' next kernels wait for its end.
+struct AllReduceDef {
+  uint32_t every = 1;
+  double us = 0;  // 0: no collective (shards run independently, the request ends with the last)
+};
+
 struct OnlineDef {
   std::string name;
   std::vector<uint32_t> gpus;  // indices; more than one: tensor-parallel (a request runs on all)
   ArrivalDef arrival;
   std::optional<uint64_t> requests;
   ProgramDef program;
+  AllReduceDef allreduce;
 };
 
 struct OfflineDef {

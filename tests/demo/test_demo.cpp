@@ -120,11 +120,11 @@ TEST(Demo, UnknownWorkloadsAndBatchesOfPresetsAreUsageErrors) {
 TEST(Demo, HelpListsTheModelWorkloadsAndTheScenarios) {
   ChildProcess help({gpreempt_bin(), "demo", "--help"});
   ASSERT_EQ(help.wait(), 0);
-  EXPECT_NE(help.output().find("online models:  resnet18, resnet50, linear512\n"),
+  EXPECT_NE(help.output().find("online models:  resnet18, resnet50, linear512, mm4096\n"),
             std::string::npos)
       << help.output();
   EXPECT_NE(help.output().find("offline models: resnet50-train, resnet18-train, transformer-train, "
-                               "linear1024-train, mm4000, mm2048\n"),
+                               "linear1024-train, mm4000, mm8192x5, mm2048\n"),
             std::string::npos)
       << help.output();
   EXPECT_NE(

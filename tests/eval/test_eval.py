@@ -243,6 +243,11 @@ def test_multi_gpu_decisions_per_gpu(tmp_path):
     assert [d["suspensions"] > 0 for d in q["decisions_per_gpu"]] == [True] + [False] * 7
     tp8 = next(p for p in doc["points"] if p["point"] == "tp8-vs-offline8/gpreempt-hint")
     assert all(d["suspensions"] == 100 for d in tp8["decisions_per_gpu"])
+    # Offline on GPU 7 only: the tensor-parallel request is suspended for there alone, and its
+    # shards all-reduce (the spec carries the collective to the engine).
+    tp8_7 = next(p for p in doc["points"] if p["point"] == "tp8-vs-offline-gpu7/gpreempt-hint")
+    assert [d["suspensions"] > 0 for d in tp8_7["decisions_per_gpu"]] == [False] * 7 + [True]
+    assert tp8_7["spec"]["online"][0]["allreduce"] == {"every": 2, "us": 25.0}
     assert any(f["kind"] == "per_gpu" for f in doc["figures"])
 
 
@@ -329,3 +334,72 @@ def test_real_des_quick_run(tmp_path):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+FAKE_DEMO = r'''#!/usr/bin/python3
+import json, os, sys
+args = sys.argv[1:]
+assert args[:2] == ["demo", "--json"], args
+with open(os.environ["FAKE_DEMO_ARGS"], "w") as f:
+    json.dump(args, f)
+opt = {a: args[i + 1] for i, a in enumerate(args) if a.startswith("--") and i + 1 < len(args)}
+n = int(opt["--requests"])
+lat = {"count": n, "mean": 5.0, "std": 1.0, "min": 3.0, "p50": 5.0, "p95": 7.0, "p99": 8.0, "max": 9.0}
+scen = []
+for name in opt["--scenarios"].split(","):
+    s = {"name": name}
+    if name != "offline_alone":
+        s.update(online_latency_ms=lat, online_requests=n)
+    if name != "online_alone":
+        s["offline_iterations_per_s"] = 3.5
+    if name in ("hint", "early_hint", "transparent"):
+        s["gpreemptd"] = {"trigger": "transparent" if name == "transparent" else "hint", "exit_code": 0,
+                          "suspensions": n, "suspended_s": 0.5, "hint_to_suspend_us": {"count": n, "p50": 80, "p99": 200, "max": 300},
+                          "online_class": {}, "suspend_ms": None}
+    scen.append(s)
+print(json.dumps({"schema_version": 2, "machine": {"simulated": True, "description": "fake", "gpus": []},
+                  "requests": n, "rate_hz": float(opt["--rate"]), "duration_s": n / float(opt["--rate"]),
+                  "online_preset": opt["--online"], "offline_preset": opt["--offline"], "scenarios": scen}))
+'''
+
+
+def test_every_live_form_maps_its_scenarios_onto_des_points(tmp_path):
+    from gpreempt.eval.engines import LiveEngine
+    live = {n: e for n, e in experiments.EXPERIMENTS.items() if e.live}
+    assert {"tc1-basic", "resnet18-vs-resnet50-train", "matmul-two-model"} <= set(live)
+    for name, e in live.items():
+        des_points = {p["point"] for p in e.points(opts(tmp_path, seeds=[1], requests=100))}
+        for scen in e.live.get("scenarios", LiveEngine.DEFAULT_SCENARIOS):
+            point = LiveEngine.SCENARIO_POINT[scen]
+            point = e.live.get("points", {}).get(point, point)
+            assert point in des_points, f"{name}: live scenario {scen} has no des point {point}"
+
+
+def test_live_engine_runs_the_demo_and_compares_with_des(tmp_path, monkeypatch):
+    fake = tmp_path / "gpreempt"
+    fake.write_text(FAKE_DEMO)
+    fake.chmod(0o755)
+    monkeypatch.setenv("FAKE_DEMO_ARGS", str(tmp_path / "args.json"))
+    doc = runner.run("matmul-two-model", engine="live", out_dir=str(tmp_path / "o"),
+                     options=opts(tmp_path, seeds=[1], requests=100), des=FAKE, gpreempt=str(fake),
+                     live_duration_s=3.0)
+    args = json.loads((tmp_path / "args.json").read_text())
+    # 3 s at the live form's 10 req/s, the user's two matmul models, the default scenarios.
+    assert args[args.index("--requests") + 1] == "30" and args[args.index("--rate") + 1] == "10"
+    assert args[args.index("--online") + 1] == "mm4096" and args[args.index("--offline") + 1] == "mm8192x5"
+    assert args[args.index("--scenarios") + 1] == "online_alone,offline_alone,no_control,hint"
+    cmp = {r["point"]: r for r in doc["live_vs_des"]}
+    assert set(cmp) == {"high_alone", "low_alone", "none", "gpreempt-hint"}
+    assert cmp["gpreempt-hint"]["live_suspensions"] == 30 and cmp["none"]["live_suspensions"] == 0
+    assert cmp["high_alone"]["live_online_p50_ms"] == 5.0 and cmp["high_alone"]["des_online_p50_ms"] is not None
+
+
+def test_live_report_compares_the_measured_numbers_with_the_des_not_with_live():
+    from gpreempt.eval import report
+    pt = lambda name, p50: {"point": name, "metrics": {"online_p50_ms": {"median": p50, "min": p50, "max": p50, "n": 1}}}
+    doc = {"engine": "live", "reference": {"high_alone": {"online_p50_ms": 6.36}},
+           "points": [pt("high_alone", 9.7), pt("high_alone (des)", 6.4)]}
+    row = next(l for l in report.reference_table(doc).splitlines() if l.startswith("| high_alone"))
+    assert "6.40" in row and "9.70" not in row
+    doc = {"engine": "des", "reference": doc["reference"], "points": [pt("high_alone", 6.4)]}
+    assert "6.40" in next(l for l in report.reference_table(doc).splitlines() if l.startswith("| high_alone"))

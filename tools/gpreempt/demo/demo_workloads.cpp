@@ -19,6 +19,8 @@ const std::vector<ModelWorkload>& model_workloads() {
       {"resnet50", Side::kOnline, "torchvision ResNet-50 inference, batch 1, 20 req/s (Poisson)",
        20},
       {"linear512", Side::kOnline, "toy service: Linear 512, batch 32, a request every 500 ms", 2},
+      {"mm4096", Side::kOnline, "matmul case, high priority: torch.mm 4096x4096 per request, 10/s",
+       10},
       {"resnet50-train", Side::kOffline, "torchvision ResNet-50 training, batch 64, SGD"},
       {"resnet18-train", Side::kOffline, "torchvision ResNet-18 training, batch 64, SGD"},
       {"transformer-train", Side::kOffline,
@@ -26,6 +28,7 @@ const std::vector<ModelWorkload>& model_workloads() {
       {"linear1024-train", Side::kOffline,
        "toy job: SimpleModel (Linear 1024) training, batch 64, 0.1 s sleeps"},
       {"mm4000", Side::kOffline, "torch.mm of 4000x4000 fp32 matrices in a loop"},
+      {"mm8192x5", Side::kOffline, "matmul case, low priority: five torch.mm 8192x8192 per iteration"},
       {"mm2048", Side::kOffline, "torch.mm of 2048x2048 fp32 matrices in a loop"},
   };
   return models;

@@ -28,6 +28,9 @@ def main(argv=None):
                     "real processes under kfdsim (live); results.json, PNG figures and report.md.",
         epilog="Examples:\n  gpreempt eval list\n  gpreempt eval run resnet18-vs-resnet50-train --out eval-out/headline\n"
                "  gpreempt eval run tc1-basic --quick --seeds 2\n  gpreempt eval run tc1-basic --engine live --out eval-out/tc1-live\n"
+               "  gpreempt eval run matmul-two-model --engine live --seed 1 --out eval-out/matmul-live\n"
+               "Live forms (gpreemptd on kfdsim, then the des of the same experiment): tc1-basic, "
+               "matmul-two-model, resnet18-vs-resnet50-train.\n"
                "Exit codes: 0 ok (checks may FAIL: see report.md; --strict makes that exit 1), 1 operational "
                "failure, 2 usage.", formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin-dir", help="directory of gpreempt-des, gpreempt and kfdsim (default: PATH)")
@@ -48,7 +51,7 @@ def main(argv=None):
     g.add_argument("--seed", type=int, help="run this one seed only")
     r.add_argument("--quick", action="store_true", help="shorter durations and fewer sweep points (smoke runs, tests)")
     r.add_argument("--des", help="the discrete-event engine (default: BIN_DIR/gpreempt-des)")
-    r.add_argument("--live-duration", type=float, default=10.0, help="live: seconds per demo scenario (default 10)")
+    r.add_argument("--live-duration", type=float, default=5.0, help="live: seconds of online arrivals per demo scenario (default 5; requests = seconds × the live form's rate)")
     r.add_argument("--traces", help="directory of cached torch_mode traces (default: the output directory)")
     r.add_argument("--strict", action="store_true", help="exit 1 when a check fails")
     r.add_argument("--cwsr-save-scale", type=float, default=1.0,

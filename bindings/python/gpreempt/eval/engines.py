@@ -3,8 +3,8 @@
 des  — `gpreempt-des --spec SPEC.json --out RESULT.json`, the discrete-event engine: simulated time,
        the real lib/sched policy; one call per point and seed.
 live — `gpreempt demo --json` on a simulated machine (kfdsim, wall-clock time): real processes
-       (gpreempt-workload presets) and the in-process preemption controller of the demo, for the
-       experiments whose workloads are presets (Experiment.live).
+       (gpreempt-workload presets or PyTorch models on the simulated GPU) under gpreemptd, for the
+       experiments that have a live form (Experiment.live: the demo's workloads, rate, scenarios).
 """
 import json
 import os
@@ -66,10 +66,15 @@ def check_result(result, source, wall=None):
 
 
 class LiveEngine:
-    """`gpreempt demo` under kfdsim: online alone, offline alone, no control, gpreempt (hint trigger)."""
+    """`gpreempt demo --json` on a simulated machine: real workload processes (presets or PyTorch
+    models on the simulated GPU), gpreemptd as the controller with its hint, early-hint or
+    transparent trigger, wall-clock time."""
     name = "live"
+    # demo scenario → the des point of the same configuration (an experiment may rename the
+    # alone points, Experiment.live["points"]).
     SCENARIO_POINT = {"online_alone": "online-alone", "offline_alone": "offline-alone", "no_control": "none",
-                      "gpreempt": "gpreempt-hint"}
+                      "hint": "gpreempt-hint", "early_hint": "gpreempt-early", "transparent": "gpreempt-transparent"}
+    DEFAULT_SCENARIOS = ("online_alone", "offline_alone", "no_control", "hint")
 
     def __init__(self, gpreempt, timeout_s=900):
         self.gpreempt = gpreempt
@@ -77,12 +82,30 @@ class LiveEngine:
         if not (os.path.isfile(gpreempt) and os.access(gpreempt, os.X_OK)):
             raise EngineError(f"gpreempt is missing: {gpreempt}")
 
-    def run_demo(self, online, offline, duration_s, resume_after_idle_ms=1.0, max_suspension_ms=500.0):
-        cmd = [self.gpreempt, "demo", "--json", "--duration", str(duration_s), "--online", online,
-               "--offline", offline, "--resume-after-idle-ms", str(resume_after_idle_ms),
-               "--max-suspension-ms", str(max_suspension_ms)]
+    def command(self, live, duration_s):
+        """The demo command line for an experiment's live form and seconds of arrivals per scenario."""
+        rate = float(live["rate_hz"])
+        requests = max(1, int(round(duration_s * rate)))
+        cmd = [self.gpreempt, "demo", "--json", "--requests", str(requests), "--rate", f"{rate:g}",
+               "--online", live["online"], "--offline", live["offline"],
+               "--scenarios", ",".join(live.get("scenarios", self.DEFAULT_SCENARIOS))]
+        for flag, key in (("--online-batch", "online_batch"), ("--offline-batch", "offline_batch")):
+            if live.get(key) is not None:
+                cmd += [flag, str(int(live[key]))]
+        for flag, key in (("--resume-after-idle-ms", "resume_after_idle_ms"),
+                          ("--max-suspension-ms", "max_suspension_ms"), ("--grace-us", "grace_us")):
+            if live.get(key) is not None:
+                cmd += [flag, f"{live[key]:g}"]
+        return cmd
+
+    def run_demo(self, live, duration_s):
+        cmd = self.command(live, duration_s)
         t0 = time.monotonic()
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=self.timeout_s)
+        try:
+            p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               timeout=self.timeout_s)
+        except subprocess.TimeoutExpired:
+            raise EngineError(f"{' '.join(cmd)} took longer than {self.timeout_s} s") from None
         wall = time.monotonic() - t0
         try:
             doc = json.loads(p.stdout)
@@ -90,27 +113,30 @@ class LiveEngine:
             raise EngineError(f"{' '.join(cmd)} failed (exit {p.returncode}): {p.stderr.strip()[-1500:]}") from None
         if p.returncode != 0 and "scenarios" not in doc:
             raise EngineError(f"{' '.join(cmd)} failed (exit {p.returncode}): {doc.get('error')}")
-        return demo_rows(doc, wall, cmd)
+        return demo_rows(doc, wall, cmd, live.get("points", {}))
 
 
-def demo_rows(doc, wall, cmd):
+def demo_rows(doc, wall, cmd, rename=None):
     """One row per demo scenario, in the des rows' vocabulary."""
     rows = []
-    pre = doc.get("preemption") or {}
     for s in doc["scenarios"]:
         lat = s.get("online_latency_ms") or {}
         point = LiveEngine.SCENARIO_POINT.get(s["name"], s["name"])
         baseline = {"online-alone": "none", "offline-alone": "none"}.get(point, point)
+        point = (rename or {}).get(point, point)
+        d = s.get("gpreemptd") or {}
         rows.append({
             "point": point, "baseline": baseline,
-            "online_requests": lat.get("count", 0),
+            "online_requests": s.get("online_requests", lat.get("count", 0)) if lat else 0,
             "online_p50_ms": lat.get("p50"), "online_p95_ms": lat.get("p95"), "online_p99_ms": lat.get("p99"),
             "online_mean_ms": lat.get("mean"), "online_max_ms": lat.get("max"),
             "offline_iterations": None,
             "offline_iterations_per_s": s.get("offline_iterations_per_s"),
-            "suspensions": pre.get("count", 0) if s["name"] == "gpreempt" else 0,
+            "suspensions": d.get("suspensions", 0),
             "sim_seconds": doc.get("duration_s"), "wall_seconds": wall,
-            "suspend_call_ms": pre.get("suspend_ms") if s["name"] == "gpreempt" else None,
-            "simulated_stop_ms": (pre.get("simulated") or {}).get("stop_ms") if s["name"] == "gpreempt" else None,
+            "simulated_suspends": s.get("simulated_suspends"),
+            "suspend_ms_p50": (d.get("suspend_ms") or {}).get("p50"),
+            "hint_to_suspend_us_p50": (d.get("hint_to_suspend_us") or {}).get("p50"),
+            "gpreemptd_exit_code": d.get("exit_code"),
         })
     return {"rows": rows, "command": " ".join(cmd), "machine": doc.get("machine")}

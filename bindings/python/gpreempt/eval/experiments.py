@@ -44,7 +44,7 @@ class Experiment:
     checks: callable = None         # (points aggregated, Options) -> [check]
     figures: tuple = ()             # kinds of figures.py
     x_label: str = ""               # sweep axis, with unit
-    live: dict = None               # the shape `--engine live` reproduces (presets, policy)
+    live: dict = None               # `--engine live`: the demo's online/offline workloads, rate_hz, scenarios, batches, policy, point renames
     reference: dict = None          # measured numbers to show side by side (matmul-two-model)
     notes: tuple = ()
 
@@ -220,7 +220,7 @@ def all_served_check(pts, name):
 @experiment(name="tc1-basic", title="TC1 basic preemption: CNN online (20 req/s Poisson) vs 2048² GEMM loop",
             shows="the offline queues are really paused, the online tail stays < 50 ms and the offline job resumes",
             figures=("cdf", "bars", "timeline"),
-            live={"online": "cnn", "offline": "gemm2048"})
+            live={"online": "cnn", "offline": "gemm2048", "rate_hz": 20.0})
 def _tc1(o):
     return pair(cnn(), gemm(), ["none", "gpreempt-hint", "oracle"], 20.0, o.requests)
 
@@ -376,7 +376,9 @@ def _stress_checks(pts, o):
             notes=("Calibrated to the measured alone numbers only (one 6.36 ms GEMM per request, 3.88 it/s of "
                    "five long GEMMs); every shared-GPU number is the model's prediction. The notes give no "
                    "arrival process for the high-priority job: periodic at 10/s is assumed. XSched Lv1 is the "
-                   "`throttle` baseline.",))
+                   "`throttle` baseline.",),
+            live={"online": "mm4096", "offline": "mm8192x5", "rate_hz": 10.0,
+                  "points": {"online-alone": "high_alone", "offline-alone": "low_alone"}})
 def _matmul(o):
     high, low = wl.matmul_two_model()
     pts = pair(high, low, ["none", "priority", "throttle", "gpreempt-hint", "oracle"], 10.0, o.requests,
@@ -405,7 +407,9 @@ def _matmul_checks(pts, o):
                    "GPU time only: the recorder's host gaps are removed (workloads.without_host_gaps) because on a "
                    "loaded machine they measure its scheduling delays, not PyTorch. The latencies therefore "
                    "describe a server without host overhead (C++ or CUDA graphs), not eager Python; the training "
-                   "step synchronizes once per iteration.",))
+                   "step synchronizes once per iteration.",),
+            live={"online": "resnet18", "offline": "resnet50-train", "offline_batch": 256, "rate_hz": 20.0,
+                  "scenarios": ["online_alone", "offline_alone", "no_control", "hint", "early_hint", "transparent"]})
 def _headline(o):
     r18 = wl.record_trace("resnet18-b1-infer", os.path.abspath(f"{o.trace_dir}/resnet18-b1-infer.jsonl"), o.kfdsim,
                           env=wl.python_env())
@@ -509,26 +513,33 @@ def _sweep_costs(o):
 
 
 # ---- the 8-GPU node ------------------------------------------------------------------------------------
+# The tensor-parallel collective of the node experiment: one all-reduce per CNN layer (conv + ReLU).
+TP_ALLREDUCE = {"every": 2, "us": 25.0}
+
+
 @experiment(name="node-8gpu", title="8× MI308X node: tensor-parallel online vs offline on every GPU, and mixed placements",
             shows="the per-GPU arbiters: where online shards share a GPU with offline work they suspend only there",
             figures=("bars", "per_gpu"),
-            notes=("Tensor parallelism: each request runs the CNN's kernels on every GPU of its placement at once "
-                   "and completes when its slowest shard does (the engine's multi-GPU online task); no "
-                   "inter-GPU communication is modelled.",))
+            notes=("Tensor parallelism: each request runs the CNN's kernels on every GPU of its placement at once; "
+                   f"after every {TP_ALLREDUCE['every']} kernels (a conv + ReLU layer) the shards all-reduce "
+                   f"({TP_ALLREDUCE['us']} µs, a model estimate of a small RCCL all-reduce over Infinity Fabric, off "
+                   "the CUs), which starts when the slowest shard has finished the layer: interference on one GPU "
+                   "delays every shard (docs/evaluation.md, the multi-GPU model).",))
 def _node(o):
     n = o.requests
     rate = 20.0
     d = duration_for(n, rate)
     placements = {
         "tp8-vs-offline8": ([g for g in range(8)], [g for g in range(8)]),
+        "tp8-vs-offline-gpu7": ([g for g in range(8)], [7]),
         "online-gpu0-vs-offline8": ([0], [g for g in range(8)]),
         "tp4-gpus0-3-vs-offline-gpus4-7": ([0, 1, 2, 3], [4, 5, 6, 7]),
         "tp4-gpus0-3-vs-offline8": ([0, 1, 2, 3], [g for g in range(8)]),
     }
     pts = []
     for name, (on_gpus, off_gpus) in placements.items():
-        on = [online_task("cnn-tp", cnn(), rate, n, "periodic", gpus=on_gpus) if len(on_gpus) > 1
-              else online_task("cnn", cnn(), rate, n, "periodic", gpu=on_gpus[0])]
+        on = [dict(online_task("cnn-tp", cnn(), rate, n, "periodic", gpus=on_gpus), allreduce=dict(TP_ALLREDUCE))
+              if len(on_gpus) > 1 else online_task("cnn", cnn(), rate, n, "periodic", gpu=on_gpus[0])]
         off = [offline_task(f"gemm-gpu{g}", gemm(), gpu=g) for g in off_gpus]
         for b in ["none", "gpreempt-hint"]:
             pts.append(point(f"{name}/{b}", spec(b, on, off, d, gpus=8), group=b, placement=name))
@@ -546,5 +557,10 @@ def _node_checks(pts, o):
     if p and p.get("decisions_per_gpu") is not None:
         idle = sum(d["suspensions"] for d in p["decisions_per_gpu"] if d["gpu"] >= 4)
         c.append(check("tp4 on GPUs 0-3, offline on 4-7: suspensions on GPUs without online work", "= 0",
+                       "per-GPU arbiters (issue 15)", idle, idle == 0))
+    p = by_point(pts).get("tp8-vs-offline-gpu7/gpreempt-hint")
+    if p and p.get("decisions_per_gpu") is not None:
+        idle = sum(d["suspensions"] for d in p["decisions_per_gpu"] if d["gpu"] != 7)
+        c.append(check("tp8 with offline on GPU 7 only: suspensions on GPUs 0-6 (no offline work there)", "= 0",
                        "per-GPU arbiters (issue 15)", idle, idle == 0))
     return c

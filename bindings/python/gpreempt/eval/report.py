@@ -45,7 +45,11 @@ def reference_table(doc):
     ref = doc.get("reference")
     if not ref:
         return ""
-    by = {p["point"]: p for p in doc["points"]}
+    points = {p["point"]: p for p in doc["points"]}
+    # The model's column is the des: in a live run its points carry " (des)" (the live ones are
+    # not the model).
+    live = doc.get("engine") == "live"
+    by = {n[:-len(" (des)")] if live else n: p for n, p in points.items() if not live or n.endswith(" (des)")}
     lines = ["| run | measured P50 ms | model P50 ms | measured P99 ms | model P99 ms | measured it/s | model it/s |",
              "|---|---:|---:|---:|---:|---:|---:|"]
     for name, m in ref.items():
@@ -91,16 +95,21 @@ def live_vs_des(live_points, des_points):
 
 LIVE_EXPLANATION = (
     "Why live and des differ: (1) live runs real processes on kfdsim in wall-clock time, so every "
-    "latency includes the host — the workload's dispatch path, the simulator daemon's 250 µs "
-    "queue-poll period and its scheduling delay on a shared 2-core machine — none of which the des "
-    "models; (2) the live controller is the demo's in-process controller on the C ABI (wall-clock "
-    "suspend/resume calls of ~0.5 ms each, ptrace hop included), while the des charges only the modelled "
-    "GPU cost of each runlist update; (3) live runs last seconds (a few hundred requests: its tail is the "
-    "maximum), des runs ≥ 1000 requests per seed. Both run the same GPU model, so offline throughput and "
-    "the ordering none > gpreempt in online latency should agree; absolute online latencies should be "
-    "higher live; (4) on a host whose load average exceeds its CPU count the simulator's daemon is "
-    "starved: the simulated GPU ticks late, every live latency grows by the scheduling delay and the "
-    "preemption controller's calls with it — compare live numbers only from a quiet host.")
+    "latency includes the host — the workload's dispatch path (for PyTorch models, eager Python: "
+    "milliseconds per request that the des's GPU-time-only replay leaves out), the simulator daemon's "
+    "250 µs queue-poll period and its scheduling delay on a shared 2-core machine — none of which the des "
+    "models; (2) live, gpreemptd decides and acts in wall-clock time: each action is a hop to its control "
+    "thread and one ptrace-attached SUSPEND/RESUME_QUEUES per target (hundreds of µs on this host; the "
+    "report's suspend_ms and hint_to_suspend_us columns), while the des charges only the modelled GPU "
+    "cost of each runlist update (model.actuator_overhead_us can add the host's); the decisions are the "
+    "same code (tests/eval_des/test_actuator_crosscheck.cpp); (3) live runs last seconds (tens to a "
+    "hundred requests: its tail is the maximum, and one host hiccup sets it), des runs ≥ 1000 requests "
+    "per seed, so the suspension counts (targets suspended, in both) cover different numbers of "
+    "requests; (4) on a host whose load average exceeds its CPU count the "
+    "simulator's daemon is starved: the simulated GPU ticks late and every live latency grows by the "
+    "scheduling delay. Both run the same GPU model, so offline throughput and the ordering alone < "
+    "gpreempt < none in online latency should agree; absolute online latencies are higher live — "
+    "compare live numbers only from a quiet host.")
 
 
 def live_table(doc):

@@ -110,7 +110,8 @@ def spec_summary(s):
     """The spec without its kernel lists: what a reader needs to know each point's configuration."""
     return {"baseline": s["baseline"], "gpus": s["gpus"], "duration_s": s["duration_s"],
             "online": [dict({"name": t["name"], "gpus": task_gpus(t), "arrival": t["arrival"],
-                             "requests": t["requests"]}, **_program_summary(t)) for t in s["online"]],
+                             "requests": t["requests"]}, **_program_summary(t),
+                            **({"allreduce": t["allreduce"]} if "allreduce" in t else {})) for t in s["online"]],
             "offline": [dict({"name": t["name"], "gpus": task_gpus(t), "queues": t.get("queues"),
                               "max_in_flight": t.get("max_in_flight")}, **_program_summary(t)) for t in s["offline"]],
             "policy": s["policy"], "model": s["model"], "throttle": s["throttle"], "partition": s["partition"]}
@@ -154,8 +155,8 @@ def run_live(exp, o, gpreempt, duration_s, progress):
     engine = LiveEngine(gpreempt)
     rows = []
     for rep, seed in enumerate(o.seeds):
-        progress(f"live run {rep + 1}/{len(o.seeds)}: gpreempt demo, {duration_s:g} s per scenario")
-        out = engine.run_demo(exp.live["online"], exp.live["offline"], duration_s)
+        progress(f"live run {rep + 1}/{len(o.seeds)}: {' '.join(engine.command(exp.live, duration_s)[1:])}")
+        out = engine.run_demo(exp.live, duration_s)
         for r in out["rows"]:
             row = {"experiment": exp.name, "point": r.pop("point"), "seed": seed, "engine": "live", "params": {}}
             row.update(r)
@@ -175,7 +176,7 @@ def run_live(exp, o, gpreempt, duration_s, progress):
     return rows, points, out["command"]
 
 
-def run(name, engine="des", out_dir="eval-out", options=None, des=None, gpreempt=None, live_duration_s=10.0,
+def run(name, engine="des", out_dir="eval-out", options=None, des=None, gpreempt=None, live_duration_s=5.0,
         command=None, progress=lambda s: None):
     if name not in EXPERIMENTS:
         raise UsageProblem(f"unknown experiment {name!r} (gpreempt eval list)")

@@ -99,6 +99,31 @@ def _mm(size):
     return step
 
 
+def _mm_request(size):
+    import torch
+    from .. import sim
+
+    a = torch.randn(size, size, device="meta")
+    b = torch.randn(size, size, device="meta")
+
+    def step():
+        torch.mm(a, b)
+        sim.synchronize()  # the answer is needed: the request ends when the GEMM has
+    return step
+
+
+def _mm_loop(size, count):
+    import torch
+
+    a = torch.randn(size, size, device="meta")
+    b = torch.randn(size, size, device="meta")
+
+    def step():
+        for _ in range(count):
+            torch.mm(a, b)
+    return step
+
+
 MODELS = collections.OrderedDict((m.name, m) for m in [
     Model("resnet18", "online", "torchvision ResNet-18 inference, batch 1, 20 req/s (Poisson)",
           1, 20.0, "poisson", False, 0.0, lambda b: _classifier("resnet18", b)),
@@ -107,6 +132,10 @@ MODELS = collections.OrderedDict((m.name, m) for m in [
     Model("linear512", "online",
           "the toy service: Linear 512-ReLU-Linear 512, batch 32, a request every 500 ms",
           32, 2.0, "fixed", True, 0.0, _linear512),
+    Model("mm4096", "online",
+          "the user's MI308X matmul case, high priority: one torch.mm of 4096x4096 fp32 per request, "
+          "10 req/s (fixed)",
+          None, 10.0, "fixed", False, 0.0, lambda b: _mm_request(4096)),
     Model("resnet50-train", "offline", "torchvision ResNet-50 training, batch 64, SGD",
           64, None, None, False, 0.0, lambda b: _torchvision_train("resnet50", b)),
     Model("resnet18-train", "offline", "torchvision ResNet-18 training, batch 64, SGD",
@@ -120,6 +149,9 @@ MODELS = collections.OrderedDict((m.name, m) for m in [
           64, None, None, False, 0.1, _linear1024_train),
     Model("mm4000", "offline", "torch.mm of 4000x4000 fp32 matrices, one per iteration",
           None, None, None, False, 0.0, lambda b: _mm(4000)),
+    Model("mm8192x5", "offline",
+          "the user's MI308X matmul case, low priority: five torch.mm of 8192x8192 fp32 per iteration",
+          None, None, None, False, 0.0, lambda b: _mm_loop(8192, 5)),
     Model("mm2048", "offline", "torch.mm of 2048x2048 fp32 matrices, one per iteration",
           None, None, None, False, 0.0, lambda b: _mm(2048)),
 ])
