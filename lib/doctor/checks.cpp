@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/proc_status.h"
 #include "discovery/proc_parse.h"
 #include "discovery/process_discovery.h"
 #include "discovery/topology.h"
@@ -58,26 +59,13 @@ std::optional<int> param(const DoctorInputs& in, const std::string& name) {
   }
 }
 
-// "Name:\tvalue" of /proc/self/status.
-std::optional<std::string> status_field(const std::string& status, const std::string& name) {
-  std::istringstream in(status);
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(name + ":", 0) == 0) {
-      auto v = line.substr(name.size() + 1);
-      v.erase(0, v.find_first_not_of(" \t"));
-      return v;
-    }
-  return std::nullopt;
-}
-
 std::optional<bool> caller_has_cap(const DoctorInputs& in, int cap) {
   auto status = in.files.read("/proc/self/status");
   if (!status) return std::nullopt;
-  auto eff = status_field(*status, "CapEff");
+  auto eff = proc_status_field(*status, "CapEff");
   if (!eff) return std::nullopt;
   try {
-    return ((std::stoull(*eff, nullptr, 16) >> cap) & 1u) != 0;
+    return ((std::stoull(std::string(*eff), nullptr, 16) >> cap) & 1u) != 0;
   } catch (...) {
     return std::nullopt;
   }
