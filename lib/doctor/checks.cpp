@@ -9,6 +9,7 @@
 #include "common/proc_status.h"
 #include "discovery/proc_parse.h"
 #include "discovery/process_discovery.h"
+#include "discovery/product_name.h"
 #include "discovery/topology.h"
 #include "doctor/doctor.h"
 #include "doctor/versions.h"
@@ -164,8 +165,18 @@ void check_debug_trap(const DoctorInputs& in, Results& out) {
                        "run gpreempt info and GPREEMPT_TRACE=1 gpreempt info to see the answer"));
     return;
   }
+  // Which GPUs, as people know them: the topology's own name is "ip discovery" on every MI300.
+  std::vector<std::string> kinds;
+  for (const auto& g : nodes) {
+    std::string k = discovery::display_name(g.gfx_target_version, g.device_id,
+                                            in.files.path("/usr/share/libdrm/amdgpu.ids"));
+    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(std::move(k));
+  }
+  std::string kinds_text;
+  for (const auto& k : kinds) kinds_text += (kinds_text.empty() ? "" : ", ") + k;
   out.push_back(make("debug_trap", Status::kPass,
-                     std::to_string(nodes.size()) + " GPU(s) advertise debug trap; DBG_TRAP is reachable"));
+                     std::to_string(nodes.size()) + " GPU(s) advertise debug trap (" + kinds_text +
+                         "); DBG_TRAP is reachable"));
 }
 
 void check_scheduler(const DoctorInputs& in, Results& out) {
