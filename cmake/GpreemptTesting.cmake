@@ -39,3 +39,33 @@ function(gpreempt_add_gtest name)
     PROPERTIES ENVIRONMENT "GPREEMPT_BINARY_DIR=${PROJECT_BINARY_DIR}"
                SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]" TIMEOUT ${GPREEMPT_GTEST_TIMEOUT})
 endfunction()
+
+# gpreempt_add_pytests(PREFIX name [RUNNER cmd...] [ENVIRONMENT VAR=value...] [TIMEOUT seconds])
+# Every `def test_*(` of the test_*.py files beside the calling CMakeLists.txt becomes its own ctest
+# entry <PREFIX>.<file>.<test>, so that a pytest skip shows in ctest as "Skipped" with its reason
+# (-rs) instead of hiding inside one passing entry, and a failure names its test. pytest exits 5
+# when the name matched nothing (a renamed test with a stale configure), which fails the entry;
+# CMake re-runs when a file changes. RUNNER goes before the interpreter (e.g. kfdsim run --).
+function(gpreempt_add_pytests)
+  cmake_parse_arguments(P "" "PREFIX;TIMEOUT" "RUNNER;ENVIRONMENT" ${ARGN})
+  if(NOT P_TIMEOUT)
+    set(P_TIMEOUT 60)
+  endif()
+  gpreempt_test_environment(env)
+  list(APPEND env "PYTHONPATH=${PROJECT_BINARY_DIR}/python" "PYTHONDONTWRITEBYTECODE=1" ${P_ENVIRONMENT})
+  file(GLOB test_files CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/test_*.py)
+  foreach(test_file IN LISTS test_files)
+    get_filename_component(module ${test_file} NAME_WE)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${test_file})
+    file(STRINGS ${test_file} defs REGEX "^def test_[A-Za-z0-9_]+\\(")
+    foreach(def IN LISTS defs)
+      string(REGEX REPLACE "^def (test_[A-Za-z0-9_]+)\\(.*" "\\1" name "${def}")
+      set(ctest_name ${P_PREFIX}.${module}.${name})
+      add_test(NAME ${ctest_name}
+        COMMAND ${P_RUNNER} /usr/bin/python3 -m pytest -q -rs -p no:cacheprovider ${test_file}::${name}
+        WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+      set_tests_properties(${ctest_name} PROPERTIES ENVIRONMENT "${env}"
+        SKIP_REGULAR_EXPRESSION "[0-9]+ skipped" TIMEOUT ${P_TIMEOUT})
+    endforeach()
+  endforeach()
+endfunction()

@@ -1,5 +1,7 @@
 #include "discovery/diagnostics.h"
 
+#include "common/escape.h"
+
 namespace gpreempt::discovery {
 
 std::string Diagnostic::to_string() const {
@@ -8,30 +10,7 @@ std::string Diagnostic::to_string() const {
 }
 
 std::string escaped(std::string_view raw, std::size_t max_bytes) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  const std::size_t n = raw.size() < max_bytes ? raw.size() : max_bytes;
-  out.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto c = static_cast<unsigned char>(raw[i]);
-    switch (c) {
-      case '\0': out += "\\0"; continue;
-      case '\t': out += "\\t"; continue;
-      case '\r': out += "\\r"; continue;
-      case '\n': out += "\\n"; continue;
-      case '\\': out += "\\\\"; continue;
-      case '"': out += "\\\""; continue;
-      default: break;
-    }
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-    }
-  }
-  return out;
+  return escape(raw, EscapeStyle::kPrintableAscii, {.max_input = max_bytes}).text;
 }
 
 std::string quote_line(std::string_view raw, bool continues) {

@@ -29,7 +29,8 @@ struct Diagnostic {
 };
 
 // `raw` as printable ASCII: at most `max_bytes` of it, each byte outside 0x20..0x7e (and the
-// backslash and double quote) escaped as \0, \t, \r, \n, \\, \" or \xNN.
+// backslash and double quote) escaped as \0, \t, \r, \n, \\, \" or \xNN (common/escape.h's
+// EscapeStyle::kPrintableAscii; log quotes use the same code in their own style).
 std::string escaped(std::string_view raw, std::size_t max_bytes = kExcerptBytes);
 // How messages quote input: "<escaped first kExcerptBytes>", followed by ... when the text was
 // longer (or `continues`: the caller already holds only the start of a longer line).

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <climits>
 
+#include "common/proc_status.h"
 #include "common/text_file.h"
 #include "discovery/text_scan.h"
 
@@ -11,22 +12,18 @@ namespace gpreempt::discovery {
 
 std::vector<int> parse_nspid(std::string_view text) {
   std::vector<int> out;
-  TextLines lines(text);
-  std::string_view line;
-  while (lines.next(line)) {
-    if (!detail::starts_with(line, "NSpid:")) continue;
-    std::string_view rest = line.substr(6);
-    while (!rest.empty()) {
-      while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
-      std::size_t e = 0;
-      while (e < rest.size() && rest[e] != ' ' && rest[e] != '\t') ++e;
-      if (e == 0) break;
-      auto v = detail::parse_signed(rest.substr(0, e));
-      if (!v || *v < 0 || *v > INT_MAX) return {};
-      out.push_back(static_cast<int>(*v));
-      rest.remove_prefix(e);
-    }
-    break;
+  const auto field = proc_status_field(text, "NSpid");
+  if (!field) return out;
+  std::string_view rest = *field;
+  while (!rest.empty()) {
+    while (!rest.empty() && (rest.front() == ' ' || rest.front() == '\t')) rest.remove_prefix(1);
+    std::size_t e = 0;
+    while (e < rest.size() && rest[e] != ' ' && rest[e] != '\t') ++e;
+    if (e == 0) break;
+    auto v = detail::parse_signed(rest.substr(0, e));
+    if (!v || *v < 0 || *v > INT_MAX) return {};
+    out.push_back(static_cast<int>(*v));
+    rest.remove_prefix(e);
   }
   return out;
 }

@@ -6,8 +6,10 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/proc_status.h"
 #include "discovery/proc_parse.h"
 #include "discovery/process_discovery.h"
+#include "discovery/product_name.h"
 #include "discovery/topology.h"
 #include "doctor/doctor.h"
 #include "doctor/versions.h"
@@ -58,26 +60,13 @@ std::optional<int> param(const DoctorInputs& in, const std::string& name) {
   }
 }
 
-// "Name:\tvalue" of /proc/self/status.
-std::optional<std::string> status_field(const std::string& status, const std::string& name) {
-  std::istringstream in(status);
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(name + ":", 0) == 0) {
-      auto v = line.substr(name.size() + 1);
-      v.erase(0, v.find_first_not_of(" \t"));
-      return v;
-    }
-  return std::nullopt;
-}
-
 std::optional<bool> caller_has_cap(const DoctorInputs& in, int cap) {
   auto status = in.files.read("/proc/self/status");
   if (!status) return std::nullopt;
-  auto eff = status_field(*status, "CapEff");
+  auto eff = proc_status_field(*status, "CapEff");
   if (!eff) return std::nullopt;
   try {
-    return ((std::stoull(*eff, nullptr, 16) >> cap) & 1u) != 0;
+    return ((std::stoull(std::string(*eff), nullptr, 16) >> cap) & 1u) != 0;
   } catch (...) {
     return std::nullopt;
   }
@@ -176,8 +165,18 @@ void check_debug_trap(const DoctorInputs& in, Results& out) {
                        "run gpreempt info and GPREEMPT_TRACE=1 gpreempt info to see the answer"));
     return;
   }
+  // Which GPUs, as people know them: the topology's own name is "ip discovery" on every MI300.
+  std::vector<std::string> kinds;
+  for (const auto& g : nodes) {
+    std::string k = discovery::display_name(g.gfx_target_version, g.device_id,
+                                            in.files.path("/usr/share/libdrm/amdgpu.ids"));
+    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(std::move(k));
+  }
+  std::string kinds_text;
+  for (const auto& k : kinds) kinds_text += (kinds_text.empty() ? "" : ", ") + k;
   out.push_back(make("debug_trap", Status::kPass,
-                     std::to_string(nodes.size()) + " GPU(s) advertise debug trap; DBG_TRAP is reachable"));
+                     std::to_string(nodes.size()) + " GPU(s) advertise debug trap (" + kinds_text +
+                         "); DBG_TRAP is reachable"));
 }
 
 void check_scheduler(const DoctorInputs& in, Results& out) {

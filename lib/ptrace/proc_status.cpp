@@ -2,27 +2,19 @@
 
 #include <charconv>
 
+#include "common/proc_status.h"
 #include "common/text_file.h"
 
 namespace gpreempt::ptrace {
 
 namespace {
 std::optional<int> field(std::string_view text, std::string_view key) {
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    auto nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == ':') {
-      std::string_view v = line.substr(key.size() + 1);
-      while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-      int out = 0;
-      auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-      if (ec != std::errc() || p == v.data()) return std::nullopt;
-      return out;
-    }
-  }
-  return std::nullopt;
+  const auto v = proc_status_field(text, key);
+  if (!v) return std::nullopt;
+  int out = 0;
+  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
+  if (ec != std::errc() || p == v->data()) return std::nullopt;
+  return out;
 }
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -105,7 +106,10 @@ std::vector<char*> child_env(const std::vector<std::string>& overrides, std::vec
 }
 
 // Starts a persistent daemon for `paths` unless one answers already. kOk / kFailed.
-int start_daemon(const protocol::MachinePaths& paths, const daemon::MachineOptions& m, bool* already) {
+// `owned_dir` (kfdsim run): the daemon follows this process and, should it end without stopping
+// the machine (SIGKILL), stops by itself and removes the private directory.
+int start_daemon(const protocol::MachinePaths& paths, const daemon::MachineOptions& m, bool* already,
+                 bool owned = false, bool owned_dir = false) {
   std::error_code ec;
   fs::create_directories(paths.dir, ec);
   int lock = open(paths.lock().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -124,6 +128,8 @@ int start_daemon(const protocol::MachinePaths& paths, const daemon::MachineOptio
     std::vector<std::string> args = {exe, "--daemonize", "--persistent", "--dir=" + paths.dir,
                                      "--socket=" + paths.socket};
     for (auto& f : daemon::to_flags(m)) args.push_back(f);
+    if (owned) args.push_back("--owner-pid=" + std::to_string(getpid()));
+    if (owned && owned_dir) args.push_back("--remove-dir-with-owner");
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -324,8 +330,10 @@ int stop_daemon(const protocol::MachinePaths& paths, bool quiet, bool json = fal
 
 // `kfdsim run` stands between its caller and the command: SIGTERM and SIGHUP (`timeout`, a closed
 // terminal, a job scheduler) go on to the command, and run still stops its machine and removes its
-// directory once the command has exited. Killed outright instead, run left the daemon, the command
-// and the directory behind. A signal that comes before the command exists ends run before it.
+// directory once the command has exited. Killed outright (SIGKILL), run cleans up nothing: the
+// command gets SIGTERM from the kernel (PR_SET_PDEATHSIG), and the daemon run started follows
+// run's pid (--owner-pid), then stops and removes the private directory by itself. A signal that
+// comes before the command exists ends run before it.
 volatile sig_atomic_t g_command_pid = 0;
 volatile sig_atomic_t g_signal_before_command = 0;
 
@@ -342,6 +350,47 @@ void forward_termination_signals() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGHUP, &sa, nullptr);
+}
+
+// Starts the command with `mask` as its signal mask; 0 or the errno of fork/exec. Not posix_spawn:
+// the command must get SIGTERM (PR_SET_PDEATHSIG), as a forwarded one, should run end without
+// forwarding anything (SIGKILL), or it would go on against a machine that is gone.
+int spawn_command(char* const argv[], char* const envp[], const sigset_t& mask, pid_t* pid) {
+  int report[2];  // close-on-exec: EOF says the exec happened, 4 bytes are its errno
+  if (pipe2(report, O_CLOEXEC) != 0) return errno;
+  const pid_t run = getpid();
+  const pid_t child = fork();
+  if (child < 0) {
+    const int e = errno;
+    close(report[0]);
+    close(report[1]);
+    return e;
+  }
+  if (child == 0) {
+    close(report[0]);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != run) _exit(128 + SIGTERM);  // run died before prctl took effect
+    signal(SIGTERM, SIG_DFL);  // not the forwarding handler, before the mask lets them in
+    signal(SIGHUP, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
+    execvpe(argv[0], argv, envp);
+    const int e = errno;
+    (void)!write(report[1], &e, sizeof e);
+    _exit(127);
+  }
+  close(report[1]);
+  int e = 0;
+  ssize_t n;
+  while ((n = read(report[0], &e, sizeof e)) < 0 && errno == EINTR) {
+  }
+  close(report[0]);
+  if (n == static_cast<ssize_t>(sizeof e)) {
+    while (waitpid(child, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    return e;
+  }
+  *pid = child;
+  return 0;
 }
 
 int run_command(protocol::MachinePaths paths, bool private_dir, const daemon::MachineOptions& m,
@@ -366,7 +415,7 @@ int run_command(protocol::MachinePaths paths, bool private_dir, const daemon::Ma
   };
   forward_termination_signals();
   bool already = false;
-  if (start_daemon(paths, m, &already) != kOk) {
+  if (start_daemon(paths, m, &already, true, private_dir && !keep) != kOk) {
     remove_private_dir();  // start_daemon showed the log's last line
     return kFailed;
   }
@@ -391,13 +440,7 @@ int run_command(protocol::MachinePaths paths, bool private_dir, const daemon::Ma
   sigaddset(&term, SIGTERM);
   sigaddset(&term, SIGHUP);
   sigprocmask(SIG_BLOCK, &term, &old_mask);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setsigmask(&attr, &old_mask);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
-  int err = g_signal_before_command ? ECANCELED
-                                    : posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), envp.data());
-  posix_spawnattr_destroy(&attr);
+  int err = g_signal_before_command ? ECANCELED : spawn_command(argv.data(), envp.data(), old_mask, &pid);
   if (err == 0) g_command_pid = pid;
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   int rc;
@@ -508,7 +551,9 @@ int main(int argc, char** argv) {
   bool keep = false;
   auto* run = app.add_subcommand("run", "run COMMAND on a private simulated machine, then remove it; "
                                         "exits with COMMAND's exit code (128+signal if killed). SIGTERM and "
-                                        "SIGHUP are passed on to COMMAND; the machine is removed all the same");
+                                        "SIGHUP are passed on to COMMAND; the machine is removed all the same. "
+                                        "Should kfdsim itself be killed (SIGKILL), COMMAND gets SIGTERM and "
+                                        "the machine stops and removes itself");
   add_machine_options(run);
   run->add_flag("--keep", keep, "keep the machine directory (log, files) afterwards");
   run->add_option("command", command, "the program and its arguments (after --)")->required();

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 
 #include "cli_common.h"
 #include "sim/daemon/machine_options.h"
@@ -39,6 +40,16 @@ int main(int argc, char** argv) {
   app.add_flag("--daemonize", daemonize,
                "detach; return once the socket listens (exit 0) or start-up failed (exit 1)");
   app.add_flag("--persistent", cfg.persistent, "stay up without clients until `kfdsim stop`");
+  int owner_pid = 0;
+  app.add_option("--owner-pid", owner_pid,
+                 "stop (as on SIGTERM) when process PID ends, however it ends: `kfdsim run` passes "
+                 "its own pid, so that a run killed outright does not leave its machine running")
+      ->check(CLI::PositiveNumber);
+  bool remove_dir_with_owner = false;
+  app.add_flag("--remove-dir-with-owner", remove_dir_with_owner,
+               "with --owner-pid: the machine directory is the owner's; remove it when the owner "
+               "ends before stopping the machine itself")
+      ->needs("--owner-pid");
   int nice_value = kDefaultNice;
   app.add_option("--nice", nice_value,
                  "scheduling niceness to run at (default -10; needs CAP_SYS_NICE, else the daemon "
@@ -67,6 +78,7 @@ int main(int argc, char** argv) {
     if (socket.empty() && !std::getenv(protocol::kEnvSocket)) cfg.paths.socket = cfg.paths.dir + "/kfdsim.sock";
   }
   if (!socket.empty()) cfg.paths.socket = protocol::normalize_dir(socket);
+  cfg.owner_pid = owner_pid;
 
   int ready = -1;
   if (daemonize) {
@@ -105,6 +117,8 @@ int main(int argc, char** argv) {
   if (setpriority(PRIO_PROCESS, 0, nice_value) != 0)
     std::fprintf(stderr, "kfdsimd[%d]: cannot set niceness %d (%s); running at %d\n", getpid(), nice_value,
                  std::strerror(errno), getpriority(PRIO_PROCESS, 0));
+  bool owner_gone = false;
+  int rc = 0;
   try {
     daemon::Server server(cfg);
     server.stop_on_signals({SIGTERM, SIGINT, SIGHUP});
@@ -114,9 +128,20 @@ int main(int argc, char** argv) {
       (void)!write(ready, &c, 1);
       close(ready);
     }
-    return server.run();
+    rc = server.run();
+    owner_gone = server.owner_gone();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kfdsimd: %s\n", e.what());
     return 1;
   }
+  // After the server is gone (it writes its records into the directory as it stops). An owner
+  // that ended normally stopped the machine itself and removes the directory itself.
+  if (owner_gone && remove_dir_with_owner) {
+    std::error_code ec;
+    std::filesystem::remove_all(cfg.paths.dir, ec);
+    if (ec)
+      std::fprintf(stderr, "kfdsimd[%d]: cannot remove %s: %s\n", getpid(), cfg.paths.dir.c_str(),
+                   ec.message().c_str());
+  }
+  return rc;
 }

@@ -116,6 +116,23 @@ Server::Server(ServerConfig config)
   housekeeping_ = loop_.add_timer([this] { housekeeping(); });
   loop_.arm_every(housekeeping_, std::chrono::seconds(kHousekeepingSeconds));
   loop_.set_after_batch([this] { rearm_timer(); });
+  if (config_.owner_pid > 0) watch_owner();
+}
+
+void Server::watch_owner() {
+  // A pidfd, not PR_SET_PDEATHSIG: the daemon detaches (--daemonize forks), so its parent is
+  // never the owner. Opened before the daemon reports ready, while the owner still waits for
+  // that report, so the pid cannot name a recycled process.
+  owner_pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, config_.owner_pid, 0));
+  if (owner_pidfd_ < 0)
+    throw gpreempt::Error(errno, "cannot watch the owner process " + std::to_string(config_.owner_pid) +
+                                     " (pidfd_open): " + std::strerror(errno));
+  loop_.watch(owner_pidfd_, [this] {
+    if (owner_gone_) return;
+    log("owner process %d exited: stopping", static_cast<int>(config_.owner_pid));
+    owner_gone_ = true;
+    loop_.stop();
+  });
 }
 
 Server::~Server() {
@@ -129,6 +146,7 @@ Server::~Server() {
     ::close(p->pidfd);
   }
   if (listen_fd_ >= 0) ::close(listen_fd_);
+  if (owner_pidfd_ >= 0) ::close(owner_pidfd_);
 }
 
 void Server::listen() {

@@ -31,6 +31,9 @@ struct ServerConfig {
   // true (kfdsim start / run): stay up until told to stop. false (started on demand by the shim):
   // exit once the last client process is gone.
   bool persistent = false;
+  // Non-zero (kfdsim run): the process this machine serves. When it ends, however it ends (a
+  // SIGKILL runs none of its clean-up), the daemon stops as on SIGTERM, and owner_gone() says so.
+  pid_t owner_pid = 0;
 };
 
 class Server {
@@ -50,6 +53,8 @@ class Server {
   // signals. Blocks them in the calling thread and reads them through a signalfd in the loop: for
   // the daemon's main(), not for a process that hosts a Server among other things.
   void stop_on_signals(std::initializer_list<int> signals);
+  // The loop stopped because config.owner_pid ended (then the owner's clean-up is the daemon's).
+  bool owner_gone() const { return owner_gone_; }
 
  private:
   struct Conn;
@@ -68,6 +73,7 @@ class Server {
   void rearm_timer();
   void housekeeping();
   void unlink_socket();
+  void watch_owner();
 
   void handle(int fd, protocol::Request& req);
   void reply(int fd, int64_t ret, std::vector<uint8_t> payload = {}, int pass_fd = -1);
@@ -93,6 +99,8 @@ class Server {
   EventLoop::Id listen_watch_ = 0;
   EventLoop::Id housekeeping_ = 0;
   ino_t socket_inode_ = 0;
+  int owner_pidfd_ = -1;
+  bool owner_gone_ = false;
   std::map<int, std::unique_ptr<Conn>> conns_;
   std::map<int, std::unique_ptr<Proc>> procs_;
   std::map<CallToken, int> token_conn_;

@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "common/hex.h"
+#include "common/proc_status.h"
 #include "discovery/proc_parse.h"
 #include "discovery/process_discovery.h"
 #include "discovery/topology.h"
@@ -40,6 +41,21 @@ TEST(CoreProcStatus, TracerPidAndTgid) {
   EXPECT_EQ(ptrace::parse_tgid(text), 77);
   EXPECT_EQ(ptrace::parse_tracer_pid("Name:\tx\n"), std::nullopt);
   EXPECT_EQ(ptrace::parse_tracer_pid("TracerPid:\tabc\n"), std::nullopt);
+}
+
+// The one reader of status lines: a key matches whole, blanks after the colon are not the value,
+// the last line needs no newline, and the first of two lines wins.
+TEST(CoreProcStatus, FieldsAreMatchedByTheirWholeKey) {
+  const char* text = "TgidX:\t5\nTgid:\t 77\nNSpid:\t9\t3\nCapEff:\t000001ffffffffff\nTgid:\t1\nEmpty:";
+  EXPECT_EQ(proc_status_field(text, "Tgid"), "77");
+  EXPECT_EQ(proc_status_field(text, "NSpid"), "9\t3");
+  EXPECT_EQ(proc_status_field(text, "CapEff"), "000001ffffffffff");
+  EXPECT_EQ(proc_status_field(text, "Empty"), "");
+  EXPECT_EQ(proc_status_field(text, "Tgi"), std::nullopt);
+  EXPECT_EQ(proc_status_field(text, "Pid"), std::nullopt);
+  EXPECT_EQ(proc_status_field("", "Tgid"), std::nullopt);
+  EXPECT_EQ(ptrace::parse_tgid(text), 77);
+  EXPECT_EQ(discovery::parse_nspid(text), (std::vector<int>{9, 3}));
 }
 
 TEST(CoreProcStatus, OwnProcessIsReadableFromProc) {

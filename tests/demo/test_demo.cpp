@@ -86,6 +86,22 @@ TEST(Demo, AMissingGpreemptdIsAClearError) {
   EXPECT_EQ(nlohmann::json::parse(alone.output())["scenarios"].size(), 1u);
 }
 
+// The header names the GPU as people know it (from the PCI device id), not by the topology's ASIC
+// string, which is "ip discovery" on every MI300 — real or simulated.
+TEST(Demo, TheMachineIsNamedByItsProductNotTheTopologyAsicName) {
+  ChildProcess demo({gpreempt_bin(), "demo", "--requests", "5", "--scenarios", "online_alone", "--json"});
+  ASSERT_EQ(demo.wait(), 0) << demo.output();
+  const auto j = nlohmann::json::parse(demo.output());
+  const std::string description = j["machine"]["description"];
+  EXPECT_EQ(description.rfind("a simulated AMD Instinct MI308X (gfx942), ", 0), 0u) << description;
+  EXPECT_EQ(description.find("ip discovery"), std::string::npos) << description;
+  ASSERT_FALSE(j["machine"]["gpus"].empty());
+  for (const auto& g : j["machine"]["gpus"]) {
+    EXPECT_EQ(g["product"], "AMD Instinct MI308X") << g;
+    EXPECT_EQ(g["name"], "ip discovery") << "the topology's own name stays as the kernel writes it";
+  }
+}
+
 TEST(Demo, BadArgumentsAreUsageErrors) {
   for (const std::vector<std::string>& args : {std::vector<std::string>{"--requests", "0"},
                                                {"--quick", "--requests", "10"},

@@ -172,6 +172,25 @@ TEST_F(FakeNode, GpuWithoutDebugTrapCapabilityFails) {
   EXPECT_NE(r.summary.find("63420"), std::string::npos) << r.summary;
 }
 
+// The GPUs are named as people know them, from the PCI device id: the topology's own name is the
+// ASIC string "ip discovery" on every MI300. An id outside the built-in table and amdgpu.ids is
+// named by its gfx target and the id.
+TEST_F(FakeNode, DebugTrapPassNamesTheProductNotTheTopologyAsicName) {
+  auto r = check("debug_trap");
+  EXPECT_EQ(r.status, Status::kPass);
+  EXPECT_NE(r.summary.find("(AMD Instinct MI308X (gfx942))"), std::string::npos) << r.summary;
+  EXPECT_EQ(r.summary.find("ip discovery"), std::string::npos) << r.summary;
+  std::string props = kProperties;
+  props.replace(props.find("device_id 29858"), 15, "device_id 4660");
+  write("/sys/class/kfd/kfd/topology/nodes/1/properties", props);
+  write("/usr/share/libdrm/amdgpu.ids", "# 1.0.0\n74A2,\t00,\tAMD Instinct MI308X\n");
+  r = check("debug_trap");
+  EXPECT_NE(r.summary.find("(gfx942 GPU (device 0x1234))"), std::string::npos) << r.summary;
+  write("/usr/share/libdrm/amdgpu.ids", "# 1.0.0\n1234,\t00,\tAMD Test Part\n");
+  r = check("debug_trap");
+  EXPECT_NE(r.summary.find("(AMD Test Part (gfx942))"), std::string::npos) << r.summary;
+}
+
 TEST_F(FakeNode, CwsrDisabledFails) {
   write("/sys/module/amdgpu/parameters/cwsr_enable", "0\n");
   auto r = check("cwsr");

@@ -70,6 +70,10 @@ TEST(DoctorCli, SimulatedMachinePasses) {
   EXPECT_EQ(doc.at("ok"), true);
   for (const char* id : {"kfd_device", "kfd_ioctl_version", "debug_trap", "scheduler", "debugfs"})
     EXPECT_EQ(check(doc, id).at("status"), "pass") << id << ": " << check(doc, id).dump();
+  // The simulated MI308X is named as a real one would be (its topology name is "ip discovery").
+  EXPECT_NE(check(doc, "debug_trap").at("summary").get<std::string>().find("AMD Instinct MI308X (gfx942)"),
+            std::string::npos)
+      << check(doc, "debug_trap").dump();
   const json p = check(doc, "rocm_user_space");
   EXPECT_EQ(p.at("status"), "warn") << p.dump();
   EXPECT_TRUE(p.at("pid").is_number_integer());

@@ -4,11 +4,14 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "machine_fixture.h"
+#include "fixtures.h"
 
 using gpreempt::testing::build_path;
 using gpreempt::testing::Child;
@@ -22,6 +25,16 @@ std::unique_ptr<Child> kfdsim(Machine& m, std::vector<std::string> args) {
   auto env = m.env();
   env.erase("LD_PRELOAD");  // kfdsim itself runs without the shim
   return std::make_unique<Child>(args, env);
+}
+
+// The environment of a `kfdsim run` whose private machine directories go into m.dir()/tmp (its
+// TMPDIR only: parallel tests make their own run directories), kfdsim itself without the shim.
+std::map<std::string, std::string> run_env(Machine& m) {
+  std::filesystem::create_directory(m.dir() / "tmp");
+  auto env = m.env();
+  env.erase("LD_PRELOAD");
+  env["TMPDIR"] = (m.dir() / "tmp").string();
+  return env;
 }
 
 // A persistent machine with the GPU model whose device has seen one runlist update: `client`
@@ -272,11 +285,8 @@ TEST(Kfdsimd, RunsAtTheNicenessAsked) {
 
 TEST(Kfdsim, RunLeavesNoMachineBehindWhenTheDaemonCannotStart) {
   Machine m;
-  auto tmp = m.dir() / "tmp";  // TMPDIR of this run only: parallel tests make their own run dirs
-  std::filesystem::create_directory(tmp);
-  auto env = m.env();
-  env.erase("LD_PRELOAD");
-  env["TMPDIR"] = tmp.string();
+  const auto env = run_env(m);
+  const auto tmp = m.dir() / "tmp";
   Child r({build_path("bin/kfdsim").string(), "run", "--hardware", "warp-drive", "--", "/bin/true"}, env);
   EXPECT_EQ(WEXITSTATUS(r.finish()), 1);
   EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "the private machine directory was left behind";
@@ -289,11 +299,8 @@ TEST(Kfdsim, RunPassesSigtermToTheCommandAndStillRemovesItsMachine) {
   // `timeout 60 kfdsim run -- app` sends SIGTERM to kfdsim: the command gets it, and the private
   // machine (daemon and directory) goes away as after a normal exit.
   Machine m;
-  auto tmp = m.dir() / "tmp";
-  std::filesystem::create_directory(tmp);
-  auto env = m.env();
-  env.erase("LD_PRELOAD");
-  env["TMPDIR"] = tmp.string();
+  const auto env = run_env(m);
+  const auto tmp = m.dir() / "tmp";
   for (int sig : {SIGTERM, SIGHUP}) {
     Child r({build_path("bin/kfdsim").string(), "run", "--", "/bin/sh", "-c", "echo ready; exec sleep 60"}, env);
     ASSERT_EQ(r.line(), "ready");
@@ -305,4 +312,31 @@ TEST(Kfdsim, RunPassesSigtermToTheCommandAndStillRemovesItsMachine) {
     EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "the private machine directory was left behind";
     EXPECT_TRUE(daemons_in(tmp).empty()) << "the run's daemon outlived it";
   }
+}
+
+TEST(Kfdsim, RunKilledOutrightLeavesNoMachineBehind) {
+  // SIGKILL runs none of kfdsim run's clean-up (a killed `gpreempt demo` is a kfdsim run): the
+  // command gets SIGTERM from the kernel, and the daemon run started follows run's pid, stops,
+  // and removes the private machine directory.
+  Machine m;
+  const auto env = run_env(m);
+  const auto tmp = m.dir() / "tmp";
+  Child r({build_path("bin/kfdsim").string(), "run", "--", "/bin/sh", "-c", "echo $$; exec sleep 60"}, env);
+  const auto first = r.line();
+  ASSERT_TRUE(first) << "the command did not start";
+  const int command = std::stoi(*first);
+  ASSERT_EQ(daemons_in(tmp).size(), 1u) << "the run's daemon is up";
+  r.kill(SIGKILL);
+  r.wait_status();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto left = [&] {
+    return !daemons_in(tmp).empty() || !std::filesystem::is_empty(tmp) ||
+           !gpreempt::testing::process_ended(command);
+  };
+  while (left() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(daemons_in(tmp).empty()) << "the daemon of a killed run kept running";
+  EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "the private machine directory was left behind";
+  EXPECT_TRUE(gpreempt::testing::process_ended(command)) << "the command of a killed run kept running";
+  if (!gpreempt::testing::process_ended(command)) ::kill(command, SIGKILL);
 }

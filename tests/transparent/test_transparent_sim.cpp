@@ -5,11 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
+#include "common/proc_status.h"
+#include "common/text_file.h"
 #include "sim_harness.h"
 
 namespace gpreempt::testing {
@@ -33,15 +34,9 @@ std::optional<nlohmann::json> next_event(Child& probe, const std::string& kind, 
 }
 
 std::string status_field(int pid, const std::string& name) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(name + ":", 0) == 0) {
-      auto v = line.substr(name.size() + 1);
-      v.erase(0, v.find_first_not_of(" \t"));
-      return v;
-    }
-  return {};
+  const auto text = read_text_file("/proc/" + std::to_string(pid) + "/status");
+  if (!text) return {};
+  return std::string(proc_status_field(*text, name).value_or(""));
 }
 
 TEST(TransparentSim, RequestsOfAnUnmodifiedWorkloadAreSeenWithoutPtrace) {

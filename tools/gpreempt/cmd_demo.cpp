@@ -20,6 +20,7 @@
 #include "common/latency_summary.h"
 #include "demo/demo_scenarios.h"
 #include "demo/demo_workloads.h"
+#include "discovery/product_name.h"
 #include "discovery/topology.h"
 
 namespace gpreempt::cli {
@@ -260,16 +261,17 @@ void run(const Globals& g, DemoCliOptions& o) {
     // The sysfs name file ends in a newline.
     while (!gpu.name.empty() && std::isspace(static_cast<unsigned char>(gpu.name.back())))
       gpu.name.pop_back();
-    gpus.push_back({{"gpu_id", gpu.gpu_id}, {"name", gpu.name}});
-    if (description.empty()) {
-      // The topology's name is the ASIC string ("ip discovery" on MI300s); the target says more.
-      description = gpu.gfx_name() + " GPU";
-      if (!gpu.name.empty()) description += " '" + gpu.name + "'";
-    }
+    const auto product = discovery::product_name(gpu.gfx_target_version, gpu.device_id);
+    gpus.push_back({{"gpu_id", gpu.gpu_id},
+                    {"name", gpu.name},
+                    {"product", product ? nlohmann::json(product->name) : nlohmann::json()}});
+    // The topology's name is the ASIC string ("ip discovery" on every MI300): what a person
+    // knows the GPU by comes from its PCI device id, as in `gpreempt info`.
+    if (description.empty()) description = discovery::display_name(gpu.gfx_target_version, gpu.device_id);
   }
   if (gpus.empty()) throw Failure("the KFD topology lists no GPU");
-  description = (simulated ? "a simulated " : "") + description + " (" +
-                std::to_string(gpus.size()) + " GPU" + (gpus.size() > 1 ? "s" : "") + ")";
+  description = (simulated ? "a simulated " : "") + description + ", " + std::to_string(gpus.size()) +
+                " GPU" + (gpus.size() > 1 ? "s" : "");
 
   char tmpl[] = "/tmp/gpreempt-demo-XXXXXX";
   if (!::mkdtemp(tmpl)) throw Failure(std::string("mkdtemp: ") + errno_text(errno));

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "cli.h"
-#include "gpu_names.h"
+#include "discovery/product_name.h"
 #include "common/error.h"
 #include "kfd/driver.h"
 #include "kfd/dbg_trap.h"
@@ -104,7 +104,7 @@ void run_info(const Globals& g, const InfoOptions& o) {
     auto gpus = discovery::read_gpu_nodes(o.topology);
     std::vector<std::vector<std::string>> rows;
     for (const auto& gpu : gpus) {
-      const auto product = product_name(gpu.gfx_target_version, gpu.device_id);
+      const auto product = discovery::product_name(gpu.gfx_target_version, gpu.device_id);
       j["gpus"].push_back({{"node", gpu.node},
                            {"gpu_id", gpu.gpu_id},
                            {"name", gpu.name},

@@ -1,10 +1,13 @@
-#include "gpu_names.h"
+#include "discovery/product_name.h"
 
+#include "discovery/properties.h"
+
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <set>
 
-namespace gpreempt::cli {
+namespace gpreempt::discovery {
 
 namespace {
 
@@ -74,4 +77,12 @@ std::optional<ProductName> product_name(uint32_t gfx_target_version, uint32_t de
   return std::nullopt;
 }
 
-}  // namespace gpreempt::cli
+std::string display_name(uint32_t gfx_target_version, uint32_t device_id, const std::string& ids_path) {
+  const std::string gfx = gfx_target_name(gfx_target_version).value_or("unknown");
+  if (auto p = product_name(gfx_target_version, device_id, ids_path)) return p->name + " (" + gfx + ")";
+  char dev[16];
+  std::snprintf(dev, sizeof dev, "0x%04x", device_id);
+  return gfx + " GPU (device " + dev + ")";
+}
+
+}  // namespace gpreempt::discovery
