@@ -2,6 +2,7 @@
 import datetime
 import json
 import os
+import time
 
 from . import figures, report, stats
 from .engines import DesEngine, EngineError, LiveEngine
@@ -186,7 +187,10 @@ def run(name, engine="des", out_dir="eval-out", options=None, des=None, gpreempt
     if not (o.cwsr_save_scale > 0 and o.hws_roundtrip_scale > 0):
         raise UsageProblem("--cwsr-save-scale and --hws-roundtrip-scale must be positive")
     os.makedirs(out_dir, exist_ok=True)
+    t0 = time.monotonic()
+    load0 = round(os.getloadavg()[0], 2)
     o.trace_dir = o.trace_dir if o.trace_dir != "." else out_dir
+    os.makedirs(o.trace_dir, exist_ok=True)  # --traces DIR may name a directory not made yet
     comparison = None
     samples, timelines = {}, {}
     if engine == "des":
@@ -222,7 +226,10 @@ def run(name, engine="des", out_dir="eval-out", options=None, des=None, gpreempt
         # Live numbers are wall-clock numbers of a simulated GPU driven by a host process: how
         # loaded the host was decides how far they are from the model (report.LIVE_EXPLANATION).
         "host_load_average": round(os.getloadavg()[0], 2),
+        "host_load_average_start": load0,
         "host_cpus": os.cpu_count(),
+        # Every engine call of the run (trace recording included), before figures and report.
+        "run_wall_seconds": round(time.monotonic() - t0, 2),
         "points": points,
         "rows": rows,
         "checks": checks,
