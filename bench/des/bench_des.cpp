@@ -99,8 +99,9 @@ int main(int argc, char** argv) {
   }
   doc["solo"] = false;
   std::printf("# %s, %u GPU(s), median of %u run(s) per baseline\n", path.c_str(), gpus, repeat);
-  std::printf("%-22s %8s %8s %8s %11s %10s %12s %11s %8s %8s\n", "baseline", "sim_s", "wall_s",
-              "cpu_s", "sim_s/wall", "sim_s/cpu", "events", "events/s", "p99_ms", "off_it/s");
+  std::printf("%-22s %8s %8s %8s %11s %10s %12s %11s %11s %8s %8s\n", "baseline", "sim_s", "wall_s",
+              "cpu_s", "sim_s/wall", "sim_s/cpu", "events", "ev/wall_s", "ev/cpu_s", "p99_ms",
+              "off_it/s");
   for (const auto& b : des::baseline_names()) {
     doc["baseline"] = b;
     const des::Spec spec = des::parse_spec(doc, path.substr(0, path.find_last_of('/')));
@@ -114,10 +115,11 @@ int main(int argc, char** argv) {
       cpus.push_back(process_cpu_seconds() - c0);
     }
     const double wall = median(walls), cpu = median(cpus);
-    std::printf("%-22s %8.2f %8.3f %8.3f %11.1f %10.1f %12llu %10.2fM %8.3f %8.2f\n", b.c_str(),
-                r.sim_seconds, wall, cpu, r.sim_seconds / wall, r.sim_seconds / cpu,
+    std::printf("%-22s %8.2f %8.3f %8.3f %11.1f %10.1f %12llu %10.2fM %10.2fM %8.3f %8.2f\n",
+                b.c_str(), r.sim_seconds, wall, cpu, r.sim_seconds / wall, r.sim_seconds / cpu,
                 static_cast<unsigned long long>(r.events),
-                static_cast<double>(r.events) / wall / 1e6, des::percentile(r.latencies_ms, 99),
+                static_cast<double>(r.events) / wall / 1e6,
+                static_cast<double>(r.events) / cpu / 1e6, des::percentile(r.latencies_ms, 99),
                 static_cast<double>(r.offline_iterations) / r.sim_seconds);
   }
   return 0;
