@@ -358,7 +358,7 @@ def test_cli_run_ok_and_operational_failures(tmp_path):
     doc = json.loads((tmp_path / "list" / "results.json").read_text())
     assert doc["options"]["seeds"] == [4, 9] and {r["seed"] for r in doc["rows"]} == {4, 9}
     assert str(BIN) not in doc["command"] and "--seed 4,9" in doc["command"]
-    assert doc["run_wall_seconds"] >= 0
+    assert doc["run_wall_seconds"] >= 0 and doc["run_cpu_seconds"] > 0  # the fake engine's processes ran
     t = gpreempt("eval", "table", str(tmp_path / "ok" / "results.json"))
     assert t.returncode == 0 and t.stdout.startswith("| point | baseline |")
     (tmp_path / "junk.json").write_text("[1]")
