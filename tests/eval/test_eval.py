@@ -218,6 +218,26 @@ def test_run_writes_valid_results_figures_and_report(tmp_path):
     assert {p["tail_kind"] for p in doc["points"] if p["metrics"]["online_requests"]["median"]} == {"p99"}
 
 
+def test_committed_results_validate_and_the_readme_shows_the_headline():
+    """docs/eval-results/ holds the full runs the docs quote: each still validates (a schema change
+    that orphans them fails here), aggregates exactly its rows, and the README's headline table is
+    the committed headline's, digit for digit."""
+    committed = sorted((SOURCE / "docs" / "eval-results").glob("*/results.json"))
+    if not committed:
+        pytest.skip("no committed results (docs/eval-results/)")
+    v = schema_validator()
+    for f in committed:
+        doc = json.loads(f.read_text())
+        errors = list(v.iter_errors(doc))
+        assert not errors, (f, [f"{list(e.path)}: {e.message}" for e in errors[:3]])
+        assert doc["experiment"] == f.parent.name and len(doc["options"]["seeds"]) >= 5, f
+        for p in doc["points"]:
+            rows = [r for r in doc["rows"] if r["point"] == p["point"]]
+            assert p["metrics"]["online_p99_ms"] == stats.spread([r["online_p99_ms"] for r in rows]), (f, p["point"])
+    head = json.loads((SOURCE / "docs" / "eval-results" / "resnet18-vs-resnet50-train" / "results.json").read_text())
+    assert report_mod.points_table(head) in (SOURCE / "README.md").read_text()
+
+
 def test_fewer_than_1000_requests_report_the_maximum(tmp_path):
     doc = runner.run("tc1-basic", out_dir=str(tmp_path / "o"), options=opts(tmp_path, seeds=[1], requests=200), des=FAKE)
     p = next(p for p in doc["points"] if p["point"] == "none")
