@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from gpreempt.eval import experiments, runner, stats, workloads
+from gpreempt.eval import report as report_mod
 from gpreempt.eval.engines import EngineError
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -104,8 +105,30 @@ def test_tail_is_the_p99_only_from_1000_samples():
 
 
 def test_spread_ignores_unmeasured_seeds():
-    assert stats.spread([3, None, 1, 2]) == {"min": 1.0, "median": 2.0, "max": 3.0, "n": 3}
-    assert stats.spread([None])["median"] is None
+    s = stats.spread([3, None, 1, 2])
+    assert {k: s[k] for k in ("min", "median", "max", "mean", "n")} == {"min": 1.0, "median": 2.0, "max": 3.0,
+                                                                        "mean": 2.0, "n": 3}
+    assert stats.spread([None]) == {"min": None, "median": None, "max": None, "mean": None, "stdev": None,
+                                    "ci95": None, "n": 0}
+
+
+def test_spread_mean_stdev_and_student_t_interval():
+    # 1..5: mean 3, sample stdev sqrt(2.5), t(0.975, 4 df) = 2.776 -> half-width 2.776 * sqrt(2.5 / 5).
+    s = stats.spread([5, 1, 4, 2, 3])
+    assert s["median"] == 3.0 and s["mean"] == 3.0
+    assert s["stdev"] == pytest.approx(math.sqrt(2.5))
+    assert s["ci95"] == pytest.approx(2.776 * math.sqrt(2.5 / 5), rel=1e-6)
+    # Two seeds: 1 degree of freedom, t = 12.706 (the normal 1.96 would claim 6x the certainty).
+    assert stats.spread([1.0, 3.0])["ci95"] == pytest.approx(12.706 * math.sqrt(2) / math.sqrt(2), rel=1e-6)
+    # One seed: no spread to speak of.
+    one = stats.spread([4.2])
+    assert one["mean"] == 4.2 and one["stdev"] is None and one["ci95"] is None
+    # Identical seeds (periodic arrivals): zero width, not None.
+    assert stats.spread([2.0, 2.0, 2.0])["ci95"] == 0.0
+    # Many seeds: the normal quantile.
+    many = stats.spread(list(range(40)))
+    assert many["ci95"] == pytest.approx(1.96 * many["stdev"] / math.sqrt(40))
+    assert [stats.t975(df) for df in (1, 4, 9, 30, 31)] == [12.706, 2.776, 2.262, 2.042, 1.96]
 
 
 # ---- workloads -----------------------------------------------------------------------------------
@@ -195,6 +218,26 @@ def test_run_writes_valid_results_figures_and_report(tmp_path):
     assert {p["tail_kind"] for p in doc["points"] if p["metrics"]["online_requests"]["median"]} == {"p99"}
 
 
+def test_committed_results_validate_and_the_readme_shows_the_headline():
+    """docs/eval-results/ holds the full runs the docs quote: each still validates (a schema change
+    that orphans them fails here), aggregates exactly its rows, and the README's headline table is
+    the committed headline's, digit for digit."""
+    committed = sorted((SOURCE / "docs" / "eval-results").glob("*/results.json"))
+    if not committed:
+        pytest.skip("no committed results (docs/eval-results/)")
+    v = schema_validator()
+    for f in committed:
+        doc = json.loads(f.read_text())
+        errors = list(v.iter_errors(doc))
+        assert not errors, (f, [f"{list(e.path)}: {e.message}" for e in errors[:3]])
+        assert doc["experiment"] == f.parent.name and len(doc["options"]["seeds"]) >= 5, f
+        for p in doc["points"]:
+            rows = [r for r in doc["rows"] if r["point"] == p["point"]]
+            assert p["metrics"]["online_p99_ms"] == stats.spread([r["online_p99_ms"] for r in rows]), (f, p["point"])
+    head = json.loads((SOURCE / "docs" / "eval-results" / "resnet18-vs-resnet50-train" / "results.json").read_text())
+    assert report_mod.points_table(head) in (SOURCE / "README.md").read_text()
+
+
 def test_fewer_than_1000_requests_report_the_maximum(tmp_path):
     doc = runner.run("tc1-basic", out_dir=str(tmp_path / "o"), options=opts(tmp_path, seeds=[1], requests=200), des=FAKE)
     p = next(p for p in doc["points"] if p["point"] == "none")
@@ -207,6 +250,36 @@ def test_spread_across_seeds_is_reported(tmp_path):
     doc = runner.run("tc1-basic", out_dir=str(tmp_path / "o"), options=opts(tmp_path, seeds=[1, 2, 3]), des=FAKE)
     m = next(p for p in doc["points"] if p["point"] == "none")["metrics"]["online_p50_ms"]
     assert m["n"] == 3 and m["min"] < m["max"]
+
+
+def test_each_point_aggregates_exactly_its_own_seeds_rows(tmp_path):
+    seeds = [3, 7, 11, 19, 23]
+    doc = runner.run("tc1-basic", out_dir=str(tmp_path / "o"), options=opts(tmp_path, seeds=seeds), des=FAKE)
+    assert doc["options"]["seeds"] == seeds
+    for p in doc["points"]:
+        rows = [r for r in doc["rows"] if r["point"] == p["point"]]
+        assert sorted(r["seed"] for r in rows) == sorted(p["seeds"]) == sorted(seeds), p["point"]
+        for k in runner.METRICS:
+            want = stats.spread([r.get(k) for r in rows])
+            assert p["metrics"][k] == pytest.approx(want, nan_ok=True), (p["point"], k)
+    # The seeds differ in what they produce (otherwise the spread would be vacuous).
+    none = next(p for p in doc["points"] if p["point"] == "none")["metrics"]["online_tail_ms"]
+    assert none["ci95"] > 0 and none["min"] < none["mean"] < none["max"]
+
+
+def test_report_gives_mean_and_95_percent_interval_across_seeds(tmp_path):
+    doc = runner.run("tc1-basic", out_dir=str(tmp_path / "o"), options=opts(tmp_path, seeds=[1, 2, 3]), des=FAKE)
+    report = (tmp_path / "o" / "report.md").read_text()
+    assert "## Spread across seeds" in report and "Student's t" in report
+    m = next(p for p in doc["points"] if p["point"] == "none")["metrics"]["online_p50_ms"]
+    assert f"| none | 3 | {report_mod.fmt(m['mean'])} ± {report_mod.fmt(m['ci95'])} |" in report
+    # The cells are the mean and the half-width, not the median (skewed seeds tell them apart).
+    skew = {"min": 1.0, "median": 1.0, "max": 4.0, "mean": 2.0, "stdev": 1.732, "ci95": 4.3, "n": 3}
+    point = {"point": "p", "seeds": [1, 2, 3], "metrics": {"online_p50_ms": skew}}
+    assert "| p | 3 | 2.00 ± 4.30 | – | – |" in report_mod.seeds_table({"points": [point]})
+    # One seed: no interval to report, no section.
+    runner.run("tc1-basic", out_dir=str(tmp_path / "one"), options=opts(tmp_path, seeds=[1]), des=FAKE)
+    assert "Spread across seeds" not in (tmp_path / "one" / "report.md").read_text()
 
 
 def test_a_threshold_breach_fails_its_check(tmp_path):
@@ -290,6 +363,9 @@ def test_cli_list_and_usage_exit_codes(tmp_path):
     assert gpreempt("eval", "run", "no-such-experiment", "--des", FAKE, "--out", str(tmp_path)).returncode == 2
     assert gpreempt("eval", "run", "tc1-basic", "--requests", "0").returncode == 2
     assert gpreempt("eval", "run", "tc1-basic", "--seeds", "2", "--seed", "1").returncode == 2
+    for bad in ("1,1", "1,x", ""):
+        r = gpreempt("eval", "run", "tc1-basic", "--seed", bad, "--des", FAKE, "--out", str(tmp_path / "bad"))
+        assert r.returncode == 2 and "--seed" in r.stderr, bad
     assert gpreempt("eval", "run", "tc3-edge", "--engine", "live", "--out", str(tmp_path)).returncode == 2
     assert gpreempt("eval").returncode == 2
     h = gpreempt("eval", "run", "--help")
@@ -301,6 +377,13 @@ def test_cli_run_ok_and_operational_failures(tmp_path):
                  "--out", str(tmp_path / "ok"))
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "ok" / "results.json").exists() and "checks pass" in r.stdout
+    r = gpreempt("eval", "--bin-dir", str(BIN), "run", "tc1-basic", "--quick", "--seed", "4,9", "--requests", "100",
+                 "--des", FAKE, "--out", str(tmp_path / "list"))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads((tmp_path / "list" / "results.json").read_text())
+    assert doc["options"]["seeds"] == [4, 9] and {r["seed"] for r in doc["rows"]} == {4, 9}
+    assert str(BIN) not in doc["command"] and "--seed 4,9" in doc["command"]
+    assert doc["run_wall_seconds"] >= 0 and doc["run_cpu_seconds"] > 0  # the fake engine's processes ran
     t = gpreempt("eval", "table", str(tmp_path / "ok" / "results.json"))
     assert t.returncode == 0 and t.stdout.startswith("| point | baseline |")
     (tmp_path / "junk.json").write_text("[1]")

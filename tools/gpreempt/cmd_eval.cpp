@@ -89,7 +89,7 @@ void register_eval_commands(CLI::App& app, Globals&) {
   cmd->footer(
       "Usage: gpreempt eval list [--json]\n"
       "       gpreempt eval run NAME [--engine des|live] [--out DIR] [--requests N]\n"
-      "                              [--seeds N | --seed S] [--quick] [--strict]\n"
+      "                              [--seeds N | --seed S[,S...]] [--quick] [--strict]\n"
       "       gpreempt eval table DIR/results.json    (its results as a Markdown table)\n"
       "       gpreempt eval run --help     (every option)\n"
       "Examples:\n"

@@ -20,6 +20,30 @@ def bin_path(a, name):
     return name
 
 
+def without_bin_dir(argv):
+    """argv minus --bin-dir and its value (the wrapper adds them; the recorded command is the user's)."""
+    out, skip = [], False
+    for x in argv:
+        if skip:
+            skip = False
+        elif x == "--bin-dir":
+            skip = True
+        elif not x.startswith("--bin-dir="):
+            out.append(x)
+    return out
+
+
+def seed_list(text):
+    """--seed: one seed or a comma-separated list (each an integer, no repeats)."""
+    try:
+        seeds = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer or a comma-separated list of integers, got {text!r}")
+    if len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"a seed is repeated in {text!r}")
+    return seeds
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     ap = argparse.ArgumentParser(
@@ -27,7 +51,7 @@ def main(argv=None):
         description="The evaluation: gpreempt's policy against every baseline in simulated time (des) or on "
                     "real processes under kfdsim (live); results.json, PNG figures and report.md.",
         epilog="Examples:\n  gpreempt eval list\n  gpreempt eval run resnet18-vs-resnet50-train --out eval-out/headline\n"
-               "  gpreempt eval run tc1-basic --quick --seeds 2\n  gpreempt eval run tc1-basic --engine live --out eval-out/tc1-live\n"
+               "  gpreempt eval run tc1-basic --quick --seeds 2\n  gpreempt eval run tc1-basic --seed 1,7,42\n  gpreempt eval run tc1-basic --engine live --out eval-out/tc1-live\n"
                "  gpreempt eval run matmul-two-model --engine live --seed 1 --out eval-out/matmul-live\n"
                "Live forms (gpreemptd on kfdsim, then the des of the same experiment): tc1-basic, "
                "matmul-two-model, resnet18-vs-resnet50-train.\n"
@@ -47,8 +71,11 @@ def main(argv=None):
     r.add_argument("--requests", type=int, default=1000,
                    help="online requests per point (default 1000; experiments with a set duration ignore it)")
     g = r.add_mutually_exclusive_group()
-    g.add_argument("--seeds", type=int, default=3, help="number of seeds, 1..N (default 3)")
-    g.add_argument("--seed", type=int, help="run this one seed only")
+    g.add_argument("--seeds", type=int, default=5,
+                   help="number of seeds, 1..N (default 5); each point runs once per seed and the report gives "
+                        "the median, min–max and mean ± 95 %% CI across them")
+    g.add_argument("--seed", type=seed_list, metavar="S[,S...]",
+                   help="run these seeds only (one seed, or a comma-separated list: --seed 1,7,42)")
     r.add_argument("--quick", action="store_true", help="shorter durations and fewer sweep points (smoke runs, tests)")
     r.add_argument("--des", help="the discrete-event engine (default: BIN_DIR/gpreempt-des)")
     r.add_argument("--live-duration", type=float, default=5.0, help="live: seconds of online arrivals per demo scenario (default 5; requests = seconds × the live form's rate)")
@@ -85,7 +112,7 @@ def main(argv=None):
         ap.error("--requests must be at least 1")
     if a.seed is None and a.seeds < 1:
         ap.error("--seeds must be at least 1")
-    seeds = [a.seed] if a.seed is not None else list(range(1, a.seeds + 1))
+    seeds = a.seed if a.seed is not None else list(range(1, a.seeds + 1))
     out = a.out or os.path.join("eval-out", a.name)
     o = Options(requests=a.requests, seeds=seeds, quick=a.quick, trace_dir=a.traces or out,
                 kfdsim=bin_path(a, "kfdsim"), cwsr_save_scale=a.cwsr_save_scale,
@@ -94,7 +121,7 @@ def main(argv=None):
     if a.engine == "des" and os.sep not in des:
         des = next((os.path.join(d, des) for d in os.environ.get("PATH", "").split(os.pathsep)
                     if os.access(os.path.join(d, des), os.X_OK)), des)
-    cmd = "gpreempt eval " + " ".join(shlex.quote(x) for x in argv if not x.startswith("--bin-dir"))
+    cmd = "gpreempt eval " + " ".join(shlex.quote(x) for x in without_bin_dir(argv))
     try:
         doc = runner.run(a.name, engine=a.engine, out_dir=out, options=o, des=des, gpreempt=bin_path(a, "gpreempt"),
                          live_duration_s=a.live_duration, command=cmd,

@@ -27,7 +27,7 @@ DEFAULT_POLICY = {"grace_us": None, "idle_hysteresis_us": 1000, "poll_interval_u
 @dataclass
 class Options:
     requests: int = 1000          # online requests per point (experiments with a set duration ignore it)
-    seeds: list = field(default_factory=lambda: [1, 2, 3])
+    seeds: list = field(default_factory=lambda: [1, 2, 3, 4, 5])
     quick: bool = False           # shorter durations for the test suite and smoke runs
     trace_dir: str = "."          # where torch_mode traces are recorded and cached
     kfdsim: str = "kfdsim"        # to record traces

@@ -41,6 +41,34 @@ def points_table(doc):
     return "\n".join(lines) + "\n\n" + note + "\n"
 
 
+def mean_ci(p, k, digits=2):
+    m = p["metrics"].get(k) or {}
+    if m.get("mean") is None:
+        return "–"
+    if m.get("ci95") is None:
+        return fmt(m["mean"], digits)
+    return f"{fmt(m['mean'], digits)} ± {fmt(m['ci95'], digits)}"
+
+
+SEED_METRICS = (("online_p50_ms", "online P50 ms"), ("online_tail_ms", "online tail ms"),
+                ("offline_iterations_per_s", "offline it/s"))
+
+
+def seeds_table(doc):
+    """Mean ± the 95 % CI half-width across seeds (Student's t), for runs of two seeds or more."""
+    pts = [p for p in doc["points"] if len(p.get("seeds") or []) > 1]
+    if not pts:
+        return ""
+    lines = ["| point | seeds | " + " | ".join(f"{h} mean ± 95 % CI" for _, h in SEED_METRICS) + " |",
+             "|---|---:|" + "---:|" * len(SEED_METRICS)]
+    for p in pts:
+        lines.append(f"| {p['point']} | {len(p['seeds'])} | " + " | ".join(mean_ci(p, k) for k, _ in SEED_METRICS)
+                     + " |")
+    return ("## Spread across seeds\n\nMean across seeds ± the half-width of the 95 % confidence interval of "
+            "the mean (Student's t, seeds − 1 degrees of freedom); the results table above gives the median "
+            "and min–max of the same seeds.\n\n" + "\n".join(lines) + "\n")
+
+
 def reference_table(doc):
     ref = doc.get("reference")
     if not ref:
@@ -137,7 +165,11 @@ def markdown(exp, doc):
            f"Generated {doc['generated_at']}" + (f" by `{doc['command']}`" if doc.get("command") else "") + ".\n",
            f"**Overall: {'PASS' if doc['passed'] else 'FAIL'}** ({sum(1 for c in doc['checks'] if c['passed'])} of "
            f"{len(doc['checks'])} checks pass).\n",
-           "## Results\n", points_table(doc), "## Checks against the user's thresholds\n", checks_table(doc)]
+           "## Results\n", points_table(doc)]
+    st = seeds_table(doc)
+    if st:
+        out.append(st)
+    out += ["## Checks against the user's thresholds\n", checks_table(doc)]
     ref = reference_table(doc)
     if ref:
         out.append(ref)

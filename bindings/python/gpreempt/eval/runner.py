@@ -2,6 +2,8 @@
 import datetime
 import json
 import os
+import resource
+import time
 
 from . import figures, report, stats
 from .engines import DesEngine, EngineError, LiveEngine
@@ -176,6 +178,12 @@ def run_live(exp, o, gpreempt, duration_s, progress):
     return rows, points, out["command"]
 
 
+def children_cpu_seconds():
+    """User + system CPU seconds of this process's finished children (the engine processes)."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run(name, engine="des", out_dir="eval-out", options=None, des=None, gpreempt=None, live_duration_s=5.0,
         command=None, progress=lambda s: None):
     if name not in EXPERIMENTS:
@@ -187,7 +195,11 @@ def run(name, engine="des", out_dir="eval-out", options=None, des=None, gpreempt
     if not (o.cwsr_save_scale > 0 and o.hws_roundtrip_scale > 0):
         raise UsageProblem("--cwsr-save-scale and --hws-roundtrip-scale must be positive")
     os.makedirs(out_dir, exist_ok=True)
+    t0 = time.monotonic()
+    cpu0 = children_cpu_seconds()
+    load0 = round(os.getloadavg()[0], 2)
     o.trace_dir = o.trace_dir if o.trace_dir != "." else out_dir
+    os.makedirs(o.trace_dir, exist_ok=True)  # --traces DIR may name a directory not made yet
     comparison = None
     samples, timelines = {}, {}
     if engine == "des":
@@ -223,7 +235,12 @@ def run(name, engine="des", out_dir="eval-out", options=None, des=None, gpreempt
         # Live numbers are wall-clock numbers of a simulated GPU driven by a host process: how
         # loaded the host was decides how far they are from the model (report.LIVE_EXPLANATION).
         "host_load_average": round(os.getloadavg()[0], 2),
+        "host_load_average_start": load0,
         "host_cpus": os.cpu_count(),
+        # Every engine call of the run (trace recording included), before figures and report.
+        "run_wall_seconds": round(time.monotonic() - t0, 2),
+        # The engines' CPU time: what the run costs on an idle machine, whatever the load was.
+        "run_cpu_seconds": round(children_cpu_seconds() - cpu0, 2),
         "points": points,
         "rows": rows,
         "checks": checks,
