@@ -142,7 +142,7 @@ TEST_F(Tree, AnswersAreCachedPerContainerId) {
   EXPECT_EQ(fresh.lookup(kDocker)->name, "renamed");
 }
 
-TEST_F(Tree, OnlyContainerIdsBecomePathsAndEmptyRootsAreSkipped) {
+TEST_F(Tree, OnlyContainerIdsBecomePathsAndNamelessBundlesDoNotCount) {
   ContainerResolver r(roots_);
   EXPECT_EQ(r.lookup("../" + kDocker), nullptr);
   EXPECT_EQ(r.lookup(""), nullptr);
