@@ -91,6 +91,7 @@ SocketServer::SocketServer(gpreempt::EventLoop& loop, std::string path, Handler 
 void SocketServer::rebind(std::string path) {
   if (path == path_) return;
   const int fd = open_listener(path);  // throws: the old socket stays as it was
+  accept_all();  // peers that connected but were not accepted yet would be reset by the close
   loop_.unwatch(listen_watch_);
   ::close(listen_fd_);
   ::unlink(path_.c_str());
