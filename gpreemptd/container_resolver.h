@@ -30,10 +30,10 @@ namespace gpreemptd {
 using ContainerRoots = gpreempt::sched::ContainerRoots;
 
 struct ContainerInfo {
-  std::string runtime;  // "docker", "containerd", "cri-o"
-  std::string file;     // the file it came from
-  std::string name;     // the container's name (Kubernetes: the container's name in the pod spec)
-  std::string pod_name;       // empty outside Kubernetes
+  std::string runtime;   // "docker", "containerd", "cri-o"
+  std::string file;      // the file it came from
+  std::string name;      // the container's name (Kubernetes: the container's name in the pod spec)
+  std::string pod_name;  // empty outside Kubernetes
   std::string pod_namespace;  // empty outside Kubernetes
 };
 
@@ -65,9 +65,10 @@ class ContainerResolver {
  private:
   std::optional<ContainerInfo> find(const std::string& id);
   // Reads and parses `path` when it exists; a problem is warned about and counts as not found.
-  std::optional<ContainerInfo> from_file(
-      const std::string& path,
-      std::optional<ContainerInfo> (*parse)(std::string_view, const std::string&, std::string*));
+  std::optional<ContainerInfo> from_file(const std::string& path,
+                                         std::optional<ContainerInfo> (*parse)(std::string_view,
+                                                                               const std::string&,
+                                                                               std::string*));
 
   ContainerRoots roots_;
   Warn warn_;

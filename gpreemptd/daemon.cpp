@@ -411,8 +411,8 @@ std::vector<std::string> Daemon::reload() {
 void Daemon::check_policy_gpus() const {
   for (const auto& [gpu, slices] : config_.policy.gpu_time_slice)
     if (!gpus_.count(gpu))
-      spdlog::warn("[[policy.gpu]] gpu_id {}: no such GPU here (GPUs: {}); it applies to none",
-                   gpu, [&] {
+      spdlog::warn("[[policy.gpu]] gpu_id {}: no such GPU here (GPUs: {}); it applies to none", gpu,
+                   [&] {
                      std::string ids;
                      for (const auto& [id, rec] : gpus_)
                        ids += (ids.empty() ? "" : ", ") + std::to_string(id);

@@ -114,7 +114,8 @@ void ProcessTracker::classify(TrackedProcess& p, bool announce) {
   if (!facts || facts->key != p.key) return;  // gone meanwhile: the next scan sees it
   p.cmdline = facts->cmdline;
   std::optional<sched::Classification> c;
-  if (classifier_) c = classifier_->classify(*facts, read_ancestors(roots_.proc, *facts, containers_));
+  if (classifier_)
+    c = classifier_->classify(*facts, read_ancestors(roots_.proc, *facts, containers_));
   p.class_name = c ? std::optional<std::string>(c->class_name) : std::nullopt;
   p.rule = c ? c->rule : "";
   if (!announce) return;

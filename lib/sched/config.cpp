@@ -210,7 +210,8 @@ class Loader {
   void gpus(const toml::key& k, const toml::node& v) {
     const toml::array* a = v.as_array();
     if (!a || !a->is_array_of_tables()) {
-      error(line_of(k), "'gpu' in [policy] must be an array of tables: write each as [[policy.gpu]]");
+      error(line_of(k),
+            "'gpu' in [policy] must be an array of tables: write each as [[policy.gpu]]");
       return;
     }
     std::set<GpuId> seen;
@@ -259,8 +260,7 @@ class Loader {
     std::map<std::string, int> priority;
     for (const auto& r : c.classes) priority[r.cls.name] = r.cls.priority;
     for (auto& set : slice_sets_) {
-      const std::string on =
-          set.gpu ? " (gpu_id " + std::to_string(*set.gpu) + ")" : std::string();
+      const std::string on = set.gpu ? " (gpu_id " + std::to_string(*set.gpu) + ")" : std::string();
       bool ok = !set.bad;
       for (const auto& s : set.slices)
         if (!priority.count(s.class_name)) {
@@ -285,11 +285,11 @@ class Loader {
       for (const auto& s : set.slices) period += s.length;
       for (const auto& s : set.slices)
         if (period - s.length > c.policy.max_suspension) {
-          error(set.lines[s.class_name],
-                "time_slice" + on + ": class '" + s.class_name + "' would wait " +
-                    std::to_string((period - s.length) / 1ms) +
-                    " ms for its turn, more than max_suspension_ms (" +
-                    std::to_string(c.policy.max_suspension / 1ms) + ")");
+          error(set.lines[s.class_name], "time_slice" + on + ": class '" + s.class_name +
+                                             "' would wait " +
+                                             std::to_string((period - s.length) / 1ms) +
+                                             " ms for its turn, more than max_suspension_ms (" +
+                                             std::to_string(c.policy.max_suspension / 1ms) + ")");
           ok = false;
         }
       if (!ok) continue;
@@ -350,10 +350,11 @@ class Loader {
       } else if (k == "metrics") {
         if (auto s = string(k, v, true)) {
           if (!s->empty() && !valid_address(*s))
-            error(line_of(k),
-                  "'metrics' must be HOST:PORT (port 0-65535, 0: any free port) or \"\" to disable, "
-                  "not \"" + *s +
-                      "\"");
+            error(
+                line_of(k),
+                "'metrics' must be HOST:PORT (port 0-65535, 0: any free port) or \"\" to disable, "
+                "not \"" +
+                    *s + "\"");
           else
             d.metrics_address = *s;
         }
@@ -502,10 +503,10 @@ class Loader {
       if (m.pod) {
         const std::string& s = m.pod->pattern();
         const auto slash = s.find('/');
-        if (slash != std::string::npos && (slash == 0 || slash + 1 == s.size() ||
-                                           s.find('/', slash + 1) != std::string::npos)) {
-          error(line_of(k), "'pod' must be NAMESPACE/NAME (globs allowed) or a pod uid, not \"" +
-                                s + "\"");
+        if (slash != std::string::npos &&
+            (slash == 0 || slash + 1 == s.size() || s.find('/', slash + 1) != std::string::npos)) {
+          error(line_of(k),
+                "'pod' must be NAMESPACE/NAME (globs allowed) or a pod uid, not \"" + s + "\"");
           m.pod.reset();
         }
       }
@@ -548,11 +549,11 @@ class Loader {
   std::string file_;
   std::vector<ConfigError> errors_;
   struct SliceSet {
-    int line = 0;               // of the time_slice key
-    std::optional<GpuId> gpu;   // nullopt: every GPU
+    int line = 0;              // of the time_slice key
+    std::optional<GpuId> gpu;  // nullopt: every GPU
     std::vector<TimeSlice> slices;
     std::map<std::string, int> lines;  // class → line of its key
-    bool bad = false;           // a key was already reported
+    bool bad = false;                  // a key was already reported
   };
   std::vector<SliceSet> slice_sets_;
 };

@@ -51,10 +51,9 @@ std::unique_ptr<Child> DaemonRig::start_daemon(const std::vector<std::string>& e
 }
 
 std::unique_ptr<Child> DaemonRig::start_daemon_from_config(const std::filesystem::path& config) {
-  auto d = std::make_unique<Child>(
-      std::vector<std::string>{bin("gpreemptd").string(), "--config", config.string(),
-                               "--log-level", "info"},
-      machine_->env());
+  auto d = std::make_unique<Child>(std::vector<std::string>{bin("gpreemptd").string(), "--config",
+                                                            config.string(), "--log-level", "info"},
+                                   machine_->env());
   eventually([&] { return ask(message(client::Op::kStatus)).has_value(); });
   return d;
 }

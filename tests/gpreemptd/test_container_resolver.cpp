@@ -118,8 +118,8 @@ TEST(ContainerFiles, ParseErrorsSayWhichFileAndWhat) {
   EXPECT_EQ(e, "c.json: Config.Labels.\"io.kubernetes.pod.name\" must be a string, not number");
   EXPECT_FALSE(parse_containerd_bundle(R"({"annotations":[]})", "b.json", &e));
   EXPECT_EQ(e, "b.json: \"annotations\" must be an object, not array");
-  EXPECT_FALSE(parse_crio_bundle(R"({"annotations":{"io.kubernetes.container.name":{}}})",
-                                 "u.json", &e));
+  EXPECT_FALSE(
+      parse_crio_bundle(R"({"annotations":{"io.kubernetes.container.name":{}}})", "u.json", &e));
   EXPECT_EQ(e, "u.json: annotations.\"io.kubernetes.container.name\" must be a string, not object");
   // A bundle without annotations (not made by the kubelet) is valid and names nothing.
   auto plain = parse_crio_bundle(R"({"ociVersion":"1.0.2"})", "u.json", &e);

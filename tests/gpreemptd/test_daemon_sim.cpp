@@ -359,8 +359,7 @@ TEST(GpreemptdSim, SighupMovesTheSocketAndMetricsAndChangesThePollInterval) {
   ASSERT_GT(held.port, 0);
   write_file(rig.file("not-a-dir"), "");
   const std::string unbindable = rig.file("not-a-dir").string() + "/gpreemptd.sock";
-  write_file(config,
-             daemon_settings(unbindable, "127.0.0.1:" + std::to_string(held.port), 300));
+  write_file(config, daemon_settings(unbindable, "127.0.0.1:" + std::to_string(held.port), 300));
   daemon->kill(SIGHUP);
   ASSERT_TRUE(eventually([&] { return status_at(moved)["daemon"]["reloads"] == 2; }));
   auto kept = status_at(moved)["daemon"];
@@ -426,8 +425,7 @@ TEST_P(GpreemptdPriorityOnly, TheFallbackIsReportedAndNothingIsSuspended) {
   const std::string log = daemon->stderr_text();
   EXPECT_NE(log.find("cannot suspend ("), std::string::npos) << log;
   EXPECT_NE(log.find(why), std::string::npos) << log;
-  EXPECT_NE(log.find("queue priorities that would rank its processes: "), std::string::npos)
-      << log;
+  EXPECT_NE(log.find("queue priorities that would rank its processes: "), std::string::npos) << log;
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -199,9 +199,10 @@ TEST(ConfigErrors, WrongTypesAndValues) {
             "gpreemptd.toml:2: poll_interval_us must be between 100 and 500");
   EXPECT_EQ(error_of("[daemon]\nsocket = \"relative.sock\"\n"),
             "gpreemptd.toml:2: 'socket' must be an absolute path, not \"relative.sock\"");
-  EXPECT_EQ(error_of("[daemon]\nmetrics = \"localhost\"\n"),
-            "gpreemptd.toml:2: 'metrics' must be HOST:PORT (port 0-65535, 0: any free port) or \"\" "
-            "to disable, not \"localhost\"");
+  EXPECT_EQ(
+      error_of("[daemon]\nmetrics = \"localhost\"\n"),
+      "gpreemptd.toml:2: 'metrics' must be HOST:PORT (port 0-65535, 0: any free port) or \"\" "
+      "to disable, not \"localhost\"");
   EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = { env = \"NOVALUE\" }\n"),
             "gpreemptd.toml:4: 'env' must be NAME=VALUE (VALUE may be a glob), not \"NOVALUE\"");
   EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = {}\n"),

@@ -67,9 +67,9 @@ TEST(TimeSlice, AGpuWithOneListedClassSlicesNothing) {
 }
 
 TEST(TimeSlice, AGpuOfItsOwnHasItsOwnCycleOrNone) {
-  ArbiterConfig c = sliced();           // every GPU: 50 ms each
+  ArbiterConfig c = sliced();  // every GPU: 50 ms each
   c.gpu_time_slice[2] = {{"online", 20ms}, {"offline", 80ms}};
-  c.gpu_time_slice[3] = {};             // no slicing on GPU 3
+  c.gpu_time_slice[3] = {};  // no slicing on GPU 3
   Driver d(c);
   // GPU 1 follows the default cycle, GPU 2 its own: the offline turn starts at 20 ms there.
   d.classify(10, "online", {1});
