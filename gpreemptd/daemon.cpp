@@ -78,6 +78,9 @@ Daemon::Daemon(DaemonOptions options, sched::Config config)
       std::make_unique<ProcessTracker>(loop_, options_.roots, options_.discovery_interval,
                                        [this](sched::Event e) { on_tracker_event(std::move(e)); });
   tracker_->set_classifier(*classifier_);
+  containers_ = std::make_unique<ContainerResolver>(
+      config_.daemon.containers, [](const std::string& w) { spdlog::warn("containers: {}", w); });
+  tracker_->set_container_resolver(containers_.get());
   timer_ = loop_.add_timer([this] { dispatch(sched::event::TimerFired{}); });
 }
 
@@ -115,14 +118,8 @@ int Daemon::run() {
       spdlog::warn("GPU {} ({}): cannot suspend ({}); queue priorities are reported instead", g.gpu,
                    g.name, g.reason);
   }
-  const std::string metrics_address =
-      options_.metrics_address.value_or(config_.daemon.metrics_address);
-  if (!metrics_address.empty()) {
-    metrics_ = std::make_unique<gpreempt::gpreemptd::MetricsServer>(
-        gpreempt::gpreemptd::parse_listen_address(metrics_address));
-    spdlog::info("metrics on http://{}:{}/metrics", metrics_->address().host, metrics_->port());
-    loop_.set_after_batch([this] { publish_metrics(); });
-  }
+  start_metrics(options_.metrics_address.value_or(config_.daemon.metrics_address));
+  check_policy_gpus();
   tracker_->start();
   spdlog::info("gpreemptd {} ready: config {}, socket {}, {} classes, {} GPUs",
                GPREEMPT_VERSION_STRING, config_.source, socket_path_, config_.classes.size(),
@@ -246,6 +243,20 @@ void Daemon::ended_suspension(GpuRecord& rec, const sched::ProcessKey& key, sche
   rec.suspended_total += d;
   rec.by_class[class_of(key)].suspended += d;
   if (auto p = rec.by_process.find(key); p != rec.by_process.end()) p->second.suspended += d;
+}
+
+void Daemon::start_metrics(const std::string& address) {
+  if (address.empty()) {
+    metrics_.reset();
+    return;
+  }
+  // Bound before the running server (if any) is stopped: a failure leaves it serving.
+  auto next = std::make_unique<gpreempt::gpreemptd::MetricsServer>(
+      gpreempt::gpreemptd::parse_listen_address(address));
+  metrics_ = std::move(next);
+  last_publish_ = {};
+  spdlog::info("metrics on http://{}:{}/metrics", metrics_->address().host, metrics_->port());
+  loop_.set_after_batch([this] { publish_metrics(); });
 }
 
 void Daemon::publish_metrics() {
@@ -387,14 +398,82 @@ std::vector<std::string> Daemon::reload() {
                   options_.config_path, errors.size(), errors.size() == 1 ? "" : "s");
     return errors;
   }
-  if (r.config->daemon.socket_path != config_.daemon.socket_path && !options_.socket_path)
-    spdlog::warn("reload: the socket path changed to {}; it takes effect at the next start",
-                 r.config->daemon.socket_path);
+  reload_not_applied_ = apply_daemon_settings(r.config->daemon);
   config_ = std::move(*r.config);
   apply_classes();
+  check_policy_gpus();
   ++reloads_;
-  spdlog::info("reloaded {}: {} classes", options_.config_path, config_.classes.size());
+  spdlog::info("reloaded {}: {} classes{}", options_.config_path, config_.classes.size(),
+               reload_not_applied_.empty() ? "" : " (some [daemon] settings kept, see above)");
   return errors;
+}
+
+void Daemon::check_policy_gpus() const {
+  for (const auto& [gpu, slices] : config_.policy.gpu_time_slice)
+    if (!gpus_.count(gpu))
+      spdlog::warn("[[policy.gpu]] gpu_id {}: no such GPU here (GPUs: {}); it applies to none", gpu,
+                   [&] {
+                     std::string ids;
+                     for (const auto& [id, rec] : gpus_)
+                       ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+                     return ids.empty() ? std::string("none") : ids;
+                   }());
+}
+
+std::vector<std::string> Daemon::apply_daemon_settings(sched::DaemonSettings& next) {
+  const sched::DaemonSettings& now = config_.daemon;
+  std::vector<std::string> kept;
+  auto keep = [&](std::string why) {
+    spdlog::error("reload: {}", why);
+    kept.push_back(std::move(why));
+  };
+  if (next.socket_path != now.socket_path) {
+    if (options_.socket_path) {
+      spdlog::info("reload: [daemon] socket is now {}, but --socket {} (command line) stays",
+                   next.socket_path, *options_.socket_path);
+    } else {
+      try {
+        server_->rebind(next.socket_path);
+        socket_path_ = next.socket_path;
+        spdlog::info("reload: the socket moved to {}", socket_path_);
+      } catch (const std::exception& e) {
+        keep(std::string("the socket stays on ") + socket_path_ + ": " + e.what());
+        next.socket_path = now.socket_path;
+      }
+    }
+  }
+  if (next.metrics_address != now.metrics_address) {
+    if (options_.metrics_address) {
+      spdlog::info("reload: [daemon] metrics is now '{}', but --metrics '{}' (command line) stays",
+                   next.metrics_address, *options_.metrics_address);
+    } else {
+      try {
+        start_metrics(next.metrics_address);
+        if (next.metrics_address.empty()) spdlog::info("reload: metrics endpoint turned off");
+      } catch (const std::exception& e) {
+        keep("the metrics endpoint stays on " +
+             (metrics_ ? metrics_->address().host + ":" + std::to_string(metrics_->port())
+                       : std::string("(none)")) +
+             ": " + e.what());
+        next.metrics_address = now.metrics_address;
+      }
+    }
+  }
+  if (next.poll_interval != now.poll_interval) {
+    // Only the timer's period changes: what each watched queue was doing is kept.
+    if (transparent_) transparent_->set_poll_interval(next.poll_interval);
+    spdlog::info("reload: transparent poll interval {} us",
+                 std::chrono::duration_cast<std::chrono::microseconds>(next.poll_interval).count());
+  }
+  if (next.containers != now.containers) {
+    // Another root may name the same ids differently: nothing cached stays.
+    containers_ = std::make_unique<ContainerResolver>(
+        next.containers, [](const std::string& w) { spdlog::warn("containers: {}", w); });
+    tracker_->set_container_resolver(containers_.get());
+    spdlog::info("reload: container roots docker='{}' containerd='{}' crio='{}'",
+                 next.containers.docker, next.containers.containerd, next.containers.crio);
+  }
+  return kept;
 }
 
 void Daemon::apply_classes() {
@@ -511,7 +590,8 @@ client::Reply Daemon::handle(uint64_t connection, const Peer& peer, const client
       return client::ok_reply(
           m.seq,
           {{"config_path", options_.config_path.empty() ? Json() : Json(options_.config_path)},
-           {"classes", config_.classes.size()}});
+           {"classes", config_.classes.size()},
+           {"not_applied", reload_not_applied_}});
     }
     case Op::kSuspend:
     case Op::kResume:
@@ -627,6 +707,10 @@ Json Daemon::status() const {
   doc["daemon"]["hints_refused"] = hints_refused_;
   doc["daemon"]["metrics_endpoint"] =
       metrics_ ? Json(metrics_->address().host + ":" + std::to_string(metrics_->port())) : Json();
+  doc["daemon"]["poll_interval_us"] =
+      std::chrono::duration_cast<std::chrono::microseconds>(
+          transparent_ ? transparent_->poll_interval() : config_.daemon.poll_interval)
+          .count();
   doc["daemon"]["transparent_watched"] = [&] {
     int n = 0;
     if (transparent_)

@@ -18,6 +18,7 @@
 #include "actuator.h"
 #include "client/protocol.h"
 #include "common/event_loop.h"
+#include "container_resolver.h"
 #include "discovery/process_discovery.h"
 #include "gpu_capability.h"
 #include "gpu_record.h"
@@ -85,6 +86,15 @@ class Daemon {
   void check_shutdown_done();
   // Re-read the config file. Returns the errors (file:line: message); empty when applied.
   std::vector<std::string> reload();
+  // The [daemon] part of a reloaded config: rebind the socket and the metrics listener, change the
+  // transparent poll interval and the container roots. A setting that cannot be applied (the new
+  // address does not bind) keeps its running value in `next` and is logged; returns those
+  // messages.
+  std::vector<std::string> apply_daemon_settings(gpreempt::sched::DaemonSettings& next);
+  // Log the [[policy.gpu]] tables that name no GPU of this machine (the file may serve others).
+  void check_policy_gpus() const;
+  // Serve metrics on `address` ("" = none); throws when it does not bind.
+  void start_metrics(const std::string& address);
   void apply_classes();
 
   gpreempt::client::Reply handle(uint64_t connection, const Peer& peer,
@@ -110,6 +120,8 @@ class Daemon {
   std::unique_ptr<SocketServer> server_;
   std::unique_ptr<gpreempt::daemon::TransparentTrigger> transparent_;
   std::unique_ptr<gpreempt::gpreemptd::MetricsServer> metrics_;
+  std::unique_ptr<ContainerResolver> containers_;
+  std::vector<std::string> reload_not_applied_;  // of the last reload
   Clock::time_point last_publish_{};
   double start_time_unix_s_ = 0;
   gpreempt::EventLoop::Id timer_ = 0;

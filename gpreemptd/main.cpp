@@ -56,6 +56,8 @@ int main(int argc, char** argv) {
       "  [[class]]\n  name = \"online\"\n  priority = 10\n  match = { cmdline = \"*serve*\" }\n"
       "  trigger = \"transparent\"\n\n  [[class]]\n  name = \"offline\"\n  priority = 0\n"
       "  match = { env = \"GPREEMPT_CLASS=offline\" }\n\n"
+      "SIGHUP re-reads the config: classes, policy and every [daemon] key (socket and metrics are "
+      "rebound; an address that does not bind keeps the running one, and the log says why).\n"
       "Every key: docs/scheduler.md; the daemon: docs/gpreemptd.md. Status: gpreempt ctl status.\n"
       "Exit codes: 0 ok (stopped by SIGTERM/SIGINT, or --check-config found no error), 1 failure "
       "(invalid config, socket in use, ...), 2 usage.");
@@ -68,12 +70,14 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--socket", socket_path,
                  "the control and hint socket (default: the config's [daemon] socket, "
-                 "/run/gpreempt/gpreemptd.sock); its directory is created");
+                 "/run/gpreempt/gpreemptd.sock); its directory is created. Given here, a reload "
+                 "(SIGHUP) keeps it; from the config, a reload moves it");
   auto* metrics_option =
       app.add_option("--metrics", metrics_address,
                      "the Prometheus endpoint HOST:PORT (default: the config's [daemon] metrics, "
                      "127.0.0.1:9464; '' turns "
-                     "it off; port 0 lets the kernel choose, the log and the status say which)");
+                     "it off; port 0 lets the kernel choose, the log and the status say which). "
+                     "Given here, a reload keeps it; from the config, a reload moves it");
   app.add_option(
       "--check-config", check_path,
       "check FILE and exit: every error as file:line: message (exit 1), or a summary (exit 0)");

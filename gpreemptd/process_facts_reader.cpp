@@ -59,7 +59,8 @@ std::optional<ProcessKey> read_process_key(const std::string& proc_root, int pid
   return ProcessKey{pid, *start};
 }
 
-std::optional<ProcessFacts> read_process_facts(const std::string& proc_root, int pid) {
+std::optional<ProcessFacts> read_process_facts(const std::string& proc_root, int pid,
+                                               ContainerResolver* containers) {
   const std::string dir = dir_of(proc_root, pid);
   auto stat = slurp(dir + "/stat");
   if (!stat) return std::nullopt;
@@ -84,6 +85,15 @@ std::optional<ProcessFacts> read_process_facts(const std::string& proc_root, int
       f.user = user_name(*uid);
     }
   if (auto c = slurp(dir + "/cgroup")) f.cgroups = gpreempt::sched::parse_cgroup_paths(*c);
+  if (containers)
+    for (const auto& path : f.cgroups)
+      if (auto id = gpreempt::sched::cgroup_identity(path).container_id)
+        if (const ContainerInfo* info = containers->lookup(*id)) {
+          f.container_name = info->name;
+          f.pod_name = info->pod_name;
+          f.pod_namespace = info->pod_namespace;
+          break;
+        }
   if (auto e = slurp(dir + "/environ")) {
     std::size_t start_at = 0;
     for (std::size_t i = 0; i <= e->size(); ++i) {
@@ -98,12 +108,13 @@ std::optional<ProcessFacts> read_process_facts(const std::string& proc_root, int
   return f;
 }
 
-std::vector<ProcessFacts> read_ancestors(const std::string& proc_root, const ProcessFacts& facts) {
+std::vector<ProcessFacts> read_ancestors(const std::string& proc_root, const ProcessFacts& facts,
+                                         ContainerResolver* containers) {
   std::vector<ProcessFacts> out;
   std::set<int> seen{facts.key.pid};
   int ppid = facts.ppid;
   while (ppid > 1 && seen.insert(ppid).second) {
-    auto p = read_process_facts(proc_root, ppid);
+    auto p = read_process_facts(proc_root, ppid, containers);
     if (!p) break;
     ppid = p->ppid;
     out.push_back(std::move(*p));

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "container_resolver.h"
 #include "sched/process_facts.h"
 #include "sched/process_key.h"
 
@@ -15,13 +16,16 @@ namespace gpreemptd {
 std::optional<gpreempt::sched::ProcessKey> read_process_key(const std::string& proc_root, int pid);
 
 // Everything /proc/PID/{stat,cmdline,exe,status,cgroup,environ} tells; fields the daemon may not
-// read (another user's environ without privileges) stay empty. nullopt when the process is gone.
-std::optional<gpreempt::sched::ProcessFacts> read_process_facts(const std::string& proc_root,
-                                                                int pid);
+// read (another user's environ without privileges) stay empty. With `containers`, the container
+// name and pod of a process whose cgroup path names a container id. nullopt when the process is
+// gone.
+std::optional<gpreempt::sched::ProcessFacts> read_process_facts(
+    const std::string& proc_root, int pid, ContainerResolver* containers = nullptr);
 
 // The parent chain of `facts`, nearest first, stopping before pid 1 (and at pid 0): what the
 // classifier takes so a class covers whole process trees.
 std::vector<gpreempt::sched::ProcessFacts> read_ancestors(
-    const std::string& proc_root, const gpreempt::sched::ProcessFacts& facts);
+    const std::string& proc_root, const gpreempt::sched::ProcessFacts& facts,
+    ContainerResolver* containers = nullptr);
 
 }  // namespace gpreemptd

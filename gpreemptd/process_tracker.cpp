@@ -116,11 +116,12 @@ void ProcessTracker::visit(int pid) {
 }
 
 void ProcessTracker::classify(TrackedProcess& p, bool announce) {
-  auto facts = read_process_facts(roots_.proc, p.key.pid);
+  auto facts = read_process_facts(roots_.proc, p.key.pid, containers_);
   if (!facts || facts->key != p.key) return;  // gone meanwhile: the next scan sees it
   p.cmdline = facts->cmdline;
   std::optional<sched::Classification> c;
-  if (classifier_) c = classifier_->classify(*facts, read_ancestors(roots_.proc, *facts));
+  if (classifier_)
+    c = classifier_->classify(*facts, read_ancestors(roots_.proc, *facts, containers_));
   p.class_name = c ? std::optional<std::string>(c->class_name) : std::nullopt;
   p.rule = c ? c->rule : "";
   if (!announce) return;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/event_loop.h"
+#include "container_resolver.h"
 #include "discovery/process_discovery.h"
 #include "sched/classifier.h"
 #include "sched/event.h"
@@ -41,6 +42,8 @@ class ProcessTracker {
   // Classify with `classifier` from now on (must outlive its use), re-classifying every known
   // process; a changed class is sent as ProcessClassified.
   void set_classifier(const gpreempt::sched::Classifier& classifier);
+  // Resolve container names and pods with `containers` (must outlive its use; nullptr: don't).
+  void set_container_resolver(ContainerResolver* containers) { containers_ = containers; }
   // Scan now and then every interval.
   void start();
   void scan();
@@ -61,6 +64,7 @@ class ProcessTracker {
   std::chrono::nanoseconds interval_;
   Sink sink_;
   const gpreempt::sched::Classifier* classifier_ = nullptr;
+  ContainerResolver* containers_ = nullptr;
   gpreempt::EventLoop::Id timer_ = 0;
   std::map<int, TrackedProcess> processes_;
 };

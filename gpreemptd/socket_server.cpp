@@ -40,16 +40,12 @@ bool someone_listens(const sockaddr_un& a) {
   return live;
 }
 
-}  // namespace
-
-SocketServer::SocketServer(gpreempt::EventLoop& loop, std::string path, Handler handler,
-                           OnClose on_close)
-    : loop_(loop),
-      path_(std::move(path)),
-      handler_(std::move(handler)),
-      on_close_(std::move(on_close)) {
-  const sockaddr_un a = address_of(path_);
-  const std::filesystem::path dir = std::filesystem::path(path_).parent_path();
+// Creates the parent directory (0755) if needed, refuses when another daemon answers on `path`,
+// replaces a stale socket file, binds and listens: the listening fd. Throws std::runtime_error
+// saying what failed and on which path.
+int open_listener(const std::string& path) {
+  const sockaddr_un a = address_of(path);
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!dir.empty() && !std::filesystem::exists(dir, ec)) {
     std::filesystem::create_directories(dir, ec);
@@ -59,25 +55,48 @@ SocketServer::SocketServer(gpreempt::EventLoop& loop, std::string path, Handler 
     ::chmod(dir.c_str(), 0755);
   }
   struct stat st {};
-  if (::lstat(path_.c_str(), &st) == 0) {
+  if (::lstat(path.c_str(), &st) == 0) {
     if (!S_ISSOCK(st.st_mode))
-      throw std::runtime_error(path_ +
+      throw std::runtime_error(path +
                                " exists and is not a socket: remove it or choose another --socket");
     if (someone_listens(a))
-      throw std::runtime_error("another gpreemptd already listens on " + path_ +
+      throw std::runtime_error("another gpreemptd already listens on " + path +
                                " (stop it first, or choose another --socket)");
-    ::unlink(path_.c_str());  // stale: its daemon died without removing it
+    ::unlink(path.c_str());  // stale: its daemon died without removing it
   }
-  listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) throw std::runtime_error("socket: " + errno_text(errno));
-  if (::bind(listen_fd_, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 ||
-      ::listen(listen_fd_, 64) != 0) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error("socket: " + errno_text(errno));
+  if (::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 64) != 0) {
     const int e = errno;
-    ::close(listen_fd_);
-    throw std::runtime_error("cannot listen on " + path_ + ": " + errno_text(e));
+    ::close(fd);
+    throw std::runtime_error("cannot listen on " + path + ": " + errno_text(e));
   }
   // Hints are open to anyone whose class allows them; what a peer may do is decided per message.
-  ::chmod(path_.c_str(), 0666);
+  ::chmod(path.c_str(), 0666);
+  return fd;
+}
+
+}  // namespace
+
+SocketServer::SocketServer(gpreempt::EventLoop& loop, std::string path, Handler handler,
+                           OnClose on_close)
+    : loop_(loop),
+      path_(std::move(path)),
+      handler_(std::move(handler)),
+      on_close_(std::move(on_close)) {
+  listen_fd_ = open_listener(path_);
+  listen_watch_ = loop_.watch(listen_fd_, [this] { accept_all(); });
+}
+
+void SocketServer::rebind(std::string path) {
+  if (path == path_) return;
+  const int fd = open_listener(path);  // throws: the old socket stays as it was
+  accept_all();  // peers that connected but were not accepted yet would be reset by the close
+  loop_.unwatch(listen_watch_);
+  ::close(listen_fd_);
+  ::unlink(path_.c_str());
+  listen_fd_ = fd;
+  path_ = std::move(path);
   listen_watch_ = loop_.watch(listen_fd_, [this] { accept_all(); });
 }
 

@@ -42,6 +42,11 @@ class SocketServer {
   SocketServer(const SocketServer&) = delete;
   SocketServer& operator=(const SocketServer&) = delete;
 
+  // Listen on `path` instead (a reloaded config): the new socket is bound first, so when that
+  // fails (std::runtime_error, as the constructor) the old one keeps listening untouched. Open
+  // connections stay open; the old socket file is removed.
+  void rebind(std::string path);
+
   const std::string& path() const { return path_; }
   std::size_t connections() const { return connections_.size(); }
 

@@ -76,6 +76,15 @@ void TransparentTrigger::emit(sched::Time t, std::vector<sched::Event> events) {
   for (auto& e : events) sink_(t, std::move(e));
 }
 
+void TransparentTrigger::set_poll_interval(std::chrono::nanoseconds interval) {
+  if (interval < TransparentTriggerConfig::kMinPollInterval ||
+      interval > TransparentTriggerConfig::kMaxPollInterval)
+    throw std::invalid_argument("transparent trigger: poll interval must be 100..500 us, got " +
+                                std::to_string(interval.count() / 1000) + " us");
+  config_.poll_interval = interval;
+  if (timer_armed_) loop_.arm_every(timer_, config_.poll_interval);
+}
+
 void TransparentTrigger::update_timer() {
   const bool want = !watched_.empty();
   if (want == timer_armed_) return;

@@ -60,6 +60,10 @@ class TransparentTrigger {
   void watch(const sched::ProcessKey& key, int pid);
   // Stop following `key`; an open request is finished (RequestFinished through the sink).
   void unwatch(const sched::ProcessKey& key);
+  // A reloaded config's interval (kMinPollInterval..kMaxPollInterval, else std::invalid_argument);
+  // the next poll is one new interval from now.
+  void set_poll_interval(std::chrono::nanoseconds interval);
+  std::chrono::nanoseconds poll_interval() const { return config_.poll_interval; }
   // The queues of `pid` changed (the daemon saw it in a queue snapshot or an event): re-read
   // their addresses now rather than at the next queue check.
   void refresh(int pid);

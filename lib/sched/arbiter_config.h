@@ -4,8 +4,10 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <vector>
 
+#include "sched/process_key.h"
 #include "sched/time.h"
 #include "sched/time_slice.h"
 
@@ -47,6 +49,14 @@ struct ArbiterConfig {
   // Time-slice policy (time_slice.h): the classes that take turns on each GPU and their slices, in
   // turn order. Empty: no time slicing.
   std::vector<TimeSlice> time_slice;
+  // GPUs (by KFD gpu_id) with a cycle of their own instead of `time_slice`; an empty one: no time
+  // slicing on that GPU.
+  std::map<GpuId, std::vector<TimeSlice>> gpu_time_slice;
+
+  const std::vector<TimeSlice>& time_slice_for(GpuId gpu) const {
+    auto it = gpu_time_slice.find(gpu);
+    return it == gpu_time_slice.end() ? time_slice : it->second;
+  }
 };
 
 }  // namespace gpreempt::sched

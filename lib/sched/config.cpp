@@ -110,7 +110,7 @@ class Loader {
                               "' (expected [[class]], [policy] or [daemon])");
       }
     }
-    check_time_slice(c);
+    check_time_slices(c);
     // toml++ iterates tables in key order; report in file order.
     std::stable_sort(errors_.begin(), errors_.end(),
                      [](const ConfigError& a, const ConfigError& b) { return a.line < b.line; });
@@ -175,63 +175,140 @@ class Loader {
     return g;
   }
 
-  // time_slice = { online_ms = 50, offline_ms = 50 }: one `<class>_ms` key per class taking turns.
-  void time_slice(const toml::key& k, const toml::node& v, ArbiterConfig& p) {
+  // time_slice = { online_ms = 50, offline_ms = 50 }: one `<class>_ms` key per class taking turns;
+  // for every GPU (`gpu` nullopt) or for one ([[policy.gpu]], where {} means none there).
+  void time_slice(const toml::key& k, const toml::node& v, std::optional<GpuId> gpu) {
     const toml::table* t = table(k, v);
     if (!t) return;
-    time_slice_line_ = line_of(k);
-    p.time_slice.clear();
+    SliceSet set;
+    set.line = line_of(k);
+    set.gpu = gpu;
     for (auto&& [ck, cv] : *t) {
       const std::string name(ck.str());
       if (name.size() <= 3 || name.substr(name.size() - 3) != "_ms") {
         error(line_of(ck), "time_slice key '" + name + "' must be CLASS_ms (e.g. offline_ms = 50)");
+        set.bad = true;
         continue;
       }
       auto len = duration(ck, cv, 1ms);
-      if (!len) continue;
-      if (*len <= Duration::zero()) {
-        error(line_of(ck), "time_slice '" + name + "' must be greater than 0");
+      if (!len) {
+        set.bad = true;
         continue;
       }
-      p.time_slice.push_back({name.substr(0, name.size() - 3), *len});
-      slice_lines_[p.time_slice.back().class_name] = line_of(ck);
+      if (*len <= Duration::zero()) {
+        error(line_of(ck), "time_slice '" + name + "' must be greater than 0");
+        set.bad = true;
+        continue;
+      }
+      set.slices.push_back({name.substr(0, name.size() - 3), *len});
+      set.lines[set.slices.back().class_name] = line_of(ck);
+    }
+    slice_sets_.push_back(std::move(set));
+  }
+
+  // [[policy.gpu]]: gpu_id = N and what that GPU does differently (its time_slice).
+  void gpus(const toml::key& k, const toml::node& v) {
+    const toml::array* a = v.as_array();
+    if (!a || !a->is_array_of_tables()) {
+      error(line_of(k),
+            "'gpu' in [policy] must be an array of tables: write each as [[policy.gpu]]");
+      return;
+    }
+    std::set<GpuId> seen;
+    for (const auto& n : *a) {
+      const toml::table& t = *n.as_table();
+      std::optional<GpuId> id;
+      bool have_id = false;
+      std::optional<std::pair<const toml::key*, const toml::node*>> slices;
+      for (auto&& [gk, gv] : t) {
+        if (gk == "gpu_id") {
+          have_id = true;
+          if (auto x = integer(gk, gv)) {
+            if (*x <= 0 || *x > 0xffffffffLL)
+              error(line_of(gk), "gpu_id " + std::to_string(*x) +
+                                     " out of range (a KFD gpu_id, as `gpreempt ctl status` lists "
+                                     "it)");
+            else
+              id = static_cast<GpuId>(*x);
+          }
+        } else if (gk == "time_slice") {
+          slices = std::make_pair(&gk, &gv);
+        } else {
+          error(line_of(gk), "unknown key '" + std::string(gk.str()) +
+                                 "' in [[policy.gpu]] (expected gpu_id, time_slice)");
+        }
+      }
+      if (!have_id) {
+        error(line_of(t), "[[policy.gpu]] without a gpu_id");
+        continue;
+      }
+      if (!id) continue;
+      if (!seen.insert(*id).second) {
+        error(line_of(t), "duplicate [[policy.gpu]] for gpu_id " + std::to_string(*id));
+        continue;
+      }
+      if (!slices)
+        error(line_of(t), "[[policy.gpu]] for gpu_id " + std::to_string(*id) +
+                              " sets nothing (expected time_slice)");
+      else
+        time_slice(*slices->first, *slices->second, id);
     }
   }
 
   // Needs the classes, which may come after [policy] in the file.
-  void check_time_slice(Config& c) {
-    auto& slices = c.policy.time_slice;
-    if (!time_slice_line_) return;
+  void check_time_slices(Config& c) {
     std::map<std::string, int> priority;
     for (const auto& r : c.classes) priority[r.cls.name] = r.cls.priority;
-    for (const auto& s : slices)
-      if (!priority.count(s.class_name))
-        error(slice_lines_[s.class_name], "time_slice names class '" + s.class_name +
-                                              "', which is not defined (no [[class]] with that "
-                                              "name)");
-    if (slices.size() < 2) {
-      error(time_slice_line_, "time_slice needs at least two classes to take turns");
-      return;
+    for (auto& set : slice_sets_) {
+      const std::string on = set.gpu ? " (gpu_id " + std::to_string(*set.gpu) + ")" : std::string();
+      bool ok = !set.bad;
+      for (const auto& s : set.slices)
+        if (!priority.count(s.class_name)) {
+          error(set.lines[s.class_name], "time_slice" + on + " names class '" + s.class_name +
+                                             "', which is not defined (no [[class]] with that "
+                                             "name)");
+          ok = false;
+        }
+      // On one GPU, {} turns time slicing off there; anywhere else one class cannot take turns.
+      const bool off = set.gpu && set.slices.empty() && !set.bad;
+      if (set.slices.size() < 2 && !off) {
+        error(set.line, "time_slice" + on + " needs at least two classes to take turns" +
+                            (set.gpu ? " (or {} for none on this GPU)" : ""));
+        continue;
+      }
+      // Turns go highest priority first (ties by name): the order of keys in TOML carries nothing.
+      std::stable_sort(set.slices.begin(), set.slices.end(),
+                       [&](const TimeSlice& a, const TimeSlice& b) {
+                         return priority[a.class_name] > priority[b.class_name];
+                       });
+      Duration period{0};
+      for (const auto& s : set.slices) period += s.length;
+      for (const auto& s : set.slices)
+        if (period - s.length > c.policy.max_suspension) {
+          error(set.lines[s.class_name], "time_slice" + on + ": class '" + s.class_name +
+                                             "' would wait " +
+                                             std::to_string((period - s.length) / 1ms) +
+                                             " ms for its turn, more than max_suspension_ms (" +
+                                             std::to_string(c.policy.max_suspension / 1ms) + ")");
+          ok = false;
+        }
+      if (!ok) continue;
+      if (set.gpu)
+        c.policy.gpu_time_slice[*set.gpu] = std::move(set.slices);
+      else
+        c.policy.time_slice = std::move(set.slices);
     }
-    // Turns go highest priority first (ties by name): the order of keys in TOML carries nothing.
-    std::stable_sort(slices.begin(), slices.end(), [&](const TimeSlice& a, const TimeSlice& b) {
-      return priority[a.class_name] > priority[b.class_name];
-    });
-    Duration period{0};
-    for (const auto& s : slices) period += s.length;
-    for (const auto& s : slices)
-      if (period - s.length > c.policy.max_suspension)
-        error(slice_lines_[s.class_name], "time_slice: class '" + s.class_name + "' would wait " +
-                                              std::to_string((period - s.length) / 1ms) +
-                                              " ms for its turn, more than max_suspension_ms (" +
-                                              std::to_string(c.policy.max_suspension / 1ms) + ")");
   }
 
   void policy(const toml::table& t, ArbiterConfig& p) {
     int window_line = 0, min_run_line = 0, max_line = 0;
     for (auto&& [k, v] : t) {
       if (k == "time_slice") {
-        time_slice(k, v, p);
+        time_slice(k, v, std::nullopt);
+        continue;
+      }
+      if (k == "gpu") {
+        gpus(k, v);
         continue;
       }
       if (k == "operator_overrides_guard") {
@@ -273,11 +350,24 @@ class Loader {
       } else if (k == "metrics") {
         if (auto s = string(k, v, true)) {
           if (!s->empty() && !valid_address(*s))
-            error(line_of(k),
-                  "'metrics' must be HOST:PORT (port 1-65535) or \"\" to disable, not \"" + *s +
-                      "\"");
+            error(
+                line_of(k),
+                "'metrics' must be HOST:PORT (port 0-65535, 0: any free port) or \"\" to disable, "
+                "not \"" +
+                    *s + "\"");
           else
             d.metrics_address = *s;
+        }
+      } else if (k == "docker_root" || k == "containerd_root" || k == "crio_root") {
+        if (auto s = string(k, v, true)) {
+          if (!s->empty() && (*s)[0] != '/')
+            error(line_of(k), "'" + std::string(k.str()) +
+                                  "' must be an absolute path or \"\" (not looked at), not \"" +
+                                  *s + "\"");
+          else
+            (k == "docker_root"       ? d.containers.docker
+             : k == "containerd_root" ? d.containers.containerd
+                                      : d.containers.crio) = *s;
         }
       } else if (k == "control_group") {
         if (auto s = string(k, v)) d.control_group = *s;
@@ -300,7 +390,7 @@ class Loader {
     std::string port = s.substr(colon + 1);
     if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
     int p = std::stoi(port);
-    return p >= 1 && p <= 65535;
+    return p >= 0 && p <= 65535;
   }
 
   std::vector<ClassRule> classes(const toml::key& k, const toml::node& v) {
@@ -407,9 +497,19 @@ class Loader {
     } else if (k == "user") {
       m.user = string(k, v);
     } else if (k == "container") {
-      if (auto s = string(k, v)) m.container = *s;
+      m.container = glob(k, v);
     } else if (k == "pod") {
-      if (auto s = string(k, v)) m.pod = *s;
+      m.pod = glob(k, v);
+      if (m.pod) {
+        const std::string& s = m.pod->pattern();
+        const auto slash = s.find('/');
+        if (slash != std::string::npos &&
+            (slash == 0 || slash + 1 == s.size() || s.find('/', slash + 1) != std::string::npos)) {
+          error(line_of(k),
+                "'pod' must be NAMESPACE/NAME (globs allowed) or a pod uid, not \"" + s + "\"");
+          m.pod.reset();
+        }
+      }
     } else if (k == "uid") {
       if (auto x = integer(k, v)) {
         if (*x < 0 || *x > 0xfffffffe)
@@ -448,8 +548,14 @@ class Loader {
 
   std::string file_;
   std::vector<ConfigError> errors_;
-  int time_slice_line_ = 0;
-  std::map<std::string, int> slice_lines_;
+  struct SliceSet {
+    int line = 0;              // of the time_slice key
+    std::optional<GpuId> gpu;  // nullopt: every GPU
+    std::vector<TimeSlice> slices;
+    std::map<std::string, int> lines;  // class → line of its key
+    bool bad = false;                  // a key was already reported
+  };
+  std::vector<SliceSet> slice_sets_;
 };
 
 }  // namespace

@@ -18,6 +18,15 @@
 
 namespace gpreempt::sched {
 
+// Where the container runtimes keep the files that name their containers
+// (gpreemptd/container_resolver.h); empty: that runtime is not looked at.
+struct ContainerRoots {
+  std::string docker = "/var/lib/docker/containers";
+  std::string containerd = "/run/containerd/io.containerd.runtime.v2.task";
+  std::string crio = "/run/containers/storage/overlay-containers";
+  bool operator==(const ContainerRoots&) const = default;
+};
+
 struct DaemonSettings {
   std::string socket_path = "/run/gpreempt/gpreemptd.sock";
   std::string metrics_address = "127.0.0.1:9464";  // empty: no metrics endpoint
@@ -27,6 +36,7 @@ struct DaemonSettings {
   Duration poll_interval = std::chrono::microseconds(200);
   static constexpr Duration kMinPollInterval = std::chrono::microseconds(100);
   static constexpr Duration kMaxPollInterval = std::chrono::microseconds(500);
+  ContainerRoots containers;
 };
 
 struct Config {

@@ -145,7 +145,7 @@ void GpuArbiter::step(Time now, ActionSink& out) {
   if (in_flight_) return;
   const bool backing_off = backoff_until_ && now < *backoff_until_;
   const bool suspends_allowed = can_suspend_ && !stopped_ && !backing_off;
-  PolicyDecision d = decide(members_, now, config_, suspends_allowed);
+  PolicyDecision d = decide(members_, now, config_, suspends_allowed, gpu_);
   next_check_ = d.next_check;
   if (backing_off && (!next_check_ || *backoff_until_ < *next_check_))
     next_check_ = *backoff_until_;

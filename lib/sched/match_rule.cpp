@@ -20,19 +20,30 @@ std::string_view basename(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-bool container_matches(const std::string& want, const ProcessFacts& p) {
-  if (!p.container_name.empty() && p.container_name == want) return true;
-  if (want.size() < 12) return false;  // shorter than docker's short id: too ambiguous
+bool is_hex(std::string_view s) {
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+bool container_matches(const Glob& want, const ProcessFacts& p) {
+  if (!p.container_name.empty() && want.matches(p.container_name)) return true;
+  const std::string& w = want.pattern();
+  // An id or its prefix as `docker ps` shows it; shorter is too ambiguous to mean an id.
+  const bool id_prefix = want.literal() && w.size() >= 12 && is_hex(w);
   for (const auto& path : p.cgroups) {
     auto id = cgroup_identity(path).container_id;
-    if (id && id->compare(0, want.size(), want) == 0) return true;
+    if (!id) continue;
+    if (id_prefix ? id->compare(0, w.size(), w) == 0 : want.matches(*id)) return true;
   }
   return false;
 }
 
-bool pod_matches(const std::string& want, const ProcessFacts& p) {
+bool pod_matches(const Glob& want, const ProcessFacts& p) {
+  if (want.pattern().find('/') != std::string::npos)
+    return !p.pod_name.empty() && want.matches(p.pod_namespace + "/" + p.pod_name);
   for (const auto& path : p.cgroups)
-    if (auto uid = cgroup_identity(path).pod_uid; uid && *uid == want) return true;
+    if (auto uid = cgroup_identity(path).pod_uid; uid && want.matches(*uid)) return true;
   return false;
 }
 
@@ -77,8 +88,8 @@ std::string MatchRule::describe() const {
   if (uid) add("uid", std::to_string(*uid));
   if (user) add("user", *user);
   if (cgroup) add("cgroup", cgroup->pattern());
-  if (container) add("container", *container);
-  if (pod) add("pod", *pod);
+  if (container) add("container", container->pattern());
+  if (pod) add("pod", pod->pattern());
   if (env) add("env", env->name + "=" + env->value.pattern());
   if (pid) add("pid", std::to_string(*pid));
   return s;

@@ -4,9 +4,11 @@
 //   exe       glob over the executable's path; a pattern without '/' is matched to its file name
 //   uid, user the real user
 //   cgroup    glob over any of the process's cgroup paths
-//   container a container id (full, or a prefix of at least 12 hex digits as `docker ps` shows)
-//             or a container name (when the daemon could resolve one)
-//   pod       a Kubernetes pod uid (from the cgroup path)
+//   container a container id (full, or a prefix of at least 12 hex digits as `docker ps` shows,
+//             from the cgroup path), or a glob over the container's name (Docker's name; in
+//             Kubernetes the container's name in the pod spec) when the daemon could resolve it
+//   pod       "NAMESPACE/NAME" glob over the pod (when the daemon could resolve it), or, without a
+//             '/', the pod's uid (from the cgroup path; a glob too)
 //   env       "NAME=glob": the variable is set and its value matches
 //   pid       exactly this pid
 #pragma once
@@ -31,8 +33,8 @@ struct MatchRule {
   std::optional<uint32_t> uid;
   std::optional<std::string> user;
   std::optional<Glob> cgroup;
-  std::optional<std::string> container;
-  std::optional<std::string> pod;
+  std::optional<Glob> container;
+  std::optional<Glob> pod;
   std::optional<EnvCondition> env;
   std::optional<int> pid;
 

@@ -28,8 +28,9 @@ bool operator_held(const GpuMember& m, Time now) {
 }
 
 PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
-                      const ArbiterConfig& config, bool suspends_allowed) {
+                      const ArbiterConfig& config, bool suspends_allowed, GpuId gpu) {
   PolicyDecision d;
+  const std::vector<TimeSlice>& slices = config.time_slice_for(gpu);
   int pending = INT_MIN;  // highest priority with work pending now
   int holding = INT_MIN;  // the same, including work that ended within the hysteresis
   for (const auto& [key, m] : members) {
@@ -47,14 +48,14 @@ PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
   holding = std::max(holding, pending);
 
   std::optional<SliceTurn> turn;
-  if (!config.time_slice.empty()) {
+  if (!slices.empty()) {
     std::set<std::string> present;
     for (const auto& [key, m] : members) present.insert(m.class_name);
-    turn = current_turn(config.time_slice, present, now);
+    turn = current_turn(slices, present, now);
     if (turn) earliest(d.next_check, turn->ends_at);
   }
   auto listed = [&](const std::string& name) {
-    return std::any_of(config.time_slice.begin(), config.time_slice.end(),
+    return std::any_of(slices.begin(), slices.end(),
                        [&](const TimeSlice& t) { return t.class_name == name; });
   };
 

@@ -40,8 +40,9 @@ struct PolicyDecision {
   std::optional<Time> next_check;
 };
 
+// `gpu`: whose members these are (its own time-slice cycle, ArbiterConfig::time_slice_for).
 PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
-                      const ArbiterConfig& config, bool suspends_allowed);
+                      const ArbiterConfig& config, bool suspends_allowed, GpuId gpu);
 
 // Whether the member has work pending at `now` (open request or expectation window), and whether
 // it still counts for the idle hysteresis.

@@ -23,9 +23,11 @@ struct ProcessFacts {
   std::vector<std::string> cgroups;
   // Environment variables the rules name (reading all of /proc/PID/environ is not needed).
   std::map<std::string, std::string> environ;
-  // The container's name when the daemon could resolve it from its runtime; the cgroup path
-  // carries only ids.
+  // The container's name and Kubernetes pod when the daemon could resolve them from the runtime's
+  // files (gpreemptd/container_resolver.h); the cgroup path carries only ids. Empty: unknown.
   std::string container_name;
+  std::string pod_name;
+  std::string pod_namespace;
 };
 
 }  // namespace gpreempt::sched

@@ -56,6 +56,13 @@ def test_daemonset_has_what_the_daemon_needs():
     assert ds["spec"]["template"]["metadata"]["annotations"]["prometheus.io/port"] == str(port)
     # The socket the pods mount is where the daemon listens.
     assert toml["daemon"]["socket"].startswith(mounts["run"] + "/")
+    # Container and pod names: each runtime root the config names is the host's, mounted read-only.
+    readonly = {m["mountPath"] for m in c["volumeMounts"] if m.get("readOnly")}
+    host_of = {mounts[n]: v["hostPath"]["path"] for n, v in volumes.items() if "hostPath" in v and n in mounts}
+    for key in ("containerd_root", "crio_root", "docker_root"):
+        root = toml["daemon"][key]
+        assert root in readonly, f"{key} {root} is not mounted read-only"
+        assert host_of[root] == root, f"{key}: the host's {root} is expected there"
 
 
 def test_example_pods_name_their_class():

@@ -50,6 +50,14 @@ std::unique_ptr<Child> DaemonRig::start_daemon(const std::vector<std::string>& e
   return d;
 }
 
+std::unique_ptr<Child> DaemonRig::start_daemon_from_config(const std::filesystem::path& config) {
+  auto d = std::make_unique<Child>(std::vector<std::string>{bin("gpreemptd").string(), "--config",
+                                                            config.string(), "--log-level", "info"},
+                                   machine_->env());
+  eventually([&] { return ask(message(client::Op::kStatus)).has_value(); });
+  return d;
+}
+
 std::unique_ptr<Child> DaemonRig::workload(const std::vector<std::string>& env, uint32_t gpu) {
   auto e = machine_->env();
   for (const auto& x : env) e.push_back(x);
@@ -73,10 +81,15 @@ std::unique_ptr<Child> DaemonRig::peer(const std::vector<std::string>& env, uint
 }
 
 std::optional<client::Reply> DaemonRig::ask(const client::Message& m) const {
+  return ask_at(socket(), m);
+}
+
+std::optional<client::Reply> DaemonRig::ask_at(const std::string& socket_path,
+                                               const client::Message& m) const {
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un a{};
   a.sun_family = AF_UNIX;
-  socket().copy(a.sun_path, sizeof a.sun_path - 1);
+  socket_path.copy(a.sun_path, sizeof a.sun_path - 1);
   // A daemon that stops answering fails the test instead of hanging it.
   timeval limit{10, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);

@@ -32,6 +32,9 @@ class DaemonRig {
 
   // Starts gpreemptd (optionally with a config file) and waits until it answers "status".
   std::unique_ptr<Child> start_daemon(const std::vector<std::string>& extra = {});
+  // gpreemptd with `args` only: socket and metrics come from its config file (which must put the
+  // socket on socket()), so a reload may change them.
+  std::unique_ptr<Child> start_daemon_from_config(const std::filesystem::path& config);
   // An offline-style workload (gpreempt-workload offline) with these extra environment entries.
   std::unique_ptr<Child> workload(const std::vector<std::string>& env, uint32_t gpu = 0);
   // The hint peer (gpreemptd_test_peer), with one queue created on `gpu` and connected.
@@ -40,6 +43,9 @@ class DaemonRig {
 
   // One message to the daemon from this (non-GPU) test process.
   std::optional<client::Reply> ask(const client::Message& m) const;
+  // The same on another socket path.
+  std::optional<client::Reply> ask_at(const std::string& socket_path,
+                                      const client::Message& m) const;
   nlohmann::json status() const;
   // Every queue of `pid` in the device's view; suspended when all are.
   bool all_suspended(int pid) const;

@@ -8,7 +8,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "daemon_rig.h"
 
@@ -289,6 +291,151 @@ TEST(GpreemptdSim, SighupWithABadConfigKeepsTheRunningOne) {
       << "file:line: message in the log:\n"
       << log;
 }
+
+// A TCP listener on 127.0.0.1 that a test holds, so that the daemon cannot bind its port.
+struct HeldPort {
+  int fd = -1;
+  int port = 0;
+  HeldPort() {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(fd, 1) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0)
+      port = ntohs(a.sin_port);
+  }
+  ~HeldPort() { ::close(fd); }
+};
+
+TEST(GpreemptdSim, SighupMovesTheSocketAndMetricsAndChangesThePollInterval) {
+  DaemonRig rig;
+  const auto config = rig.file("reload.toml");
+  const std::string classes =
+      "[[class]]\nname = \"online\"\npriority = 10\nmatch = { cmdline = \"*workload online*\" }\n"
+      "trigger = \"transparent\"\n\n"
+      "[[class]]\nname = \"offline\"\npriority = 0\nmatch = { env = \"GPREEMPT_CLASS=offline\" }\n";
+  auto daemon_settings = [&](const std::string& socket, const std::string& metrics, int poll_us) {
+    return "[daemon]\nsocket = \"" + socket + "\"\nmetrics = \"" + metrics +
+           "\"\npoll_interval_us = " + std::to_string(poll_us) + "\n\n" + classes;
+  };
+  write_file(config, daemon_settings(rig.socket(), "127.0.0.1:0", 200));
+  auto daemon = rig.start_daemon_from_config(config);
+  ASSERT_FALSE(rig.status().is_null()) << "the daemon answers on the config's socket";
+  // An online process the transparent trigger polls, so the interval in force is the trigger's.
+  Child online({bin("gpreempt-workload").string(), "online", "--preset", "cnn", "--duration", "30",
+                "--rate", "5"},
+               rig.machine().env());
+  ASSERT_TRUE(eventually([&] { return rig.status()["daemon"]["transparent_watched"] == 1; }))
+      << rig.status().dump();
+  auto before = rig.status()["daemon"];
+  EXPECT_EQ(before["poll_interval_us"], 200);
+  ASSERT_EQ(before["metrics_endpoint"].get<std::string>().rfind("127.0.0.1:", 0), 0u);
+
+  // Everything moves: the socket, the metrics listener (127.0.0.2 is loopback too), the interval.
+  const std::string moved = rig.file("moved").string() + "/gpreemptd.sock";
+  write_file(config, daemon_settings(moved, "127.0.0.2:0", 400));
+  daemon->kill(SIGHUP);
+  auto status_at = [&](const std::string& path) {
+    auto r = rig.ask_at(path, message(client::Op::kStatus));
+    return r && r->ok ? nlohmann::json::parse(r->body.dump()) : nlohmann::json();
+  };
+  ASSERT_TRUE(eventually([&] { return !status_at(moved).is_null(); })) << "listens on " << moved;
+  auto after = status_at(moved)["daemon"];
+  EXPECT_EQ(after["reloads"], 1);
+  EXPECT_EQ(after["socket_path"], moved);
+  EXPECT_EQ(after["poll_interval_us"], 400);
+  EXPECT_EQ(after["transparent_watched"], 1) << "the watched process is still watched";
+  const std::string endpoint = after["metrics_endpoint"].get<std::string>();
+  EXPECT_EQ(endpoint.rfind("127.0.0.2:", 0), 0u) << endpoint;
+  EXPECT_NE(http_get(endpoint, "/metrics").find("200 OK"), std::string::npos);
+  EXPECT_EQ(http_get(before["metrics_endpoint"].get<std::string>(), "/metrics"), "")
+      << "the old metrics listener is closed";
+  EXPECT_FALSE(std::filesystem::exists(rig.socket())) << "the old socket file is removed";
+
+  // Addresses that do not bind: each keeps the running one, the rest of the reload applies.
+  HeldPort held;
+  ASSERT_GT(held.port, 0);
+  write_file(rig.file("not-a-dir"), "");
+  const std::string unbindable = rig.file("not-a-dir").string() + "/gpreemptd.sock";
+  write_file(config, daemon_settings(unbindable, "127.0.0.1:" + std::to_string(held.port), 300));
+  daemon->kill(SIGHUP);
+  ASSERT_TRUE(eventually([&] { return status_at(moved)["daemon"]["reloads"] == 2; }));
+  auto kept = status_at(moved)["daemon"];
+  EXPECT_EQ(kept["socket_path"], moved);
+  EXPECT_EQ(kept["metrics_endpoint"], endpoint);
+  EXPECT_EQ(kept["poll_interval_us"], 300);
+  EXPECT_NE(http_get(endpoint, "/metrics").find("200 OK"), std::string::npos);
+
+  daemon->kill(SIGTERM);
+  EXPECT_EQ(daemon->wait(), 0);
+  const std::string log = daemon->stderr_text();
+  EXPECT_NE(log.find("reload: the socket stays on " + moved + ": cannot listen on " + unbindable),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("reload: the metrics endpoint stays on " + endpoint), std::string::npos)
+      << log;
+  EXPECT_FALSE(std::filesystem::exists(moved)) << "removed at exit";
+}
+
+// KFD < 1.13 (no debugger API) or no hardware scheduler: the daemon cannot suspend, says so in its
+// log and status, reports the queue priorities that would rank the classes, and suspends nothing.
+class GpreemptdPriorityOnly
+    : public ::testing::TestWithParam<std::pair<std::vector<std::string>, std::string>> {};
+
+TEST_P(GpreemptdPriorityOnly, TheFallbackIsReportedAndNothingIsSuspended) {
+  const auto& [machine, why] = GetParam();
+  DaemonRig rig(machine);
+  auto daemon = rig.start_daemon();
+  auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
+  auto online = online_peer(rig);
+  wait_classified(rig, offline->pid(), "offline");
+  wait_classified(rig, online->pid(), "online");
+
+  auto gpu = rig.status()["gpus"][0];
+  EXPECT_FALSE(gpu["can_suspend"].get<bool>());
+  EXPECT_NE(gpu["reason"].get<std::string>().find(why), std::string::npos) << gpu.dump();
+  // The ranking: the online class's queues on top (15), the offline class's at the bottom (0).
+  ASSERT_TRUE(eventually([&] {
+    auto g = rig.status()["gpus"][0];
+    if (!g.contains("priority_only")) return false;
+    std::map<int, int> rank;
+    for (const auto& q : g["priority_only"]["queue_priorities"])
+      rank[q["pid"].get<int>()] = q["queue_priority"].get<int>();
+    return rank.size() == 2 && rank[online->pid()] == 15 && rank[offline->pid()] == 0;
+  })) << rig.status().dump();
+  EXPECT_NE(rig.status()["gpus"][0]["priority_only"]["reason"].get<std::string>().find(
+                "priority-only (queue priorities), no suspension on this GPU"),
+            std::string::npos);
+
+  // A hint is taken (and its request accounted) but suspends nothing.
+  ASSERT_TRUE(command(*online, "begin 1")["ok"].get<bool>());
+  ASSERT_TRUE(command(*online, "end 1")["ok"].get<bool>());
+  ASSERT_TRUE(eventually([&] {
+    return rig.status()["gpus"][0]["online_request_latency_ms"]["count"] == 1;
+  })) << rig.status().dump();
+  auto after = rig.status()["gpus"][0];
+  EXPECT_EQ(after["actions"]["suspend"], 0) << after.dump();
+  EXPECT_EQ(after["suspensions_total"], 0);
+  EXPECT_TRUE(rig.none_suspended(offline->pid()));
+
+  daemon->kill(SIGTERM);
+  EXPECT_EQ(daemon->wait(), 0);
+  const std::string log = daemon->stderr_text();
+  EXPECT_NE(log.find("cannot suspend ("), std::string::npos) << log;
+  EXPECT_NE(log.find(why), std::string::npos) << log;
+  EXPECT_NE(log.find("queue priorities that would rank its processes: "), std::string::npos) << log;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    OldKfdOrNoHws, GpreemptdPriorityOnly,
+    ::testing::Values(
+        std::make_pair(std::vector<std::string>{"--kfd-minor", "12"},
+                       std::string("KFD ioctl interface 1.12 has no debug-trap SUSPEND_QUEUES")),
+        std::make_pair(std::vector<std::string>{"--sched-policy", "2"},
+                       std::string("not scheduled by the hardware scheduler"))),
+    [](const auto& info) { return info.index == 0 ? "KfdMinor12" : "NoHws"; });
 
 TEST(GpreemptdSim, TheIssuesMinimalConfigWorksAsWritten) {
   DaemonRig rig;

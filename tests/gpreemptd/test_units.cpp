@@ -127,6 +127,63 @@ TEST(SocketServer, RefusesToReplaceALiveDaemonButReplacesAStaleSocket) {
   EXPECT_NO_THROW(SocketServer(loop, path, noop, nullptr));
 }
 
+// A client socket connected to `path` (the server accepts it when its loop runs).
+int connect_to(const std::string& path) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  path.copy(a.sun_path, sizeof a.sun_path - 1);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+TEST(SocketServer, RebindMovesTheListenerAndKeepsConnectionsOrKeepsItAllOnFailure) {
+  gpreempt::EventLoop loop;
+  const std::string dir = "/tmp/gpreemptd-unit-" + std::to_string(::getpid());
+  const std::string a = dir + "/a.sock", b = dir + "/moved/b.sock";
+  int answered = 0;
+  SocketServer server(
+      loop, a,
+      [&](uint64_t, const Peer&, const gpreempt::client::Message& m, SocketServer::Received) {
+        if (++answered == 2) loop.stop();
+        return gpreempt::client::ok_reply(m.seq);
+      },
+      nullptr);
+  const int early = connect_to(a);  // connected before the move, not accepted yet
+  ASSERT_GE(early, 0);
+  server.rebind(b);
+  EXPECT_EQ(server.path(), b);
+  EXPECT_FALSE(std::filesystem::exists(a)) << "the old socket file is removed";
+  EXPECT_EQ(connect_to(a), -1);
+  const int late = connect_to(b);
+  ASSERT_GE(late, 0);
+  const std::string hello = "{\"v\":1,\"seq\":7,\"op\":\"hello\"}\n";
+  for (int fd : {early, late})  // a connection lost in the move fails here (EPIPE), not later
+    ASSERT_EQ(::send(fd, hello.data(), hello.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(hello.size()))
+        << (fd == early ? "the connection made before the move was lost" : "new connection");
+  loop.run();
+  for (int fd : {early, late}) {
+    char buf[256];
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    ASSERT_GT(n, 0);
+    EXPECT_NE(std::string(buf, static_cast<std::size_t>(n)).find("\"seq\":7,\"ok\":true"),
+              std::string::npos);
+  }
+  EXPECT_EQ(server.connections(), 2u);
+  // A path that cannot be bound: an exception, and the running socket untouched.
+  std::ofstream(dir + "/file") << "";
+  EXPECT_THROW(server.rebind(dir + "/file/c.sock"), std::runtime_error);
+  EXPECT_EQ(server.path(), b);
+  const int still = connect_to(b);
+  EXPECT_GE(still, 0);
+  for (int fd : {early, late, still}) ::close(fd);
+  std::filesystem::remove(dir + "/file");
+}
+
 }  // namespace
 }  // namespace gpreemptd
 

@@ -168,13 +168,13 @@ TEST(Classifier, CgroupGlobOnSlicesAndPods) {
 
 TEST(Classifier, ContainerByIdPrefixOrNameAndPodByUid) {
   MatchRule short_id;
-  short_id.container = kId.substr(0, 12);
+  short_id.container = glob(kId.substr(0, 12));
   MatchRule too_short;
-  too_short.container = kId.substr(0, 6);
+  too_short.container = glob(kId.substr(0, 6));
   MatchRule name;
-  name.container = "vllm-server";
+  name.container = glob("vllm-server");
   MatchRule pod;
-  pod.pod = kPod;
+  pod.pod = glob(kPod);
   auto p = proc(1);
   p.cgroups = {"/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod" + kPodEscaped +
                ".slice/crio-" + kId + ".scope"};
@@ -184,6 +184,31 @@ TEST(Classifier, ContainerByIdPrefixOrNameAndPodByUid) {
   EXPECT_EQ(class_of(one_class(name), p), std::nullopt);
   p.container_name = "vllm-server";
   EXPECT_EQ(class_of(one_class(name), p), "online");
+}
+
+TEST(Classifier, ContainerNameGlobAndPodByNamespaceAndName) {
+  MatchRule names;
+  names.container = glob("vllm-*");
+  MatchRule pods;
+  pods.pod = glob("inference/llama-*");
+  MatchRule any_ns;
+  any_ns.pod = glob("*/llama-*");
+  auto p = proc(1);
+  p.cgroups = {"/kubepods/burstable/pod" + kPod + "/" + kId};
+  EXPECT_EQ(class_of(one_class(names), p), std::nullopt);  // names not resolved: no match
+  EXPECT_EQ(class_of(one_class(pods), p), std::nullopt);
+  p.container_name = "vllm-engine";
+  p.pod_name = "llama-7b-5d9f";
+  p.pod_namespace = "inference";
+  EXPECT_EQ(class_of(one_class(names), p), "online");
+  EXPECT_EQ(class_of(one_class(pods), p), "online");
+  EXPECT_EQ(class_of(one_class(any_ns), p), "online");
+  p.pod_namespace = "batch";
+  EXPECT_EQ(class_of(one_class(pods), p), std::nullopt);  // same name, other namespace
+  EXPECT_EQ(class_of(one_class(any_ns), p), "online");
+  p.container_name = "trainer";
+  EXPECT_EQ(class_of(one_class(names), p), std::nullopt);
+  EXPECT_EQ(one_class(pods).rules()[0].match[0].describe(), "pod=inference/llama-*");
 }
 
 TEST(Classifier, EnvironmentVariableWithGlobValue) {

@@ -69,6 +69,9 @@ socket = "/tmp/g.sock"
 metrics = "127.0.0.1:9100"
 control_group = "gpu-ops"
 poll_interval_us = 150
+docker_root = "/host/var/lib/docker/containers"
+containerd_root = ""
+crio_root = "/host/run/containers/storage/overlay-containers"
 
 [policy]
 resume_after_idle_ms = 3.5
@@ -87,7 +90,8 @@ name = "online"
 priority = 100
 trigger = ["hint", "transparent", "operator"]
 match = [ { cgroup = "/kubepods*", user = "svc" }, { exe = "tritonserver", uid = 998 },
-          { container = "3f4e2b1c9d8a", pod = "0f1b5c64-8c1e-4c3c-9c5a-2b3a1e2f4d5c" }, { pid = 77 } ]
+          { container = "3f4e2b1c9d8a", pod = "0f1b5c64-8c1e-4c3c-9c5a-2b3a1e2f4d5c" }, { pid = 77 },
+          { container = "vllm-*", pod = "inference/llama-*" } ]
 
 [[class]]
 name = "offline"
@@ -101,6 +105,9 @@ match = { env = "JOB=train-*" }
   EXPECT_EQ(c.daemon.metrics_address, "127.0.0.1:9100");
   EXPECT_EQ(c.daemon.control_group, "gpu-ops");
   EXPECT_EQ(c.daemon.poll_interval, 150us);
+  EXPECT_EQ(c.daemon.containers.docker, "/host/var/lib/docker/containers");
+  EXPECT_EQ(c.daemon.containers.containerd, "");
+  EXPECT_EQ(c.daemon.containers.crio, "/host/run/containers/storage/overlay-containers");
   EXPECT_EQ(c.policy.resume_after_idle, 3500us);
   EXPECT_EQ(c.policy.max_suspension, 800ms);
   EXPECT_EQ(c.policy.starvation_window, 2000ms);
@@ -111,12 +118,13 @@ match = { env = "JOB=train-*" }
   EXPECT_EQ(c.policy.grace_min, 1us);
   EXPECT_EQ(c.policy.grace_drain_limit, 300us);
   EXPECT_EQ(c.policy.failure_backoff, 5000ms);
-  ASSERT_EQ(c.classes[0].match.size(), 4u);
+  ASSERT_EQ(c.classes[0].match.size(), 5u);
   EXPECT_EQ(c.classes[0].match[0].describe(), "user=svc cgroup=/kubepods*");
   EXPECT_EQ(c.classes[0].match[1].describe(), "exe=tritonserver uid=998");
   EXPECT_EQ(c.classes[0].match[2].describe(),
             "container=3f4e2b1c9d8a pod=0f1b5c64-8c1e-4c3c-9c5a-2b3a1e2f4d5c");
   EXPECT_EQ(c.classes[0].match[3].describe(), "pid=77");
+  EXPECT_EQ(c.classes[0].match[4].describe(), "container=vllm-* pod=inference/llama-*");
   EXPECT_EQ(c.classes[0].cls.triggers.size(), 3u);
   EXPECT_EQ(c.classes[1].match[0].describe(), "env=JOB=train-*");
 }
@@ -191,15 +199,27 @@ TEST(ConfigErrors, WrongTypesAndValues) {
             "gpreemptd.toml:2: poll_interval_us must be between 100 and 500");
   EXPECT_EQ(error_of("[daemon]\nsocket = \"relative.sock\"\n"),
             "gpreemptd.toml:2: 'socket' must be an absolute path, not \"relative.sock\"");
-  EXPECT_EQ(error_of("[daemon]\nmetrics = \"localhost\"\n"),
-            "gpreemptd.toml:2: 'metrics' must be HOST:PORT (port 1-65535) or \"\" to disable, not "
-            "\"localhost\"");
+  EXPECT_EQ(
+      error_of("[daemon]\nmetrics = \"localhost\"\n"),
+      "gpreemptd.toml:2: 'metrics' must be HOST:PORT (port 0-65535, 0: any free port) or \"\" "
+      "to disable, not \"localhost\"");
   EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = { env = \"NOVALUE\" }\n"),
             "gpreemptd.toml:4: 'env' must be NAME=VALUE (VALUE may be a glob), not \"NOVALUE\"");
   EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = {}\n"),
             "gpreemptd.toml:4: empty 'match' table (it would match nothing)");
   EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = { pid = 0 }\n"),
             "gpreemptd.toml:4: pid 0 out of range (1 to 4194304)");
+  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = { pod = \"a/b/c\" }\n"),
+            "gpreemptd.toml:4: 'pod' must be NAMESPACE/NAME (globs allowed) or a pod uid, not "
+            "\"a/b/c\"");
+  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = { pod = \"ns/\" }\n"),
+            "gpreemptd.toml:4: 'pod' must be NAMESPACE/NAME (globs allowed) or a pod uid, not "
+            "\"ns/\"");
+  EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = { container = \"x[\" }\n"),
+            "gpreemptd.toml:4: bad glob in 'container' (\"x[\"): unterminated '[' at offset 1");
+  EXPECT_EQ(error_of("[daemon]\ncrio_root = \"run/crio\"\n"),
+            "gpreemptd.toml:2: 'crio_root' must be an absolute path or \"\" (not looked at), not "
+            "\"run/crio\"");
   EXPECT_EQ(error_of("[class]\nname = \"a\"\n"),
             "gpreemptd.toml:1: 'class' must be an array of tables: write each class as [[class]]");
 }
