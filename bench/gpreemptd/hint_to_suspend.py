@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -52,6 +53,8 @@ def main():
     ap.add_argument("--log-level", default="warn", help="gpreemptd's --log-level (its log goes to stderr)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     a = ap.parse_args()
+    # SIGTERM ends the run through the cleanup below (no simulated machine left behind).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     build = Path(a.build).resolve()
     bin_ = build / "bin"
     machine = tempfile.mkdtemp(prefix="gpreemptd-bench-")
