@@ -134,8 +134,22 @@ Connection& Connection::operator=(Connection&& other) noexcept {
 Connection::~Connection() { close(); }
 
 void Connection::close() {
+  if (fd_ >= 0 && !owed_.empty()) {
+    // Deferred hints: wait (at most the call timeout) until the daemon has read and answered
+    // them, so that whoever asks the daemon after this process closed (or exited) sees them
+    // applied. A refusal or a broken connection here has nobody left to report to.
+    try {
+      collect_owed(true, Clock::now() + timeout_);
+    } catch (const Error&) {
+    }
+  }
+  drop();
+}
+
+void Connection::drop() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+  owed_.clear();
 }
 
 void Connection::set_timeout(std::chrono::milliseconds timeout) {
@@ -144,7 +158,7 @@ void Connection::set_timeout(std::chrono::milliseconds timeout) {
 }
 
 void Connection::broken(int code, const std::string& why) {
-  close();
+  drop();
   throw Error(code, "gpreemptd at " + path_ + ": " + why);
 }
 

@@ -97,9 +97,14 @@ class Connection {
   // Error(errno_of(code), the daemon's message).
   nlohmann::ordered_json call(Message m);
 
+  // With deferred hints still owed, first waits (at most the call timeout) for their replies, so
+  // the daemon has applied them when close returns; refusals are then dropped. The destructor
+  // closes.
   void close();
 
  private:
+  // Closes without waiting for anything.
+  void drop();
   Connection(int fd, std::string path, std::chrono::milliseconds timeout);
   [[noreturn]] void broken(int code, const std::string& why);
   std::string read_line(std::chrono::steady_clock::time_point deadline);

@@ -7,7 +7,9 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <atomic>
 #include <future>
+#include <thread>
 #include <string>
 
 #include "common/error.h"
@@ -285,6 +287,32 @@ TEST(ClientConnection, ACallAfterDeferredHintsGetsItsOwnReply) {
   }
   EXPECT_EQ(c.status()["seq_seen"], 101);
   EXPECT_EQ(daemon.received().size(), 101u);
+}
+
+TEST(ClientConnection, ClosingWaitsUntilTheDaemonAnsweredItsDeferredHints) {
+  std::atomic<int> answered{0};
+  std::promise<void> answer;
+  std::shared_future<void> go = answer.get_future().share();
+  FakeDaemon daemon([&answered, go](const Message& m) {
+    go.wait();
+    ++answered;
+    return FakeDaemon::ok(m.seq);
+  });
+  // The daemon is let go a little after the close began: a close that did not wait would
+  // return before it answered anything.
+  std::thread releaser([&answer] {
+    std::this_thread::sleep_for(50ms);
+    answer.set_value();
+  });
+  {
+    auto c = Connection::connect(daemon.path());
+    c.set_hint_replies(Connection::HintReplies::kDeferred);
+    c.begin(1);
+    c.end(1);
+    c.close();
+    EXPECT_EQ(answered.load(), 2);
+  }
+  releaser.join();
 }
 
 TEST(ClientConnection, TheHintReplyModeComesFromTheEnvironment) {
