@@ -202,8 +202,11 @@ void Actuator::suspend(const sched::action::Suspend& a) {
   auto clock = clock_mhz_.find(a.gpu);
   const uint32_t grace = gpreempt::kfd::grace_units_from_us(
       static_cast<uint64_t>(us), clock == clock_mhz_.end() ? 0 : clock->second);
-  post([this, a, grace] {
+  const auto posted = SteadyClock::now();
+  post([this, a, grace, posted] {
     ActuationReport r;
+    r.posted_at = posted;
+    r.started_at = SteadyClock::now();
     r.suspend = true;
     r.completed.action = a.id;
     r.completed.gpu = a.gpu;
@@ -220,8 +223,11 @@ void Actuator::suspend(const sched::action::Suspend& a) {
 
 void Actuator::resume(const sched::action::Resume& a) {
   ++in_flight_;
-  post([this, a] {
+  const auto posted = SteadyClock::now();
+  post([this, a, posted] {
     ActuationReport r;
+    r.posted_at = posted;
+    r.started_at = SteadyClock::now();
     r.suspend = false;
     r.completed.action = a.id;
     r.completed.gpu = a.gpu;

@@ -30,7 +30,11 @@ namespace gpreemptd {
 struct ActuationReport {
   gpreempt::sched::event::ActuationCompleted completed;
   bool suspend = true;
-  // When the first SUSPEND/RESUME ioctl of the action began (none when no ioctl was needed).
+  // The hops of the action's path, for the hint-to-SUSPEND breakdown: when the loop thread handed
+  // it to the control thread, when the control thread started it, and when its first
+  // SUSPEND/RESUME ioctl began (none when no ioctl was needed).
+  std::chrono::steady_clock::time_point posted_at{};
+  std::chrono::steady_clock::time_point started_at{};
   std::optional<std::chrono::steady_clock::time_point> first_ioctl_at;
   // How long each SUSPEND/RESUME ioctl of the action took, in seconds (the metrics' histogram).
   std::vector<double> ioctl_seconds;

@@ -141,17 +141,22 @@ void Daemon::perform(std::vector<sched::Action> actions,
   for (auto& a : actions) {
     if (auto* s = std::get_if<sched::action::Suspend>(&a)) {
       if (hint_received) hinted_suspends_[s->id] = *hint_received;
-      std::string t;
-      for (const auto& k : s->targets) t += (t.empty() ? "" : ", ") + sched::to_string(k);
-      spdlog::debug("GPU {}: suspend [{}] ({}, grace {} us)", s->gpu, t,
-                    sched::to_string(s->reason),
-                    std::chrono::duration_cast<std::chrono::microseconds>(s->grace).count());
+      // Hand the action over first: the log line is not on the path to the ioctl.
       actuator_->suspend(*s);
+      if (spdlog::should_log(spdlog::level::debug)) {
+        std::string t;
+        for (const auto& k : s->targets) t += (t.empty() ? "" : ", ") + sched::to_string(k);
+        spdlog::debug("GPU {}: suspend [{}] ({}, grace {} us)", s->gpu, t,
+                      sched::to_string(s->reason),
+                      std::chrono::duration_cast<std::chrono::microseconds>(s->grace).count());
+      }
     } else if (auto* r = std::get_if<sched::action::Resume>(&a)) {
-      std::string t;
-      for (const auto& k : r->targets) t += (t.empty() ? "" : ", ") + sched::to_string(k);
-      spdlog::debug("GPU {}: resume [{}] ({})", r->gpu, t, sched::to_string(r->reason));
       actuator_->resume(*r);
+      if (spdlog::should_log(spdlog::level::debug)) {
+        std::string t;
+        for (const auto& k : r->targets) t += (t.empty() ? "" : ", ") + sched::to_string(k);
+        spdlog::debug("GPU {}: resume [{}] ({})", r->gpu, t, sched::to_string(r->reason));
+      }
     } else if (auto* t = std::get_if<sched::action::ArmTimer>(&a)) {
       std::optional<gpreempt::EventLoop::TimePoint> at;
       if (t->at) at = Clock::time_point(std::chrono::duration_cast<Clock::duration>(*t->at));
@@ -288,7 +293,12 @@ void Daemon::on_actuation(ActuationReport r) {
       }
     for (double sec : r.ioctl_seconds) rec.ioctl_latency.observe(sec);
     if (auto h = hinted_suspends_.find(c.action); h != hinted_suspends_.end()) {
-      if (r.first_ioctl_at) hint_to_suspend_.add(*r.first_ioctl_at - h->second);
+      if (r.first_ioctl_at) {
+        hint_to_suspend_.add(*r.first_ioctl_at - h->second);
+        hint_hops_.decide.add(r.posted_at - h->second);
+        hint_hops_.handoff.add(r.started_at - r.posted_at);
+        hint_hops_.prepare.add(*r.first_ioctl_at - r.started_at);
+      }
       hinted_suspends_.erase(h);
     }
   } else {
@@ -486,7 +496,29 @@ void Daemon::apply_classes() {
   for (const auto& [pid, p] : tracker_->processes()) sync_transparent(p);
 }
 
+const TrackedProcess* Daemon::hint_peer(uint64_t connection, int pid) {
+  // The hint path reads no /proc file once the connection's process is known: the tracker's scan
+  // (every discovery interval) drops an exited process and notices a reused pid, and the key
+  // remembered here must still be the tracker's for the pid.
+  if (auto c = hint_peers_.find(connection); c != hint_peers_.end()) {
+    const auto& all = tracker_->processes();
+    if (auto it = all.find(pid); it != all.end() && it->second.key == c->second) return &it->second;
+    hint_peers_.erase(c);
+  }
+  const TrackedProcess* p = tracker_->find(pid);
+  if (p) hint_peers_[connection] = p->key;
+  return p;
+}
+
 std::optional<std::string> Daemon::hint_refusal(int pid, const TrackedProcess* p) const {
+  // Checked first without building a sentence: this runs on every hint.
+  if (p && p->class_name) {
+    if (const sched::SchedClass* cls = scheduler_->class_named(*p->class_name);
+        cls && cls->accepts(sched::RequestSource::kHint) &&
+        std::any_of(config_.classes.begin(), config_.classes.end(),
+                    [&](const auto& r) { return r.cls.priority < cls->priority; }))
+      return std::nullopt;
+  }
   const std::string who = "pid " + std::to_string(pid);
   if (!p)
     return who +
@@ -540,7 +572,7 @@ client::Reply Daemon::handle(uint64_t connection, const Peer& peer, const client
               "request " + std::to_string(m.request) + " was not begun on this connection");
         const OpenRequest r = it->second;
         open.erase(it);
-        if (const TrackedProcess* p = tracker_->find(peer.pid); p && p->key == r.key) {
+        if (const TrackedProcess* p = hint_peer(connection, peer.pid); p && p->key == r.key) {
           const std::string cls = p->class_name.value_or("");
           for (auto g : p->gpus()) {
             GpuRecord& rec = gpus_[g];
@@ -556,7 +588,7 @@ client::Reply Daemon::handle(uint64_t connection, const Peer& peer, const client
         dispatch(sched::event::RequestFinished{r.key, r.id, sched::RequestSource::kHint});
         return client::ok_reply(m.seq);
       }
-      const TrackedProcess* p = tracker_->find(peer.pid);
+      const TrackedProcess* p = hint_peer(connection, peer.pid);
       if (auto why = hint_refusal(peer.pid, p)) {
         ++hints_refused_;
         return client::error_reply(m.seq, ErrorCode::kNotPermitted, *why);
@@ -675,6 +707,7 @@ client::Reply Daemon::operator_command(const client::Message& m) {
 }
 
 void Daemon::connection_closed(uint64_t connection, const Peer& peer) {
+  hint_peers_.erase(connection);
   auto it = open_requests_.find(connection);
   if (it == open_requests_.end()) return;
   auto open = std::move(it->second);
@@ -705,6 +738,10 @@ Json Daemon::status() const {
   s.failed_reloads = failed_reloads_;
   Json doc = status_document(s);
   doc["daemon"]["hints_refused"] = hints_refused_;
+  doc["daemon"]["hint_to_suspend_hops_us"] = {
+      {"decide", latency_summary_json(hint_hops_.decide, true)},
+      {"handoff", latency_summary_json(hint_hops_.handoff, true)},
+      {"prepare", latency_summary_json(hint_hops_.prepare, true)}};
   doc["daemon"]["metrics_endpoint"] =
       metrics_ ? Json(metrics_->address().host + ":" + std::to_string(metrics_->port())) : Json();
   doc["daemon"]["poll_interval_us"] =

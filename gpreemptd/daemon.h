@@ -102,6 +102,9 @@ class Daemon {
   // kSuspend / kResume: the operator trigger (the peer's permission is already checked).
   gpreempt::client::Reply operator_command(const gpreempt::client::Message& m);
   void connection_closed(uint64_t connection, const Peer& peer);
+  // The tracked process behind a connection's hints (nullptr: none), without reading /proc once
+  // the connection's process is known.
+  const TrackedProcess* hint_peer(uint64_t connection, int pid);
   // Why hints from `p` are ignored (nullopt: they count).
   std::optional<std::string> hint_refusal(int pid, const TrackedProcess* p) const;
   nlohmann::ordered_json status() const;
@@ -131,6 +134,11 @@ class Daemon {
   std::map<gpreempt::sched::GpuId, GpuRecord> gpus_;
   std::map<uint64_t, Clock::time_point> hinted_suspends_;  // action id → hint received
   gpreempt::sched::LatencyHistogram hint_to_suspend_;
+  // hint_to_suspend_ by hop: socket read → the action handed to the control thread (decode,
+  // scheduler, perform) · → the control thread starting it · → its SUSPEND ioctl starting.
+  struct HintHops {
+    gpreempt::sched::LatencyHistogram decide, handoff, prepare;
+  } hint_hops_;
   std::map<std::string, uint64_t> notices_;
   std::map<uint64_t, std::map<uint64_t, OpenRequest>> open_requests_;  // connection → client id →
   uint64_t next_request_ = 1;
@@ -138,6 +146,7 @@ class Daemon {
   std::set<std::pair<gpreempt::sched::GpuId, gpreempt::sched::ProcessKey>> orphans_resuming_;
   uint64_t reloads_ = 0, failed_reloads_ = 0;
   uint64_t hints_refused_ = 0;
+  std::map<uint64_t, gpreempt::sched::ProcessKey> hint_peers_;  // connection → its process
 };
 
 }  // namespace gpreemptd

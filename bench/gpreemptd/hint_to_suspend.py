@@ -8,7 +8,10 @@ begin after the previous suspension has been resumed, so every begin makes the d
 suspend. The daemon measures, for each suspend a hint caused, the time from reading the hint's bytes
 off the socket to the SUSPEND_QUEUES ioctl starting on the control thread (status document:
 daemon.hint_to_suspend_us, histogram bucket bounds ~9 % apart). That interval is the daemon's own:
-event loop, scheduler decision, hand-off to the control thread, snapshot check.
+event loop, scheduler decision, hand-off to the control thread, snapshot check. The same interval is
+printed by hop (daemon.hint_to_suspend_hops_us): decide (socket read to the action handed to the
+control thread), handoff (to the control thread starting it), prepare (to the ioctl starting).
+The daemon runs with the demo's classes (the online class takes hints only).
 
   python3 bench/gpreemptd/hint_to_suspend.py --build build --requests 1000
 """
@@ -16,6 +19,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -43,8 +47,14 @@ def main():
     ap.add_argument("--requests", type=int, default=1000, help="begin/end pairs (>= 1000 for a p99)")
     ap.add_argument("--request-ms", type=float, default=2.0, help="how long each request stays open")
     ap.add_argument("--gap-ms", type=float, default=8.0, help="pause after each end (> the 2 ms idle hysteresis)")
+    ap.add_argument("--nice", type=int, default=-10,
+                    help="gpreemptd's niceness (default -10, as deploy/systemd/gpreemptd.service runs it; "
+                         "0 for a plain child)")
+    ap.add_argument("--log-level", default="warn", help="gpreemptd's --log-level (its log goes to stderr)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     a = ap.parse_args()
+    # SIGTERM ends the run through the cleanup below (no simulated machine left behind).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     build = Path(a.build).resolve()
     bin_ = build / "bin"
     machine = tempfile.mkdtemp(prefix="gpreemptd-bench-")
@@ -56,8 +66,16 @@ def main():
         offline = subprocess.Popen([bin_ / "gpreempt-workload", "offline", "--preset", "cnn", "--duration", "3600"],
                                    env=dict(env, GPREEMPT_CLASS="offline"), stdout=subprocess.DEVNULL)
         procs.append(offline)
-        daemon = subprocess.Popen([bin_ / "gpreemptd", "--socket", sock, "--metrics", "", "--log-level", "warn"],
-                                  env=env)
+        # The demo's classes: the online class takes hints only (the built-in one also polls its
+        # queues, whose timer would add wakeups to the daemon's loop).
+        config = machine + "/gpreemptd.toml"
+        with open(config, "w") as f:
+            f.write('[[class]]\nname = "online"\npriority = 10\nmatch = { env = "GPREEMPT_CLASS=online" }\n'
+                    'trigger = "hint"\n\n[[class]]\nname = "offline"\npriority = 0\n'
+                    'match = { env = "GPREEMPT_CLASS=offline" }\n')
+        nice = ["nice", "-n", str(a.nice)] if a.nice else []
+        daemon = subprocess.Popen(nice + [bin_ / "gpreemptd", "--config", config, "--socket", sock, "--metrics", "",
+                                   "--log-level", a.log_level], env=env)
         procs.append(daemon)
         peer = subprocess.Popen([bin_ / "gpreemptd_test_peer"], env=dict(env, GPREEMPT_CLASS="online",
                                                                           GPREEMPT_SOCKET=sock),
@@ -83,21 +101,38 @@ def main():
             sys.exit("gpreemptd did not classify the workloads in 30 s")
         assert cmd("connect") == "ok"
         for i in range(1, a.requests + 1):
-            assert json.loads(cmd(f"begin {i}"))["ok"]
+            reply = cmd(f"begin {i}")
+            assert json.loads(reply)["ok"], f"begin {i}: {reply}"
             time.sleep(a.request_ms / 1000)
-            assert json.loads(cmd(f"end {i}"))["ok"]
+            reply = cmd(f"end {i}")
+            assert json.loads(reply)["ok"], f"end {i}: {reply}"
             time.sleep(a.gap_ms / 1000)
         doc = ask(sock, "status")["result"]
         h = doc["daemon"]["hint_to_suspend_us"]
         gpu = doc["gpus"][0]
+        hops = doc["daemon"].get("hint_to_suspend_hops_us", {})
         result = {"requests": a.requests, "hinted_suspends": h["count"], "hint_to_suspend_us": h,
-                  "suspensions_total": gpu["suspensions_total"]}
+                  "hops_us": hops, "daemon_nice": a.nice, "suspensions_total": gpu["suspensions_total"],
+                  "load_average": os.getloadavg()}
         if a.json:
             print(json.dumps(result, indent=2))
         else:
             print(f"{a.requests} hints, {h['count']} suspends caused by a hint; hint read -> SUSPEND ioctl: "
                   f"p50 {h['p50']} us, p99 {h['p99']} us, max {h['max']} us"
                   + ("" if h["count"] >= 1000 else " (fewer than 1000 samples: the p99 is not meaningful)"))
+            for name, x in hops.items():
+                print(f"  {name:8} p50 {x['p50']} us, p99 {x['p99']} us, max {x['max']} us")
+            print("  gpreemptd at nice %d; load average %.2f %.2f %.2f" % ((a.nice,) + result["load_average"]))
+    except BaseException:
+        # What the simulated machine saw (a daemon that lost its clients, a crash).
+        states = ", ".join(f"{Path(str(p.args[0])).name} pid {p.pid} {'alive' if p.poll() is None else f'exited {p.returncode}'}"
+                           for p in procs)
+        print(f"run failed; {states}; load average %.2f %.2f %.2f" % os.getloadavg(), file=sys.stderr)
+        log = Path(machine) / "kfdsimd.log"
+        if log.exists():
+            print("kfdsimd.log (last lines):\n" + "\n".join(log.read_text(errors="replace").splitlines()[-15:]),
+                  file=sys.stderr)
+        raise
     finally:
         for p in reversed(procs):
             p.terminate()

@@ -11,7 +11,9 @@ the first request_started at or after a start line (and before the next one) min
 time. A request submitted while the trigger still has the previous one open is counted as
 "already busy" (for the scheduler the process is busy already: nothing to detect); submissions
 close together share the first request_started after them; "missed" counts submissions after
-which no request_started came at all. CPU cost = the probe's getrusage user+system time over its wall time (% of one core).
+which no request_started came at all. CPU cost = the probe's getrusage user+system time over its wall time (% of one core);
+"floor" = the same for gpreempt-bench-timer-floor --read (gpreemptd's EventLoop with one periodic timer and one
+16-byte process_vm_readv per expiry, nothing else), run right after: what any poller costs on this machine.
 
 Targets (issue 14): delay <= 2x the poll interval, CPU <= 5 % of one core.
 
@@ -173,6 +175,16 @@ def idle_cost(build, machine_dir, interval_us, seconds=3):
     raise RuntimeError("probe on an idle process failed: " + r.stderr)
 
 
+def floor_cost(build, interval_us, seconds=3):
+    """CPU of gpreemptd's EventLoop with one periodic timer doing one 16-byte process_vm_readv per
+    expiry (gpreempt-bench-timer-floor --read): what any poller pays here, with nothing of ours."""
+    r = subprocess.run([os.path.join(build, "bin", "gpreempt-bench-timer-floor"), "--interval-us", str(interval_us),
+                        "--seconds", str(seconds), "--read"], capture_output=True, text=True, timeout=seconds + 30)
+    if r.returncode != 0:
+        raise RuntimeError("gpreempt-bench-timer-floor failed: " + r.stderr)
+    return json.loads(r.stdout)["cpu_percent_of_one_core"]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--build", default="build", help="build directory (bin/, lib/)")
@@ -199,6 +211,8 @@ def main():
         results = [run_one(build, machine_dir, i, args.requests, args.rate) for i in intervals]
         for r in results:
             r["idle_poll_cpu_percent_of_one_core"] = idle_cost(build, machine_dir, r["interval_us"])
+            r["floor_cpu_percent_of_one_core"] = floor_cost(build, r["interval_us"])
+        load = os.getloadavg()
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as e:
         print("detection_delay: %s" % e, file=sys.stderr)
         return 1
@@ -206,16 +220,20 @@ def main():
         subprocess.run([kfdsim, "--dir", machine_dir, "stop"], capture_output=True)
         shutil.rmtree(machine_dir, ignore_errors=True)
     if args.json:
-        print(json.dumps({"benchmark": "transparent_detection_delay", "results": results}, indent=2))
+        print(json.dumps({"benchmark": "transparent_detection_delay", "load_average": load, "results": results},
+                         indent=2))
         return 0
-    print("%-9s %8s %8s %8s %8s %8s %8s %8s %8s %10s %10s" % (
+    print("%-9s %8s %8s %8s %8s %8s %8s %8s %8s %10s %10s %11s" % (
         "interval", "requests", "busy", "missed", "p50 us", "p90 us", "p99 us", "max us", "<=2x %", "cpu %core",
-        "idle %core"))
+        "idle %core", "floor %core"))
     for r in results:
         d = r["delay_us"]
-        print("%-9s %8d %8d %8d %8.1f %8.1f %8.1f %8.1f %8.1f %10.2f %10.2f" % (
+        print("%-9s %8d %8d %8d %8.1f %8.1f %8.1f %8.1f %8.1f %10.2f %10.2f %11.2f" % (
             "%d us" % r["interval_us"], r["requests"], r["already_busy"], r["missed"], d["p50"], d["p90"], d["p99"], d["max"],
-            r["within_2x_interval_percent"], r["cpu_percent_of_one_core"], r["idle_poll_cpu_percent_of_one_core"]))
+            r["within_2x_interval_percent"], r["cpu_percent_of_one_core"], r["idle_poll_cpu_percent_of_one_core"],
+            r["floor_cpu_percent_of_one_core"]))
+    print("load average %.2f %.2f %.2f; floor: gpreempt-bench-timer-floor --read (the EventLoop's timer and one "
+          "process_vm_readv per poll, nothing else)" % load)
     return 0
 
 

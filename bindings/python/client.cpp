@@ -60,20 +60,47 @@ void register_client(py::module_& m) {
   py::class_<PyClient>(m, "Client",
                        "A connection to gpreemptd (docs/protocol.md). Use as a context manager, or\n"
                        "close() it; the daemon ends the requests a closed client had begun.")
-      .def(py::init([](std::optional<std::string> socket, uint32_t timeout_ms) {
+      .def(py::init([](std::optional<std::string> socket, uint32_t timeout_ms,
+                       std::optional<std::string> hint_replies) {
              if (timeout_ms == 0) throw Error(EINVAL, "timeout_ms must be positive");
+             std::optional<Connection::HintReplies> mode;
+             if (hint_replies) {
+               if (*hint_replies == "deferred") mode = Connection::HintReplies::kDeferred;
+               else if (*hint_replies == "wait") mode = Connection::HintReplies::kWait;
+               else
+                 throw Error(EINVAL, "hint_replies='" + *hint_replies +
+                                         "': expected 'wait' or 'deferred'");
+             }
              auto c = std::make_unique<PyClient>();
              py::gil_scoped_release unlocked;
              c->connection.emplace(
                  Connection::connect(socket.value_or(""), std::chrono::milliseconds(timeout_ms)));
+             if (mode) c->connection->set_hint_replies(*mode);
              return c;
            }),
            py::arg("socket") = py::none(),
            py::arg("timeout_ms") = static_cast<uint32_t>(client::kDefaultCallTimeout.count()),
+           py::arg("hint_replies") = py::none(),
            "Connect to gpreemptd at `socket` (None: $GPREEMPT_SOCKET, else\n"
            "/run/gpreempt/gpreemptd.sock). `timeout_ms` bounds the connect and each call.\n"
+           "`hint_replies`: 'wait' (each begin/end/expect returns once the daemon answered) or\n"
+           "'deferred' (it returns once sent; a refusal is raised by a later call, or flush());\n"
+           "None: $GPREEMPT_HINT_REPLIES, else 'wait'.\n"
            "Raises Error: ENOENT/ECONNREFUSED when nothing serves the socket (the message names\n"
-           "it), ETIMEDOUT.")
+           "it), ETIMEDOUT, EINVAL for an unknown hint_replies.")
+      .def_property_readonly(
+          "hint_replies",
+          [](PyClient& c) {
+            py::gil_scoped_release unlocked;
+            std::lock_guard lock(c.mu);
+            return c.connection && c.connection->hint_replies() == Connection::HintReplies::kDeferred
+                       ? std::string("deferred")
+                       : std::string("wait");
+          },
+          "'wait' or 'deferred' (see the constructor).")
+      .def(
+          "flush", [](PyClient& c) { c.with([](Connection& conn) { conn.flush(); }); },
+          "Wait for the replies of deferred hints; raises the first refusal among them.")
       .def_property_readonly(
           "socket",
           [](PyClient& c) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -71,6 +72,16 @@ Connection Connection::connect(const std::string& path_in, std::chrono::millisec
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) throw Error(errno, std::string("socket(AF_UNIX): ") + errno_text(errno));
   Connection c(fd, path, timeout);
+  if (const char* mode = std::getenv(kHintRepliesEnv); mode != nullptr && *mode != '\0') {
+    const std::string m = mode;
+    if (m == "deferred") {
+      c.hint_replies_ = HintReplies::kDeferred;
+    } else if (m != "wait") {
+      throw Error(EINVAL, std::string(kHintRepliesEnv) + "='" + m +
+                              "': expected 'wait' or 'deferred' (how begin/end/expect wait for "
+                              "gpreemptd's reply)");
+    }
+  }
   const auto deadline = Clock::now() + timeout;
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
     const int err = errno;
@@ -99,7 +110,10 @@ Connection::Connection(Connection&& other) noexcept
       timeout_(other.timeout_),
       next_seq_(other.next_seq_),
       reader_(std::move(other.reader_)),
-      lines_(std::move(other.lines_)) {}
+      lines_(std::move(other.lines_)),
+      hint_replies_(other.hint_replies_),
+      owed_(std::move(other.owed_)),
+      deferred_error_(std::move(other.deferred_error_)) {}
 
 Connection& Connection::operator=(Connection&& other) noexcept {
   if (this != &other) {
@@ -110,6 +124,9 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     next_seq_ = other.next_seq_;
     reader_ = std::move(other.reader_);
     lines_ = std::move(other.lines_);
+    hint_replies_ = other.hint_replies_;
+    owed_ = std::move(other.owed_);
+    deferred_error_ = std::move(other.deferred_error_);
   }
   return *this;
 }
@@ -117,8 +134,22 @@ Connection& Connection::operator=(Connection&& other) noexcept {
 Connection::~Connection() { close(); }
 
 void Connection::close() {
+  if (fd_ >= 0 && !owed_.empty()) {
+    // Deferred hints: wait (at most the call timeout) until the daemon has read and answered
+    // them, so that whoever asks the daemon after this process closed (or exited) sees them
+    // applied. A refusal or a broken connection here has nobody left to report to.
+    try {
+      collect_owed(true, Clock::now() + timeout_);
+    } catch (const Error&) {
+    }
+  }
+  drop();
+}
+
+void Connection::drop() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+  owed_.clear();
 }
 
 void Connection::set_timeout(std::chrono::milliseconds timeout) {
@@ -127,7 +158,7 @@ void Connection::set_timeout(std::chrono::milliseconds timeout) {
 }
 
 void Connection::broken(int code, const std::string& why) {
-  close();
+  drop();
   throw Error(code, "gpreemptd at " + path_ + ": " + why);
 }
 
@@ -159,11 +190,100 @@ std::string Connection::read_line(Clock::time_point deadline) {
   return line;
 }
 
-Json Connection::call(Message m) {
+void Connection::read_available() {
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::recv(fd_, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+      broken(errno, std::string("receive failed: ") + errno_text(errno));
+    }
+    if (n == 0) {
+      broken(ECONNRESET, reader_.pending() > 0 ? "the daemon closed the connection mid-reply"
+                                               : "the daemon closed the connection");
+    }
+    try {
+      for (auto& line : reader_.feed(std::string_view(buf, static_cast<std::size_t>(n)))) {
+        lines_.push_back(std::move(line));
+      }
+    } catch (const ProtocolError& e) {
+      broken(EPROTO, "bad reply: " + e.message);
+    }
+  }
+}
+
+void Connection::collect_owed(bool wait, Clock::time_point deadline) {
+  while (!owed_.empty()) {
+    std::string line;
+    if (!lines_.empty()) {
+      line = std::move(lines_.front());
+      lines_.pop_front();
+    } else if (wait) {
+      line = read_line(deadline);
+    } else {
+      read_available();
+      if (lines_.empty()) return;
+      continue;
+    }
+    Reply reply;
+    try {
+      reply = decode_reply(line);
+    } catch (const ProtocolError& e) {
+      broken(EPROTO, "bad reply: " + e.message);
+    }
+    const Owed o = owed_.front();
+    owed_.pop_front();
+    if (reply.seq != o.seq) {
+      broken(EPROTO, "reply for message " + std::to_string(reply.seq) + " while waiting for " +
+                         std::to_string(o.seq));
+    }
+    if (!reply.ok && !deferred_error_) {
+      const std::string what = o.op == Op::kExpect ? std::string("an expect")
+                                                   : std::string(to_string(o.op)) + " of request " +
+                                                         std::to_string(o.request);
+      deferred_error_.emplace(errno_of(reply.error),
+                              "gpreemptd refused " + what + " (reply deferred): " + reply.message);
+    }
+  }
+}
+
+void Connection::throw_deferred_error() {
+  if (!deferred_error_) return;
+  auto e = std::move(*deferred_error_);
+  deferred_error_.reset();
+  throw Error(e.first, e.second);
+}
+
+void Connection::flush() {
+  if (fd_ < 0 && owed_.empty()) {
+    throw_deferred_error();
+    return;
+  }
+  collect_owed(true, Clock::now() + timeout_);
+  throw_deferred_error();
+}
+
+void Connection::hint(Message m) {
+  if (hint_replies_ == HintReplies::kWait && owed_.empty()) {
+    call(std::move(m));
+    return;
+  }
   if (fd_ < 0) throw Error(ENOTCONN, "the connection to gpreemptd at " + path_ + " is closed");
-  m.seq = next_seq_++;
-  const std::string out = encode(m);
   const auto deadline = Clock::now() + timeout_;
+  // Whatever has arrived: keeps the socket's receive buffer from filling up with replies.
+  collect_owed(hint_replies_ == HintReplies::kWait, deadline);
+  throw_deferred_error();
+  if (hint_replies_ == HintReplies::kWait) {
+    call(std::move(m));
+    return;
+  }
+  m.seq = next_seq_++;
+  send_line(encode(m), deadline);
+  owed_.push_back({m.seq, m.op, m.request});
+}
+
+void Connection::send_line(const std::string& out, Clock::time_point deadline) {
   std::size_t sent = 0;
   while (sent < out.size()) {
     const ssize_t n = ::send(fd_, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
@@ -180,6 +300,16 @@ Json Connection::call(Message m) {
     }
     sent += static_cast<std::size_t>(n);
   }
+}
+
+Json Connection::call(Message m) {
+  if (fd_ < 0) throw Error(ENOTCONN, "the connection to gpreemptd at " + path_ + " is closed");
+  const auto deadline = Clock::now() + timeout_;
+  // Replies come in order: those of deferred hints first.
+  collect_owed(true, deadline);
+  throw_deferred_error();
+  m.seq = next_seq_++;
+  send_line(encode(m), deadline);
   Reply reply;
   try {
     reply = decode_reply(read_line(deadline));
@@ -214,7 +344,7 @@ void Connection::begin(uint64_t request) {
   Message m;
   m.op = Op::kBegin;
   m.request = request;
-  call(m);
+  hint(std::move(m));
 }
 
 void Connection::end(uint64_t request) {
@@ -222,7 +352,7 @@ void Connection::end(uint64_t request) {
   Message m;
   m.op = Op::kEnd;
   m.request = request;
-  call(m);
+  hint(std::move(m));
 }
 
 void Connection::expect(int64_t in_us) {
@@ -230,7 +360,7 @@ void Connection::expect(int64_t in_us) {
   Message m;
   m.op = Op::kExpect;
   m.in_us = in_us;
-  call(m);
+  hint(std::move(m));
 }
 
 Json Connection::status() {

@@ -27,6 +27,10 @@
 namespace gpreempt::client {
 
 inline constexpr std::chrono::milliseconds kDefaultCallTimeout{5000};
+// Sets the hint-reply mode of every new connection (Connection::HintReplies): "deferred" or
+// "wait"; unset or empty: wait. Lets an application choose without code changes (the C ABI and
+// Python clients connect through this class).
+inline constexpr const char* kHintRepliesEnv = "GPREEMPT_HINT_REPLIES";
 
 // The errno a daemon refusal becomes: not_permitted → EPERM, unknown_target → ESRCH,
 // unavailable → EAGAIN, bad_request → EINVAL, unsupported_version → EPROTO, internal → EIO.
@@ -47,6 +51,8 @@ class Connection {
  public:
   // Connects to `path` (empty: default_socket_path(), i.e. $GPREEMPT_SOCKET or
   // kDefaultSocketPath). `timeout` bounds the connect and, until set_timeout(), every call.
+  // The hint-reply mode comes from $GPREEMPT_HINT_REPLIES; any other value than "wait",
+  // "deferred" or empty is EINVAL.
   static Connection connect(const std::string& path = {},
                             std::chrono::milliseconds timeout = kDefaultCallTimeout);
 
@@ -61,6 +67,19 @@ class Connection {
   std::chrono::milliseconds timeout() const { return timeout_; }
   // Per call: the time from sending a message to its complete reply. Must be > 0.
   void set_timeout(std::chrono::milliseconds timeout);
+
+  // How begin/end/expect wait for the daemon. kWait (the default): each returns once the daemon
+  // answered, so a refusal is thrown by the call that caused it. kDeferred: each returns once its
+  // line is sent (the daemon acts on it as soon as it reads it); the replies are collected later —
+  // whatever has arrived at the next hint, all of them before any other call and in flush() — and
+  // a refusal among them is thrown by the next call on this connection, naming the hint refused.
+  // kDeferred keeps the daemon's round trip off the caller's path (docs/protocol.md, "Deferred
+  // hint replies"); the bytes on the wire are the same in both modes.
+  enum class HintReplies { kWait, kDeferred };
+  void set_hint_replies(HintReplies mode) { hint_replies_ = mode; }
+  HintReplies hint_replies() const { return hint_replies_; }
+  // Wait for the replies of deferred hints still owed; throws the first refusal among them.
+  void flush();
 
   HelloInfo hello();
   // Hints. `request` must be > 0 and unique among this connection's open requests.
@@ -78,12 +97,27 @@ class Connection {
   // Error(errno_of(code), the daemon's message).
   nlohmann::ordered_json call(Message m);
 
+  // With deferred hints still owed, first waits (at most the call timeout) for their replies, so
+  // the daemon has applied them when close returns; refusals are then dropped. The destructor
+  // closes.
   void close();
 
  private:
+  // Closes without waiting for anything.
+  void drop();
   Connection(int fd, std::string path, std::chrono::milliseconds timeout);
   [[noreturn]] void broken(int code, const std::string& why);
   std::string read_line(std::chrono::steady_clock::time_point deadline);
+  // Reads what the socket holds now into lines_, without waiting.
+  void read_available();
+  void send_line(const std::string& out, std::chrono::steady_clock::time_point deadline);
+  // Sends a begin/end/expect as hint_replies_ says.
+  void hint(Message m);
+  // Matches the owed replies of deferred hints with the lines read; with `wait`, reads until none
+  // is owed. A refusal is kept in deferred_error_.
+  void collect_owed(bool wait, std::chrono::steady_clock::time_point deadline);
+  // Throws (once) the refusal of a deferred hint.
+  void throw_deferred_error();
 
   int fd_ = -1;
   std::string path_;
@@ -91,6 +125,14 @@ class Connection {
   uint64_t next_seq_ = 1;
   LineReader reader_;
   std::deque<std::string> lines_;  // complete lines read past the last returned one
+  HintReplies hint_replies_ = HintReplies::kWait;
+  struct Owed {
+    uint64_t seq = 0;
+    Op op = Op::kBegin;
+    uint64_t request = 0;
+  };
+  std::deque<Owed> owed_;  // deferred hints sent, replies not read yet (in seq order)
+  std::optional<std::pair<int, std::string>> deferred_error_;  // errno, message
 };
 
 }  // namespace gpreempt::client

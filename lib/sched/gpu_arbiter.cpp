@@ -66,7 +66,9 @@ void GpuArbiter::request_finished(const ProcessKey& key, Time now) {
 
 void GpuArbiter::request_expected(const ProcessKey& key, Time expected_at) {
   auto it = members_.find(key);
-  if (it == members_.end() || it->second.active_requests > 0) return;
+  // Also while a request runs: the announced one is the next, and must not find the GPU resumed
+  // by the end of this one (its begin clears the window, as for an idle process).
+  if (it == members_.end()) return;
   it->second.expect_from = expected_at - config_.expect_lead;
   it->second.expect_until = expected_at + config_.expect_timeout;
 }

@@ -7,6 +7,9 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <atomic>
+#include <future>
+#include <thread>
 #include <string>
 
 #include "common/error.h"
@@ -223,6 +226,110 @@ TEST(ClientConnection, ClosingTheConnectionIsSeenByTheDaemon) {
   auto c2 = Connection::connect(daemon.path());
   c2.hello();
   EXPECT_EQ(daemon.hangups(), 1);
+}
+
+TEST(ClientConnection, DeferredHintsReturnBeforeTheDaemonAnswers) {
+  std::promise<void> answer;
+  std::shared_future<void> go = answer.get_future().share();
+  FakeDaemon daemon([go](const Message& m) {
+    go.wait();  // the daemon answers nothing until the test lets it
+    return FakeDaemon::ok(m.seq);
+  });
+  // Lets the daemon's thread go however the test ends (before the daemon is destroyed).
+  struct Release {
+    std::promise<void>& p;
+    bool done = false;
+    void now() {
+      if (!done) p.set_value();
+      done = true;
+    }
+    ~Release() { now(); }
+  } release{answer};
+  auto c = Connection::connect(daemon.path());
+  c.set_timeout(1s);
+  c.set_hint_replies(Connection::HintReplies::kDeferred);
+  c.begin(1);  // waiting for the answer would time out (ETIMEDOUT)
+  c.expect(500);
+  release.now();
+  c.flush();
+  const auto got = daemon.received();
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].op, Op::kBegin);
+  EXPECT_EQ(got[1].op, Op::kExpect);
+}
+
+TEST(ClientConnection, ARefusedDeferredHintIsThrownByALaterCallNamingIt) {
+  FakeDaemon daemon([](const Message& m) {
+    if (m.op == Op::kBegin) return FakeDaemon::refuse(m.seq, ErrorCode::kNotPermitted, "offline");
+    return FakeDaemon::ok(m.seq, {{"seq_seen", m.seq}});
+  });
+  auto c = Connection::connect(daemon.path());
+  c.set_hint_replies(Connection::HintReplies::kDeferred);
+  c.begin(5);
+  const Error e = error_of([&] { c.flush(); });
+  EXPECT_EQ(e.code(), EPERM);
+  EXPECT_NE(std::string(e.what()).find("begin of request 5"), std::string::npos) << e.what();
+  EXPECT_NE(std::string(e.what()).find("offline"), std::string::npos) << e.what();
+  // Thrown once; the connection stays usable and replies stay matched to their messages.
+  EXPECT_TRUE(c.connected());
+  c.expect(100);
+  c.end(5);
+  EXPECT_EQ(c.status()["seq_seen"], 4);
+}
+
+TEST(ClientConnection, ACallAfterDeferredHintsGetsItsOwnReply) {
+  FakeDaemon daemon([](const Message& m) { return FakeDaemon::ok(m.seq, {{"seq_seen", m.seq}}); });
+  auto c = Connection::connect(daemon.path());
+  c.set_hint_replies(Connection::HintReplies::kDeferred);
+  for (uint64_t i = 1; i <= 50; ++i) {
+    c.begin(i);
+    c.end(i);
+  }
+  EXPECT_EQ(c.status()["seq_seen"], 101);
+  EXPECT_EQ(daemon.received().size(), 101u);
+}
+
+TEST(ClientConnection, ClosingWaitsUntilTheDaemonAnsweredItsDeferredHints) {
+  std::atomic<int> answered{0};
+  std::promise<void> answer;
+  std::shared_future<void> go = answer.get_future().share();
+  FakeDaemon daemon([&answered, go](const Message& m) {
+    go.wait();
+    ++answered;
+    return FakeDaemon::ok(m.seq);
+  });
+  // The daemon is let go a little after the close began: a close that did not wait would
+  // return before it answered anything.
+  std::thread releaser([&answer] {
+    std::this_thread::sleep_for(50ms);
+    answer.set_value();
+  });
+  {
+    auto c = Connection::connect(daemon.path());
+    c.set_hint_replies(Connection::HintReplies::kDeferred);
+    c.begin(1);
+    c.end(1);
+    c.close();
+    EXPECT_EQ(answered.load(), 2);
+  }
+  releaser.join();
+}
+
+TEST(ClientConnection, TheHintReplyModeComesFromTheEnvironment) {
+  FakeDaemon daemon;
+  ::setenv(kHintRepliesEnv, "deferred", 1);
+  auto deferred = Connection::connect(daemon.path());
+  ::setenv(kHintRepliesEnv, "wait", 1);
+  auto waiting = Connection::connect(daemon.path());
+  ::setenv(kHintRepliesEnv, "later", 1);
+  const Error e = error_of([&] { Connection::connect(daemon.path()); });
+  ::unsetenv(kHintRepliesEnv);
+  auto plain = Connection::connect(daemon.path());
+  EXPECT_EQ(deferred.hint_replies(), Connection::HintReplies::kDeferred);
+  EXPECT_EQ(waiting.hint_replies(), Connection::HintReplies::kWait);
+  EXPECT_EQ(plain.hint_replies(), Connection::HintReplies::kWait);
+  EXPECT_EQ(e.code(), EINVAL);
+  EXPECT_NE(std::string(e.what()).find("later"), std::string::npos) << e.what();
 }
 
 }  // namespace

@@ -180,3 +180,28 @@ def test_a_daemon_that_dies_mid_reply(daemon):
     with pytest.raises(gpreempt.Error) as e:
         c.hello()
     assert e.value.errno == errno.ECONNRESET
+
+
+def test_deferred_hint_replies_raise_a_refusal_at_flush(daemon):
+    daemon.handler = lambda m: Refuse("not_permitted", "class offline") if m["op"] == "begin" else {}
+    c = gpreempt.Client(hint_replies="deferred")
+    assert c.hint_replies == "deferred"
+    c.begin(7)  # returns once sent
+    with pytest.raises(gpreempt.Error) as e:
+        c.flush()
+    assert e.value.errno == errno.EPERM
+    assert "begin of request 7" in str(e.value) and "class offline" in str(e.value)
+    c.expect(100)
+    c.flush()
+    assert hints(daemon) == [("begin", 7), ("expect", None)]
+    c.close()
+
+
+def test_hint_replies_default_and_bad_value(daemon, monkeypatch):
+    assert gpreempt.Client().hint_replies == "wait"
+    monkeypatch.setenv("GPREEMPT_HINT_REPLIES", "deferred")
+    assert gpreempt.Client().hint_replies == "deferred"
+    assert gpreempt.Client(hint_replies="wait").hint_replies == "wait"
+    with pytest.raises(gpreempt.Error) as e:
+        gpreempt.Client(hint_replies="sometimes")
+    assert e.value.errno == errno.EINVAL

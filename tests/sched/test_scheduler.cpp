@@ -202,6 +202,21 @@ TEST(Scheduler, ExpectedRequestThatComesKeepsTheGpuClear) {
   EXPECT_EQ(d.advance(2ms), Strings({"resume gpu1 [20@1 21@1] idle"}));
 }
 
+TEST(Scheduler, AnExpectationAnnouncedDuringARequestOutlivesItsEnd) {
+  Driver d = one_gpu();  // expect_lead 2 ms, expect_timeout 20 ms, hysteresis 2 ms
+  d.begin(10);
+  d.complete_suspend(1);
+  // The next request is announced while this one still runs (a pipelined client) ...
+  EXPECT_EQ(d.send(event::RequestExpected{ProcessKey{10, 1}, 3ms}), Strings{});
+  d.end(10);
+  // ... so the GPU is not resumed when the end's hysteresis runs out (2 ms) and suspended again
+  // for the announced request (3 ms): its lead (from 1 ms) overlaps the hysteresis.
+  EXPECT_EQ(d.advance(3ms), Strings{});
+  EXPECT_EQ(d.begin(10), Strings{});
+  d.end(10);
+  EXPECT_EQ(d.advance(2ms), Strings({"resume gpu1 [20@1 21@1] idle"}));
+}
+
 TEST(Scheduler, AReusedPidNeverInheritsASuspension) {
   Driver d = one_gpu();
   d.begin(10);

@@ -5,9 +5,11 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "client/connection.h"
 #include "common/error.h"
 
 namespace gpreempt::demo {
@@ -103,6 +105,12 @@ std::vector<std::string> workload_argv(const WorkloadPrograms& programs, const W
   a.insert(a.end(), {"--duration", std::to_string(duration_s), "--json"});
   if (online && rate_hz > 0) a.insert(a.end(), {"--rate", std::to_string(rate_hz)});
   if (online && !hints.socket.empty()) {
+    // Deferred hint replies (lib/client/connection.h): the request's kernels go out without
+    // waiting for gpreemptd's answer, so a daemon that is slow to be scheduled delays the
+    // suspension, never the request. $GPREEMPT_HINT_REPLIES, when set, is kept (=wait compares).
+    const char* mode = std::getenv(client::kHintRepliesEnv);
+    a.insert(a.begin(), {"/usr/bin/env", std::string(client::kHintRepliesEnv) + "=" +
+                                             (mode && *mode ? mode : "deferred")});
     a.insert(a.end(), {"--hint", hints.socket});
     if (hints.expect) a.push_back("--expect");
   }
