@@ -9,6 +9,22 @@ function(gpreempt_test_environment out)
              "GPREEMPT_SANITIZER_PRELOAD=${GPREEMPT_SANITIZER_PRELOAD}" PARENT_SCOPE)
 endfunction()
 
+# Environment for pytest entries that import the gpreempt module straight into /usr/bin/python3
+# (not through kfdsim run, which does this itself): in a sanitizer build the module is
+# instrumented and the interpreter is not, so the sanitizer runtime must be preloaded (ASan refuses
+# to start otherwise), and LeakSanitizer then checks the interpreter as well, whose exit-time
+# allocations and its libraries' are suppressed (tests/python/lsan-python.supp, each with its reason).
+function(gpreempt_python_test_environment out)
+  gpreempt_test_environment(e)
+  if(GPREEMPT_SANITIZER_PRELOAD)
+    list(APPEND e "LD_PRELOAD=${GPREEMPT_SANITIZER_PRELOAD}")
+  endif()
+  if(GPREEMPT_SANITIZE MATCHES "address")
+    list(APPEND e "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/python/lsan-python.supp")
+  endif()
+  set(${out} "${e}" PARENT_SCOPE)
+endfunction()
+
 # A test's time limit: sanitizer builds run several times slower (ASan's 50 MB decoder tests take
 # minutes on a loaded 2-core machine), so they get five times as long.
 if(GPREEMPT_SANITIZE STREQUAL "")
@@ -51,7 +67,9 @@ function(gpreempt_add_pytests)
   if(NOT P_TIMEOUT)
     set(P_TIMEOUT 60)
   endif()
-  gpreempt_test_environment(env)
+  # The sanitizer runtime (when there is one) must come first in /usr/bin/python3, which is not
+  # instrumented but loads the instrumented module.
+  gpreempt_python_test_environment(env)
   list(APPEND env "PYTHONPATH=${PROJECT_BINARY_DIR}/python" "PYTHONDONTWRITEBYTECODE=1" ${P_ENVIRONMENT})
   file(GLOB test_files CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/test_*.py)
   foreach(test_file IN LISTS test_files)

@@ -9,9 +9,15 @@
 #   3. builds the libFuzzer targets with clang in ./build-fuzz and runs each one briefly
 #      (scripts/fuzz.sh, GPREEMPT_FUZZ_SECONDS seconds each, default 15).
 # Every part runs even when an earlier one failed; the script fails when any did and names them.
-# GPREEMPT_TEST_FUZZ=0 skips part 3 for a quicker local run (CI never sets it). ThreadSanitizer stays on demand: scripts/sanitize.sh thread (docs/testing.md).
+# GPREEMPT_TEST_FUZZ=0 leaves out part 3 for a quicker local run (CI never sets it).
+# ThreadSanitizer stays on demand: scripts/sanitize.sh thread (docs/testing.md).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+case ${1:-} in
+  -h|--help) sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+  "") ;;
+  *) echo "usage: scripts/test.sh [--help]  (GPREEMPT_TEST_ASAN=1 adds part 2, GPREEMPT_TEST_FUZZ=0 leaves out part 3)" >&2; exit 2 ;;
+esac
 "$root/scripts/install-deps.sh" || exit 1
 
 failed=()

@@ -10,6 +10,7 @@
  * --null-opts (gpreempt_ctx_open(NULL, ...): every default). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,43 @@ static void on_sigterm(int sig) { (void)sig; own_sigterm_seen = 1; }
 static gpreempt_target* target;
 
 static void fail(int rc) { printf("err %d %s\n", -rc, gpreempt_last_error()); }
+
+/* Reads one command line from stdin into line (NUL-terminated, newline kept); 0 at end of input.
+ * The tests send SIGTERM while the controller waits here and expect the library's handler to run
+ * at once. It waits in poll(), not in fgets()/read(): ThreadSanitizer defers an asynchronous
+ * signal until the thread enters a call it knows to block, and GCC 12's runtime knows poll() but
+ * not read() (LLVM marked read() blocking only in 2024, llvm-project#77789) nor any stdio call.
+ * Blocked in fgets(), the handler would run only once the next command arrived (docs/testing.md).
+ * Without TSan the two ways are the same. */
+static int next_line(char* line, size_t cap) {
+  static char buf[4096];
+  static size_t have;
+  for (;;) {
+    char* nl = memchr(buf, '\n', have);
+    if (nl || have == sizeof buf) {
+      size_t n = nl ? (size_t)(nl - buf) + 1 : have;
+      if (n > cap - 1) n = cap - 1;
+      memcpy(line, buf, n);
+      line[n] = 0;
+      memmove(buf, buf + n, have - n);
+      have -= n;
+      return 1;
+    }
+    struct pollfd p = {0, POLLIN, 0};
+    if (poll(&p, 1, -1) < 0) {
+      if (errno == EINTR) continue;
+      return 0;
+    }
+    ssize_t got = read(0, buf + have, sizeof buf - have);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      if (have == 0) return 0;
+      buf[have++] = '\n';  /* a last line without its newline still counts, as with fgets() */
+      continue;
+    }
+    have += (size_t)got;
+  }
+}
 
 static int parse_ids(char* rest, uint32_t* ids, int max) {
   int n = 0;
@@ -50,7 +88,7 @@ int main(int argc, char** argv) {
   printf("ready %d\n", (int)getpid());
   fflush(stdout);
   char line[4096];
-  while (fgets(line, sizeof line, stdin)) {
+  while (next_line(line, sizeof line)) {
     char cmd[32] = "";
     int used = 0;
     sscanf(line, "%31s %n", cmd, &used);
