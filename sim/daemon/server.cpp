@@ -116,9 +116,7 @@ Server::Server(ServerConfig config)
   const char* eager = std::getenv("KFDSIM_EAGER_FILES");
   eager_files_ = eager && std::string_view(eager) == "1";
   tree_.init();
-  tree_.sync(rendered_files());
-  for (const auto& part : parts_for_lookup("")) rendered_at_[part.subtree] = state_gen_;
-  rendered_at_[""] = state_gen_;
+  refresh_files("");
   timer_ = loop_.add_timer([this] { tick_hardware(); });
   housekeeping_ = loop_.add_timer([this] { housekeeping(); });
   loop_.arm_every(housekeeping_, std::chrono::seconds(kHousekeepingSeconds));
@@ -259,6 +257,14 @@ void Server::refresh_files(const std::string& guest_path) {
       tree_.sync(rendered_files());
       at = state_gen_;
     }
+    return;
+  }
+  if (guest_path.empty()) {
+    // Everything (kfdsim files, tests): rendered whatever the generations say, so what it shows
+    // never depends on the bookkeeping that lets lookups skip work.
+    rendered_at_.clear();
+    tree_.sync(rendered_files());
+    for (const auto& part : parts_for_lookup("")) rendered_at_[part.subtree] = state_gen_;
     return;
   }
   for (const auto& part : parts_for_lookup(guest_path)) {

@@ -79,7 +79,8 @@ class Server {
   std::string status_json() const;
   // The device's sysfs/debugfs files plus the DRM nodes' sysfs entries.
   std::map<std::string, std::string> rendered_files() const;
-  // Brings the files a lookup of `guest_path` can see up to date ("" = every file).
+  // Brings the files a lookup of `guest_path` can see up to date ("" = every file, rendered
+  // unconditionally).
   void refresh_files(const std::string& guest_path);
   std::string queues_json() const;
 
