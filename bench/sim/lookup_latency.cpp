@@ -4,7 +4,8 @@
 //
 // Run under the shim (bench/sim/lookup_bench.sh does, for 0/3/8 workloads, eager and lazy
 // rendering alternately):
-//   kfdsim run -- build/bin/bench_sim_lookup --workloads 3 --workload-bin build/bin/gpreempt-workload
+//   kfdsim run -- build/bin/bench_sim_lookup --workloads 3 --workload-bin
+//   build/bin/gpreempt-workload
 // It opens /dev/kfd itself (so proc/<own pid> exists), starts N offline workloads, waits until KFD
 // lists them, then times for --seconds each of:
 //   pid:   stat("/sys/class/kfd/kfd/proc/<pid>")          (gpreemptd: is the process still there)
@@ -16,21 +17,22 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "sim/protocol/machine_paths.h"
 #include "sim/protocol/query.h"
@@ -44,14 +46,20 @@ struct Args {
   double seconds = 2.0;
   std::string workload_bin = "gpreempt-workload";
   std::string preset = "toy-offline";
-  int workload_nice = 0;  // added to the workloads' niceness: their busy waiters compete for the CPU
+  // Added to the workloads' niceness: their busy waiters compete for the CPU.
+  int workload_nice = 0;
+  // An ioctl before every lookup (untimed): the daemon must then assume the files changed, as it
+  // does under the GPU model's ticks, but without the ticks competing for its loop.
+  bool dirty = false;
 };
 
 [[noreturn]] void usage(int code) {
-  std::fprintf(code ? stderr : stdout,
-               "usage: bench_sim_lookup [--workloads N] [--seconds S] [--workload-bin PATH] [--preset NAME]\n"
-               "                        [--workload-nice N]\n"
-               "Run under the kfdsim shim (kfdsim run -- bench_sim_lookup ...). Prints one JSON line.\n");
+  std::fprintf(
+      code ? stderr : stdout,
+      "usage: bench_sim_lookup [--workloads N] [--seconds S] [--workload-bin PATH]\n"
+      "                        [--preset NAME]"
+      " [--workload-nice N] [--dirty]\n"
+      "Run under the kfdsim shim (kfdsim run -- bench_sim_lookup ...). Prints one JSON line.\n");
   std::exit(code);
 }
 
@@ -71,6 +79,8 @@ Args parse(int argc, char** argv) {
       a.workload_bin = value();
     else if (k == "--preset")
       a.preset = value();
+    else if (k == "--dirty")
+      a.dirty = true;
     else if (k == "--workload-nice")
       a.workload_nice = std::atoi(value().c_str());
     else if (k == "-h" || k == "--help")
@@ -127,28 +137,35 @@ LoopCost loop_cost() {
   return c;
 }
 
-Stats time_for(double seconds, const std::function<void()>& lookup) {
+Stats time_for(double seconds, const std::function<void()>& before_each,
+               const std::function<void()>& lookup) {
   const LoopCost before = loop_cost();
   std::vector<double> us;
   const auto end = Clock::now() + std::chrono::duration<double>(seconds);
   const auto start = Clock::now();
   Clock::time_point now = start;
+  double busy_s = 0;  // time inside lookups: lookups per second leave the untimed ioctls out
   while (now < end) {
+    before_each();
+    now = Clock::now();
     lookup();
     const auto after = Clock::now();
     us.push_back(std::chrono::duration<double, std::micro>(after - now).count());
+    busy_s += std::chrono::duration<double>(after - now).count();
     now = after;
   }
   Stats s;
   s.n = us.size();
-  s.per_second = static_cast<double>(us.size()) / std::chrono::duration<double>(now - start).count();
+  s.per_second = static_cast<double>(us.size()) / busy_s;
   std::sort(us.begin(), us.end());
   s.p50_us = us[us.size() / 2];
   s.p99_us = us[std::min(us.size() - 1, us.size() * 99 / 100)];
   const LoopCost after = loop_cost();
   if (after.refresh_count > before.refresh_count)
-    s.refresh_mean_us = (after.refresh_ns - before.refresh_ns) / (after.refresh_count - before.refresh_count) / 1e3;
-  s.tick_share = (after.tick_ns - before.tick_ns) / std::chrono::duration<double, std::nano>(now - start).count();
+    s.refresh_mean_us =
+        (after.refresh_ns - before.refresh_ns) / (after.refresh_count - before.refresh_count) / 1e3;
+  s.tick_share = (after.tick_ns - before.tick_ns) /
+                 std::chrono::duration<double, std::nano>(now - start).count();
   return s;
 }
 
@@ -156,7 +173,8 @@ void print(const char* name, const Stats& s, bool last) {
   std::printf(
       "\"%s\": {\"lookups\": %zu, \"per_second\": %.0f, \"p50_us\": %.1f, \"p99_us\": %.1f, "
       "\"daemon_refresh_mean_us\": %.1f, \"daemon_tick_share\": %.3f}%s",
-      name, s.n, s.per_second, s.p50_us, s.p99_us, s.refresh_mean_us, s.tick_share, last ? "" : ", ");
+      name, s.n, s.per_second, s.p50_us, s.p99_us, s.refresh_mean_us, s.tick_share,
+      last ? "" : ", ");
 }
 
 }  // namespace
@@ -175,9 +193,10 @@ int main(int argc, char** argv) {
     if (c == 0) {
       if (a.workload_nice) (void)!nice(a.workload_nice);
       const std::string duration = std::to_string(static_cast<int>(a.seconds * 3 + 60));
-      execlp(a.workload_bin.c_str(), a.workload_bin.c_str(), "offline", "--preset", a.preset.c_str(),
-             "--duration", duration.c_str(), static_cast<char*>(nullptr));
-      std::fprintf(stderr, "bench_sim_lookup: cannot run %s: %s\n", a.workload_bin.c_str(), std::strerror(errno));
+      execlp(a.workload_bin.c_str(), a.workload_bin.c_str(), "offline", "--preset",
+             a.preset.c_str(), "--duration", duration.c_str(), static_cast<char*>(nullptr));
+      std::fprintf(stderr, "bench_sim_lookup: cannot run %s: %s\n", a.workload_bin.c_str(),
+                   std::strerror(errno));
       _exit(127);
     }
     children.push_back(c);
@@ -189,11 +208,12 @@ int main(int argc, char** argv) {
   for (;;) {
     std::size_t with_queue = 0;
     for (int pid : workload_pids)
-      if (!list_dir("/sys/class/kfd/kfd/proc/" + std::to_string(pid) + "/queues").empty()) ++with_queue;
+      if (!list_dir("/sys/class/kfd/kfd/proc/" + std::to_string(pid) + "/queues").empty())
+        ++with_queue;
     if (with_queue == workload_pids.size()) break;
     if (Clock::now() > give_up) {
-      std::fprintf(stderr, "bench_sim_lookup: only %zu of %d workloads got a queue within 60 s\n", with_queue,
-                   a.workloads);
+      std::fprintf(stderr, "bench_sim_lookup: only %zu of %d workloads got a queue within 60 s\n",
+                   with_queue, a.workloads);
       rc = 1;
       break;
     }
@@ -204,8 +224,15 @@ int main(int argc, char** argv) {
     std::string queue_file = first_queue_file(workload_pids);
     if (queue_file.empty()) queue_file = own + "/pasid";  // no workload: a file of our own
     struct stat st {};
-    Stats pid = time_for(a.seconds, [&] { (void)stat(own.c_str(), &st); });
-    Stats queue = time_for(a.seconds, [&] {
+    const auto change = [&] {
+      if (!a.dirty) return;
+      struct {
+        uint32_t major, minor;
+      } version{};
+      (void)ioctl(kfd, _IOR('K', 0x01, decltype(version)), &version);  // AMDKFD_IOC_GET_VERSION
+    };
+    Stats pid = time_for(a.seconds, change, [&] { (void)stat(own.c_str(), &st); });
+    Stats queue = time_for(a.seconds, change, [&] {
       char buf[64];
       int fd = open(queue_file.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd >= 0) {
@@ -213,7 +240,7 @@ int main(int argc, char** argv) {
         close(fd);
       }
     });
-    Stats list = time_for(a.seconds, [&] { (void)list_dir("/sys/class/kfd/kfd/proc"); });
+    Stats list = time_for(a.seconds, change, [&] { (void)list_dir("/sys/class/kfd/kfd/proc"); });
     std::printf("{\"workloads\": %d, ", a.workloads);
     print("pid", pid, false);
     print("queue", queue, false);

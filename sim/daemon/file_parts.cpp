@@ -12,19 +12,26 @@ constexpr std::string_view kClassDevice = "sys/class/kfd/kfd";
 // `rel` is `path` itself or a directory above it ("" is above everything).
 bool covers(std::string_view rel, std::string_view path) {
   return rel.empty() || path == rel ||
-         (path.size() > rel.size() && path.compare(0, rel.size(), rel) == 0 && path[rel.size()] == '/');
+         (path.size() > rel.size() && path.compare(0, rel.size(), rel) == 0 &&
+          path[rel.size()] == '/');
 }
 
 }  // namespace
 
 FilePartRef file_part(FilePart part, int pid) {
   switch (part) {
-    case FilePart::kTopology: return {part, 0, "sys/devices/virtual/kfd/kfd/topology"};
-    case FilePart::kProcesses: return {part, 0, std::string(kProc)};
-    case FilePart::kProcess: return {part, pid, std::string(kProc) + "/" + std::to_string(pid)};
-    case FilePart::kMqds: return {part, 0, "sys/kernel/debug/kfd/mqds"};
-    case FilePart::kHqds: return {part, 0, "sys/kernel/debug/kfd/hqds"};
-    case FilePart::kRls: return {part, 0, "sys/kernel/debug/kfd/rls"};
+    case FilePart::kTopology:
+      return {part, 0, "sys/devices/virtual/kfd/kfd/topology"};
+    case FilePart::kProcesses:
+      return {part, 0, std::string(kProc)};
+    case FilePart::kProcess:
+      return {part, pid, std::string(kProc) + "/" + std::to_string(pid)};
+    case FilePart::kMqds:
+      return {part, 0, "sys/kernel/debug/kfd/mqds"};
+    case FilePart::kHqds:
+      return {part, 0, "sys/kernel/debug/kfd/hqds"};
+    case FilePart::kRls:
+      return {part, 0, "sys/kernel/debug/kfd/rls"};
   }
   return {};
 }
@@ -44,8 +51,8 @@ std::vector<FilePartRef> parts_for_lookup(std::string_view guest_path) {
     std::string_view rest = std::string_view(rel).substr(kProc.size() + 1);
     rest = rest.substr(0, rest.find('/'));
     // Only a number the kernel could print names a process directory (no sign, no leading 0).
-    const bool number = !rest.empty() && rest.size() <= 9 && rest.find_first_not_of("0123456789") ==
-                                                                   std::string_view::npos &&
+    const bool number = !rest.empty() && rest.size() <= 9 &&
+                        rest.find_first_not_of("0123456789") == std::string_view::npos &&
                         (rest[0] != '0' || rest.size() == 1);
     if (number) out.push_back(file_part(FilePart::kProcess, std::stoi(std::string(rest))));
   }
