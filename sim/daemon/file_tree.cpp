@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
+#include <vector>
 
 #include "common/error.h"
 
@@ -15,6 +16,12 @@ namespace gpreempt::sim::daemon {
 namespace fs = std::filesystem;
 
 namespace {
+const std::string& key_of(const std::string& k) { return k; }
+template <typename V>
+const std::string& key_of(const std::pair<const std::string, V>& e) {
+  return e.first;
+}
+
 constexpr std::string_view kClassPrefix = "sys/class/kfd/kfd/";
 constexpr std::string_view kDevicePrefix = "sys/devices/virtual/kfd/kfd/";
 
@@ -68,56 +75,90 @@ void FileTree::init() {
   ::chmod((r / "dev/kfd").c_str(), 0666);
 }
 
-int FileTree::sync(const std::map<std::string, std::string>& rendered) {
+int FileTree::sync(const std::map<std::string, std::string>& rendered) { return sync_under("", rendered); }
+
+namespace {
+// `rel` is `under` itself or lies below it ("" is above everything).
+bool in_subtree(const std::string& rel, const std::string& under) {
+  return under.empty() || (rel.compare(0, under.size(), under) == 0 &&
+                           (rel.size() == under.size() || rel[under.size()] == '/'));
+}
+
+// The keys of a sorted container that lie in the subtree `under`: `under` itself, then the
+// contiguous range of keys starting with "under/" (keys like "under-x" sort between the two).
+template <typename C>
+std::vector<std::string> keys_in_subtree(const C& c, const std::string& under) {
+  std::vector<std::string> out;
+  if (under.empty()) {
+    for (const auto& e : c) out.push_back(key_of(e));
+    return out;
+  }
+  if (auto it = c.find(under); it != c.end()) out.push_back(under);
+  const std::string prefix = under + "/";
+  for (auto it = c.lower_bound(prefix); it != c.end() && key_of(*it).compare(0, prefix.size(), prefix) == 0; ++it)
+    out.push_back(key_of(*it));
+  return out;
+}
+}  // namespace
+
+int FileTree::sync_under(const std::string& under, const std::map<std::string, std::string>& rendered) {
   fs::path r(root_);
   std::map<std::string, std::string> files;
-  std::set<std::string> dirs;
+  std::set<std::string> dirs;   // in the subtree
+  std::set<std::string> above;  // ancestors of the subtree: created when missing, never removed
   auto add_parents = [&](const std::string& rel) {
-    for (auto pos = rel.find('/'); pos != std::string::npos; pos = rel.find('/', pos + 1))
-      dirs.insert(rel.substr(0, pos));
+    for (auto pos = rel.find('/'); pos != std::string::npos; pos = rel.find('/', pos + 1)) {
+      std::string d = rel.substr(0, pos);
+      (in_subtree(d, under) ? dirs : above).insert(std::move(d));
+    }
   };
   for (const auto& [key, bytes] : rendered) {
     std::string rel = host_relative_path(key);
-    if (!rel.empty() && rel.back() == '/') {
-      rel.pop_back();
+    const bool is_dir = !rel.empty() && rel.back() == '/';
+    if (is_dir) rel.pop_back();
+    if (!in_subtree(rel, under))
+      throw std::invalid_argument("file tree: " + key + " is not under " + (under.empty() ? "/" : under));
+    add_parents(rel);
+    if (is_dir)
       dirs.insert(rel);
-      add_parents(rel);
-    } else {
+    else
       files[rel] = bytes;
-      add_parents(rel);
-    }
   }
   int changes = 0;
   // Removals first (a directory may become a file or the other way round).
-  for (const auto& [rel, _] : files_) {
+  for (const auto& rel : keys_in_subtree(files_, under)) {
     if (!files.count(rel)) {
       ::unlink((r / rel).c_str());
+      files_.erase(rel);
       ++changes;
     }
   }
-  for (auto it = dirs_.rbegin(); it != dirs_.rend(); ++it) {  // deepest first
+  const auto old_dirs = keys_in_subtree(dirs_, under);
+  for (auto it = old_dirs.rbegin(); it != old_dirs.rend(); ++it) {  // deepest first
     if (!dirs.count(*it)) {
       std::error_code ec;
       fs::remove_all(r / *it, ec);
+      dirs_.erase(*it);
       ++changes;
     }
   }
-  for (const auto& d : dirs) {
-    if (!dirs_.count(d)) {
+  for (const auto* set : {&above, &dirs}) {  // std::set order: parents before children
+    for (const auto& d : *set) {
+      if (dirs_.count(d)) continue;
       std::error_code ec;
       fs::path p = r / d;
       if (!fs::is_directory(p)) fs::create_directories(p, ec);
       if (!fs::is_directory(p)) throw gpreempt::Error(ENOTDIR, "cannot create directory " + p.string());
+      dirs_.insert(d);
     }
   }
-  for (const auto& [rel, bytes] : files) {
+  for (auto& [rel, bytes] : files) {
     auto old = files_.find(rel);
     if (old != files_.end() && old->second == bytes) continue;
     write_atomically(r / rel, bytes);
+    files_[rel] = std::move(bytes);
     ++changes;
   }
-  files_ = std::move(files);
-  dirs_ = std::move(dirs);
   return changes;
 }
 

@@ -26,6 +26,11 @@ class FileTree {
   void init();
   // Brings root/ to exactly `files`. Returns the number of files written or removed.
   int sync(const std::map<std::string, std::string>& files);
+  // The same for one subtree only: brings the host-relative path `under` (a file, or a directory
+  // and everything in it; "" is all of root/) to exactly `files`, whose keys must all lie there
+  // (std::invalid_argument naming the key otherwise), and leaves every other path alone. The
+  // directories above `under` are created as needed and never removed here.
+  int sync_under(const std::string& under, const std::map<std::string, std::string>& files);
   const std::string& root() const { return root_; }
 
  private:

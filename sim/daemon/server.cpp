@@ -11,10 +11,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <ctime>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -110,8 +113,10 @@ Server::Server(ServerConfig config)
     complete(t, ret, std::move(args));
   };
   hardware_->attach(*device_);
+  const char* eager = std::getenv("KFDSIM_EAGER_FILES");
+  eager_files_ = eager && std::string_view(eager) == "1";
   tree_.init();
-  tree_.sync(rendered_files());
+  refresh_files("");
   timer_ = loop_.add_timer([this] { tick_hardware(); });
   housekeeping_ = loop_.add_timer([this] { housekeeping(); });
   loop_.arm_every(housekeeping_, std::chrono::seconds(kHousekeepingSeconds));
@@ -242,15 +247,59 @@ void Server::on_conn(int fd) {
   tick_hardware();
 }
 
+void Server::Cost::add(Clock::duration d) {
+  const auto ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count());
+  ++count;
+  total_ns += ns;
+  max_ns = std::max(max_ns, ns);
+}
+
 void Server::tick_hardware() {
-  hardware_->tick(Clock::now());
-  if (hardware_->ticks_change_state()) files_dirty_ = true;
+  const auto start = Clock::now();
+  hardware_->tick(start);
+  tick_cost_.add(Clock::now() - start);
+  if (hardware_->ticks_change_state()) ++state_gen_;
 }
 
 std::map<std::string, std::string> Server::rendered_files() const {
   auto files = device_->render_files();
   files.merge(drm_sysfs_files(profile_));
   return files;
+}
+
+void Server::refresh_files(const std::string& guest_path) {
+  if (eager_files_) {
+    auto& at = rendered_at_[""];
+    if (at != state_gen_) {
+      at = 0;  // stays stale if rendering throws
+      tree_.sync(rendered_files());
+      at = state_gen_;
+    }
+    return;
+  }
+  if (guest_path.empty()) {
+    // Everything (kfdsim files, tests): rendered whatever the generations say, so what it shows
+    // never depends on the bookkeeping that lets lookups skip work.
+    rendered_at_.clear();
+    tree_.sync(rendered_files());
+    for (const auto& part : parts_for_lookup("")) rendered_at_[part.subtree] = state_gen_;
+    return;
+  }
+  for (const auto& part : parts_for_lookup(guest_path)) {
+    auto& at = rendered_at_[part.subtree];
+    if (at == state_gen_) continue;
+    at = 0;
+    tree_.sync_under(part.subtree, device_->render_files(part.part, part.pid));
+    at = state_gen_;
+    if (part.part == FilePart::kProcesses) {
+      // Every process directory is current now; forgetting their entries also drops those of
+      // processes that are gone, so the map stays as small as the machine.
+      const std::string prefix = part.subtree + "/";
+      for (auto it = rendered_at_.lower_bound(prefix);
+           it != rendered_at_.end() && it->first.compare(0, prefix.size(), prefix) == 0;)
+        it = rendered_at_.erase(it);
+    }
+  }
 }
 
 void Server::reply(int fd, int64_t ret, std::vector<uint8_t> payload, int pass_fd) {
@@ -270,7 +319,7 @@ void Server::handle(int fd, protocol::Request& req) {
     case Op::kHelloProcess: handle_hello(fd, req); return;
     case Op::kOpenKfd: {
       watch_process(req.pid);
-      files_dirty_ = true;
+      ++state_gen_;
       reply(fd, device_->open(Caller{req.pid, req.tid}));
       return;
     }
@@ -278,13 +327,12 @@ void Server::handle(int fd, protocol::Request& req) {
     case Op::kMmap: handle_mmap(fd, req); return;
     case Op::kRefreshFiles:
       try {
-        if (files_dirty_) {
-          files_dirty_ = false;
-          tree_.sync(rendered_files());
-        }
+        const auto start = Clock::now();
+        refresh_files(std::string(req.payload.begin(), req.payload.end()));
+        refresh_cost_.add(Clock::now() - start);
         reply(fd, 0);
       } catch (const std::exception& e) {
-        files_dirty_ = true;
+        rendered_at_.clear();
         log("refreshing files failed: %s", e.what());
         reply(fd, -EIO);
       }
@@ -377,7 +425,7 @@ void Server::watch_process(int pid) {
 
 void Server::handle_ioctl(int fd, protocol::Request& req) {
   auto& conn = *conns_[fd];
-  files_dirty_ = true;
+  ++state_gen_;
   CallToken token = next_token_++;
   token_conn_[token] = fd;
   conn.pending = token;
@@ -400,7 +448,7 @@ void Server::handle_ioctl(int fd, protocol::Request& req) {
 }
 
 void Server::complete(CallToken token, long ret, std::vector<uint8_t> args) {
-  files_dirty_ = true;
+  ++state_gen_;
   auto it = token_conn_.find(token);
   if (it == token_conn_.end()) return;
   int fd = it->second;
@@ -470,7 +518,7 @@ void Server::close_conn(int fd) {
   if (c->pending) {
     // The thread blocked in this call died or was interrupted away: the kernel's -ERESTARTSYS.
     token_conn_.erase(*c->pending);
-    files_dirty_ = true;
+    ++state_gen_;
     device_->cancel(*c->pending);
   }
   if (c->anchor_of) {
@@ -503,7 +551,7 @@ void Server::retire_image(Proc& p) {
     if (m.memfd >= 0) ::close(m.memfd);
   }
   p.mappings.clear();
-  files_dirty_ = true;
+  ++state_gen_;
   device_->process_exited(p.pid);
 }
 
@@ -568,6 +616,10 @@ std::string Server::status_json() const {
     if (p->client) clients.push_back(pid);
   j["clients"] = clients;
   j["queues"] = device_->queues().size();
+  auto cost = [](const Cost& c) {
+    return nlohmann::json{{"count", c.count}, {"total_ns", c.total_ns}, {"max_ns", c.max_ns}};
+  };
+  j["loop"] = {{"refresh", cost(refresh_cost_)}, {"tick", cost(tick_cost_)}};
   return j.dump();
 }
 

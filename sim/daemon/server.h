@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/event_loop.h"
+#include "sim/daemon/file_parts.h"
 #include "sim/daemon/file_tree.h"
 #include "sim/daemon/hardware.h"
 #include "sim/daemon/host_env_linux.h"
@@ -84,6 +85,9 @@ class Server {
   std::string status_json() const;
   // The device's sysfs/debugfs files plus the DRM nodes' sysfs entries.
   std::map<std::string, std::string> rendered_files() const;
+  // Brings the files a lookup of `guest_path` can see up to date ("" = every file, rendered
+  // unconditionally).
+  void refresh_files(const std::string& guest_path);
   std::string queues_json() const;
 
   ServerConfig config_;
@@ -105,9 +109,22 @@ class Server {
   std::map<int, std::unique_ptr<Proc>> procs_;
   std::map<CallToken, int> token_conn_;
   CallToken next_token_ = 1;
-  // Something reached the device since the files were last rendered (rendering is the expensive
-  // part of a refresh, and most refreshes follow no change at all).
-  bool files_dirty_ = true;
+  // Bumped by everything that may change what the files show (a request reached the device, the
+  // hardware ticked): a part rendered at the current generation is served as it is, since
+  // rendering is the expensive part of a refresh and most refreshes follow no change at all.
+  uint64_t state_gen_ = 1;
+  // The generation each part (by its subtree under root/) was last rendered at.
+  std::map<std::string, uint64_t> rendered_at_;
+  // KFDSIM_EAGER_FILES=1: every refresh after a change renders every file of the machine (the
+  // behaviour before lookups rendered only what they touch), for benchmarks comparing the two.
+  bool eager_files_ = false;
+  // What the loop spends its time on, for `kfdsim status --json` (bench/sim/lookup_latency.cpp
+  // tells a lookup's own cost from its wait behind the hardware model's ticks with it).
+  struct Cost {
+    uint64_t count = 0, total_ns = 0, max_ns = 0;
+    void add(Clock::duration d);
+  };
+  Cost refresh_cost_, tick_cost_;
   void tick_hardware();
 };
 

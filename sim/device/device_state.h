@@ -237,6 +237,8 @@ struct KfdDevice::State {
   std::map<std::string, std::string> render() const;
   void render_topology(std::map<std::string, std::string>& out) const;
   void render_proc(std::map<std::string, std::string>& out) const;
+  static void render_one_proc(int pid, const detail::Process& p, std::map<std::string, std::string>& t);
+  std::map<std::string, std::string> render_part(FilePart part, int pid) const;
   std::string render_mqds() const;
   std::string render_hqds() const;
   std::string render_rls() const;

@@ -147,6 +147,11 @@ std::map<std::string, std::string> KfdDevice::render_files() const {
   return state_->render();
 }
 
+std::map<std::string, std::string> KfdDevice::render_files(FilePart part, int pid) const {
+  std::lock_guard lock(state_->guard->mutex);
+  return state_->render_part(part, pid);
+}
+
 QueueView KfdDevice::State::view(const Process& p, const Queue& q) const {
   QueueView v;
   v.pid = p.pid;

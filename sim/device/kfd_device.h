@@ -118,6 +118,9 @@ struct DeviceOptions {
 // serialises them). `on_complete` runs with that mutex held, on the thread that finished the call:
 // the one calling Hws's `done`, or the one whose ioctl released it (SEND_RUNTIME_EVENT, RESUME).
 // It may call back into the device from there.
+// The independently rendered parts of KfdDevice::render_files().
+enum class FilePart { kTopology, kProcesses, kProcess, kMqds, kHqds, kRls };
+
 class KfdDevice {
  public:
   KfdDevice(const DeviceProfile& profile, DeviceOptions options, HostEnv& env,
@@ -147,6 +150,12 @@ class KfdDevice {
   // "sys/class/kfd/kfd/proc/<pid>/queues/<id>/size", "sys/kernel/debug/kfd/mqds", ...
   // A key ending in '/' is an (otherwise empty) directory. Values are the exact bytes.
   std::map<std::string, std::string> render_files() const;
+  // One part of those files, for a reader that needs only some (kfdsimd renders what a lookup
+  // touches): the same bytes render_files() has, keyed by the device path only
+  // ("sys/devices/virtual/kfd/kfd/…"; the class path is a symlink to it on disk). kProcess is the
+  // directory proc/<pid>/ (nothing when KFD has no such process); kProcesses is proc/ with every
+  // process in it.
+  std::map<std::string, std::string> render_files(FilePart part, int pid = 0) const;
 
   // Read-only views for tools, tests and the GPU model.
   std::vector<QueueView> queues() const;

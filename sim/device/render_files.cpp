@@ -5,6 +5,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "device_state.h"
@@ -150,19 +151,22 @@ void KfdDevice::State::render_topology(std::map<std::string, std::string>& out) 
     for (const auto& [k, v] : t) out[root + k] = v;
 }
 
+void KfdDevice::State::render_one_proc(int pid, const detail::Process& p,
+                                       std::map<std::string, std::string>& t) {
+  const std::string dir = "proc/" + std::to_string(pid) + "/";
+  t[dir + "pasid"] = "0\n";  // newest kernels: PASIDs are per device now
+  if (p.queues.empty()) t[dir + "queues/"] = "";
+  for (const auto& q : p.queues) {
+    const std::string qd = dir + "queues/" + std::to_string(q.id) + "/";
+    t[qd + "size"] = std::to_string(uint64_t{q.ring_size});  // no trailing newline
+    t[qd + "type"] = std::to_string(internal_queue_type(q));
+    t[qd + "gpuid"] = std::to_string(q.gpu_id);
+  }
+}
+
 void KfdDevice::State::render_proc(std::map<std::string, std::string>& out) const {
   std::map<std::string, std::string> t;
-  for (const auto& [pid, p] : processes) {
-    const std::string dir = "proc/" + std::to_string(pid) + "/";
-    t[dir + "pasid"] = "0\n";  // newest kernels: PASIDs are per device now
-    if (p->queues.empty()) t[dir + "queues/"] = "";
-    for (const auto& q : p->queues) {
-      const std::string qd = dir + "queues/" + std::to_string(q.id) + "/";
-      t[qd + "size"] = std::to_string(uint64_t{q.ring_size});  // no trailing newline
-      t[qd + "type"] = std::to_string(internal_queue_type(q));
-      t[qd + "gpuid"] = std::to_string(q.gpu_id);
-    }
-  }
+  for (const auto& [pid, p] : processes) render_one_proc(pid, *p, t);
   if (processes.empty()) t["proc/"] = "";
   for (const char* root : kRoots)
     for (const auto& [k, v] : t) out[root + k] = v;
@@ -175,6 +179,32 @@ std::map<std::string, std::string> KfdDevice::State::render() const {
   out["sys/kernel/debug/kfd/mqds"] = render_mqds();
   out["sys/kernel/debug/kfd/hqds"] = render_hqds();
   out["sys/kernel/debug/kfd/rls"] = render_rls();
+  return out;
+}
+
+std::map<std::string, std::string> KfdDevice::State::render_part(FilePart part, int pid) const {
+  std::map<std::string, std::string> out;
+  std::map<std::string, std::string> t;
+  switch (part) {
+    case FilePart::kTopology: {
+      std::map<std::string, std::string> both;
+      render_topology(both);
+      for (auto& [k, v] : both)
+        if (k.compare(0, std::strlen(kRoots[1]), kRoots[1]) == 0) out.emplace(k, std::move(v));
+      return out;
+    }
+    case FilePart::kProcesses:
+      for (const auto& [id, p] : processes) render_one_proc(id, *p, t);
+      t["proc/"] = "";
+      break;
+    case FilePart::kProcess:
+      if (auto it = processes.find(pid); it != processes.end()) render_one_proc(pid, *it->second, t);
+      break;
+    case FilePart::kMqds: out["sys/kernel/debug/kfd/mqds"] = render_mqds(); return out;
+    case FilePart::kHqds: out["sys/kernel/debug/kfd/hqds"] = render_hqds(); return out;
+    case FilePart::kRls: out["sys/kernel/debug/kfd/rls"] = render_rls(); return out;
+  }
+  for (auto& [k, v] : t) out.emplace(kRoots[1] + k, std::move(v));
   return out;
 }
 

@@ -30,7 +30,8 @@ enum class Op : uint16_t {
   // mmap of a /dev/kfd fd: arg = file offset, payload = u64 length. Reply: ret and, when ret == 0,
   // a memfd (SCM_RIGHTS) to map at offset 0 in place of the device memory.
   kMmap = 4,
-  // Bring the materialised sysfs/debugfs tree up to date before the caller looks at it.
+  // Bring the materialised sysfs/debugfs tree up to date before the caller looks at it: payload =
+  // the guest path about to be looked up (only what it can reach is rendered), empty for all.
   kRefreshFiles = 5,
   // Inspection for kfdsim: reply payload is JSON text.
   kStatus = 6,

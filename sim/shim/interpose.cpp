@@ -74,8 +74,11 @@ const std::string& files_root() {
   return announced.empty() ? configured_root() : announced;
 }
 
-// The daemon rewrites the materialised files from the device's current state.
-void refresh_files() { (void)call(Op::kRefreshFiles, 0, {}); }
+// The daemon rewrites the materialised files a lookup of `guest_path` (normalised) can reach from
+// the device's current state.
+void refresh_files(const std::string& guest_path) {
+  (void)call(Op::kRefreshFiles, 0, std::vector<uint8_t>(guest_path.begin(), guest_path.end()));
+}
 
 // Redirected path for a sysfs/debugfs name (after a refresh), /dev/kfd's placeholder file for
 // the device node, or the path itself.
@@ -99,12 +102,13 @@ bool is_simulated_drm_sysfs(const char* path) {
 
 Resolved resolve(const char* path) {
   if (is_simulated_drm_sysfs(path)) {
-    refresh_files();
-    return {GuestPathKind::kFile, files_root() + protocol::normalize_path(path)};
+    const std::string guest = protocol::normalize_path(path);
+    refresh_files(guest);
+    return {GuestPathKind::kFile, files_root() + guest};
   }
   auto g = classify(path);
   if (g.kind == GuestPathKind::kNone) return {};
-  refresh_files();
+  refresh_files(g.host);  // classify() maps under an empty root: the normalised guest path
   return {g.kind, files_root() + g.host};
 }
 

@@ -600,5 +600,52 @@ TEST(SimDeviceRender, Facts12_3_NoRunlistWithoutHws) {
   EXPECT_EQ(r.dev->render_files().at(kRls), "Node 2, gpu_id f7bc:\n  No active runlist\n");
 }
 
+// ---- parts (kfdsimd renders only what a lookup reaches) ---------------------------------------
+
+// Every part is byte for byte what the full render shows at its device path, and the parts
+// together are the full render: a lazy reader sees exactly the files an eager one would.
+TEST(SimDeviceRender, PartsAreTheFullRenderSplitByPath) {
+  Rig r({}, "mi308x", 2);
+  five_queues(r);
+  r.spawn(kPid + 1);  // a KFD process without queues: proc/<pid>/queues/ is an empty directory
+  ASSERT_EQ(r.runtime_enable(kPid + 1), 0);
+  const uint32_t gone = r.new_queue(kPid + 1);
+  ASSERT_EQ(r.destroy(kPid + 1, gone), 0);
+  const auto full = r.dev->render_files();
+  const std::string cls = "sys/class/kfd/kfd/", dev = "sys/devices/virtual/kfd/kfd/";
+  // The full render as it lands on disk: the class entries are the device's (a symlink).
+  std::map<std::string, std::string> expected;
+  for (const auto& [k, v] : full) {
+    if (k.rfind(cls, 0) == 0) {
+      ASSERT_EQ(full.at(dev + k.substr(cls.size())), v) << k;
+      continue;
+    }
+    if (k.rfind("sys/dev/char/", 0) == 0) continue;
+    expected[k] = v;
+  }
+  std::map<std::string, std::string> joined;
+  for (FilePart part : {FilePart::kTopology, FilePart::kProcesses, FilePart::kMqds, FilePart::kHqds,
+                        FilePart::kRls})
+    for (const auto& [k, v] : r.dev->render_files(part)) {
+      EXPECT_TRUE(joined.emplace(k, v).second) << k << " in two parts";
+      if (k != dev + "proc/") {
+        EXPECT_EQ(full.count(k), 1u) << k << " is not in the full render";
+      }
+    }
+  // The full render names proc/ only when it is empty; the part always does.
+  expected[dev + "proc/"] = "";
+  EXPECT_EQ(joined, expected);
+  // One process's directory is its slice of proc/, nothing more.
+  for (int pid : {kPid, kPid + 1}) {
+    const std::string prefix = dev + "proc/" + std::to_string(pid) + "/";
+    std::map<std::string, std::string> slice;
+    for (const auto& [k, v] : full)
+      if (k.rfind(prefix, 0) == 0) slice[k] = v;
+    EXPECT_FALSE(slice.empty());
+    EXPECT_EQ(r.dev->render_files(FilePart::kProcess, pid), slice) << pid;
+  }
+  EXPECT_TRUE(r.dev->render_files(FilePart::kProcess, 4242).empty()) << "no such process: nothing";
+}
+
 }  // namespace
 }  // namespace gpreempt::sim::testing

@@ -5,7 +5,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <stdexcept>
+#include <string_view>
 
+#include "sim/daemon/file_parts.h"
 #include "sim/daemon/file_tree.h"
 #include "sim/daemon/host_cpu_topology.h"
 #include "sim/daemon/host_env_linux.h"
@@ -136,6 +139,86 @@ TEST(FileTree, MaterialisesUpdatesAndRemoves) {
   EXPECT_FALSE(fs::exists(root / "sys/class/kfd/kfd/proc/7"));
   EXPECT_EQ(read(root / "sys/class/kfd/kfd/topology/generation_id"), "2\n");
   fs::remove_all(root);
+}
+
+TEST(FileTree, SyncUnderTouchesOnlyItsSubtree) {
+  namespace fs = std::filesystem;
+  fs::path root = fs::temp_directory_path() / ("kfdsim-subtree-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  daemon::FileTree tree(root.string());
+  tree.init();
+  const std::string proc = "sys/devices/virtual/kfd/kfd/proc";
+  tree.sync({{proc + "/7/pasid", "0\n"},
+             {proc + "/7/queues/0/size", "4096"},
+             {proc + "/70/pasid", "0\n"},  // shares the prefix "proc/7" but not the directory
+             {proc + "/8/queues/", ""},
+             {"sys/kernel/debug/kfd/rls", "old\n"}});
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  // proc/7 goes away: nothing else moves.
+  EXPECT_EQ(tree.sync_under(proc + "/7", {}), 5) << "2 files, 3 directories";
+  EXPECT_FALSE(fs::exists(root / proc / "7"));
+  EXPECT_EQ(read(root / proc / "70/pasid"), "0\n");
+  EXPECT_TRUE(fs::is_directory(root / proc / "8/queues"));
+  EXPECT_EQ(read(root / "sys/kernel/debug/kfd/rls"), "old\n");
+  // One file, with its directories above created as needed; unchanged bytes are not rewritten.
+  EXPECT_EQ(tree.sync_under(proc + "/9", {{proc + "/9/queues/3/gpuid", "1"}}), 1);
+  EXPECT_EQ(read(root / proc / "9/queues/3/gpuid"), "1");
+  EXPECT_EQ(tree.sync_under(proc + "/9", {{proc + "/9/queues/3/gpuid", "1"}}), 0);
+  EXPECT_EQ(tree.sync_under("sys/kernel/debug/kfd/rls", {{"sys/kernel/debug/kfd/rls", "new\n"}}), 1);
+  EXPECT_EQ(read(root / "sys/kernel/debug/kfd/rls"), "new\n");
+  // A whole directory: what is not rendered any more goes, the class path lands on the device.
+  tree.sync_under(proc, {{"sys/class/kfd/kfd/proc/8/pasid", "0\n"}});
+  EXPECT_EQ(read(root / proc / "8/pasid"), "0\n");
+  EXPECT_FALSE(fs::exists(root / proc / "8/queues"));
+  EXPECT_FALSE(fs::exists(root / proc / "70"));
+  EXPECT_FALSE(fs::exists(root / proc / "9"));
+  EXPECT_EQ(read(root / "sys/kernel/debug/kfd/rls"), "new\n");
+  // A key outside the subtree is a caller's bug, named.
+  try {
+    tree.sync_under(proc + "/8", {{proc + "/80/pasid", "0\n"}});
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("proc/80/pasid"), std::string::npos) << e.what();
+  }
+  // The full sync afterwards still sees everything the partial ones made.
+  tree.sync({{"sys/kernel/debug/kfd/rls", "new\n"}});
+  EXPECT_FALSE(fs::exists(root / proc / "8"));
+  fs::remove_all(root);
+}
+
+TEST(FileParts, ALookupRendersThePartsItCanReach) {
+  using daemon::parts_for_lookup;
+  auto names = [](std::string_view path) {
+    std::string s;
+    for (const auto& p : parts_for_lookup(path)) s += (s.empty() ? "" : " ") + p.subtree;
+    return s;
+  };
+  const std::string proc = "sys/devices/virtual/kfd/kfd/proc";
+  const std::string dbg = "sys/kernel/debug/kfd/";
+  const std::string all = proc + " " + dbg + "mqds " + dbg + "hqds " + dbg + "rls";
+  EXPECT_EQ(names("/sys/class/kfd/kfd/proc/42/queues/0/size"), proc + "/42");
+  EXPECT_EQ(names("/sys/devices/virtual/kfd/kfd/proc/42/"), proc + "/42");
+  EXPECT_EQ(names("/sys/class/kfd/kfd/proc/42"), proc + "/42");
+  EXPECT_EQ(names("/sys/class/kfd/kfd/proc"), proc);
+  EXPECT_EQ(names("/sys/class/kfd/kfd/proc/"), proc);
+  EXPECT_EQ(names("/sys/class/kfd/kfd"), proc);
+  EXPECT_EQ(names("/sys/class/kfd"), proc) << "the class link leads to proc/";
+  EXPECT_EQ(names("/sys/devices/virtual/kfd"), proc);
+  EXPECT_EQ(names("/sys/class/kfd/kfd/topology/nodes/2/properties"), "") << "static: rendered at start";
+  EXPECT_EQ(names("/sys/dev/char/226:128/device/vendor"), "");
+  EXPECT_EQ(names("/sys/kernel/debug/kfd/hqds"), dbg + "hqds");
+  EXPECT_EQ(names("/sys/kernel/debug/kfd/"), dbg + "mqds " + dbg + "hqds " + dbg + "rls");
+  EXPECT_EQ(names("/sys"), all);
+  EXPECT_EQ(names("/"), all);
+  EXPECT_EQ(names(""), all);
+  // Names KFD never prints for a process: nothing to render (the lookup finds nothing).
+  EXPECT_EQ(names("/sys/class/kfd/kfd/proc/042"), "");
+  EXPECT_EQ(names("/sys/class/kfd/kfd/proc/-1"), "");
+  EXPECT_EQ(names("/sys/class/kfd/kfd/proc/99999999999"), "");
+  EXPECT_EQ(names("/sys/class/kfd/kfd/process"), "");
 }
 
 TEST(ProcStatus, ParsesTgidTracerAndAddressSpace) {

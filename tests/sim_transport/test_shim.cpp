@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "machine_fixture.h"
+#include "sim/protocol/query.h"
 
 using gpreempt::testing::Child;
 using gpreempt::testing::Machine;
@@ -148,6 +150,74 @@ TEST(ShimFiles, PerProcessQueueFilesAppearOnDemand) {
   EXPECT_EQ(p->call("cat " + dir + "/size").substr(0, 6), "0 0 4 ") << "\"4096\", no newline";
   EXPECT_EQ(p->call("destroy " + qid), "0 0");
   EXPECT_EQ(p->call("stat " + dir), "-1 2");
+}
+
+// kfdsimd renders only the part of the files a lookup can reach, and only when something may have
+// changed since. Whatever the order of changes and lookups, a reader must see what a render of
+// every file shows at that moment (the kernel renders sysfs/debugfs on read): each read is
+// followed by a full refresh, which must find nothing to change.
+TEST(ShimFiles, LookupsNeverServeStaleOrLeftoverFiles) {
+  namespace fs = std::filesystem;
+  Machine m;
+  auto a = m.probe();
+  auto b = m.probe();
+  ASSERT_NE(a->call("open").substr(0, 2), "-1");
+  ASSERT_NE(b->call("open").substr(0, 2), "-1");
+  auto field = [](const std::string& answer) { return answer.substr(4); };  // after "0 0 "
+  auto first = [](const std::string& answer) { return answer.substr(0, answer.find(' ')); };
+  const std::string pa = first(a->call("getpid")), pb = first(b->call("getpid"));
+  const std::string proc = "/sys/class/kfd/kfd/proc/";
+  auto full_refresh = [&] {
+    auto r = gpreempt::sim::protocol::query((m.dir() / "kfdsim.sock").string(),
+                                            gpreempt::sim::protocol::Op::kRefreshFiles);
+    ASSERT_EQ(r.error, 0);
+    ASSERT_EQ(r.ret, 0);
+  };
+  const fs::path host = m.dir() / "root";
+  auto fresh = [&](const std::string& debugfs_name) {
+    const std::string seen = a->call("cat /sys/kernel/debug/kfd/" + debugfs_name);
+    full_refresh();
+    EXPECT_EQ(seen, "0 0 " + host_digest(host / "sys/kernel/debug/kfd" / debugfs_name)) << debugfs_name;
+  };
+  auto listing = [&](const std::string& guest, const std::string& host_rel) {
+    const std::string seen = a->call("ls " + guest);
+    full_refresh();
+    const std::string now = host_listing(host / host_rel);
+    EXPECT_EQ(seen, "0 0 " + (now.empty() ? std::string("-") : now)) << guest;
+    return seen;
+  };
+  const std::string dev_proc = "sys/devices/virtual/kfd/kfd/proc";
+
+  EXPECT_EQ(listing(proc, dev_proc), "0 0 " + std::min(pa, pb) + "," + std::max(pa, pb));
+  for (const char* f : {"mqds", "hqds", "rls"}) fresh(f);
+  // A queue of b appears in b's directory, in proc/ as a whole and in every debugfs file.
+  const std::string qb = field(b->call("create"));
+  EXPECT_EQ(a->call("ls " + proc + pb + "/queues"), "0 0 " + qb);
+  EXPECT_EQ(a->call("cat " + proc + pb + "/queues/" + qb + "/gpuid").substr(0, 4), "0 0 ");
+  for (const char* f : {"mqds", "hqds", "rls"}) fresh(f);
+  // a's own queue, created and destroyed between lookups of other parts.
+  const std::string qa = field(a->call("create"));
+  fresh("rls");
+  listing(proc + pa + "/queues", dev_proc + "/" + pa + "/queues");
+  EXPECT_EQ(a->call("destroy " + qa), "0 0");
+  EXPECT_EQ(a->call("stat " + proc + pa + "/queues/" + qa), "-1 2");
+  fresh("mqds");
+  EXPECT_EQ(listing(proc + pa + "/queues", dev_proc + "/" + pa + "/queues"), "0 0 -");
+  // b exits: its directory goes, whether looked up by itself or through proc/.
+  EXPECT_EQ(a->call("stat " + proc + pb).substr(0, 8), "0 0 dir ");
+  b->finish();
+  const int gone = std::stoi(pb);
+  for (int i = 0; i < 2000; ++i) {
+    auto st = m.status();
+    ASSERT_TRUE(st);
+    const auto& c = (*st)["clients"];
+    if (std::find(c.begin(), c.end(), gone) == c.end()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(a->call("stat " + proc + pb), "-1 2");
+  EXPECT_EQ(listing(proc, dev_proc), "0 0 " + pa);
+  for (const char* f : {"mqds", "hqds", "rls"}) fresh(f);
+  EXPECT_FALSE(fs::exists(host / dev_proc / pb));
 }
 
 TEST(ShimFiles, PythonReadsTheSameFiles) {
