@@ -50,7 +50,17 @@ void ProcessTracker::scan() {
   for (const auto& [pid, p] : processes_)
     if (!present.count(pid)) gone.push_back(pid);
   for (int pid : gone) exited(pid);
-  for (int pid : listed) visit(pid);
+  for (int pid : listed) visit_contained(pid);
+}
+
+// One process's files must not stop the daemon: whatever reading or classifying it throws is
+// logged and the process is looked at again by the next scan.
+void ProcessTracker::visit_contained(int pid) {
+  try {
+    visit(pid);
+  } catch (const std::exception& e) {
+    spdlog::warn("discovery of pid {} failed: {}; trying again at the next scan", pid, e.what());
+  }
 }
 
 const TrackedProcess* ProcessTracker::find(int pid) {
@@ -62,7 +72,7 @@ const TrackedProcess* ProcessTracker::find(int pid) {
     if (it != processes_.end()) exited(pid);
     return nullptr;
   }
-  visit(pid);
+  visit_contained(pid);
   it = processes_.find(pid);
   return it == processes_.end() ? nullptr : &it->second;
 }

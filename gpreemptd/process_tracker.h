@@ -53,6 +53,7 @@ class ProcessTracker {
  private:
   // Look at one listed pid: new, changed GPUs, or a reused pid.
   void visit(int pid);
+  void visit_contained(int pid);
   void classify(TrackedProcess& p, bool announce);
   void exited(int pid);
 
