@@ -1,5 +1,6 @@
 // Finds GPU processes and tells the scheduler about them. Every `interval` it lists the processes
-// KFD knows (/sys/class/kfd/kfd/proc), reads the facts of new ones from /proc, classifies them
+// KFD knows (/sys/class/kfd/kfd/proc), forgets those gone, and looks at no more than
+// kVisitsPerScan of the rest (new ones first): reads the facts of new ones from /proc, classifies them
 // (with their parent chain, so a class covers process trees) and emits ProcessAppeared +
 // ProcessClassified; it re-sends ProcessClassified when the GPUs a process uses change, and
 // ProcessExited when it is gone. Identity is sched::ProcessKey: a pid that reappears with another
@@ -41,6 +42,9 @@ class ProcessTracker {
   // Classify with `classifier` from now on (must outlive its use), re-classifying every known
   // process; a changed class is sent as ProcessClassified.
   void set_classifier(const gpreempt::sched::Classifier& classifier);
+  // At most this many listed processes are looked at per scan (exits are seen at every scan).
+  static constexpr std::size_t kVisitsPerScan = 4;
+
   // Scan now and then every interval.
   void start();
   void scan();
@@ -64,6 +68,7 @@ class ProcessTracker {
   const gpreempt::sched::Classifier* classifier_ = nullptr;
   gpreempt::EventLoop::Id timer_ = 0;
   std::map<int, TrackedProcess> processes_;
+  int last_visited_ = 0;  // the known process the last scan looked at last
 };
 
 }  // namespace gpreemptd

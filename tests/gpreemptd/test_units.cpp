@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -265,6 +266,48 @@ TEST(ProcessTracker, AProcessWhoseFilesCannotBeReadDoesNotStopTheScan) {
   EXPECT_EQ(seen,
             (std::vector<std::string>{"appeared 4242@100", "classified 4242@100 offline gpus 1"}));
   EXPECT_EQ(tracker.processes().count(4243), 0u);
+}
+
+// A scan is bounded (the loop answers hints between scans): it looks at kVisitsPerScan processes,
+// new ones first, then the known ones in turn, so every process is still looked at again.
+TEST(ProcessTracker, AScanLooksAtABoundedNumberOfProcessesAndTheRestInTurn) {
+  FakeSystem sys;
+  constexpr int kProcesses = 10;
+  for (int i = 0; i < kProcesses; ++i) sys.process(5001 + i, 100, "GPREEMPT_CLASS=offline");
+  gpreempt::EventLoop loop;
+  std::vector<std::string> seen;
+  ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(20),
+                         [&](sched::Event e) { seen.push_back(describe(e)); });
+  const auto config = sched::builtin_config();
+  sched::Classifier classifier(config.classes);
+  tracker.set_classifier(classifier);
+  const std::size_t k = ProcessTracker::kVisitsPerScan;
+  ASSERT_LT(k, static_cast<std::size_t>(kProcesses));
+  std::size_t scans = 0;
+  while (tracker.processes().size() < kProcesses && scans < kProcesses) {
+    tracker.scan();
+    ++scans;
+    EXPECT_LE(tracker.processes().size(), scans * k) << "scan " << scans << " looked at too many";
+  }
+  EXPECT_EQ(tracker.processes().size(), static_cast<std::size_t>(kProcesses));
+  // Two known processes open a queue on another GPU: both are seen within one round.
+  for (int pid : {5001, 5001 + kProcesses - 1}) {
+    const fs::path q = sys.root / "kfd" / "proc" / std::to_string(pid) / "queues" / "1";
+    fs::create_directories(q);
+    std::ofstream(q / "type") << "0";
+    std::ofstream(q / "gpuid") << "8";
+    std::ofstream(q / "size") << "4096";
+  }
+  seen.clear();
+  for (std::size_t i = 0; i < (kProcesses + k - 1) / k; ++i) tracker.scan();
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::string>{"classified 5001@100 offline gpus 2",
+                                            "classified 5010@100 offline gpus 2"}));
+  // Exits are seen at once, whatever the turn.
+  sys.exit(5005);
+  seen.clear();
+  tracker.scan();
+  EXPECT_EQ(seen, (std::vector<std::string>{"exited 5005@100"}));
 }
 
 }  // namespace
