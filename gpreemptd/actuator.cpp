@@ -144,6 +144,12 @@ std::vector<uint32_t> Actuator::queues_on(int pid, sched::GpuId gpu) const {
   return ids;
 }
 
+// ESRCH, or EPERM from a target that is exiting or gone (PTRACE_SEIZE and the debug ops refuse
+// those with EPERM, FACTS §7): not a permission problem, the process is going away.
+bool Actuator::target_gone(int error, const sched::ProcessKey& key) const {
+  return error == ESRCH || (error == EPERM && exiting_or_gone(proc_root_, key));
+}
+
 // The first ioctl's start (hint-to-SUSPEND latency) and every ioctl's own length.
 void Actuator::record_ioctl(ActuationReport& report, uint64_t ioctl_ns) {
   if (!report.first_ioctl_at)
@@ -162,7 +168,7 @@ TargetOutcome Actuator::suspend_one(const sched::ProcessKey& key, sched::GpuId g
     if (r.result.errors) return {key, Outcome::kTimedOut, 0};
     return {key, Outcome::kDone, 0};
   } catch (const Error& e) {
-    if (e.code() == ESRCH) return {key, Outcome::kGone, 0};
+    if (target_gone(e.code(), key)) return {key, Outcome::kGone, 0};
     spdlog::warn("suspend of {} on GPU {} failed: {}", sched::to_string(key), gpu, e.what());
     return {key, Outcome::kFailed, e.code()};
   } catch (const std::exception& e) {
@@ -186,7 +192,7 @@ TargetOutcome Actuator::resume_one(const sched::ProcessKey& key, sched::GpuId gp
     record_ioctl(report, r.timing.ioctl_ns);
     return {key, Outcome::kDone, 0};
   } catch (const Error& e) {
-    if (e.code() == ESRCH) return {key, Outcome::kGone, 0};
+    if (target_gone(e.code(), key)) return {key, Outcome::kGone, 0};
     // The core has already DISABLEd the session, which resumed every queue of the target.
     spdlog::warn("resume of {} on GPU {} failed: {}", sched::to_string(key), gpu, e.what());
     return {key, Outcome::kFailed, e.code()};

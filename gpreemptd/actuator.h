@@ -75,6 +75,7 @@ class Actuator {
                                                    ActuationReport& report);
   // The queues of `pid` on `gpu` the core knows (a snapshot refreshes them).
   std::vector<uint32_t> queues_on(int pid, gpreempt::sched::GpuId gpu) const;
+  bool target_gone(int error, const gpreempt::sched::ProcessKey& key) const;
   static void record_ioctl(ActuationReport& report, uint64_t ioctl_ns);
   void post(std::function<ActuationReport()> job);
   void drain();

@@ -142,6 +142,7 @@ void Daemon::perform(std::vector<sched::Action> actions,
     if (auto* s = std::get_if<sched::action::Suspend>(&a)) {
       if (hint_received) hinted_suspends_[s->id] = *hint_received;
       // Hand the action over first: the log line is not on the path to the ioctl.
+      ledger_.posted(s->gpu, s->targets);
       actuator_->suspend(*s);
       if (spdlog::should_log(spdlog::level::debug)) {
         std::string t;
@@ -151,6 +152,7 @@ void Daemon::perform(std::vector<sched::Action> actions,
                       std::chrono::duration_cast<std::chrono::microseconds>(s->grace).count());
       }
     } else if (auto* r = std::get_if<sched::action::Resume>(&a)) {
+      ledger_.posted(r->gpu, r->targets);
       actuator_->resume(*r);
       if (spdlog::should_log(spdlog::level::debug)) {
         std::string t;
@@ -175,13 +177,7 @@ void Daemon::perform(std::vector<sched::Action> actions,
 void Daemon::on_tracker_event(sched::Event e) {
   if (auto* x = std::get_if<sched::event::ProcessExited>(&e)) {
     const auto key = x->key;
-    for (auto& [gpu, rec] : gpus_) {
-      if (auto it = rec.suspended_since.find(key); it != rec.suspended_since.end()) {
-        ended_suspension(rec, key, now() - it->second);
-        rec.suspended_since.erase(it);
-      }
-      rec.by_process.erase(key);
-    }
+    ledger_.exited(gpus_, key, now());
     if (transparent_ && transparent_->watching(key)) transparent_->unwatch(key);
     for (auto& [conn, reqs] : open_requests_)
       for (auto it = reqs.begin(); it != reqs.end();)
@@ -244,10 +240,17 @@ std::string Daemon::class_of(const sched::ProcessKey& key) const {
   return it->second.class_name.value_or("");
 }
 
-void Daemon::ended_suspension(GpuRecord& rec, const sched::ProcessKey& key, sched::Duration d) {
-  rec.suspended_total += d;
-  rec.by_class[class_of(key)].suspended += d;
-  if (auto p = rec.by_process.find(key); p != rec.by_process.end()) p->second.suspended += d;
+SuspensionLedger::Facts Daemon::ledger_facts() {
+  return {[this](const sched::ProcessKey& key) {
+            const auto& known = tracker_->processes();
+            auto it = known.find(key.pid);
+            return it != known.end() && it->second.key == key;
+          },
+          [this](sched::GpuId gpu, const sched::ProcessKey& key) {
+            const sched::GpuArbiter* arb = scheduler_->gpu(gpu);
+            return arb && arb->has(key);
+          },
+          [this](const sched::ProcessKey& key) { return class_of(key); }};
 }
 
 void Daemon::start_metrics(const std::string& address) {
@@ -283,14 +286,8 @@ void Daemon::on_actuation(ActuationReport r) {
   const auto& c = r.completed;
   const sched::Time t = now();
   GpuRecord& rec = gpus_[c.gpu];
+  ledger_.completed(rec, c, r.suspend, t);
   if (r.suspend) {
-    for (const auto& o : c.outcomes)
-      if (o.outcome == sched::event::Outcome::kDone) {
-        ++rec.suspensions;
-        ++rec.by_class[class_of(o.key)].suspensions;
-        ++rec.by_process[o.key].suspensions;
-        rec.suspended_since.emplace(o.key, t);
-      }
     for (double sec : r.ioctl_seconds) rec.ioctl_latency.observe(sec);
     if (auto h = hinted_suspends_.find(c.action); h != hinted_suspends_.end()) {
       if (r.first_ioctl_at) {
@@ -300,14 +297,6 @@ void Daemon::on_actuation(ActuationReport r) {
         hint_hops_.prepare.add(*r.first_ioctl_at - r.started_at);
       }
       hinted_suspends_.erase(h);
-    }
-  } else {
-    for (const auto& o : c.outcomes) {
-      if (auto it = rec.suspended_since.find(o.key); it != rec.suspended_since.end()) {
-        ended_suspension(rec, o.key, t - it->second);
-        rec.suspended_since.erase(it);
-      }
-      orphans_resuming_.erase({c.gpu, o.key});
     }
   }
   for (const auto& o : c.outcomes) {
@@ -349,23 +338,29 @@ void Daemon::on_notice(const gpreempt::preempt::Notice& n) {
 
 void Daemon::resume_orphans() {
   for (auto& [gpu, rec] : gpus_) {
-    const sched::GpuArbiter* arb = scheduler_->gpu(gpu);
-    std::vector<sched::ProcessKey> orphans;
-    for (const auto& [key, since] : rec.suspended_since)
-      if ((!arb || !arb->has(key)) && !orphans_resuming_.count({gpu, key})) orphans.push_back(key);
+    const std::vector<sched::ProcessKey> orphans = ledger_.orphans(rec, gpu);
     if (orphans.empty()) continue;
     sched::action::Resume r;
     r.id = kInternalAction | next_internal_action_++;
     r.gpu = gpu;
     r.targets = orphans;
     r.reason = sched::ResumeReason::kRecovery;
-    for (const auto& k : orphans) {
-      orphans_resuming_.insert({gpu, k});
-      spdlog::info("GPU {}: {} is suspended but no longer managed (its class changed); resuming it",
-                   gpu, sched::to_string(k));
-    }
+    for (const auto& k : orphans)
+      spdlog::info("GPU {}: {} is suspended but no longer managed ({}); resuming it", gpu,
+                   sched::to_string(k), orphan_reason(gpu, k));
+    ledger_.posted(gpu, r.targets);
     actuator_->resume(r);
   }
+}
+
+std::string Daemon::orphan_reason(sched::GpuId gpu, const sched::ProcessKey& key) {
+  const auto& known = tracker_->processes();
+  auto it = known.find(key.pid);
+  if (it == known.end() || it->second.key != key) return "it exited";
+  const TrackedProcess& p = it->second;
+  if (!p.queues.count(gpu)) return "it has no queues on this GPU any more";
+  if (!p.class_name || !scheduler_->class_named(*p.class_name)) return "it matches no class now";
+  return "the scheduler dropped it here";
 }
 
 void Daemon::begin_shutdown(int signo) {

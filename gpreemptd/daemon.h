@@ -28,6 +28,7 @@
 #include "sched/config.h"
 #include "sched/scheduler.h"
 #include "socket_server.h"
+#include "suspension_ledger.h"
 #include "transparent/transparent_trigger.h"
 
 namespace gpreemptd {
@@ -74,14 +75,16 @@ class Daemon {
   void on_transparent_event(gpreempt::sched::Time t, gpreempt::sched::Event e);
   // The class `key` is in now ("" when none or unknown), for the per-class figures.
   std::string class_of(const gpreempt::sched::ProcessKey& key) const;
-  void ended_suspension(GpuRecord& rec, const gpreempt::sched::ProcessKey& key,
-                        gpreempt::sched::Duration d);
+  // What the ledger asks of the tracker and the scheduler.
+  SuspensionLedger::Facts ledger_facts();
   void publish_metrics();
   void on_actuation(ActuationReport r);
   void on_notice(const gpreempt::preempt::Notice& n);
   // Resume what the daemon suspended but the scheduler no longer tracks (a process reclassified
   // out of every class, a class removed by a reload): never leave a live process frozen.
   void resume_orphans();
+  // Why `key`, suspended on `gpu`, is no longer the scheduler's there (for the log).
+  std::string orphan_reason(gpreempt::sched::GpuId gpu, const gpreempt::sched::ProcessKey& key);
   void begin_shutdown(int signo);
   void check_shutdown_done();
   // Re-read the config file. Returns the errors (file:line: message); empty when applied.
@@ -143,7 +146,7 @@ class Daemon {
   std::map<uint64_t, std::map<uint64_t, OpenRequest>> open_requests_;  // connection → client id →
   uint64_t next_request_ = 1;
   uint64_t next_internal_action_ = 1;  // orphan resumes: ids with the top bit set
-  std::set<std::pair<gpreempt::sched::GpuId, gpreempt::sched::ProcessKey>> orphans_resuming_;
+  SuspensionLedger ledger_{ledger_facts()};
   uint64_t reloads_ = 0, failed_reloads_ = 0;
   uint64_t hints_refused_ = 0;
   std::map<uint64_t, gpreempt::sched::ProcessKey> hint_peers_;  // connection → its process

@@ -3,11 +3,10 @@
 #include <pwd.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <iterator>
 #include <set>
 #include <sstream>
 
+#include "common/text_file.h"
 #include "discovery/proc_parse.h"
 #include "sched/cgroup_identity.h"
 
@@ -18,10 +17,11 @@ using gpreempt::sched::ProcessKey;
 
 namespace {
 
+// open(2)/read(2), never an ifstream: a process reaped between the open and the read makes read
+// fail with ESRCH, which libstdc++'s filebuf turns into an exception whatever the stream's mask.
+// Here any failure means what it means for /proc: the process is gone (or the file unreadable).
 std::optional<std::string> slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  return gpreempt::read_text_file(path);
 }
 
 std::string dir_of(const std::string& proc_root, int pid) {
@@ -57,6 +57,22 @@ std::optional<ProcessKey> read_process_key(const std::string& proc_root, int pid
   auto start = gpreempt::discovery::parse_stat_start_time(*stat);
   if (!start) return std::nullopt;
   return ProcessKey{pid, *start};
+}
+
+bool exiting_or_gone(const std::string& proc_root, const ProcessKey& key) {
+  auto stat = slurp(dir_of(proc_root, key.pid) + "/stat");
+  if (!stat) return true;
+  if (gpreempt::discovery::parse_stat_start_time(*stat) != key.start_time_ticks) return true;
+  // After "(comm)": state, ppid, pgrp, session, tty_nr, tpgid, flags (proc(5)).
+  const std::size_t close = stat->rfind(')');
+  if (close == std::string::npos) return true;
+  std::istringstream rest(stat->substr(close + 1));
+  char state = 0;
+  long skip = 0;
+  unsigned long flags = 0;
+  if (!(rest >> state >> skip >> skip >> skip >> skip >> skip >> flags)) return true;
+  constexpr unsigned long kPfExiting = 0x4;  // PF_EXITING (include/linux/sched.h)
+  return state == 'Z' || state == 'X' || (flags & kPfExiting) != 0;
 }
 
 std::optional<ProcessFacts> read_process_facts(const std::string& proc_root, int pid,

@@ -15,6 +15,11 @@ namespace gpreemptd {
 // nullopt when the process is gone (or its stat file is unreadable).
 std::optional<gpreempt::sched::ProcessKey> read_process_key(const std::string& proc_root, int pid);
 
+// Whether `key`'s process is exiting (PF_EXITING, a zombie) or gone (no stat, or its pid now names
+// another process). Such a target refuses PTRACE_SEIZE and its debug ops with EPERM (FACTS §7): an
+// EPERM from it means "gone", not "not permitted".
+bool exiting_or_gone(const std::string& proc_root, const gpreempt::sched::ProcessKey& key);
+
 // Everything /proc/PID/{stat,cmdline,exe,status,cgroup,environ} tells; fields the daemon may not
 // read (another user's environ without privileges) stay empty. With `containers`, the container
 // name and pod of a process whose cgroup path names a container id. nullopt when the process is

@@ -50,7 +50,32 @@ void ProcessTracker::scan() {
   for (const auto& [pid, p] : processes_)
     if (!present.count(pid)) gone.push_back(pid);
   for (int pid : gone) exited(pid);
-  for (int pid : listed) visit(pid);
+  // Each look at a process is 1 + 3 per queue sysfs reads (and /proc reads when it is new), all on
+  // the loop thread that answers hints: a scan visits at most kVisitsPerScan of them, so a hint
+  // waits for at most that many. New processes first (their class is what a hint needs), then the
+  // known ones in turn, from where the last scan stopped.
+  const int self = static_cast<int>(::getpid());
+  std::vector<int> order, known;
+  for (int pid : listed)
+    if (pid != self) (processes_.count(pid) ? known : order).push_back(pid);
+  auto next = std::upper_bound(known.begin(), known.end(), last_visited_);
+  order.insert(order.end(), next, known.end());
+  order.insert(order.end(), known.begin(), next);
+  if (order.size() > kVisitsPerScan) order.resize(kVisitsPerScan);
+  for (int pid : order) {
+    if (processes_.count(pid)) last_visited_ = pid;
+    visit_contained(pid);
+  }
+}
+
+// One process's files must not stop the daemon: whatever reading or classifying it throws is
+// logged and the process is looked at again by the next scan.
+void ProcessTracker::visit_contained(int pid) {
+  try {
+    visit(pid);
+  } catch (const std::exception& e) {
+    spdlog::warn("discovery of pid {} failed: {}; trying again at the next scan", pid, e.what());
+  }
 }
 
 const TrackedProcess* ProcessTracker::find(int pid) {
@@ -62,7 +87,7 @@ const TrackedProcess* ProcessTracker::find(int pid) {
     if (it != processes_.end()) exited(pid);
     return nullptr;
   }
-  visit(pid);
+  visit_contained(pid);
   it = processes_.find(pid);
   return it == processes_.end() ? nullptr : &it->second;
 }

@@ -1,5 +1,6 @@
 // Finds GPU processes and tells the scheduler about them. Every `interval` it lists the processes
-// KFD knows (/sys/class/kfd/kfd/proc), reads the facts of new ones from /proc, classifies them
+// KFD knows (/sys/class/kfd/kfd/proc), forgets those gone, and looks at no more than
+// kVisitsPerScan of the rest (new ones first): reads the facts of new ones from /proc, classifies them
 // (with their parent chain, so a class covers process trees) and emits ProcessAppeared +
 // ProcessClassified; it re-sends ProcessClassified when the GPUs a process uses change, and
 // ProcessExited when it is gone. Identity is sched::ProcessKey: a pid that reappears with another
@@ -44,6 +45,9 @@ class ProcessTracker {
   void set_classifier(const gpreempt::sched::Classifier& classifier);
   // Resolve container names and pods with `containers` (must outlive its use; nullptr: don't).
   void set_container_resolver(ContainerResolver* containers) { containers_ = containers; }
+  // At most this many listed processes are looked at per scan (exits are seen at every scan).
+  static constexpr std::size_t kVisitsPerScan = 4;
+
   // Scan now and then every interval.
   void start();
   void scan();
@@ -56,6 +60,7 @@ class ProcessTracker {
  private:
   // Look at one listed pid: new, changed GPUs, or a reused pid.
   void visit(int pid);
+  void visit_contained(int pid);
   void classify(TrackedProcess& p, bool announce);
   void exited(int pid);
 
@@ -67,6 +72,7 @@ class ProcessTracker {
   ContainerResolver* containers_ = nullptr;
   gpreempt::EventLoop::Id timer_ = 0;
   std::map<int, TrackedProcess> processes_;
+  int last_visited_ = 0;  // the known process the last scan looked at last
 };
 
 }  // namespace gpreemptd

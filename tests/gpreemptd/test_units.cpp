@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -47,6 +48,46 @@ TEST(ProcessFactsReader, AGoneProcessHasNoFacts) {
   ::waitpid(child, &st, 0);
   EXPECT_FALSE(read_process_facts("/proc", child));
   EXPECT_FALSE(read_process_key("/proc", child));
+}
+
+// A /proc file that opens and then fails to read: what a process reaped between the open and the
+// read gives (ESRCH). A directory in a fake /proc root does the same (EISDIR) without a race; an
+// ifstream turns either into an exception that used to stop the daemon.
+TEST(ProcessFactsReader, AFileThatFailsWhenReadIsNoFactsNotAnException) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::temp_directory_path() / ("gpreemptd-unreadable-" + std::to_string(::getpid()));
+  fs::remove_all(root);
+  fs::create_directories(root / "31" / "stat");
+  fs::create_directories(root / "32" / "cmdline");
+  std::ofstream(root / "32" / "stat") << "32 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 500 0 0\n";
+  std::optional<gpreempt::sched::ProcessKey> key;
+  EXPECT_NO_THROW(key = read_process_key(root.string(), 31));
+  EXPECT_FALSE(key);
+  EXPECT_NO_THROW(EXPECT_FALSE(read_process_facts(root.string(), 31)));
+  std::optional<gpreempt::sched::ProcessFacts> facts;
+  EXPECT_NO_THROW(facts = read_process_facts(root.string(), 32));
+  ASSERT_TRUE(facts) << "an unreadable cmdline leaves the other facts";
+  EXPECT_TRUE(facts->cmdline.empty());
+  EXPECT_TRUE(exiting_or_gone(root.string(), {31, 500}));
+  fs::remove_all(root);
+}
+
+TEST(ProcessFactsReader, AnExitingOrGoneProcessIsToldFromALiveOne) {
+  const auto self = read_process_key("/proc", ::getpid());
+  ASSERT_TRUE(self);
+  EXPECT_FALSE(exiting_or_gone("/proc", *self));
+  EXPECT_TRUE(exiting_or_gone("/proc", {self->pid, self->start_time_ticks + 1}))
+      << "the pid names another process";
+  pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  siginfo_t si{};
+  ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(child), &si, WEXITED | WNOWAIT), 0);  // a zombie
+  const auto zombie = read_process_key("/proc", child);
+  ASSERT_TRUE(zombie);
+  EXPECT_TRUE(exiting_or_gone("/proc", *zombie));
+  int st;
+  ::waitpid(child, &st, 0);
+  EXPECT_TRUE(exiting_or_gone("/proc", *zombie));
 }
 
 TEST(ControlPermission, RootMayAndOthersAreToldWhy) {
@@ -262,6 +303,68 @@ TEST(ProcessTracker, AReusedPidIsANewProcessAndTheOldOneExits) {
   sys.exit(4242);
   tracker.scan();
   EXPECT_EQ(seen, (std::vector<std::string>{"exited 4242@200"}));
+}
+
+// Discovery of one process must not stop the scan, whatever its files do.
+TEST(ProcessTracker, AProcessWhoseFilesCannotBeReadDoesNotStopTheScan) {
+  FakeSystem sys;
+  sys.process(4242, 100, "GPREEMPT_CLASS=offline");
+  sys.process(4243, 100, "GPREEMPT_CLASS=offline");
+  fs::remove(sys.root / "proc" / "4243" / "stat");
+  fs::create_directories(sys.root / "proc" / "4243" / "stat");  // opens, then fails to read
+  gpreempt::EventLoop loop;
+  std::vector<std::string> seen;
+  ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(20),
+                         [&](sched::Event e) { seen.push_back(describe(e)); });
+  const auto config = sched::builtin_config();
+  sched::Classifier classifier(config.classes);
+  tracker.set_classifier(classifier);
+  ASSERT_NO_THROW(tracker.scan());
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"appeared 4242@100", "classified 4242@100 offline gpus 1"}));
+  EXPECT_EQ(tracker.processes().count(4243), 0u);
+}
+
+// A scan is bounded (the loop answers hints between scans): it looks at kVisitsPerScan processes,
+// new ones first, then the known ones in turn, so every process is still looked at again.
+TEST(ProcessTracker, AScanLooksAtABoundedNumberOfProcessesAndTheRestInTurn) {
+  FakeSystem sys;
+  constexpr int kProcesses = 10;
+  for (int i = 0; i < kProcesses; ++i) sys.process(5001 + i, 100, "GPREEMPT_CLASS=offline");
+  gpreempt::EventLoop loop;
+  std::vector<std::string> seen;
+  ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(20),
+                         [&](sched::Event e) { seen.push_back(describe(e)); });
+  const auto config = sched::builtin_config();
+  sched::Classifier classifier(config.classes);
+  tracker.set_classifier(classifier);
+  const std::size_t k = ProcessTracker::kVisitsPerScan;
+  ASSERT_LT(k, static_cast<std::size_t>(kProcesses));
+  std::size_t scans = 0;
+  while (tracker.processes().size() < kProcesses && scans < kProcesses) {
+    tracker.scan();
+    ++scans;
+    EXPECT_LE(tracker.processes().size(), scans * k) << "scan " << scans << " looked at too many";
+  }
+  EXPECT_EQ(tracker.processes().size(), static_cast<std::size_t>(kProcesses));
+  // Two known processes open a queue on another GPU: both are seen within one round.
+  for (int pid : {5001, 5001 + kProcesses - 1}) {
+    const fs::path q = sys.root / "kfd" / "proc" / std::to_string(pid) / "queues" / "1";
+    fs::create_directories(q);
+    std::ofstream(q / "type") << "0";
+    std::ofstream(q / "gpuid") << "8";
+    std::ofstream(q / "size") << "4096";
+  }
+  seen.clear();
+  for (std::size_t i = 0; i < (kProcesses + k - 1) / k; ++i) tracker.scan();
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::string>{"classified 5001@100 offline gpus 2",
+                                            "classified 5010@100 offline gpus 2"}));
+  // Exits are seen at once, whatever the turn.
+  sys.exit(5005);
+  seen.clear();
+  tracker.scan();
+  EXPECT_EQ(seen, (std::vector<std::string>{"exited 5005@100"}));
 }
 
 }  // namespace
