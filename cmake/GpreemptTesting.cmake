@@ -17,7 +17,12 @@ endfunction()
 function(gpreempt_python_test_environment out)
   gpreempt_test_environment(e)
   if(GPREEMPT_SANITIZER_PRELOAD)
-    list(APPEND e "LD_PRELOAD=${GPREEMPT_SANITIZER_PRELOAD}")
+    # libstdc++ right after the runtime: python3 does not link it, so when ASan starts there is no
+    # __cxa_throw for its interceptor to find, and the module's first C++ throw aborts ("CHECK
+    # failed: real___cxa_throw != 0"). Under kfdsim run the shim brings libstdc++ in the same way.
+    execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so.6
+                    OUTPUT_VARIABLE libstdcxx OUTPUT_STRIP_TRAILING_WHITESPACE)
+    list(APPEND e "LD_PRELOAD=${GPREEMPT_SANITIZER_PRELOAD}:${libstdcxx}")
   endif()
   if(GPREEMPT_SANITIZE MATCHES "address")
     list(APPEND e "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/tests/python/lsan-python.supp")

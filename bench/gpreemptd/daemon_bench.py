@@ -88,7 +88,11 @@ class SimMachine:
         # kfdsimd inherits the nice value of `kfdsim start`.
         subprocess.run([self.bin / "kfdsim", "--dir", self.dir, "start", "--gpus", str(gpus)], check=True,
                        stdout=subprocess.DEVNULL, preexec_fn=self.preexec)
-        self.env = dict(os.environ, LD_PRELOAD=str(shim), KFDSIM_DIR=self.dir)
+        # In a sanitizer build the sanitizer runtime must come before the shim (the test suite sets
+        # GPREEMPT_SANITIZER_PRELOAD), as kfdsim run does it.
+        runtime = os.environ.get("GPREEMPT_SANITIZER_PRELOAD")
+        preload = f"{runtime}:{shim}" if runtime else str(shim)
+        self.env = dict(os.environ, LD_PRELOAD=preload, KFDSIM_DIR=self.dir)
         for k in ("GPREEMPT_CLASS", "SIMRT_GPU_ID"):
             self.env.pop(k, None)
         st = self.kfdsim_json("status")

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
   while (nanosleep(&hold, &hold) != 0) {
   }
   const double close_s = wall_s();
+  simrt_queue_destroy(q);
   simrt_close(rt);
   printf("{\"pid\": %d, \"open_s\": %.6f, \"queue_s\": %.6f, \"close_s\": %.6f}\n", (int)getpid(),
          open_s, queue_s, close_s);

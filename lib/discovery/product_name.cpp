@@ -53,8 +53,10 @@ std::optional<std::string> from_ids_file(const std::string& path, uint32_t devic
     if (line.empty() || line[0] == '#') continue;
     const auto c1 = line.find(',');
     if (c1 == std::string::npos) continue;
+    // `end` points into the text it parsed, so that text must outlive the check below.
+    const std::string id_text = line.substr(0, c1);
     char* end = nullptr;
-    const unsigned long id = std::strtoul(line.substr(0, c1).c_str(), &end, 16);
+    const unsigned long id = std::strtoul(id_text.c_str(), &end, 16);
     if (!end || *end != '\0' || id != device_id) continue;
     const auto c2 = line.find(',', c1 + 1);
     if (c2 == std::string::npos) continue;
