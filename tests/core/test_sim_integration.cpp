@@ -8,6 +8,7 @@
 
 #include <signal.h>
 
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -436,6 +437,18 @@ TEST_F(CoreSim, AttachRequiringQueuesRefusesTheWrongProcess) {
   Child empty(target_argv(0), m.env());
   ready_ids(empty);
   Child idle({"/bin/sleep", "30"}, m.env());  // never opens /dev/kfd
+  // The refusal names the process by its comm: wait until the child has exec'd sleep (before that
+  // it still carries this test's name).
+  const auto comm_of_idle = [&] {
+    std::ifstream f("/proc/" + std::to_string(idle.pid()) + "/comm");
+    std::string comm;
+    std::getline(f, comm);
+    return comm;
+  };
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+       comm_of_idle() != "sleep" && std::chrono::steady_clock::now() < until;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(comm_of_idle(), "sleep");
   Child ctl({bin("gpreempt_test_controller").string(), "--no-signals"}, m.env());
   ctl.line();
   EXPECT_EQ(ask(ctl, "attach-require " + std::to_string(idle.pid())).rfind("err " + std::to_string(ESRCH) + " pid " +
