@@ -103,7 +103,8 @@ def aggregate(pt, rows):
 def _program_summary(t):
     if "trace" in t:
         ks = trace_kernels(t["trace"])
-        return {"trace": t["trace"], "kernels": len(ks), "gpu_ms": round(sum(k["duration_us"] for k in ks) / 1000, 3)}
+        # The file's name, not its path: results are kept and compared on other machines.
+        return {"trace": os.path.basename(t["trace"]), "kernels": len(ks), "gpu_ms": round(sum(k["duration_us"] for k in ks) / 1000, 3)}
     return {"trace": None, "kernels": len(t["kernels"]),
             "gpu_ms": round(sum(k["duration_us"] for k in t["kernels"]) / 1000, 3)}
 
@@ -230,7 +231,8 @@ def run(name, engine="des", out_dir="eval-out", options=None, des=None, gpreempt
         "options": {"requests": o.requests, "seeds": list(o.seeds), "quick": o.quick,
                     "cwsr_save_scale": o.cwsr_save_scale, "hws_roundtrip_scale": o.hws_roundtrip_scale,
                     "live_duration_s": live_duration_s if engine == "live" else None},
-        "engine_binary": des if engine == "des" else gpreempt,
+        # The program's name, not its path: results are kept and compared on other machines.
+        "engine_binary": (lambda b: os.path.basename(b) if b else None)(des if engine == "des" else gpreempt),
         "min_tail_samples": stats.MIN_TAIL_SAMPLES,
         # Live numbers are wall-clock numbers of a simulated GPU driven by a host process: how
         # loaded the host was decides how far they are from the model (report.LIVE_EXPLANATION).
