@@ -53,6 +53,18 @@ struct Copy {
     std::vector<uint32_t> next;  // per queue: position in Program::by_queue of the next launch
     uint32_t launched = 0;
     uint32_t done = 0;
+    // Nothing launched yet: the steps without dependencies are ready.
+    static Instance fresh(const Program& p) {
+      Instance in;
+      in.deps_left.resize(p.steps.size());
+      in.ready.assign(p.steps.size(), 0);
+      in.next.assign(p.queues, 0);
+      for (uint32_t i = 0; i < p.steps.size(); ++i) {
+        in.deps_left[i] = static_cast<uint32_t>(p.steps[i].after.size());
+        if (in.deps_left[i] == 0) in.ready[i] = 1;
+      }
+      return in;
+    }
   };
   std::map<uint64_t, Instance> instances;  // by instance number
 };
@@ -321,16 +333,7 @@ void Simulation::setup() {
 // ---- launching ------------------------------------------------------------------------------
 
 void Simulation::start_instance(Client& c, Copy& cp, uint64_t inst) {
-  const Program& p = c.program;
-  Copy::Instance in;
-  in.deps_left.resize(p.steps.size());
-  in.ready.assign(p.steps.size(), 0);
-  in.next.assign(p.queues, 0);
-  for (uint32_t i = 0; i < p.steps.size(); ++i) {
-    in.deps_left[i] = static_cast<uint32_t>(p.steps[i].after.size());
-    if (in.deps_left[i] == 0) in.ready[i] = 1;
-  }
-  cp.instances.emplace(inst, std::move(in));
+  cp.instances.emplace(inst, Copy::Instance::fresh(c.program));
   const uint32_t copy = static_cast<uint32_t>(&cp - c.copies.data());
   pump(c, copy);
 }
@@ -371,15 +374,7 @@ void Simulation::pump(Client& c, uint32_t copy) {
       if (!c.online && !c.sync && in.launched == p.steps.size() && std::next(it) == cp.instances.end() &&
           !stop_) {
         const uint64_t next = inst + 1;
-        Copy::Instance fresh;
-        fresh.deps_left.resize(p.steps.size());
-        fresh.ready.assign(p.steps.size(), 0);
-        fresh.next.assign(p.queues, 0);
-        for (uint32_t i = 0; i < p.steps.size(); ++i) {
-          fresh.deps_left[i] = static_cast<uint32_t>(p.steps[i].after.size());
-          if (fresh.deps_left[i] == 0) fresh.ready[i] = 1;
-        }
-        cp.instances.emplace(next, std::move(fresh));
+        cp.instances.emplace(next, Copy::Instance::fresh(p));
         progress = may_launch(c, cp);
         break;  // iterators: start over
       }

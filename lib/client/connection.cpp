@@ -162,6 +162,19 @@ void Connection::broken(int code, const std::string& why) {
   throw Error(code, "gpreemptd at " + path_ + ": " + why);
 }
 
+// What one recv() returned (empty: the daemon closed the connection), split into reply lines.
+void Connection::take_received(std::string_view bytes) {
+  if (bytes.empty()) {
+    broken(ECONNRESET, reader_.pending() > 0 ? "the daemon closed the connection mid-reply"
+                                             : "the daemon closed the connection");
+  }
+  try {
+    for (auto& line : reader_.feed(bytes)) lines_.push_back(std::move(line));
+  } catch (const ProtocolError& e) {
+    broken(EPROTO, "bad reply: " + e.message);
+  }
+}
+
 std::string Connection::read_line(Clock::time_point deadline) {
   char buf[4096];
   while (lines_.empty()) {
@@ -173,17 +186,7 @@ std::string Connection::read_line(Clock::time_point deadline) {
       if (errno == EINTR || errno == EAGAIN) continue;
       broken(errno, std::string("receive failed: ") + errno_text(errno));
     }
-    if (n == 0) {
-      broken(ECONNRESET, reader_.pending() > 0 ? "the daemon closed the connection mid-reply"
-                                               : "the daemon closed the connection");
-    }
-    try {
-      for (auto& line : reader_.feed(std::string_view(buf, static_cast<std::size_t>(n)))) {
-        lines_.push_back(std::move(line));
-      }
-    } catch (const ProtocolError& e) {
-      broken(EPROTO, "bad reply: " + e.message);
-    }
+    take_received(std::string_view(buf, static_cast<std::size_t>(n)));
   }
   std::string line = std::move(lines_.front());
   lines_.pop_front();
@@ -199,17 +202,7 @@ void Connection::read_available() {
       if (errno == EAGAIN || errno == EWOULDBLOCK) return;
       broken(errno, std::string("receive failed: ") + errno_text(errno));
     }
-    if (n == 0) {
-      broken(ECONNRESET, reader_.pending() > 0 ? "the daemon closed the connection mid-reply"
-                                               : "the daemon closed the connection");
-    }
-    try {
-      for (auto& line : reader_.feed(std::string_view(buf, static_cast<std::size_t>(n)))) {
-        lines_.push_back(std::move(line));
-      }
-    } catch (const ProtocolError& e) {
-      broken(EPROTO, "bad reply: " + e.message);
-    }
+    take_received(std::string_view(buf, static_cast<std::size_t>(n)));
   }
 }
 

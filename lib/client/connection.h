@@ -19,6 +19,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -108,6 +109,7 @@ class Connection {
   Connection(int fd, std::string path, std::chrono::milliseconds timeout);
   [[noreturn]] void broken(int code, const std::string& why);
   std::string read_line(std::chrono::steady_clock::time_point deadline);
+  void take_received(std::string_view bytes);
   // Reads what the socket holds now into lines_, without waiting.
   void read_available();
   void send_line(const std::string& out, std::chrono::steady_clock::time_point deadline);
