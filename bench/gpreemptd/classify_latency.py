@@ -4,7 +4,9 @@ found continuously and classified within 100 ms; exits are handled"), on a simul
 
 N short-lived GPU processes (gpreemptd_bench_blip: open /dev/kfd, create one queue, stay HOLD ms,
 exit) run CONCURRENCY at a time on two simulated GPUs, in four kinds taken in turn: matched by
-command line (`*serve*`, the issue's minimal config: class online, transparent trigger), by
+command line (the issue's minimal config, class online with the transparent trigger, whose `*serve*`
+is narrowed to `gpu-blip * serve *`: a class covers process trees, and this script's own command
+line, the ancestor of every blip, carries its checkout path, which may itself contain "serve"), by
 environment (GPREEMPT_CLASS=offline and =batch) and by nothing (left alone). Each process records
 the wall-clock time just before it opens /dev/kfd, just after its queue exists and just before it
 closes; gpreemptd's log (debug level) records when it classified the process, when it learned the
@@ -35,10 +37,12 @@ from daemon_bench import BenchError, Daemon, SimMachine, SysfsProbe, load_averag
 
 CONFIG = """\
 # classify_latency.py: the issue's minimal config, plus a third class and unmatched processes.
+# `*serve*` narrowed to the blip's own command line: the bench's command line (an ancestor of every
+# blip) names its checkout path, and a path such as .../observer/... would make all of them online.
 [[class]]
 name = "online"
 priority = 10
-match = { cmdline = "*serve*" }
+match = { cmdline = "gpu-blip * serve *" }
 trigger = "transparent"
 
 [[class]]
@@ -92,8 +96,9 @@ def run(a):
                 if env_class:
                     env["GPREEMPT_CLASS"] = env_class
                 hold = rng.randint(a.hold_ms[0], a.hold_ms[1])
-                p = subprocess.Popen([str(blip), str(hold), *extra], env=env, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+                # argv[0] is a bare name, so the online glob sees no build path.
+                p = subprocess.Popen(["gpu-blip", str(hold), *extra], executable=str(blip), env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 running[p.pid] = (p, kind, gpu)
                 started += 1
             pid, status = os.waitpid(-1, 0)
