@@ -149,6 +149,7 @@ void ProcessTracker::classify(TrackedProcess& p, bool announce) {
     c = classifier_->classify(*facts, read_ancestors(roots_.proc, *facts, containers_));
   p.class_name = c ? std::optional<std::string>(c->class_name) : std::nullopt;
   p.rule = c ? c->rule : "";
+  p.inherited_from = c ? c->inherited_from : std::nullopt;
   if (!announce) return;
   std::string cmd;
   for (const auto& a : p.cmdline) cmd += (cmd.empty() ? "" : " ") + a;

@@ -106,6 +106,12 @@ Json status_document(const StatusSource& s) {
       procs.push_back({{"pid", p.key.pid},
                        {"start_time_ticks", p.key.start_time_ticks},
                        {"class", p.class_name ? Json(*p.class_name) : Json()},
+                       {"class_rule", p.class_name ? Json(p.rule) : Json()},
+                       {"class_inherited_from",
+                        p.inherited_from ? Json{{"pid", p.inherited_from->pid},
+                                                {"start_time_ticks",
+                                                 p.inherited_from->start_time_ticks}}
+                                         : Json()},
                        {"cmdline", cmd},
                        {"queues", q == p.queues.end() ? 0 : q->second},
                        {"suspended", suspended},

@@ -16,25 +16,49 @@ from fake_gpreemptd import FakeDaemon, Refuse  # noqa: E402
 
 GPREEMPT = str(BINARY_DIR / "bin" / "gpreempt")
 
+# A whole status document, as gpreemptd sends it (it must validate against
+# schemas/gpreemptd-status.schema.json, the one schema of that document).
+LAT_NONE = {"count": 0, "p50": 0.0, "p99": 0.0, "max": 0.0}  # as the daemon sends an empty histogram
+
+
+def _stats(**kw):
+    return {"suspensions": 0, "forced_resumes": 0, "failed_actuations": 0, "timed_out_actuations": 0,
+            "suspended_s": 0.0, "operator_suspensions": 0, "operator_suspended_s": 0.0,
+            "requests_ignored": 0, "requests_aborted": 0, "request_latency_ms": LAT_NONE, **kw}
+
+
+def _proc(pid, cls, cmdline, queues, suspended, open_requests, rule=None, inherited=None):
+    return {"pid": pid, "start_time_ticks": pid - 4877, "class": cls, "class_rule": rule,
+            "class_inherited_from": inherited, "cmdline": cmdline, "queues": queues,
+            "suspended": suspended, "state": "suspended" if suspended else ("running" if cls else "unmanaged"),
+            "open_requests": open_requests, "operator_hold_s": None}
+
+
 STATUS = {
     "schema_version": 2,
     "daemon": {"pid": 4100, "version": "0.3.0", "config_path": "/etc/gpreempt/gpreemptd.toml",
-               "socket_path": "/run/gpreempt/gpreemptd.sock", "uptime_s": 12.5},
-    "classes": [{"name": "online", "priority": 10, "triggers": ["hint", "transparent"]},
-                {"name": "offline", "priority": 0, "triggers": []}],
-    "gpus": [{"gpu_id": 63420, "can_suspend": True, "reason": None, "suspended_now": True,
-              "suspensions_total": 37, "suspended_s_total": 1.25, "grace_us": 100,
+               "socket_path": "/run/gpreempt/gpreemptd.sock", "uptime_s": 12.5, "kfd_version": "1.16",
+               "shutting_down": False, "reloads": 0, "failed_reloads": 0, "unknown_requests": 0,
+               "hint_to_suspend_us": LAT_NONE,
+               "core_notices": {}, "hints_refused": 0, "metrics_endpoint": None,
+               "poll_interval_us": 200, "transparent_watched": 1},
+    "classes": [{"name": "online", "priority": 10, "triggers": ["hint", "transparent"],
+                 "match": ["cmdline=*serve*"],
+                 "stats": _stats(request_latency_ms={"count": 1000, "p50": 2.5, "p99": 3.75, "max": 4.0})},
+                {"name": "offline", "priority": 0, "triggers": [], "match": ["env=GPREEMPT_CLASS=offline"],
+                 "stats": _stats(suspensions=37, suspended_s=1.25)}],
+    "gpus": [{"gpu_id": 63420, "name": "AMD Instinct MI308X", "can_suspend": True, "reason": None,
+              "suspended_now": True, "suspended_processes": 1, "suspensions_total": 37,
+              "suspended_s_total": 1.25, "grace_us": 100, "in_flight": False,
               "processes": [
-                  {"pid": 5001, "start_time_ticks": 123, "class": "online", "cmdline": "python3 serve.py",
-                   "queues": 2, "suspended": False, "open_requests": 1},
-                  {"pid": 5002, "start_time_ticks": 124, "class": "offline", "cmdline": "python3 train.py",
-                   "queues": 4, "suspended": True, "open_requests": 0},
-                  {"pid": 5003, "start_time_ticks": 125, "class": None, "cmdline": "rocminfo",
-                   "queues": 1, "suspended": False, "open_requests": 0}],
-              "online_request_latency_ms": {"count": 1000, "p50": 2.5, "p99": 3.75}},
-             {"gpu_id": 12345, "can_suspend": False, "reason": "KFD 1.12 has no debug-trap suspend",
-              "suspended_now": False, "suspensions_total": 0, "suspended_s_total": 0.0, "grace_us": 0,
-              "processes": [], "online_request_latency_ms": {"count": 0, "p50": None, "p99": None}}],
+                  _proc(5001, "online", "python3 serve.py", 2, False, 1, rule="cmdline=*serve*"),
+                  _proc(5002, "offline", "python3 train.py", 4, True, 0, rule="env=GPREEMPT_CLASS=offline",
+                        inherited={"pid": 4990, "start_time_ticks": 113}),
+                  _proc(5003, None, "rocminfo", 1, False, 0)],
+              "online_request_latency_ms": {"count": 1000, "p50": 2.5, "p99": 3.75, "max": 4.0}},
+             {"gpu_id": 12345, "name": None, "can_suspend": False, "reason": "KFD 1.12 has no debug-trap suspend",
+              "suspended_now": False, "suspended_processes": 0, "suspensions_total": 0, "suspended_s_total": 0.0,
+              "grace_us": 0, "in_flight": False, "processes": [], "online_request_latency_ms": LAT_NONE}],
 }
 
 
@@ -151,6 +175,6 @@ def test_json_outputs_follow_their_schemas(daemon):
         resolver = jsonschema.RefResolver(base_uri=schemas.as_uri() + "/", referrer=schema)
         jsonschema.Draft202012Validator(schema, resolver=resolver).validate(doc)
 
-    check("ctl-status", json.loads(ctl("status", "--json", "--socket", daemon.path).stdout))
+    check("gpreemptd-status", json.loads(ctl("status", "--json", "--socket", daemon.path).stdout))
     for args in (["suspend", "--class", "offline", "--for", "1s"], ["resume", "--pid", "4"], ["reload"]):
         check("ctl-command", json.loads(ctl(*args, "--json", "--socket", daemon.path).stdout))

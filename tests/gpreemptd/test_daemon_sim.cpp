@@ -104,6 +104,57 @@ TEST(GpreemptdSim, HintSuspendsTheOfflineProcessAndItsEndResumesIt) {
   EXPECT_EQ(s["daemon"]["hint_to_suspend_us"]["count"], 1);
 }
 
+// A class covers a process tree: the GPU process below matches no rule itself, its launcher (a
+// shell whose command line names the job) does, and a hint suspends the GPU process.
+TEST(GpreemptdSim, AClassCoversTheProcessTreeBelowItsMatch) {
+  DaemonRig rig;
+  const auto config = rig.file("tree.toml");
+  write_file(config,
+             "[policy]\nmax_suspension_ms = 600000\nstarvation_window_ms = 1000000\n"
+             "starvation_min_run_ms = 1\n\n"
+             "[[class]]\nname = \"online\"\npriority = 10\n"
+             "match = { env = \"GPREEMPT_CLASS=online\" }\n\n"
+             "[[class]]\nname = \"offline\"\npriority = 0\n"
+             "match = { cmdline = \"*tree-launcher-job*\" }\n");
+  auto daemon = rig.start_daemon({"--config", config.string()});
+  auto env = rig.machine().env();
+  // The shell stays the GPU process's parent (`&` + wait, never exec) and takes it down on TERM.
+  Child launcher({"/bin/sh", "-c",
+                  "\"$0\" offline --preset cnn --duration 60 & c=$!; "
+                  "trap 'kill $c; wait $c; exit 0' TERM; wait $c",
+                  bin("gpreempt-workload").string(), "tree-launcher-job"},
+                 env);
+  nlohmann::json gpu_process;
+  ASSERT_TRUE(eventually([&] {
+    const auto status = rig.status();  // a range-for over a temporary's member would dangle
+    for (const auto& g : status["gpus"])
+      for (const auto& p : g["processes"])
+        if (p["pid"] != launcher.pid() && p["queues"].get<int>() > 0 &&
+            !p["class_inherited_from"].is_null() &&
+            p["class_inherited_from"]["pid"] == launcher.pid()) {
+          gpu_process = p;
+          return true;
+        }
+    return false;
+  })) << "launcher " << launcher.pid() << ": " << rig.status().dump();
+  EXPECT_EQ(gpu_process["class"], "offline") << gpu_process.dump();
+  EXPECT_EQ(gpu_process["class_rule"], "cmdline=*tree-launcher-job*") << gpu_process.dump();
+  EXPECT_EQ(gpu_process["cmdline"].get<std::string>().find("tree-launcher-job"), std::string::npos)
+      << "the GPU process must not match by itself: " << gpu_process.dump();
+
+  auto online = online_peer(rig);
+  wait_classified(rig, online->pid(), "online");
+  EXPECT_TRUE(rig.process(online->pid())["class_inherited_from"].is_null())
+      << "its own rule: " << rig.process(online->pid()).dump();
+  const int child = gpu_process["pid"].get<int>();
+  ASSERT_TRUE(command(*online, "begin 1")["ok"].get<bool>());
+  EXPECT_TRUE(eventually([&] { return rig.all_suspended(child); })) << rig.status().dump();
+  ASSERT_TRUE(command(*online, "end 1")["ok"].get<bool>());
+  EXPECT_TRUE(eventually([&] { return rig.none_suspended(child); })) << rig.status().dump();
+  launcher.kill(SIGTERM);
+  EXPECT_EQ(launcher.wait(), 0) << launcher.stderr_text();
+}
+
 TEST(GpreemptdSim, AnOfflineProcessHintIsRefusedWithTheReason) {
   DaemonRig rig;
   auto daemon = rig.start_daemon();

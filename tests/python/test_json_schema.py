@@ -371,3 +371,11 @@ def test_des_result(tmp_path):
     spec.write_text(json.dumps(point))
     err = valid("error", json.loads(run(des, "--spec", str(spec), "--json-errors", code=2)))
     assert "online[0].arrival.rate_hz" in err["error"]["message"]
+
+
+def test_the_documented_status_example_follows_the_schema():
+    """docs/gpreemptd.md's status document example is a real document: one schema owns its keys."""
+    text = (SOURCE_DIR / "docs" / "gpreemptd.md").read_text()
+    section = text[text.index("## The status document"):]
+    block = section[section.index("```json") + len("```json"):]
+    valid("gpreemptd-status", json.loads(block[:block.index("```")]))
