@@ -119,11 +119,17 @@ TEST(GpreemptdSim, AClassCoversTheProcessTreeBelowItsMatch) {
   auto daemon = rig.start_daemon({"--config", config.string()});
   auto env = rig.machine().env();
   // The shell stays the GPU process's parent (`&` + wait, never exec) and takes it down on TERM.
+  // Child makes the shell a process-group leader: shell and GPU process are killed together however
+  // the test ends (~Child kills the shell alone; an orphaned workload waits on its dead GPU forever).
   Child launcher({"/bin/sh", "-c",
                   "\"$0\" offline --preset cnn --duration 60 & c=$!; "
                   "trap 'kill $c; wait $c; exit 0' TERM; wait $c",
                   bin("gpreempt-workload").string(), "tree-launcher-job"},
                  env);
+  struct GroupKill {
+    pid_t group;
+    ~GroupKill() { ::kill(-group, SIGKILL); }
+  } group_kill{launcher.pid()};
   nlohmann::json gpu_process;
   ASSERT_TRUE(eventually([&] {
     const auto status = rig.status();  // a range-for over a temporary's member would dangle
