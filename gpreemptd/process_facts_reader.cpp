@@ -103,13 +103,12 @@ std::optional<ProcessFacts> read_process_facts(const std::string& proc_root, int
   if (auto c = slurp(dir + "/cgroup")) f.cgroups = gpreempt::sched::parse_cgroup_paths(*c);
   if (containers)
     for (const auto& path : f.cgroups)
-      if (auto id = gpreempt::sched::cgroup_identity(path).container_id)
-        if (const ContainerInfo* info = containers->lookup(*id)) {
-          f.container_name = info->name;
-          f.pod_name = info->pod_name;
-          f.pod_namespace = info->pod_namespace;
-          break;
-        }
+      if (const ContainerInfo* info = containers->lookup_cgroup(path)) {
+        f.container_name = info->name;
+        f.pod_name = info->pod_name;
+        f.pod_namespace = info->pod_namespace;
+        break;
+      }
   if (auto e = slurp(dir + "/environ")) {
     std::size_t start_at = 0;
     for (std::size_t i = 0; i <= e->size(); ++i) {

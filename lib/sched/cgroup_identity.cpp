@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 
 #include "discovery/proc_parse.h"
 
@@ -27,6 +28,20 @@ CgroupIdentity cgroup_identity(std::string_view path) {
       std::string uid(path.substr(b, e - b));
       std::replace(uid.begin(), uid.end(), '_', '-');  // the systemd driver escapes '-' as '_'
       id.pod_uid = uid;
+      break;
+    }
+  }
+  // systemd runs each user's manager as user@UID.service; "user@" followed by anything else (a
+  // unit a user named so inside their own tree) is not it.
+  for (size_t at = path.rfind("/user@"); at != std::string_view::npos;
+       at = at == 0 ? std::string_view::npos : path.rfind("/user@", at - 1)) {
+    const size_t b = at + 6;
+    std::uint32_t uid = 0;
+    auto [end, ec] = std::from_chars(path.data() + b, path.data() + path.size(), uid);
+    const std::string_view rest = path.substr(static_cast<size_t>(end - path.data()));
+    if (ec == std::errc() && end != path.data() + b &&
+        (rest == ".service" || rest.starts_with(".service/"))) {
+      id.user_manager_uid = uid;
       break;
     }
   }

@@ -17,6 +17,55 @@ std::string ConfigError::to_string() const {
   return line > 0 ? file + ":" + std::to_string(line) + ": " + message : file + ": " + message;
 }
 
+namespace {
+// The specifiers systemd gives these letters in unit files (systemd.unit(5)), which is where an
+// operator has met them: %h home, %u user name, %U uid.
+std::optional<std::string> expand_specifiers(std::string_view tmpl, std::uint32_t uid,
+                                             const std::string& user, const std::string& home,
+                                             std::string* why) {
+  std::string out;
+  for (std::size_t i = 0; i < tmpl.size(); ++i) {
+    if (tmpl[i] != '%') {
+      out += tmpl[i];
+      continue;
+    }
+    const char c = i + 1 < tmpl.size() ? tmpl[++i] : '\0';
+    if (c == '%') {
+      out += '%';
+    } else if (c == 'U') {
+      out += std::to_string(uid);
+    } else if (c == 'u' || c == 'h') {
+      const std::string& value = c == 'u' ? user : home;
+      if (value.empty()) return std::nullopt;
+      out += value;
+    } else {
+      if (why)
+        *why = c ? "has an unknown specifier '%" + std::string(1, c) +
+                       "' (known: %h home, %u user name, %U uid, %% a '%')"
+                 : "ends with a lone '%' (write %% for a '%')";
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+}  // namespace
+
+std::string check_user_root(std::string_view tmpl) {
+  std::string why;
+  auto expanded = expand_specifiers(tmpl, 0, "user", "/home/user", &why);
+  if (!expanded) return why;
+  if (expanded->empty() || (*expanded)[0] != '/')
+    return "must be an absolute path once expanded (start with '/' or %h) or \"\" (not looked "
+           "at), not \"" +
+           std::string(tmpl) + "\"";
+  return "";
+}
+
+std::optional<std::string> expand_user_root(std::string_view tmpl, std::uint32_t uid,
+                                            const std::string& user, const std::string& home) {
+  return expand_specifiers(tmpl, uid, user, home, nullptr);
+}
+
 Config builtin_config() {
   Config c;
   c.source = "built-in";
@@ -358,7 +407,8 @@ class Loader {
           else
             d.metrics_address = *s;
         }
-      } else if (k == "docker_root" || k == "containerd_root" || k == "crio_root") {
+      } else if (k == "docker_root" || k == "containerd_root" || k == "crio_root" ||
+                 k == "podman_root") {
         if (auto s = string(k, v, true)) {
           if (!s->empty() && (*s)[0] != '/')
             error(line_of(k), "'" + std::string(k.str()) +
@@ -367,7 +417,16 @@ class Loader {
           else
             (k == "docker_root"       ? d.containers.docker
              : k == "containerd_root" ? d.containers.containerd
-                                      : d.containers.crio) = *s;
+             : k == "crio_root"       ? d.containers.crio
+                                      : d.containers.podman) = *s;
+        }
+      } else if (k == "podman_rootless_root" || k == "containerd_rootless_root") {
+        if (auto s = string(k, v, true)) {
+          if (std::string why = s->empty() ? "" : check_user_root(*s); !why.empty())
+            error(line_of(k), "'" + std::string(k.str()) + "' " + why);
+          else
+            (k == "podman_rootless_root" ? d.containers.podman_rootless
+                                         : d.containers.containerd_rootless) = *s;
         }
       } else if (k == "control_group") {
         if (auto s = string(k, v)) d.control_group = *s;

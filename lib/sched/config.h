@@ -7,6 +7,7 @@
 // check_config(path) reads the file: it is what `gpreemptd --check-config FILE` calls.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,8 +25,25 @@ struct ContainerRoots {
   std::string docker = "/var/lib/docker/containers";
   std::string containerd = "/run/containerd/io.containerd.runtime.v2.task";
   std::string crio = "/run/containers/storage/overlay-containers";
+  // containers/storage's graphroot, where rootful Podman's containers.json is.
+  std::string podman = "/var/lib/containers/storage";
+  // Per user, for containers in a cgroup under user@UID.service (rootless): templates with %h
+  // (the user's home directory), %u (the user's name), %U (the uid), %% (a '%').
+  // Podman's default rootless graphroot (containers-storage.conf(5): rootless_storage_path);
+  // containerd-rootless.sh bind-mounts $XDG_RUNTIME_DIR/containerd on the namespace's
+  // /run/containerd.
+  std::string podman_rootless = "%h/.local/share/containers/storage";
+  std::string containerd_rootless = "/run/user/%U/containerd/io.containerd.runtime.v2.task";
   bool operator==(const ContainerRoots&) const = default;
 };
+
+// A per-user root template: "" when valid (an absolute path once expanded: it starts with '/' or
+// "%h"; only the specifiers above), else what is wrong with it.
+std::string check_user_root(std::string_view tmpl);
+// The template with the user's values; nullopt when it needs %h or %u and `user`/`home` are empty
+// (the daemon could not look the uid up).
+std::optional<std::string> expand_user_root(std::string_view tmpl, std::uint32_t uid,
+                                            const std::string& user, const std::string& home);
 
 struct DaemonSettings {
   std::string socket_path = "/run/gpreempt/gpreemptd.sock";

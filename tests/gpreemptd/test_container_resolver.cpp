@@ -1,7 +1,7 @@
 // Container names and pods from the runtimes' own files (gpreemptd/container_resolver.h), on
-// fixture trees in a temporary directory laid out as Docker, containerd (CRI) and CRI-O lay them
-// out on a node; then through the facts reader (a fixture /proc) to the classifier, as the daemon
-// does.
+// fixture trees in a temporary directory laid out as Docker, containerd (CRI, nerdctl, ctr), CRI-O
+// and Podman (rootful and rootless) lay them out on a node; then through the facts reader (a
+// fixture /proc) to the classifier, as the daemon does.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -24,6 +24,11 @@ const std::string kCrio = std::string(64, 'd');
 const std::string kBroken = std::string(64, 'e');
 const std::string kUnknown = std::string(64, 'f');
 const std::string kPodUid = "0f1b5c64-8c1e-4c3c-9c5a-2b3a1e2f4d5c";
+
+void write(const std::string& path, const std::string& text) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream(path) << text;
+}
 
 class Tree : public ::testing::Test {
  protected:
@@ -55,11 +60,6 @@ class Tree : public ::testing::Test {
     write(roots_.docker + "/" + kBroken + "/config.v2.json", "{\"Name\": \"/half");
   }
   void TearDown() override { fs::remove_all(root_); }
-
-  static void write(const std::string& path, const std::string& text) {
-    fs::create_directories(fs::path(path).parent_path());
-    std::ofstream(path) << text;
-  }
 
   fs::path root_;
   ContainerRoots roots_;
@@ -220,6 +220,253 @@ match = { pod = "batch/*", container = "trainer" }
   ASSERT_TRUE(bare);
   EXPECT_EQ(bare->container_name, "");
   EXPECT_FALSE(classifier.classify(*bare, {}));
+}
+
+// Podman, nerdctl and ctr, rootful and rootless, in a tree of their own (the files as
+// containers/storage, Podman, nerdctl and containerd-rootless.sh write them).
+class Engines : public ::testing::Test {
+ protected:
+  static constexpr std::uint32_t kAlice = 1000;
+  static constexpr std::uint32_t kBob = 1001;
+  static constexpr std::uint32_t kNobody = 2000;  // a uid with no passwd entry
+  const std::string kPodman = std::string(64, '1');
+  const std::string kPodmanRm = std::string(64, '2');   // `podman run --rm`: volatile
+  const std::string kPodmanVfs = std::string(64, '3');  // another storage driver
+  const std::string kRootless = std::string(64, '4');
+  const std::string kNerdctl = std::string(64, '5');
+  const std::string kNerdctlRootless = std::string(64, '6');
+  // Podman with transient_store = true keeps its bundles in the runroot crio_root points into.
+  const std::string kTransient = std::string(64, '7');
+  const std::string kSandbox = std::string(64, '8');  // a CRI pause container: no name
+
+  void SetUp() override {
+    char tmpl[] = "/tmp/gpreemptd-engines-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    roots_.docker = (root_ / "var/lib/docker/containers").string();
+    roots_.containerd = (root_ / "run/containerd/io.containerd.runtime.v2.task").string();
+    roots_.crio = (root_ / "run/containers/storage/overlay-containers").string();
+    roots_.podman = (root_ / "var/lib/containers/storage").string();
+    roots_.podman_rootless = (root_ / "home").string() + "/%u/.local/share/containers/storage";
+    roots_.containerd_rootless =
+        (root_ / "run/user").string() + "/%U/containerd/io.containerd.runtime.v2.task";
+
+    // containers/storage: one list per driver, "names" first is the Podman name; CRI-O's
+    // containers are listed too (k8s_... names), and the storage layer's metadata is a string.
+    write(roots_.podman + "/overlay-containers/containers.json",
+          R"([{"id":")" + std::string(64, '0') +
+              R"(","names":["k8s_trainer_train-0_batch_uid_0"],"image":"i","layer":"l"},
+                    {"id":")" +
+              kPodman +
+              R"(","names":["vllm-podman"],"image":"i","layer":"l",
+                     "metadata":"{\"image-name\":\"quay.io/x:1\",\"name\":\"vllm-podman\"}",
+                     "created":"2026-11-26T02:00:00Z","flags":{"MountLabel":""}}])");
+    write(roots_.podman + "/overlay-containers/volatile-containers.json",
+          R"([{"id":")" + kPodmanRm + R"(","names":["scratch"],"flags":{"Volatile":true}}])");
+    write(roots_.podman + "/overlay-images/images.json", "[]");
+    write(roots_.podman + "/vfs-containers/containers.json",
+          R"([{"id":")" + kPodmanVfs + R"(","names":["on-vfs"]}])");
+    write(roots_.crio + "/" + kTransient + "/userdata/config.json",
+          R"({"ociVersion":"1.0.2","annotations":{"io.container.manager":"libpod"}})");
+    write((root_ / "home/alice/.local/share/containers/storage/overlay-containers/"
+                   "containers.json")
+              .string(),
+          R"([{"id":")" + kRootless + R"(","names":["notebook"]}])");
+    write(roots_.podman + "/btrfs-containers/containers.json",
+          R"([{"id":")" + kTransient + R"(","names":["transient"]}])");
+
+    // nerdctl: its "nerdctl/" labels are the bundle's annotations.
+    write(roots_.containerd + "/default/" + kNerdctl + "/config.json",
+          R"({"ociVersion":"1.1.0","annotations":{"nerdctl/name":"trainer-1",
+                    "nerdctl/namespace":"default","nerdctl/hostname":"5555"}})");
+    write(roots_.containerd + "/default/mytask/config.json", R"({"ociVersion":"1.1.0"})");
+    write(roots_.containerd + "/k8s.io/" + kSandbox + "/config.json",
+          R"({"annotations":{"io.kubernetes.cri.container-type":"sandbox",
+                    "io.kubernetes.cri.sandbox-name":"llama-7b-5d9f"}})");
+    write((root_ / "run/user/1000/containerd/io.containerd.runtime.v2.task/default").string() +
+              "/" + kNerdctlRootless + "/config.json",
+          R"({"annotations":{"nerdctl/name":"rootless-job"}})");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  ContainerResolver resolver(std::vector<std::string>* warnings = nullptr) {
+    return ContainerResolver(
+        roots_,
+        [warnings](const std::string& w) {
+          if (warnings) warnings->push_back(w);
+        },
+        [](std::uint32_t uid, std::string& name, std::string& home) {
+          if (uid != kAlice && uid != kBob) return false;
+          name = uid == kAlice ? "alice" : "bob";
+          home = "/home/" + name;
+          return true;
+        });
+  }
+  static std::string user(std::uint32_t uid, const std::string& scope) {
+    const std::string u = std::to_string(uid);
+    return "/user.slice/user-" + u + ".slice/user@" + u + ".service/user.slice/" + scope;
+  }
+  static std::string name_of(const ContainerInfo* i) {
+    return i ? i->runtime + ":" + i->name : "none";
+  }
+
+  fs::path root_;
+  ContainerRoots roots_;
+};
+
+TEST_F(Engines, PodmanNamesComeFromContainersStorage) {
+  std::vector<std::string> warnings;
+  auto r = resolver(&warnings);
+  // Every layout Podman makes for the same container (getOCICgroupPath).
+  for (const std::string& path :
+       {"/machine.slice/libpod-" + kPodman + ".scope",
+        "/machine.slice/libpod-" + kPodman + ".scope/container",
+        "/machine.slice/machine-libpod_pod_" + std::string(64, '9') + ".slice/libpod-" + kPodman +
+            ".scope",
+        "/libpod_parent/libpod-" + kPodman, "/system.slice/web.service/libpod-payload-" + kPodman})
+    EXPECT_EQ(name_of(r.lookup_cgroup(path)), "podman:vllm-podman") << path;
+  const ContainerInfo* p = r.lookup(kPodman);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->file, roots_.podman + "/overlay-containers/containers.json");
+  EXPECT_EQ(p->pod_name, "");
+  EXPECT_EQ(name_of(r.lookup(kPodmanRm)), "podman:scratch");  // volatile-containers.json
+  EXPECT_EQ(name_of(r.lookup(kPodmanVfs)), "podman:on-vfs");  // any <driver>-containers
+  // A bundle in CRI-O's root without Kubernetes' names does not hide the storage's name.
+  EXPECT_EQ(name_of(r.lookup(kTransient)), "podman:transient");
+  EXPECT_EQ(r.lookup(std::string(64, 'f')), nullptr);
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+}
+
+TEST_F(Engines, RootlessContainersAreLookedUpInTheirUsersRoots) {
+  std::vector<std::string> warnings;
+  auto r = resolver(&warnings);
+  EXPECT_EQ(name_of(r.lookup_cgroup(user(kAlice, "libpod-" + kRootless + ".scope"))),
+            "podman:notebook");
+  EXPECT_EQ(name_of(r.lookup_cgroup(user(kAlice, "nerdctl-" + kNerdctlRootless + ".scope"))),
+            "nerdctl:rootless-job");
+  // The same ids outside that user's tree: the per-user roots are not looked at.
+  EXPECT_EQ(r.lookup_cgroup("/machine.slice/libpod-" + kRootless + ".scope"), nullptr);
+  EXPECT_EQ(r.lookup(kNerdctlRootless), nullptr);
+  // Another user's tree is another root: alice's files do not name bob's containers.
+  EXPECT_EQ(r.lookup_cgroup(user(kBob, "libpod-" + kRootless + ".scope")), nullptr);
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+  // A uid the passwd database does not know: %u cannot be expanded, said once per container.
+  EXPECT_EQ(r.lookup_cgroup(user(kNobody, "libpod-" + kRootless + ".scope")), nullptr);
+  EXPECT_EQ(r.lookup_cgroup(user(kNobody, "libpod-" + kRootless + ".scope/container")), nullptr);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "podman_rootless_root \"" + roots_.podman_rootless +
+                             "\": uid 2000 has no user name or home directory in the passwd "
+                             "database gpreemptd sees");
+  // Without the templates only the rootful roots count.
+  roots_.podman_rootless.clear();
+  roots_.containerd_rootless.clear();
+  auto rootful = resolver();
+  EXPECT_EQ(rootful.lookup_cgroup(user(kAlice, "libpod-" + kRootless + ".scope")), nullptr);
+  EXPECT_EQ(name_of(rootful.lookup_cgroup(user(kAlice, "libpod-" + kPodman + ".scope"))),
+            "podman:vllm-podman");
+}
+
+TEST_F(Engines, NerdctlAndCtrNamesFromTheTaskBundle) {
+  std::vector<std::string> warnings;
+  auto r = resolver(&warnings);
+  // nerdctl's systemd scope and containerd's default cgroupfs path.
+  EXPECT_EQ(name_of(r.lookup_cgroup("/system.slice/nerdctl-" + kNerdctl + ".scope")),
+            "nerdctl:trainer-1");
+  EXPECT_EQ(name_of(r.lookup_cgroup("/default/" + kNerdctl)), "nerdctl:trainer-1");
+  // `ctr run IMAGE mytask`: no name but the id the user chose, which need not be hex.
+  const ContainerInfo* ctr = r.lookup_cgroup("/default/mytask");
+  ASSERT_TRUE(ctr);
+  EXPECT_EQ(name_of(ctr), "containerd:mytask");
+  EXPECT_EQ(ctr->file, roots_.containerd + "/default/mytask/config.json");
+  // A CRI sandbox names nothing; a two-level systemd path is not a task; nothing else is a path.
+  EXPECT_EQ(r.lookup_cgroup("/k8s.io/" + kSandbox), nullptr);
+  EXPECT_EQ(r.lookup_cgroup("/system.slice/sshd.service"), nullptr);
+  const std::size_t before = r.cached();
+  for (const char* odd : {"/default/..", "/../default", "/default/.hidden", "default/mytask",
+                          "/default/my task", "/default/mytask/sub", "/", ""})
+    EXPECT_EQ(r.lookup_cgroup(odd), nullptr) << odd;
+  EXPECT_EQ(r.cached(), before);  // refused before any file was looked for
+  EXPECT_TRUE(warnings.empty()) << warnings[0];
+}
+
+TEST(ContainerFiles, StorageListErrorsSayWhichFileAndWhat) {
+  const std::string id(64, 'a');
+  std::string e;
+  EXPECT_FALSE(parse_storage_containers("{}", "c.json", id, &e));
+  EXPECT_EQ(e, "c.json: expected a JSON array of containers, found object");
+  EXPECT_FALSE(parse_storage_containers("[1]", "c.json", id, &e));
+  EXPECT_EQ(e, "c.json: [0] must be an object, not number");
+  EXPECT_FALSE(parse_storage_containers(R"([{"names":["x"]}])", "c.json", id, &e));
+  EXPECT_EQ(e, "c.json: [0] has no \"id\" string (is this containers/storage's containers.json?)");
+  EXPECT_FALSE(
+      parse_storage_containers(R"([{"id":")" + id + R"(","names":"x"}])", "c.json", id, &e));
+  EXPECT_EQ(e, "c.json: [0].\"names\" must be an array of strings");
+  EXPECT_FALSE(parse_storage_containers("[", "c.json", id, &e));
+  EXPECT_EQ(e.rfind("c.json: not JSON (", 0), 0u) << e;
+  // Not listed, or listed without a name: not found, and not an error.
+  EXPECT_FALSE(parse_storage_containers(R"([{"id":"b"}])", "c.json", id, &e));
+  EXPECT_EQ(e, "");
+  EXPECT_FALSE(parse_storage_containers(R"([{"id":")" + id + R"("}])", "c.json", id, &e));
+  EXPECT_EQ(e, "");
+  EXPECT_FALSE(parse_storage_containers("[]", "c.json", id, &e));
+  EXPECT_EQ(e, "");
+  auto found =
+      parse_storage_containers(R"([{"id":")" + id + R"(","names":["a","b"]}])", "c.json", id, &e);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->name, "a");
+  EXPECT_FALSE(parse_containerd_bundle(R"({"annotations":{"nerdctl/name":3}})", "b.json", &e));
+  EXPECT_EQ(e, "b.json: annotations.\"nerdctl/name\" must be a string, not number");
+}
+
+TEST_F(Engines, AMalformedContainersListIsWarnedAboutOncePerContainer) {
+  write(roots_.podman + "/overlay-containers/containers.json", "[{\"id\":");
+  std::vector<std::string> warnings;
+  auto r = resolver(&warnings);
+  EXPECT_EQ(r.lookup(kPodman), nullptr);
+  EXPECT_EQ(r.lookup_cgroup("/machine.slice/libpod-" + kPodman + ".scope"), nullptr);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].rfind(roots_.podman + "/overlay-containers/containers.json: not JSON (", 0),
+            0u)
+      << warnings[0];
+  // The volatile list next to it still answers for its own containers.
+  EXPECT_EQ(name_of(r.lookup(kPodmanRm)), "podman:scratch");
+}
+
+TEST_F(Engines, TheClassifierMatchesPodmanNerdctlAndCtrContainersByName) {
+  const fs::path proc = root_ / "proc";
+  fake_process(proc, 100, 1, "serve", "/machine.slice/libpod-" + kPodman + ".scope");
+  fake_process(proc, 101, 100, "worker", "/machine.slice/libpod-" + kPodman + ".scope");
+  fake_process(proc, 200, 1, "train", "/system.slice/nerdctl-" + kNerdctl + ".scope");
+  fake_process(proc, 300, 1, "train", "/default/mytask");
+  fake_process(proc, 400, 1, "lab", user(kAlice, "libpod-" + kRootless + ".scope/container"));
+  fake_process(proc, 500, 1, "other", "/system.slice/sshd.service");
+  auto config = gpreempt::sched::load_config(R"(
+[[class]]
+name = "online"
+priority = 10
+match = [ { container = "vllm-*" }, { container = "notebook" } ]
+
+[[class]]
+name = "offline"
+priority = 0
+match = [ { container = "trainer-*" }, { container = "mytask" } ]
+)",
+                                             "c.toml");
+  ASSERT_TRUE(config.config) << config.errors[0].to_string();
+  gpreempt::sched::Classifier classifier(config.config->classes);
+  auto r = resolver();
+  auto class_of = [&](int pid) -> std::string {
+    auto f = read_process_facts(proc.string(), pid, &r);
+    if (!f) return "gone";
+    auto c = classifier.classify(*f, read_ancestors(proc.string(), *f, &r));
+    return c ? c->class_name + " (" + c->rule + ")" : "none";
+  };
+  EXPECT_EQ(class_of(100), "online (container=vllm-*)");
+  EXPECT_EQ(class_of(101), "online (container=vllm-*)");
+  EXPECT_EQ(class_of(200), "offline (container=trainer-*)");
+  EXPECT_EQ(class_of(300), "offline (container=mytask)");
+  EXPECT_EQ(class_of(400), "online (container=notebook)");
+  EXPECT_EQ(class_of(500), "none");
 }
 
 }  // namespace

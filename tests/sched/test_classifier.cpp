@@ -90,6 +90,20 @@ TEST(CgroupIdentity, ContainerAndPodFromEveryLayout) {
       {"k8s docker, systemd, guaranteed QoS",
        "/kubepods.slice/kubepods-pod" + kPodEscaped + ".slice/docker-" + kId + ".scope", true},
       {"k8s containerd, cgroupfs, v2 guaranteed", "/kubepods/pod" + kPod + "/" + kId, true},
+      {"podman rootful, systemd", "/machine.slice/libpod-" + kId + ".scope", false},
+      {"podman rootful, systemd, in a pod",
+       "/machine.slice/machine-libpod_pod_" + std::string(64, '9') + ".slice/libpod-" + kId +
+           ".scope",
+       false},
+      {"podman, cgroupfs", "/libpod_parent/libpod-" + kId, false},
+      {"podman, cgroupfs, in a pod", "/libpod_parent/" + std::string(64, '9') + "/libpod-" + kId,
+       false},
+      {"podman --cgroups=split (quadlet)", "/system.slice/web.service/libpod-payload-" + kId,
+       false},
+      {"nerdctl, systemd", "/system.slice/nerdctl-" + kId + ".scope", false},
+      {"nerdctl rootless, systemd",
+       "/user.slice/user-1000.slice/user@1000.service/user.slice/nerdctl-" + kId + ".scope", false},
+      {"nerdctl or ctr, cgroupfs (containerd's /<namespace>/<id>)", "/default/" + kId, false},
   };
   for (const auto& c : cases) {
     auto id = cgroup_identity(c.path);
@@ -102,6 +116,26 @@ TEST(CgroupIdentity, ContainerAndPodFromEveryLayout) {
   auto plain = cgroup_identity("/user.slice/user-1000.slice/session-3.scope");
   EXPECT_FALSE(plain.container_id);
   EXPECT_FALSE(plain.pod_uid);
+  EXPECT_FALSE(plain.user_manager_uid);  // a login session, not the user's systemd
+}
+
+TEST(CgroupIdentity, TheUserManagerARootlessContainerRunsUnder) {
+  EXPECT_EQ(cgroup_identity("/user.slice/user-1000.slice/user@1000.service/user.slice/libpod-" +
+                            kId + ".scope/container")
+                .user_manager_uid,
+            1000u);
+  EXPECT_EQ(cgroup_identity("/user.slice/user-4242.slice/user@4242.service").user_manager_uid,
+            4242u);
+  EXPECT_EQ(cgroup_identity("/user.slice/user-0.slice/user@0.service/app.slice/x.service/"
+                            "libpod-payload-" +
+                            kId)
+                .user_manager_uid,
+            0u);
+  for (const std::string& rootful : std::vector<std::string>{
+           "/machine.slice/libpod-" + kId + ".scope", "/system.slice/nerdctl-" + kId + ".scope",
+           "/system.slice/user@backup.service", "/user.slice/user@1000.services/x",
+           "/user.slice/user@.service/x", "/x/notuser@1000.service"})
+    EXPECT_FALSE(cgroup_identity(rootful).user_manager_uid) << rootful;
 }
 
 TEST(CgroupIdentity, ProcCgroupFileV1AndV2) {

@@ -72,6 +72,9 @@ poll_interval_us = 150
 docker_root = "/host/var/lib/docker/containers"
 containerd_root = ""
 crio_root = "/host/run/containers/storage/overlay-containers"
+podman_root = "/host/var/lib/containers/storage"
+podman_rootless_root = "/srv/containers/%u"
+containerd_rootless_root = ""
 
 [policy]
 resume_after_idle_ms = 3.5
@@ -108,6 +111,9 @@ match = { env = "JOB=train-*" }
   EXPECT_EQ(c.daemon.containers.docker, "/host/var/lib/docker/containers");
   EXPECT_EQ(c.daemon.containers.containerd, "");
   EXPECT_EQ(c.daemon.containers.crio, "/host/run/containers/storage/overlay-containers");
+  EXPECT_EQ(c.daemon.containers.podman, "/host/var/lib/containers/storage");
+  EXPECT_EQ(c.daemon.containers.podman_rootless, "/srv/containers/%u");
+  EXPECT_EQ(c.daemon.containers.containerd_rootless, "");
   EXPECT_EQ(c.policy.resume_after_idle, 3500us);
   EXPECT_EQ(c.policy.max_suspension, 800ms);
   EXPECT_EQ(c.policy.starvation_window, 2000ms);
@@ -220,6 +226,22 @@ TEST(ConfigErrors, WrongTypesAndValues) {
   EXPECT_EQ(error_of("[daemon]\ncrio_root = \"run/crio\"\n"),
             "gpreemptd.toml:2: 'crio_root' must be an absolute path or \"\" (not looked at), not "
             "\"run/crio\"");
+  EXPECT_EQ(error_of("[daemon]\npodman_root = \"var/lib/containers/storage\"\n"),
+            "gpreemptd.toml:2: 'podman_root' must be an absolute path or \"\" (not looked at), "
+            "not \"var/lib/containers/storage\"");
+  EXPECT_EQ(error_of("[daemon]\n\npodman_rootless_root = \"~/.local/share/containers/storage\"\n"),
+            "gpreemptd.toml:3: 'podman_rootless_root' must be an absolute path once expanded "
+            "(start with '/' or %h) or \"\" (not looked at), not "
+            "\"~/.local/share/containers/storage\"");
+  EXPECT_EQ(error_of("[daemon]\ncontainerd_rootless_root = \"/run/user/%i/containerd\"\n"),
+            "gpreemptd.toml:2: 'containerd_rootless_root' has an unknown specifier '%i' (known: "
+            "%h home, %u user name, %U uid, %% a '%')");
+  EXPECT_EQ(error_of("[daemon]\ncontainerd_rootless_root = \"/run/100%\"\n"),
+            "gpreemptd.toml:2: 'containerd_rootless_root' ends with a lone '%' (write %% for a "
+            "'%')");
+  EXPECT_EQ(error_of("[daemon]\npodman_rootless_root = \"%U/storage\"\n"),
+            "gpreemptd.toml:2: 'podman_rootless_root' must be an absolute path once expanded "
+            "(start with '/' or %h) or \"\" (not looked at), not \"%U/storage\"");
   EXPECT_EQ(error_of("[class]\nname = \"a\"\n"),
             "gpreemptd.toml:1: 'class' must be an array of tables: write each class as [[class]]");
 }
@@ -256,6 +278,22 @@ TEST(CheckConfig, ReadsTheFileAndNamesIt) {
   ASSERT_EQ(missing.errors.size(), 1u);
   EXPECT_EQ(missing.errors[0].to_string(),
             "/nonexistent/gpreemptd.toml: cannot read: No such file or directory");
+}
+
+TEST(Config, PerUserRootTemplatesExpandLikeSystemdSpecifiers) {
+  const ContainerRoots defaults;
+  EXPECT_EQ(defaults.podman, "/var/lib/containers/storage");
+  EXPECT_EQ(expand_user_root(defaults.podman_rootless, 1000, "alice", "/home/alice"),
+            "/home/alice/.local/share/containers/storage");
+  EXPECT_EQ(expand_user_root(defaults.containerd_rootless, 1000, "", ""),
+            "/run/user/1000/containerd/io.containerd.runtime.v2.task");
+  EXPECT_EQ(expand_user_root("/host%h/%u/%U/100%%", 7, "bob", "/home/bob"),
+            "/host/home/bob/bob/7/100%");
+  // %h and %u need the passwd entry; %U never does.
+  EXPECT_EQ(expand_user_root("%h/x", 1000, "alice", ""), std::nullopt);
+  EXPECT_EQ(expand_user_root("/x/%u", 1000, "", "/home/alice"), std::nullopt);
+  EXPECT_EQ(check_user_root(defaults.podman_rootless), "");
+  EXPECT_EQ(check_user_root(defaults.containerd_rootless), "");
 }
 
 }  // namespace
