@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -592,7 +593,15 @@ TEST(GpreemptdSim, CtlSuspendRefusesUnknownTargetsAndNonRootPeers) {
 }
 
 TEST(GpreemptdCli, CheckConfigReportsFileLineErrorsAndExitCodesFollowTheConvention) {
-  const std::string dir = ::testing::TempDir();
+  // A directory of its own: fixed names in /tmp are shared with every other run on the machine
+  // (one left by root cannot be rewritten by a user).
+  char tmpl[] = "/tmp/gpreemptd-cli-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  struct Remove {
+    std::string d;
+    ~Remove() { std::filesystem::remove_all(d); }
+  } remove{dir};
   const std::string bad = dir + "/gpreemptd-bad.toml";
   write_file(bad,
              "[[class]]\nname = \"online\"\npriority = 5000\nmatch = { cmdline = \"[\" "
