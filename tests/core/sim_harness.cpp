@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 
 fs::path bin(const std::string& name) { return binary_dir() / "bin" / name; }
 
-Child::Child(const std::vector<std::string>& argv, const std::vector<std::string>& env, int uid) {
+Child::Child(const std::vector<std::string>& argv, const std::vector<std::string>& env, int uid,
+             const std::string& program) {
   int pin[2], pout[2], perr[2];
   if (::pipe2(pin, O_CLOEXEC) || ::pipe2(pout, O_CLOEXEC) || ::pipe2(perr, O_CLOEXEC))
     throw std::runtime_error("pipe2 failed");
@@ -40,7 +41,7 @@ Child::Child(const std::vector<std::string>& argv, const std::vector<std::string
     a.push_back(nullptr);
     for (const auto& s : envs) e.push_back(const_cast<char*>(s.c_str()));
     e.push_back(nullptr);
-    ::execve(a[0], a.data(), e.data());
+    ::execve(program.empty() ? a[0] : program.c_str(), a.data(), e.data());
     ::_exit(127);
   }
   ::close(pin[0]);
