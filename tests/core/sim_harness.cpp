@@ -131,6 +131,20 @@ std::string Child::stderr_text() {
   return s;
 }
 
+bool can_run_as(int uid, const std::string& program) {
+  const std::string exe = bin(program).string();
+  const std::string shim = (binary_dir() / "lib" / "libkfdshim.so").string();
+  const pid_t pid = ::fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    if (::setgid(static_cast<gid_t>(uid)) != 0 || ::setuid(static_cast<uid_t>(uid)) != 0) ::_exit(1);
+    ::_exit(::access(exe.c_str(), X_OK) == 0 && ::access(shim.c_str(), R_OK) == 0 ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 RunResult run(const std::vector<std::string>& argv, const std::vector<std::string>& env, int uid) {
   Child c(argv, env, uid);
   RunResult r;

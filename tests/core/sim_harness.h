@@ -74,4 +74,8 @@ struct RunResult {
 RunResult run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
               int uid = -1);
 
+// Whether `uid` may run the build's `program` and load its simulator shim: a checkout in a private
+// home (root's is 0700) is out of another user's reach, and the test must skip, not fail.
+bool can_run_as(int uid, const std::string& program);
+
 }  // namespace gpreempt::testing
