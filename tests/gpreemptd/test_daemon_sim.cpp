@@ -546,7 +546,8 @@ TEST(GpreemptdSim, CtlSuspendHoldsAClassForItsTimeAndCtlResumeEndsItEarly) {
   EXPECT_NE(r.out.find("for_ms: 300"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("until_unix_s: "), std::string::npos) << r.out;
   auto operator_suspensions = [&] {
-    for (const auto& c : rig.status()["classes"])
+    const auto s = rig.status();  // held: a range-for over rig.status()["classes"] would dangle
+    for (const auto& c : s["classes"])
       if (c["name"] == "offline") return c["stats"]["operator_suspensions"].get<int>();
     return -1;
   };
