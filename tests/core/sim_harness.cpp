@@ -19,7 +19,8 @@ namespace fs = std::filesystem;
 
 fs::path bin(const std::string& name) { return binary_dir() / "bin" / name; }
 
-Child::Child(const std::vector<std::string>& argv, const std::vector<std::string>& env, int uid) {
+Child::Child(const std::vector<std::string>& argv, const std::vector<std::string>& env, int uid,
+             const std::string& program) {
   int pin[2], pout[2], perr[2];
   if (::pipe2(pin, O_CLOEXEC) || ::pipe2(pout, O_CLOEXEC) || ::pipe2(perr, O_CLOEXEC))
     throw std::runtime_error("pipe2 failed");
@@ -40,7 +41,7 @@ Child::Child(const std::vector<std::string>& argv, const std::vector<std::string
     a.push_back(nullptr);
     for (const auto& s : envs) e.push_back(const_cast<char*>(s.c_str()));
     e.push_back(nullptr);
-    ::execve(a[0], a.data(), e.data());
+    ::execve(program.empty() ? a[0] : program.c_str(), a.data(), e.data());
     ::_exit(127);
   }
   ::close(pin[0]);
@@ -128,6 +129,20 @@ std::string Child::stderr_text() {
   ssize_t n;
   while ((n = ::read(err_, b, sizeof b)) > 0) s.append(b, static_cast<std::size_t>(n));
   return s;
+}
+
+bool can_run_as(int uid, const std::string& program) {
+  const std::string exe = bin(program).string();
+  const std::string shim = (binary_dir() / "lib" / "libkfdshim.so").string();
+  const pid_t pid = ::fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    if (::setgid(static_cast<gid_t>(uid)) != 0 || ::setuid(static_cast<uid_t>(uid)) != 0) ::_exit(1);
+    ::_exit(::access(exe.c_str(), X_OK) == 0 && ::access(shim.c_str(), R_OK) == 0 ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 RunResult run(const std::vector<std::string>& argv, const std::vector<std::string>& env, int uid) {

@@ -18,7 +18,10 @@ namespace gpreempt::testing {
 class Child {
  public:
   // Starts argv[0] with extra environment entries ("K=V"); uid >= 0 drops to that uid/gid first.
-  Child(const std::vector<std::string>& argv, const std::vector<std::string>& env, int uid = -1);
+  // `program`, when given, is the file executed instead, and argv[0] only the name the process
+  // shows in its command line (a bare name keeps the checkout path out of it).
+  Child(const std::vector<std::string>& argv, const std::vector<std::string>& env, int uid = -1,
+        const std::string& program = {});
   ~Child();  // SIGKILL + reap if still running
   Child(const Child&) = delete;
   Child& operator=(const Child&) = delete;
@@ -70,5 +73,9 @@ struct RunResult {
 };
 RunResult run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
               int uid = -1);
+
+// Whether `uid` may run the build's `program` and load its simulator shim: a checkout in a private
+// home (root's is 0700) is out of another user's reach, and the test must skip, not fail.
+bool can_run_as(int uid, const std::string& program);
 
 }  // namespace gpreempt::testing

@@ -62,10 +62,11 @@ std::unique_ptr<Child> DaemonRig::workload(const std::vector<std::string>& env, 
   auto e = machine_->env();
   for (const auto& x : env) e.push_back(x);
   if (gpu) e.push_back("SIMRT_GPU_ID=" + std::to_string(gpu));
+  // Bare argv[0]s here and in peer(): a class glob such as the issue's `*serve*` must see the
+  // process's own words, not the checkout path (CI's may contain "serve").
   return std::make_unique<Child>(
-      std::vector<std::string>{bin("gpreempt-workload").string(), "offline", "--preset", "cnn",
-                               "--duration", "60"},
-      e);
+      std::vector<std::string>{"gpreempt-workload", "offline", "--preset", "cnn", "--duration", "60"},
+      e, -1, bin("gpreempt-workload").string());
 }
 
 std::unique_ptr<Child> DaemonRig::peer(const std::vector<std::string>& env, uint32_t gpu,
@@ -74,9 +75,9 @@ std::unique_ptr<Child> DaemonRig::peer(const std::vector<std::string>& env, uint
   for (const auto& x : env) e.push_back(x);
   e.push_back("GPREEMPT_SOCKET=" + socket());
   if (gpu) e.push_back("SIMRT_GPU_ID=" + std::to_string(gpu));
-  std::vector<std::string> argv{bin("gpreemptd_test_peer").string()};
+  std::vector<std::string> argv{"gpreemptd_test_peer"};
   for (const auto& a : args) argv.push_back(a);
-  auto p = std::make_unique<Child>(argv, e, uid);
+  auto p = std::make_unique<Child>(argv, e, uid, bin("gpreemptd_test_peer").string());
   return p;
 }
 

@@ -151,7 +151,10 @@ TEST(SimrtE2E, SuspendedWorkloadMakesNoProgressUntilResumed) {
   ASSERT_EQ(p.debugger->call("resume " + p.pid + " 0"), "1 0 0x0 ");
   EXPECT_EQ(p.last_record()["kind"], "resume");
   EXPECT_EQ(p.last_record()["waves_restored"], r["waves_saved"]);  // nothing lost, nothing redone
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Progress again, polled with a deadline: a loaded machine may take its time.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (completed(p) <= frozen && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_GT(completed(p), frozen);
 }
 
