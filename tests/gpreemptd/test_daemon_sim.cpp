@@ -2,6 +2,7 @@
 // simulated KFD's own view of which queues are suspended as the oracle. No timing thresholds:
 // every wait is a poll with a deadline.
 #include <arpa/inet.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -571,6 +572,13 @@ TEST(GpreemptdSim, ControlOpsFromANonRootPeerAreRefused) {
   EXPECT_TRUE(root->ok) << root->message;
 }
 
+// A [daemon] table letting this test's own group control the daemon: CI may run the suite as an
+// ordinary user, whose `ctl suspend` is otherwise refused (only root may).
+std::string own_control_group() {
+  const group* own = ::getgrgid(::getegid());
+  return own ? "[daemon]\ncontrol_group = \"" + std::string(own->gr_name) + "\"\n\n" : "";
+}
+
 // `gpreempt ctl ARGS --socket <the rig's>` as `uid` (-1: as this test).
 RunResult ctl(DaemonRig& rig, std::vector<std::string> args, int uid = -1) {
   std::vector<std::string> argv{bin("gpreempt").string(), "ctl"};
@@ -585,6 +593,7 @@ TEST(GpreemptdSim, CtlSuspendHoldsAClassForItsTimeAndCtlResumeEndsItEarly) {
   // suspends anything here.
   const auto config = rig.file("operator.toml");
   write_file(config,
+             own_control_group() +
              "[[class]]\nname = \"online\"\npriority = 10\nmatch = { env = "
              "\"GPREEMPT_CLASS=online\" }\ntrigger = \"hint\"\n"
              "[[class]]\nname = \"offline\"\npriority = 0\nmatch = { env = "
@@ -632,7 +641,15 @@ TEST(GpreemptdSim, CtlSuspendHoldsAClassForItsTimeAndCtlResumeEndsItEarly) {
 TEST(GpreemptdSim, CtlSuspendRefusesUnknownTargetsAndNonRootPeers) {
   DaemonRig rig;
   rig.machine().open_to_everyone();
-  auto daemon = rig.start_daemon();
+  // The built-in classes; an ordinary user running the suite gets past the permission check to
+  // the target's (root needs nothing: its part below checks that uid 65534 is refused).
+  const auto config = rig.file("ctl.toml");
+  write_file(config,
+             (::geteuid() == 0 ? std::string() : own_control_group()) +
+                 "[[class]]\nname = \"online\"\npriority = 10\nmatch = { env = "
+                 "\"GPREEMPT_CLASS=online\" }\n\n[[class]]\nname = \"offline\"\npriority = 0\n"
+                 "match = { env = \"GPREEMPT_CLASS=offline\" }\n");
+  auto daemon = rig.start_daemon({"--config", config.string()});
   auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
   wait_classified(rig, offline->pid(), "offline");
 

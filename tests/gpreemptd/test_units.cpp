@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -103,9 +104,25 @@ TEST(ControlPermission, RootMayAndOthersAreToldWhy) {
   EXPECT_FALSE(control_refusal({::getpid(), 1000, 0}, "root", "reload", "/proc"));
 }
 
+// A directory of the test's own, removed at its end: a per-pid name was left behind by every run,
+// and a later run whose pid matched (perhaps another user's) could not create its socket there.
+struct UnitDir {
+  std::string path;
+  UnitDir() {
+    char tmpl[] = "/tmp/gpreemptd-unit-XXXXXX";
+    if (::mkdtemp(tmpl)) path = tmpl;
+  }
+  ~UnitDir() {
+    std::error_code ec;
+    if (!path.empty()) std::filesystem::remove_all(path, ec);
+  }
+};
+
 TEST(SocketServer, AnswersEachLineAndKnowsThePeer) {
+  UnitDir dir;
+  ASSERT_FALSE(dir.path.empty());
   gpreempt::EventLoop loop;
-  const std::string path = "/tmp/gpreemptd-unit-" + std::to_string(::getpid()) + "/s.sock";
+  const std::string path = dir.path + "/s.sock";
   Peer seen;
   int closed = 0;
   SocketServer server(
@@ -150,8 +167,10 @@ TEST(SocketServer, AnswersEachLineAndKnowsThePeer) {
 }
 
 TEST(SocketServer, RefusesToReplaceALiveDaemonButReplacesAStaleSocket) {
+  UnitDir dir;
+  ASSERT_FALSE(dir.path.empty());
   gpreempt::EventLoop loop;
-  const std::string path = "/tmp/gpreemptd-unit-" + std::to_string(::getpid()) + "/live.sock";
+  const std::string path = dir.path + "/live.sock";
   auto noop = [](uint64_t, const Peer&, const gpreempt::client::Message& m,
                  SocketServer::Received) { return gpreempt::client::ok_reply(m.seq); };
   {
@@ -182,8 +201,10 @@ int connect_to(const std::string& path) {
 }
 
 TEST(SocketServer, RebindMovesTheListenerAndKeepsConnectionsOrKeepsItAllOnFailure) {
+  UnitDir unit;
+  ASSERT_FALSE(unit.path.empty());
   gpreempt::EventLoop loop;
-  const std::string dir = "/tmp/gpreemptd-unit-" + std::to_string(::getpid());
+  const std::string dir = unit.path;
   const std::string a = dir + "/a.sock", b = dir + "/moved/b.sock";
   int answered = 0;
   SocketServer server(

@@ -2,8 +2,10 @@
 // its last client; and `kfdsim`, the stable way to start, inspect and run programs on a machine.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -261,11 +263,16 @@ TEST(Kfdsim, TerminatedDaemonStillLeavesItsRecordsAndNoSocket) {
 // The daemon stands in for the GPU and runs ahead of the host's processes (default niceness -10
 // where allowed); --nice sets it.
 TEST(Kfdsimd, RunsAtTheNicenessAsked) {
+  // Above this test's own niceness: an ordinary user cannot lower it, and CI may run the suite
+  // niced (`nice -n 10`).
+  const int own = ::getpriority(PRIO_PROCESS, 0);
+  if (own >= 19) GTEST_SKIP() << "this test runs at niceness 19: there is none above to ask for";
+  const std::string want = std::to_string(std::max(7, own + 1));
   Machine m;
   auto env = m.env();
   env.erase("LD_PRELOAD");
   Child d({build_path("bin/kfdsimd").string(), "--dir", m.dir().string(), "--persistent", "--daemonize",
-           "--nice", "7"},
+           "--nice", want},
           env);
   ASSERT_EQ(WEXITSTATUS(d.finish()), 0);
   auto s = m.status();
@@ -278,7 +285,7 @@ TEST(Kfdsimd, RunsAtTheNicenessAsked) {
   std::istringstream rest(line.substr(line.rfind(')') + 2));
   std::string field;
   for (int i = 3; i <= 19; ++i) rest >> field;
-  EXPECT_EQ(field, "7") << line;
+  EXPECT_EQ(field, want) << line;
   EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"stop"})->finish()), 0);
   EXPECT_TRUE(m.wait_daemon_gone(pid));
 }
