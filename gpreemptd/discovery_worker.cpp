@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <set>
 
 #include "process_facts_reader.h"
@@ -97,18 +98,20 @@ void DiscoveryWorker::wake() {
 }
 
 void DiscoveryWorker::main(Deliver deliver) {
+  // Passes start every interval (the first one interval from now); one that overruns it is
+  // followed at once by the next, as a periodic timer would have it.
+  auto next = std::chrono::steady_clock::now() + interval_;
   for (;;) {
     {
       std::unique_lock lock(mu_);
-      // The interval counts from the end of a pass: a slow pass (a loaded machine, a busy
-      // simulator) spaces the next one out rather than running them back to back.
-      cv_.wait_for(lock, interval_, [this] { return stopping_ || woken_; });
+      cv_.wait_until(lock, next, [this] { return stopping_ || woken_; });
       if (stopping_) return;
-      woken_ = false;
     }
+    const auto started = std::chrono::steady_clock::now();
+    if (started >= next) next = std::max(next + interval_, started);  // not a wake()'s early pass
     DiscoveryBatch batch;
     try {
-      batch = pass();
+      batch = pass(&deliver);
     } catch (const std::exception& e) {
       // Listing /sys/class/kfd/kfd/proc failed (one process's files are contained in visit):
       // nothing is lost, the next pass lists again.
@@ -118,7 +121,7 @@ void DiscoveryWorker::main(Deliver deliver) {
   }
 }
 
-DiscoveryBatch DiscoveryWorker::pass() {
+DiscoveryBatch DiscoveryWorker::pass(const Deliver* early) {
   bool reclassify = false;
   {
     std::lock_guard lock(mu_);
@@ -147,13 +150,8 @@ DiscoveryBatch DiscoveryWorker::pass() {
     it = known_.erase(it);
   }
   if (reclassify) reclassify_all(out);
-  // Every listed process at every pass: this thread answers nobody, so nothing bounds a pass but
-  // its own cost (per known process one stat and 1 + 3 per queue sysfs reads; new ones also
-  // their /proc facts and ancestors').
   const int self = static_cast<int>(::getpid());
-  for (int pid : listed) {
-    // The daemon opens /dev/kfd itself (its context): it is nobody's target.
-    if (pid == self) continue;
+  auto visit_contained = [&](int pid) {
     // One process's files must not stop discovery: whatever reading or classifying it throws is
     // logged and the process is looked at again by the next pass.
     try {
@@ -161,6 +159,38 @@ DiscoveryBatch DiscoveryWorker::pass() {
     } catch (const std::exception& e) {
       spdlog::warn("discovery of pid {} failed: {}; trying again at the next pass", pid, e.what());
     }
+  };
+  // Every new process, however many started together (a pass answers nobody, so nothing but its
+  // own cost bounds it). The daemon opens /dev/kfd itself (its context): it is nobody's target.
+  std::vector<int> known_listed, new_pids;
+  for (int pid : listed)
+    if (pid != self) (known_.count(pid) ? known_listed : new_pids).push_back(pid);
+  for (int pid : new_pids) visit_contained(pid);
+  // The new ones reach the scheduler now, before the known ones are looked at again.
+  if (early && !out.empty()) {
+    (*early)(std::move(out));
+    out = DiscoveryBatch{};
+  }
+  // Known processes are looked at again for changed GPUs (and a reused pid), kRevisitsPerPass per
+  // pass: those without queues yet first (a process is often listed before its first queue
+  // exists, and its GPU is what the scheduler waits for), then the others in turn from where the
+  // last pass stopped. Each look costs 1 + 3 per queue sysfs reads, and on the simulator each
+  // read waits for a model tick: a pass that re-read every process would delay the next pass, and
+  // with it the new processes it finds.
+  std::vector<int> order, with_queues;
+  for (int pid : known_listed) {
+    auto it = known_.find(pid);
+    (it != known_.end() && it->second.queues.empty() ? order : with_queues).push_back(pid);
+  }
+  std::sort(with_queues.begin(), with_queues.end());
+  auto from = std::upper_bound(with_queues.begin(), with_queues.end(), last_revisited_);
+  order.insert(order.end(), from, with_queues.end());
+  order.insert(order.end(), with_queues.begin(), from);
+  if (order.size() > kRevisitsPerPass) order.resize(kRevisitsPerPass);
+  for (int pid : order) {
+    if (auto it = known_.find(pid); it != known_.end() && !it->second.queues.empty())
+      last_revisited_ = pid;
+    visit_contained(pid);
   }
   return out;
 }

@@ -73,17 +73,20 @@ class DiscoveryWorker {
   // shared); nullopt: container names are not resolved.
   void set_container_roots(std::optional<ContainerRoots> roots);
 
-  // A pass every interval after the end of the previous one (the first one interval from now: the
-  // caller has usually just done one with pass()), each batch that is not empty handed to
-  // `deliver` on the worker thread.
+  // A pass every interval (the first one interval from now: the caller has usually just done one
+  // with pass()), each batch that is not empty handed to `deliver` on the worker thread.
   void start(Deliver deliver);
   void stop();
   // Any thread: start the next pass now rather than at the end of the interval.
   void wake();
 
   // One pass on the calling thread: for tests, and for the worker thread itself. Never call it
-  // while the thread runs.
-  DiscoveryBatch pass();
+  // while the thread runs. With `early`, what the pass found before it looked at the known
+  // processes again (exits, new processes) goes there first, and the rest is returned.
+  DiscoveryBatch pass(const Deliver* early = nullptr);
+
+  // Known processes looked at again per pass (new ones are all looked at): see pass().
+  static constexpr std::size_t kRevisitsPerPass = 4;
 
  private:
   void main(Deliver deliver);
@@ -108,6 +111,7 @@ class DiscoveryWorker {
   uint64_t classified_generation_ = 0;
   std::unique_ptr<ContainerResolver> containers_;
   std::map<int, TrackedProcess> known_;
+  int last_revisited_ = 0;  // the known process (with queues) the last pass looked at last
   std::thread thread_;
 };
 

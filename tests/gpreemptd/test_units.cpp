@@ -322,33 +322,46 @@ TEST(ProcessTracker, AProcessWhoseFilesCannotBeReadDoesNotStopTheScan) {
   EXPECT_EQ(tracker.processes().count(4243), 0u);
 }
 
-// A scan looks at every listed process: new ones are all classified at once (no turn to wait
-// for), and a known one's new GPU is seen at the next scan, as is an exit.
-TEST(ProcessTracker, AScanLooksAtEveryListedProcess) {
+// A pass looks at every new process at once, however many started together; known ones are looked
+// at again kRevisitsPerPass per pass (their changed GPUs): those still without queues at every
+// pass, the others in turn. Exits are seen at every pass.
+TEST(ProcessTracker, APassClassifiesEveryNewProcessAndRevisitsKnownOnesInTurn) {
   FakeSystem sys;
   constexpr int kProcesses = 10;
   for (int i = 0; i < kProcesses; ++i) sys.process(5001 + i, 100, "GPREEMPT_CLASS=offline");
+  sys.process(5100, 100, "GPREEMPT_CLASS=offline");
+  fs::remove_all(sys.root / "kfd" / "proc" / "5100" / "queues" / "0");  // no queue yet
   gpreempt::EventLoop loop;
   std::vector<std::string> seen;
   ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(20),
                          [&](sched::Event e) { seen.push_back(describe(e)); });
   tracker.set_classifier(std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
   tracker.scan();
-  EXPECT_EQ(tracker.processes().size(), static_cast<std::size_t>(kProcesses));
-  EXPECT_EQ(seen.size(), 2u * kProcesses) << "appeared + classified each";
-  // Two known processes open a queue on another GPU.
-  for (int pid : {5001, 5001 + kProcesses - 1}) {
-    const fs::path q = sys.root / "kfd" / "proc" / std::to_string(pid) / "queues" / "1";
+  EXPECT_EQ(tracker.processes().size(), static_cast<std::size_t>(kProcesses + 1));
+  EXPECT_EQ(seen.size(), 2u * (kProcesses + 1)) << "appeared + classified each, in one pass";
+  const std::size_t k = DiscoveryWorker::kRevisitsPerPass;
+  ASSERT_LT(k, static_cast<std::size_t>(kProcesses));
+  // Two known processes open a queue on another GPU: both are seen within one round.
+  auto add_queue = [&](int pid, int id, int gpu) {
+    const fs::path q = sys.root / "kfd" / "proc" / std::to_string(pid) / "queues" / std::to_string(id);
     fs::create_directories(q);
     std::ofstream(q / "type") << "0";
-    std::ofstream(q / "gpuid") << "8";
+    std::ofstream(q / "gpuid") << gpu;
     std::ofstream(q / "size") << "4096";
-  }
+  };
+  for (int pid : {5001, 5001 + kProcesses - 1}) add_queue(pid, 1, 8);
   seen.clear();
-  tracker.scan();
+  // The process without queues takes one look of every pass.
+  const std::size_t round = (kProcesses + k - 2) / (k - 1);
+  for (std::size_t i = 0; i < round; ++i) tracker.scan();
   std::sort(seen.begin(), seen.end());
   EXPECT_EQ(seen, (std::vector<std::string>{"classified 5001@100 offline gpus 2",
                                             "classified 5010@100 offline gpus 2"}));
+  // Its first queue is seen at the next pass, whatever the turn.
+  add_queue(5100, 0, 7);
+  seen.clear();
+  tracker.scan();
+  EXPECT_EQ(seen, (std::vector<std::string>{"classified 5100@100 offline gpus 1"}));
   sys.exit(5005);
   seen.clear();
   tracker.scan();
