@@ -76,6 +76,11 @@ void DiscoveryWorker::set_container_roots(std::optional<ContainerRoots> roots) {
   next_containers_ = std::move(roots);
 }
 
+void DiscoveryWorker::adopt(TrackedProcess p) {
+  std::lock_guard lock(mu_);
+  adopted_.push_back(std::move(p));
+}
+
 void DiscoveryWorker::start(Deliver deliver) {
   thread_ = std::thread([this, d = std::move(deliver)]() mutable { main(std::move(d)); });
 }
@@ -123,9 +128,11 @@ void DiscoveryWorker::main(Deliver deliver) {
 
 DiscoveryBatch DiscoveryWorker::pass(const Deliver* early) {
   bool reclassify = false;
+  std::vector<TrackedProcess> adopted;
   {
     std::lock_guard lock(mu_);
     woken_ = false;  // this pass is what a wake() before it asked for
+    adopted.swap(adopted_);
     if (next_containers_) {
       containers_ = *next_containers_
                         ? std::make_unique<ContainerResolver>(**next_containers_, container_warning())
@@ -137,6 +144,12 @@ DiscoveryBatch DiscoveryWorker::pass(const Deliver* early) {
       classified_generation_ = classifier_generation_;
       reclassify = true;
     }
+  }
+  // Read after what this side knew of the pid: the newer record (a reused pid's old process the
+  // loop has already reported exited).
+  for (auto& p : adopted) {
+    auto it = known_.find(p.key.pid);
+    if (it == known_.end() || it->second.key != p.key) known_[p.key.pid] = std::move(p);
   }
   DiscoveryBatch out;
   const std::vector<int> listed = discovery::kfd_sysfs_processes(roots_);

@@ -73,6 +73,10 @@ class DiscoveryWorker {
   // shared); nullopt: container names are not resolved.
   void set_container_roots(std::optional<ContainerRoots> roots);
 
+  // Any thread: a process read elsewhere (ProcessTracker::find) is known from the next pass on, so
+  // its GPUs are followed and its exit reported even if it exits before a pass lists it.
+  void adopt(TrackedProcess p);
+
   // A pass every interval (the first one interval from now: the caller has usually just done one
   // with pass()), each batch that is not empty handed to `deliver` on the worker thread.
   void start(Deliver deliver);
@@ -105,6 +109,7 @@ class DiscoveryWorker {
   Classifier next_classifier_;
   uint64_t classifier_generation_ = 0;
   std::optional<std::optional<ContainerRoots>> next_containers_;
+  std::vector<TrackedProcess> adopted_;
 
   // The worker's own (the thread running pass()).
   Classifier classifier_;

@@ -131,6 +131,8 @@ const TrackedProcess* ProcessTracker::find(int pid) {
   }
   worker_.wake();
   if (!p) return nullptr;
+  // The worker follows it from now on, even if it exits before a pass lists it.
+  worker_.adopt(*p);
   seen(std::move(*p));
   it = processes_.find(pid);
   return it == processes_.end() ? nullptr : &it->second;

@@ -452,5 +452,23 @@ TEST(ProcessTracker, FindReadsAProcessDiscoveryHasNotReportedYetOnce) {
             (std::vector<std::string>{"appeared 4244@100", "classified 4244@100 online gpus 1"}));
 }
 
+// A process find() read on the loop thread, which exits before the worker's next pass lists it, is
+// still reported exited: the worker adopts what find() read.
+TEST(DiscoveryWorker, AnAdoptedProcessThatExitsBeforeAPassListsItIsReportedExited) {
+  FakeSystem sys;
+  DiscoveryWorker worker(sys.roots(), std::chrono::hours(1));
+  const auto classifier =
+      std::make_shared<const sched::Classifier>(sched::builtin_config().classes);
+  worker.set_classifier(classifier);
+  sys.process(4247, 100, "GPREEMPT_CLASS=online");
+  auto p = read_tracked_process(sys.roots(), 4247, classifier.get(), nullptr);
+  ASSERT_TRUE(p);
+  worker.adopt(*p);
+  sys.exit(4247);
+  const DiscoveryBatch b = worker.pass();
+  EXPECT_EQ(b.exited, (std::vector<sched::ProcessKey>{{4247, 100}}));
+  EXPECT_TRUE(b.seen.empty());
+}
+
 }  // namespace
 }  // namespace gpreemptd
