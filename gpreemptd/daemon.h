@@ -1,7 +1,8 @@
 // gpreemptd: the process that owns every preemption decision on a machine. One event loop on one
 // thread (lib/common EventLoop) feeds lib/sched's Scheduler with what it observes — GPU processes
-// (ProcessTracker, whose reading and classifying runs on a worker thread), hints and control commands (SocketServer), actuation completions (Actuator),
-// the scheduler's own timer, signals — and carries out the actions it returns.
+// (ProcessTracker, whose reading and classifying runs on a worker thread), hints and control
+// commands (SocketServer), actuation completions (Actuator), the scheduler's own timer, signals —
+// and carries out the actions it returns.
 //
 // Signals: SIGTERM/SIGINT end the daemon after everything it suspended is resumed; SIGHUP re-reads
 // the config file (an invalid one is rejected with file:line and the running one kept). SIGKILL

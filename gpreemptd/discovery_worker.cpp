@@ -34,8 +34,7 @@ bool classify(const discovery::SystemRoots& roots, TrackedProcess& p,
   if (!facts || facts->key != p.key) return false;
   p.cmdline = facts->cmdline;
   std::optional<sched::Classification> c;
-  if (classifier)
-    c = classifier->classify(*facts, read_ancestors(roots.proc, *facts, containers));
+  if (classifier) c = classifier->classify(*facts, read_ancestors(roots.proc, *facts, containers));
   p.class_name = c ? std::optional<std::string>(c->class_name) : std::nullopt;
   p.rule = c ? c->rule : "";
   p.inherited_from = c ? c->inherited_from : std::nullopt;
@@ -63,7 +62,9 @@ std::optional<TrackedProcess> read_tracked_process(const discovery::SystemRoots&
 DiscoveryWorker::DiscoveryWorker(discovery::SystemRoots roots, std::chrono::nanoseconds interval)
     : roots_(std::move(roots)), interval_(interval) {}
 
-DiscoveryWorker::~DiscoveryWorker() { stop(); }
+DiscoveryWorker::~DiscoveryWorker() {
+  stop();
+}
 
 void DiscoveryWorker::set_classifier(Classifier classifier) {
   std::lock_guard lock(mu_);
@@ -134,9 +135,9 @@ DiscoveryBatch DiscoveryWorker::pass(const Deliver* early) {
     woken_ = false;  // this pass is what a wake() before it asked for
     adopted.swap(adopted_);
     if (next_containers_) {
-      containers_ = *next_containers_
-                        ? std::make_unique<ContainerResolver>(**next_containers_, container_warning())
-                        : nullptr;
+      containers_ = *next_containers_ ? std::make_unique<ContainerResolver>(**next_containers_,
+                                                                            container_warning())
+                                      : nullptr;
       next_containers_.reset();
     }
     if (classified_generation_ != classifier_generation_) {

@@ -32,8 +32,8 @@ namespace gpreemptd {
 struct TrackedProcess {
   gpreempt::sched::ProcessKey key;
   std::vector<std::string> cmdline;
-  std::optional<std::string> class_name;         // nullopt: matched no class (left alone)
-  std::string rule;                              // the rule that matched (MatchRule::describe)
+  std::optional<std::string> class_name;  // nullopt: matched no class (left alone)
+  std::string rule;                       // the rule that matched (MatchRule::describe)
   // The ancestor whose rule gave the class (class covers process trees); nullopt: its own rule.
   std::optional<gpreempt::sched::ProcessKey> inherited_from;
   std::map<gpreempt::sched::GpuId, int> queues;  // queues per GPU (sysfs)

@@ -20,7 +20,9 @@ ProcessTracker::ProcessTracker(gpreempt::EventLoop& loop, discovery::SystemRoots
       inbox_(loop),
       worker_(std::move(roots), interval) {}
 
-ProcessTracker::~ProcessTracker() { worker_.stop(); }
+ProcessTracker::~ProcessTracker() {
+  worker_.stop();
+}
 
 void ProcessTracker::set_classifier(std::shared_ptr<const sched::Classifier> classifier) {
   classifier_ = classifier;
@@ -29,10 +31,9 @@ void ProcessTracker::set_classifier(std::shared_ptr<const sched::Classifier> cla
 }
 
 void ProcessTracker::set_container_roots(std::optional<ContainerRoots> roots) {
-  containers_ =
-      roots ? std::make_unique<ContainerResolver>(
-                  *roots, [](const std::string& w) { spdlog::warn("containers: {}", w); })
-            : nullptr;
+  containers_ = roots ? std::make_unique<ContainerResolver>(
+                            *roots, [](const std::string& w) { spdlog::warn("containers: {}", w); })
+                      : nullptr;
   worker_.set_container_roots(std::move(roots));
 }
 
@@ -45,7 +46,9 @@ void ProcessTracker::start() {
   });
 }
 
-void ProcessTracker::scan() { apply(worker_.pass()); }
+void ProcessTracker::scan() {
+  apply(worker_.pass());
+}
 
 void ProcessTracker::apply(DiscoveryBatch batch) {
   for (const auto& key : batch.exited)
@@ -65,10 +68,10 @@ void ProcessTracker::seen(TrackedProcess p) {
     std::string cmd;
     for (const auto& a : p.cmdline) cmd += (cmd.empty() ? "" : " ") + a;
     if (p.class_name)
-      spdlog::info("GPU process {} ({}) is class {} ({}{})", sched::to_string(p.key), cmd,
-                   *p.class_name, p.rule,
-                   p.inherited_from ? ", inherited from " + sched::to_string(*p.inherited_from)
-                                    : "");
+      spdlog::info(
+          "GPU process {} ({}) is class {} ({}{})", sched::to_string(p.key), cmd, *p.class_name,
+          p.rule,
+          p.inherited_from ? ", inherited from " + sched::to_string(*p.inherited_from) : "");
     else
       spdlog::info("GPU process {} ({}) matches no class: left alone", sched::to_string(p.key),
                    cmd);

@@ -56,7 +56,8 @@ TEST(ProcessFactsReader, AGoneProcessHasNoFacts) {
 // ifstream turns either into an exception that used to stop the daemon.
 TEST(ProcessFactsReader, AFileThatFailsWhenReadIsNoFactsNotAnException) {
   namespace fs = std::filesystem;
-  const fs::path root = fs::temp_directory_path() / ("gpreemptd-unreadable-" + std::to_string(::getpid()));
+  const fs::path root =
+      fs::temp_directory_path() / ("gpreemptd-unreadable-" + std::to_string(::getpid()));
   fs::remove_all(root);
   fs::create_directories(root / "31" / "stat");
   fs::create_directories(root / "32" / "cmdline");
@@ -284,7 +285,8 @@ TEST(ProcessTracker, AReusedPidIsANewProcessAndTheOldOneExits) {
   std::vector<std::string> seen;
   ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(20),
                          [&](sched::Event e) { seen.push_back(describe(e)); });
-  tracker.set_classifier(std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
+  tracker.set_classifier(
+      std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
   tracker.scan();
   EXPECT_EQ(seen,
             (std::vector<std::string>{"appeared 4242@100", "classified 4242@100 offline gpus 1"}));
@@ -315,7 +317,8 @@ TEST(ProcessTracker, AProcessWhoseFilesCannotBeReadDoesNotStopTheScan) {
   std::vector<std::string> seen;
   ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(20),
                          [&](sched::Event e) { seen.push_back(describe(e)); });
-  tracker.set_classifier(std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
+  tracker.set_classifier(
+      std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
   ASSERT_NO_THROW(tracker.scan());
   EXPECT_EQ(seen,
             (std::vector<std::string>{"appeared 4242@100", "classified 4242@100 offline gpus 1"}));
@@ -335,7 +338,8 @@ TEST(ProcessTracker, APassClassifiesEveryNewProcessAndRevisitsKnownOnesInTurn) {
   std::vector<std::string> seen;
   ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(20),
                          [&](sched::Event e) { seen.push_back(describe(e)); });
-  tracker.set_classifier(std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
+  tracker.set_classifier(
+      std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
   tracker.scan();
   EXPECT_EQ(tracker.processes().size(), static_cast<std::size_t>(kProcesses + 1));
   EXPECT_EQ(seen.size(), 2u * (kProcesses + 1)) << "appeared + classified each, in one pass";
@@ -343,7 +347,8 @@ TEST(ProcessTracker, APassClassifiesEveryNewProcessAndRevisitsKnownOnesInTurn) {
   ASSERT_LT(k, static_cast<std::size_t>(kProcesses));
   // Two known processes open a queue on another GPU: both are seen within one round.
   auto add_queue = [&](int pid, int id, int gpu) {
-    const fs::path q = sys.root / "kfd" / "proc" / std::to_string(pid) / "queues" / std::to_string(id);
+    const fs::path q =
+        sys.root / "kfd" / "proc" / std::to_string(pid) / "queues" / std::to_string(id);
     fs::create_directories(q);
     std::ofstream(q / "type") << "0";
     std::ofstream(q / "gpuid") << gpu;
@@ -396,7 +401,8 @@ TEST(ProcessTracker, TheWorkersFindingsAreAppliedOnTheLoopThread) {
     if (std::this_thread::get_id() != loop_thread) ++off_loop_thread;
     seen.push_back(describe(e));
   });
-  tracker.set_classifier(std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
+  tracker.set_classifier(
+      std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
   tracker.start();  // its first pass runs here
   EXPECT_EQ(seen,
             (std::vector<std::string>{"appeared 4242@100", "classified 4242@100 offline gpus 1"}));
@@ -435,7 +441,8 @@ TEST(ProcessTracker, FindReadsAProcessDiscoveryHasNotReportedYetOnce) {
   // The worker passes only when woken (as find() does): it never sees the files half-written.
   ProcessTracker tracker(loop, sys.roots(), std::chrono::hours(1),
                          [&](sched::Event e) { seen.push_back(describe(e)); });
-  tracker.set_classifier(std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
+  tracker.set_classifier(
+      std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
   tracker.start();
   sys.process(4244, 100, "GPREEMPT_CLASS=online");
   const TrackedProcess* p = tracker.find(4244);
