@@ -50,10 +50,12 @@ ContainerResolver::Warn container_warning() {
 std::optional<TrackedProcess> read_tracked_process(const discovery::SystemRoots& roots, int pid,
                                                    const sched::Classifier* classifier,
                                                    ContainerResolver* containers) {
+  const auto read_at = std::chrono::steady_clock::now();
   auto key = read_process_key(roots.proc, pid);
   if (!key) return std::nullopt;
   TrackedProcess p;
   p.key = *key;
+  p.read_at = read_at;
   p.queues = queues_of(roots, pid);
   if (!classify(roots, p, classifier, containers)) return std::nullopt;
   return p;
@@ -117,7 +119,7 @@ void DiscoveryWorker::main(Deliver deliver) {
     if (started >= next) next = std::max(next + interval_, started);  // not a wake()'s early pass
     DiscoveryBatch batch;
     try {
-      batch = pass(&deliver);
+      batch = pass();
     } catch (const std::exception& e) {
       // Listing /sys/class/kfd/kfd/proc failed (one process's files are contained in visit):
       // nothing is lost, the next pass lists again.
@@ -127,7 +129,7 @@ void DiscoveryWorker::main(Deliver deliver) {
   }
 }
 
-DiscoveryBatch DiscoveryWorker::pass(const Deliver* early) {
+DiscoveryBatch DiscoveryWorker::pass() {
   bool reclassify = false;
   std::vector<TrackedProcess> adopted;
   {
@@ -180,11 +182,6 @@ DiscoveryBatch DiscoveryWorker::pass(const Deliver* early) {
   for (int pid : listed)
     if (pid != self) (known_.count(pid) ? known_listed : new_pids).push_back(pid);
   for (int pid : new_pids) visit_contained(pid);
-  // The new ones reach the scheduler now, before the known ones are looked at again.
-  if (early && !out.empty()) {
-    (*early)(std::move(out));
-    out = DiscoveryBatch{};
-  }
   // Known processes are looked at again for changed GPUs (and a reused pid), kRevisitsPerPass per
   // pass: those without queues yet first (a process is often listed before its first queue
   // exists, and its GPU is what the scheduler waits for), then the others in turn from where the
@@ -212,6 +209,7 @@ DiscoveryBatch DiscoveryWorker::pass(const Deliver* early) {
 void DiscoveryWorker::reclassify_all(DiscoveryBatch& out) {
   for (auto& [pid, p] : known_) {
     TrackedProcess next = p;
+    next.read_at = std::chrono::steady_clock::now();
     try {
       if (!classify(roots_, next, classifier_.get(), containers_.get())) continue;  // gone: visit
     } catch (const std::exception& e) {
@@ -226,6 +224,7 @@ void DiscoveryWorker::reclassify_all(DiscoveryBatch& out) {
 }
 
 void DiscoveryWorker::visit(int pid, DiscoveryBatch& out) {
+  const auto read_at = std::chrono::steady_clock::now();
   auto key = read_process_key(roots_.proc, pid);
   auto it = known_.find(pid);
   if (!key) {  // listed by KFD but already gone from /proc
@@ -250,6 +249,7 @@ void DiscoveryWorker::visit(int pid, DiscoveryBatch& out) {
       return false;
     }();
     p.queues = std::move(queues);
+    p.read_at = read_at;
     if (gpus_changed) out.seen.push_back(p);
     return;
   }

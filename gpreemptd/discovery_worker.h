@@ -37,6 +37,9 @@ struct TrackedProcess {
   // The ancestor whose rule gave the class (class covers process trees); nullopt: its own rule.
   std::optional<gpreempt::sched::ProcessKey> inherited_from;
   std::map<gpreempt::sched::GpuId, int> queues;  // queues per GPU (sysfs)
+  // When its files were read: a record read before the one the loop holds (find() reads on the
+  // loop thread while a worker's batch may be on its way) is older news and is dropped.
+  std::chrono::steady_clock::time_point read_at{};
   std::vector<gpreempt::sched::GpuId> gpus() const;
 };
 
@@ -85,9 +88,8 @@ class DiscoveryWorker {
   void wake();
 
   // One pass on the calling thread: for tests, and for the worker thread itself. Never call it
-  // while the thread runs. With `early`, what the pass found before it looked at the known
-  // processes again (exits, new processes) goes there first, and the rest is returned.
-  DiscoveryBatch pass(const Deliver* early = nullptr);
+  // while the thread runs.
+  DiscoveryBatch pass();
 
   // Known processes looked at again per pass (new ones are all looked at): see pass().
   static constexpr std::size_t kRevisitsPerPass = 4;

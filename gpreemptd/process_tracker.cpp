@@ -81,6 +81,7 @@ void ProcessTracker::seen(TrackedProcess p) {
     return;
   }
   TrackedProcess& known = it->second;
+  if (p.read_at < known.read_at) return;  // read before what the loop holds (find()): stale
   const bool class_changed = known.class_name != p.class_name;
   const bool gpus_changed = known.gpus() != p.gpus();
   if (class_changed)
@@ -113,8 +114,7 @@ void ProcessTracker::exited(int pid) {
 // - a pid the worker has not reported yet (it opened /dev/kfd less than an interval ago): read and
 //   classified here. Every line of the protocol is answered in order, at once, so the answer
 //   cannot wait for the worker without parking the connection. It is bounded — one process and
-//   its ancestors, once (the record is kept; the worker's later report of the same key changes
-//   nothing).
+//   its ancestors, once (the worker adopts the record; its reports read before it are stale).
 // A known connection's hints, the path of every request, read nothing.
 const TrackedProcess* ProcessTracker::find(int pid) {
   auto it = processes_.find(pid);
