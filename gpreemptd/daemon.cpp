@@ -48,7 +48,7 @@ Daemon::Daemon(DaemonOptions options, sched::Config config)
     begin_shutdown(signo);
   });
   socket_path_ = options_.socket_path.value_or(config_.daemon.socket_path);
-  classifier_ = std::make_unique<sched::Classifier>(config_.classes);
+  classifier_ = std::make_shared<const sched::Classifier>(config_.classes);
   scheduler_ = std::make_unique<sched::Scheduler>(classifier_->classes(), config_.policy);
   machine_ = probe_machine(options_.roots.kfd_device, options_.topology_root);
   if (machine_.kfd_usable) {
@@ -77,10 +77,8 @@ Daemon::Daemon(DaemonOptions options, sched::Config config)
   tracker_ =
       std::make_unique<ProcessTracker>(loop_, options_.roots, options_.discovery_interval,
                                        [this](sched::Event e) { on_tracker_event(std::move(e)); });
-  tracker_->set_classifier(*classifier_);
-  containers_ = std::make_unique<ContainerResolver>(
-      config_.daemon.containers, [](const std::string& w) { spdlog::warn("containers: {}", w); });
-  tracker_->set_container_resolver(containers_.get());
+  tracker_->set_container_roots(config_.daemon.containers);
+  tracker_->set_classifier(classifier_);
   timer_ = loop_.add_timer([this] { dispatch(sched::event::TimerFired{}); });
 }
 
@@ -194,8 +192,9 @@ void Daemon::on_tracker_event(sched::Event e) {
   dispatch(e);
   if (prepare) actuator_->prepare(*prepare);
   if (auto* c = std::get_if<sched::event::ProcessClassified>(&e))
-    if (const TrackedProcess* p = tracker_->find(c->key.pid); p && p->key == c->key)
-      sync_transparent(*p);
+    if (auto it = tracker_->processes().find(c->key.pid);
+        it != tracker_->processes().end() && it->second.key == c->key)
+      sync_transparent(it->second);
 }
 
 void Daemon::sync_transparent(const TrackedProcess& p) {
@@ -471,10 +470,8 @@ std::vector<std::string> Daemon::apply_daemon_settings(sched::DaemonSettings& ne
                  std::chrono::duration_cast<std::chrono::microseconds>(next.poll_interval).count());
   }
   if (next.containers != now.containers) {
-    // Another root may name the same ids differently: nothing cached stays.
-    containers_ = std::make_unique<ContainerResolver>(
-        next.containers, [](const std::string& w) { spdlog::warn("containers: {}", w); });
-    tracker_->set_container_resolver(containers_.get());
+    // Another root may name the same ids differently: nothing cached stays (a new resolver).
+    tracker_->set_container_roots(next.containers);
     spdlog::info("reload: container roots docker='{}' containerd='{}' crio='{}'",
                  next.containers.docker, next.containers.containerd, next.containers.crio);
   }
@@ -482,10 +479,11 @@ std::vector<std::string> Daemon::apply_daemon_settings(sched::DaemonSettings& ne
 }
 
 void Daemon::apply_classes() {
-  auto next = std::make_unique<sched::Classifier>(config_.classes);
-  perform(scheduler_->reconfigure(now(), next->classes(), config_.policy), std::nullopt);
-  tracker_->set_classifier(*next);
-  classifier_ = std::move(next);
+  classifier_ = std::make_shared<const sched::Classifier>(config_.classes);
+  perform(scheduler_->reconfigure(now(), classifier_->classes(), config_.policy), std::nullopt);
+  // The processes' classes follow within one discovery pass: the worker re-classifies them all
+  // with this snapshot (its /proc reads stay off this thread) and reports the changed ones.
+  tracker_->set_classifier(classifier_);
   resume_orphans();
   // A class may have gained or lost its transparent trigger without any process changing class.
   for (const auto& [pid, p] : tracker_->processes()) sync_transparent(p);

@@ -1,7 +1,8 @@
 // gpreemptd: the process that owns every preemption decision on a machine. One event loop on one
 // thread (lib/common EventLoop) feeds lib/sched's Scheduler with what it observes — GPU processes
-// (ProcessTracker), hints and control commands (SocketServer), actuation completions (Actuator),
-// the scheduler's own timer, signals — and carries out the actions it returns.
+// (ProcessTracker, whose reading and classifying runs on a worker thread), hints and control
+// commands (SocketServer), actuation completions (Actuator), the scheduler's own timer, signals —
+// and carries out the actions it returns.
 //
 // Signals: SIGTERM/SIGINT end the daemon after everything it suspended is resumed; SIGHUP re-reads
 // the config file (an invalid one is rejected with file:line and the running one kept). SIGKILL
@@ -118,7 +119,8 @@ class Daemon {
   Clock::time_point started_;
   gpreempt::EventLoop loop_;
   MachineFacts machine_;
-  std::unique_ptr<gpreempt::sched::Classifier> classifier_;
+  // Shared with the discovery worker, which classifies with the snapshot it was last given.
+  std::shared_ptr<const gpreempt::sched::Classifier> classifier_;
   std::unique_ptr<gpreempt::sched::Scheduler> scheduler_;
   std::unique_ptr<gpreempt::preempt::Context> context_;
   std::unique_ptr<Actuator> actuator_;
@@ -126,7 +128,6 @@ class Daemon {
   std::unique_ptr<SocketServer> server_;
   std::unique_ptr<gpreempt::daemon::TransparentTrigger> transparent_;
   std::unique_ptr<gpreempt::gpreemptd::MetricsServer> metrics_;
-  std::unique_ptr<ContainerResolver> containers_;
   std::vector<std::string> reload_not_applied_;  // of the last reload
   Clock::time_point last_publish_{};
   double start_time_unix_s_ = 0;

@@ -3,9 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
-#include <set>
 
 #include "process_facts_reader.h"
 
@@ -14,82 +12,90 @@ namespace gpreemptd {
 namespace sched = gpreempt::sched;
 namespace discovery = gpreempt::discovery;
 
-std::vector<sched::GpuId> TrackedProcess::gpus() const {
-  std::vector<sched::GpuId> out;
-  for (const auto& [gpu, n] : queues) out.push_back(gpu);
-  return out;
-}
-
 ProcessTracker::ProcessTracker(gpreempt::EventLoop& loop, discovery::SystemRoots roots,
                                std::chrono::nanoseconds interval, Sink sink)
-    : loop_(loop), roots_(std::move(roots)), interval_(interval), sink_(std::move(sink)) {}
+    : loop_(loop),
+      roots_(roots),
+      sink_(std::move(sink)),
+      inbox_(loop),
+      worker_(std::move(roots), interval) {}
 
-void ProcessTracker::set_classifier(const sched::Classifier& classifier) {
-  classifier_ = &classifier;
-  for (auto& [pid, p] : processes_) {
-    const auto before = p.class_name;
-    classify(p, false);
-    if (p.class_name != before) {
-      spdlog::info("process {} ({}) reclassified: {} -> {}", pid, sched::to_string(p.key),
-                   before.value_or("none"), p.class_name.value_or("none"));
-      sink_(sched::event::ProcessClassified{p.key, p.class_name, p.gpus()});
-    }
-  }
+ProcessTracker::~ProcessTracker() {
+  worker_.stop();
+}
+
+void ProcessTracker::set_classifier(std::shared_ptr<const sched::Classifier> classifier) {
+  classifier_ = classifier;
+  worker_.set_classifier(std::move(classifier));
+  worker_.wake();
+}
+
+void ProcessTracker::set_container_roots(std::optional<ContainerRoots> roots) {
+  containers_ = roots ? std::make_unique<ContainerResolver>(
+                            *roots, [](const std::string& w) { spdlog::warn("containers: {}", w); })
+                      : nullptr;
+  worker_.set_container_roots(std::move(roots));
 }
 
 void ProcessTracker::start() {
-  timer_ = loop_.add_timer([this] { scan(); });
-  loop_.arm_every(timer_, interval_);
+  // The first pass here, before the loop serves anyone: the daemon is ready (sd_notify) knowing
+  // the GPU processes already running.
   scan();
+  worker_.start([this](DiscoveryBatch b) {
+    inbox_.post([this, b = std::move(b)]() mutable { apply(std::move(b)); });
+  });
 }
 
 void ProcessTracker::scan() {
-  std::vector<int> listed = discovery::kfd_sysfs_processes(roots_);
-  std::set<int> present(listed.begin(), listed.end());
-  std::vector<int> gone;
-  for (const auto& [pid, p] : processes_)
-    if (!present.count(pid)) gone.push_back(pid);
-  for (int pid : gone) exited(pid);
-  // Each look at a process is 1 + 3 per queue sysfs reads (and /proc reads when it is new), all on
-  // the loop thread that answers hints: a scan visits at most kVisitsPerScan of them, so a hint
-  // waits for at most that many. New processes first (their class is what a hint needs), then the
-  // known ones in turn, from where the last scan stopped.
-  const int self = static_cast<int>(::getpid());
-  std::vector<int> order, known;
-  for (int pid : listed)
-    if (pid != self) (processes_.count(pid) ? known : order).push_back(pid);
-  auto next = std::upper_bound(known.begin(), known.end(), last_visited_);
-  order.insert(order.end(), next, known.end());
-  order.insert(order.end(), known.begin(), next);
-  if (order.size() > kVisitsPerScan) order.resize(kVisitsPerScan);
-  for (int pid : order) {
-    if (processes_.count(pid)) last_visited_ = pid;
-    visit_contained(pid);
-  }
+  apply(worker_.pass());
 }
 
-// One process's files must not stop the daemon: whatever reading or classifying it throws is
-// logged and the process is looked at again by the next scan.
-void ProcessTracker::visit_contained(int pid) {
-  try {
-    visit(pid);
-  } catch (const std::exception& e) {
-    spdlog::warn("discovery of pid {} failed: {}; trying again at the next scan", pid, e.what());
-  }
+void ProcessTracker::apply(DiscoveryBatch batch) {
+  for (const auto& key : batch.exited)
+    if (auto it = processes_.find(key.pid); it != processes_.end() && it->second.key == key)
+      exited(key.pid);
+  for (auto& p : batch.seen) seen(std::move(p));
 }
 
-const TrackedProcess* ProcessTracker::find(int pid) {
+void ProcessTracker::seen(TrackedProcess p) {
+  const int pid = p.key.pid;
   auto it = processes_.find(pid);
-  if (it != processes_.end() && read_process_key(roots_.proc, pid) == it->second.key)
-    return &it->second;
-  std::error_code ec;
-  if (!std::filesystem::exists(roots_.kfd_sysfs + "/proc/" + std::to_string(pid), ec)) {
-    if (it != processes_.end()) exited(pid);
-    return nullptr;
+  if (it != processes_.end() && it->second.key != p.key) {
+    exited(pid);  // the pid was reused: the old process is gone
+    it = processes_.end();
   }
-  visit_contained(pid);
-  it = processes_.find(pid);
-  return it == processes_.end() ? nullptr : &it->second;
+  if (it == processes_.end()) {
+    std::string cmd;
+    for (const auto& a : p.cmdline) cmd += (cmd.empty() ? "" : " ") + a;
+    if (p.class_name)
+      spdlog::info(
+          "GPU process {} ({}) is class {} ({}{})", sched::to_string(p.key), cmd, *p.class_name,
+          p.rule,
+          p.inherited_from ? ", inherited from " + sched::to_string(*p.inherited_from) : "");
+    else
+      spdlog::info("GPU process {} ({}) matches no class: left alone", sched::to_string(p.key),
+                   cmd);
+    const auto& q = processes_.emplace(pid, std::move(p)).first->second;
+    sink_(sched::event::ProcessAppeared{q.key, q.gpus()});
+    sink_(sched::event::ProcessClassified{q.key, q.class_name, q.gpus()});
+    return;
+  }
+  TrackedProcess& known = it->second;
+  if (p.read_at < known.read_at) return;  // read before what the loop holds (find()): stale
+  const bool class_changed = known.class_name != p.class_name;
+  const bool gpus_changed = known.gpus() != p.gpus();
+  if (class_changed)
+    spdlog::info("process {} ({}) reclassified: {} -> {}", pid, sched::to_string(p.key),
+                 known.class_name.value_or("none"), p.class_name.value_or("none"));
+  if (gpus_changed) {
+    // Logged so that the time a process's GPUs became known can be measured (bench/gpreemptd).
+    std::string ids;
+    for (auto g : p.gpus()) ids += (ids.empty() ? "" : ", ") + std::to_string(g);
+    spdlog::debug("GPU process {} now has queues on GPUs [{}]", sched::to_string(p.key), ids);
+  }
+  known = std::move(p);
+  if (class_changed || gpus_changed)
+    sink_(sched::event::ProcessClassified{known.key, known.class_name, known.gpus()});
 }
 
 void ProcessTracker::exited(int pid) {
@@ -101,67 +107,38 @@ void ProcessTracker::exited(int pid) {
   sink_(sched::event::ProcessExited{key});
 }
 
-void ProcessTracker::visit(int pid) {
-  // The daemon opens /dev/kfd itself (its context): it is nobody's target.
-  if (pid == static_cast<int>(::getpid())) return;
-  auto key = read_process_key(roots_.proc, pid);
+// The one place the loop thread reads /proc and sysfs for discovery, for the first message of a
+// connection (hello, the first hint; Daemon::hint_peer remembers the answer) and `ctl --pid`:
+// - a known pid: its stat file, so that a pid reused since the worker's last pass is not taken
+//   for the process that had it;
+// - a pid the worker has not reported yet (it opened /dev/kfd less than an interval ago): read and
+//   classified here. Every line of the protocol is answered in order, at once, so the answer
+//   cannot wait for the worker without parking the connection. It is bounded — one process and
+//   its ancestors, once (the worker adopts the record; its reports read before it are stale).
+// A known connection's hints, the path of every request, read nothing.
+const TrackedProcess* ProcessTracker::find(int pid) {
   auto it = processes_.find(pid);
-  if (!key) {  // listed by KFD but already gone from /proc
+  if (it != processes_.end() && read_process_key(roots_.proc, pid) == it->second.key)
+    return &it->second;
+  if (pid == static_cast<int>(::getpid())) return nullptr;
+  std::error_code ec;
+  if (!std::filesystem::exists(roots_.kfd_sysfs + "/proc/" + std::to_string(pid), ec)) {
     if (it != processes_.end()) exited(pid);
-    return;
+    return nullptr;
   }
-  if (it != processes_.end() && it->second.key != *key) {
-    exited(pid);  // the pid was reused: the old process is gone
-    it = processes_.end();
+  std::optional<TrackedProcess> p;
+  try {
+    p = read_tracked_process(roots_, pid, classifier_.get(), containers_.get());
+  } catch (const std::exception& e) {
+    spdlog::warn("discovery of pid {} failed: {}; the worker tries again", pid, e.what());
   }
-  std::map<sched::GpuId, int> queues;
-  for (const auto& q : discovery::sysfs_queues(roots_, pid)) ++queues[q.gpu_id];
-  if (it != processes_.end()) {
-    TrackedProcess& p = it->second;
-    const bool gpus_changed = p.gpus() != [&] {
-      std::vector<sched::GpuId> v;
-      for (const auto& [g, n] : queues) v.push_back(g);
-      return v;
-    }();
-    p.queues = std::move(queues);
-    if (gpus_changed) {
-      // Logged so that the time a process's GPUs became known can be measured (bench/gpreemptd).
-      std::string ids;
-      for (auto g : p.gpus()) ids += (ids.empty() ? "" : ", ") + std::to_string(g);
-      spdlog::debug("GPU process {} now has queues on GPUs [{}]", sched::to_string(p.key), ids);
-      sink_(sched::event::ProcessClassified{p.key, p.class_name, p.gpus()});
-    }
-    return;
-  }
-  TrackedProcess p;
-  p.key = *key;
-  p.queues = std::move(queues);
-  auto [ins, ok] = processes_.emplace(pid, std::move(p));
-  classify(ins->second, true);
-}
-
-void ProcessTracker::classify(TrackedProcess& p, bool announce) {
-  auto facts = read_process_facts(roots_.proc, p.key.pid, containers_);
-  if (!facts || facts->key != p.key) return;  // gone meanwhile: the next scan sees it
-  p.cmdline = facts->cmdline;
-  std::optional<sched::Classification> c;
-  if (classifier_)
-    c = classifier_->classify(*facts, read_ancestors(roots_.proc, *facts, containers_));
-  p.class_name = c ? std::optional<std::string>(c->class_name) : std::nullopt;
-  p.rule = c ? c->rule : "";
-  p.inherited_from = c ? c->inherited_from : std::nullopt;
-  if (!announce) return;
-  std::string cmd;
-  for (const auto& a : p.cmdline) cmd += (cmd.empty() ? "" : " ") + a;
-  if (c)
-    spdlog::info(
-        "GPU process {} ({}) is class {} ({}{})", sched::to_string(p.key), cmd, c->class_name,
-        c->rule,
-        c->inherited_from ? ", inherited from " + sched::to_string(*c->inherited_from) : "");
-  else
-    spdlog::info("GPU process {} ({}) matches no class: left alone", sched::to_string(p.key), cmd);
-  sink_(sched::event::ProcessAppeared{p.key, p.gpus()});
-  sink_(sched::event::ProcessClassified{p.key, p.class_name, p.gpus()});
+  worker_.wake();
+  if (!p) return nullptr;
+  // The worker follows it from now on, even if it exits before a pass lists it.
+  worker_.adopt(*p);
+  seen(std::move(*p));
+  it = processes_.find(pid);
+  return it == processes_.end() ? nullptr : &it->second;
 }
 
 }  // namespace gpreemptd

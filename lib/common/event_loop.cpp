@@ -126,6 +126,7 @@ void EventLoop::run() {
     }
     if (after_batch_) after_batch_();
   }
+  stop_ = false;  // a later run() runs again
 }
 
 }  // namespace gpreempt

@@ -45,7 +45,8 @@ class EventLoop {
   // For a process's main loop, not for a library hosting a loop among other things.
   void on_signals(std::initializer_list<int> signals, std::function<void(int signo)> on_signal);
 
-  // Runs until stop(); `after_batch` (if set) runs after each batch of ready events.
+  // Runs until stop(); `after_batch` (if set) runs after each batch of ready events. It may be
+  // called again once it has returned (tests drive a loop in steps).
   void run();
   void stop() { stop_ = true; }
   bool stopped() const { return stop_; }

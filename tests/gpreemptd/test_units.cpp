@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "control_permission.h"
@@ -56,7 +57,8 @@ TEST(ProcessFactsReader, AGoneProcessHasNoFacts) {
 // ifstream turns either into an exception that used to stop the daemon.
 TEST(ProcessFactsReader, AFileThatFailsWhenReadIsNoFactsNotAnException) {
   namespace fs = std::filesystem;
-  const fs::path root = fs::temp_directory_path() / ("gpreemptd-unreadable-" + std::to_string(::getpid()));
+  const fs::path root =
+      fs::temp_directory_path() / ("gpreemptd-unreadable-" + std::to_string(::getpid()));
   fs::remove_all(root);
   fs::create_directories(root / "31" / "stat");
   fs::create_directories(root / "32" / "cmdline");
@@ -304,9 +306,8 @@ TEST(ProcessTracker, AReusedPidIsANewProcessAndTheOldOneExits) {
   std::vector<std::string> seen;
   ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(20),
                          [&](sched::Event e) { seen.push_back(describe(e)); });
-  const auto config = sched::builtin_config();
-  sched::Classifier classifier(config.classes);
-  tracker.set_classifier(classifier);
+  tracker.set_classifier(
+      std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
   tracker.scan();
   EXPECT_EQ(seen,
             (std::vector<std::string>{"appeared 4242@100", "classified 4242@100 offline gpus 1"}));
@@ -337,55 +338,164 @@ TEST(ProcessTracker, AProcessWhoseFilesCannotBeReadDoesNotStopTheScan) {
   std::vector<std::string> seen;
   ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(20),
                          [&](sched::Event e) { seen.push_back(describe(e)); });
-  const auto config = sched::builtin_config();
-  sched::Classifier classifier(config.classes);
-  tracker.set_classifier(classifier);
+  tracker.set_classifier(
+      std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
   ASSERT_NO_THROW(tracker.scan());
   EXPECT_EQ(seen,
             (std::vector<std::string>{"appeared 4242@100", "classified 4242@100 offline gpus 1"}));
   EXPECT_EQ(tracker.processes().count(4243), 0u);
 }
 
-// A scan is bounded (the loop answers hints between scans): it looks at kVisitsPerScan processes,
-// new ones first, then the known ones in turn, so every process is still looked at again.
-TEST(ProcessTracker, AScanLooksAtABoundedNumberOfProcessesAndTheRestInTurn) {
+// A pass looks at every new process at once, however many started together; known ones are looked
+// at again kRevisitsPerPass per pass (their changed GPUs): those still without queues at every
+// pass, the others in turn. Exits are seen at every pass.
+TEST(ProcessTracker, APassClassifiesEveryNewProcessAndRevisitsKnownOnesInTurn) {
   FakeSystem sys;
   constexpr int kProcesses = 10;
   for (int i = 0; i < kProcesses; ++i) sys.process(5001 + i, 100, "GPREEMPT_CLASS=offline");
+  sys.process(5100, 100, "GPREEMPT_CLASS=offline");
+  fs::remove_all(sys.root / "kfd" / "proc" / "5100" / "queues" / "0");  // no queue yet
   gpreempt::EventLoop loop;
   std::vector<std::string> seen;
   ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(20),
                          [&](sched::Event e) { seen.push_back(describe(e)); });
-  const auto config = sched::builtin_config();
-  sched::Classifier classifier(config.classes);
-  tracker.set_classifier(classifier);
-  const std::size_t k = ProcessTracker::kVisitsPerScan;
+  tracker.set_classifier(
+      std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
+  tracker.scan();
+  EXPECT_EQ(tracker.processes().size(), static_cast<std::size_t>(kProcesses + 1));
+  EXPECT_EQ(seen.size(), 2u * (kProcesses + 1)) << "appeared + classified each, in one pass";
+  const std::size_t k = DiscoveryWorker::kRevisitsPerPass;
   ASSERT_LT(k, static_cast<std::size_t>(kProcesses));
-  std::size_t scans = 0;
-  while (tracker.processes().size() < kProcesses && scans < kProcesses) {
-    tracker.scan();
-    ++scans;
-    EXPECT_LE(tracker.processes().size(), scans * k) << "scan " << scans << " looked at too many";
-  }
-  EXPECT_EQ(tracker.processes().size(), static_cast<std::size_t>(kProcesses));
   // Two known processes open a queue on another GPU: both are seen within one round.
-  for (int pid : {5001, 5001 + kProcesses - 1}) {
-    const fs::path q = sys.root / "kfd" / "proc" / std::to_string(pid) / "queues" / "1";
+  auto add_queue = [&](int pid, int id, int gpu) {
+    const fs::path q =
+        sys.root / "kfd" / "proc" / std::to_string(pid) / "queues" / std::to_string(id);
     fs::create_directories(q);
     std::ofstream(q / "type") << "0";
-    std::ofstream(q / "gpuid") << "8";
+    std::ofstream(q / "gpuid") << gpu;
     std::ofstream(q / "size") << "4096";
-  }
+  };
+  for (int pid : {5001, 5001 + kProcesses - 1}) add_queue(pid, 1, 8);
   seen.clear();
-  for (std::size_t i = 0; i < (kProcesses + k - 1) / k; ++i) tracker.scan();
+  // The process without queues takes one look of every pass.
+  const std::size_t round = (kProcesses + k - 2) / (k - 1);
+  for (std::size_t i = 0; i < round; ++i) tracker.scan();
   std::sort(seen.begin(), seen.end());
   EXPECT_EQ(seen, (std::vector<std::string>{"classified 5001@100 offline gpus 2",
                                             "classified 5010@100 offline gpus 2"}));
-  // Exits are seen at once, whatever the turn.
+  // Its first queue is seen at the next pass, whatever the turn.
+  add_queue(5100, 0, 7);
+  seen.clear();
+  tracker.scan();
+  EXPECT_EQ(seen, (std::vector<std::string>{"classified 5100@100 offline gpus 1"}));
   sys.exit(5005);
   seen.clear();
   tracker.scan();
   EXPECT_EQ(seen, (std::vector<std::string>{"exited 5005@100"}));
+}
+
+// Runs `loop` until `done` holds (checked after each batch of events), at most `limit`.
+bool run_until(gpreempt::EventLoop& loop, const std::function<bool()>& done,
+               std::chrono::seconds limit = std::chrono::seconds(20)) {
+  const auto timer = loop.add_timer([&] { loop.stop(); });
+  loop.arm_at(timer, std::chrono::steady_clock::now() + limit);
+  loop.set_after_batch([&] {
+    if (done()) loop.stop();
+  });
+  if (!done()) loop.run();
+  loop.set_after_batch({});
+  loop.unwatch(timer);
+  return done();
+}
+
+// The worker thread reads and classifies; what it finds reaches the scheduler on the loop's thread
+// (the events' sink runs there and nowhere else): new processes, a reclassification after
+// set_classifier (a SIGHUP reload), and exits.
+TEST(ProcessTracker, TheWorkersFindingsAreAppliedOnTheLoopThread) {
+  FakeSystem sys;
+  sys.process(4242, 100, "GPREEMPT_CLASS=offline");
+  gpreempt::EventLoop loop;
+  std::vector<std::string> seen;
+  int off_loop_thread = 0;
+  const auto loop_thread = std::this_thread::get_id();
+  ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(5), [&](sched::Event e) {
+    if (std::this_thread::get_id() != loop_thread) ++off_loop_thread;
+    seen.push_back(describe(e));
+  });
+  tracker.set_classifier(
+      std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
+  tracker.start();  // its first pass runs here
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"appeared 4242@100", "classified 4242@100 offline gpus 1"}));
+
+  sys.process(4243, 100, "GPREEMPT_CLASS=online");
+  seen.clear();
+  // The worker may list it before its queue's files are written (as KFD's sysfs may show a
+  // process before its first queue): then its GPU comes in a later ProcessClassified.
+  ASSERT_TRUE(run_until(
+      loop, [&] { return !seen.empty() && seen.back() == "classified 4243@100 online gpus 1"; }));
+  EXPECT_EQ(seen.front(), "appeared 4243@100");
+
+  // A reload: the offline class is now called batch; the online process keeps its class.
+  auto classes = sched::builtin_config().classes;
+  for (auto& r : classes)
+    if (r.cls.name == "offline") r.cls.name = "batch";
+  seen.clear();
+  tracker.set_classifier(std::make_shared<const sched::Classifier>(classes));
+  ASSERT_TRUE(run_until(loop, [&] { return !seen.empty(); }));
+  EXPECT_EQ(seen, (std::vector<std::string>{"classified 4242@100 batch gpus 1"}));
+  EXPECT_EQ(tracker.processes().at(4242).class_name, "batch");
+
+  sys.exit(4242);
+  seen.clear();
+  ASSERT_TRUE(run_until(loop, [&] { return !seen.empty(); }));
+  EXPECT_EQ(seen, (std::vector<std::string>{"exited 4242@100"}));
+  EXPECT_EQ(off_loop_thread, 0) << "an event reached the scheduler from another thread";
+}
+
+// A hint can come from a process the worker has not reported yet: find() reads it at once, and the
+// worker's later report of the same process changes nothing.
+TEST(ProcessTracker, FindReadsAProcessDiscoveryHasNotReportedYetOnce) {
+  FakeSystem sys;
+  gpreempt::EventLoop loop;
+  std::vector<std::string> seen;
+  // The worker passes only when woken (as find() does): it never sees the files half-written.
+  ProcessTracker tracker(loop, sys.roots(), std::chrono::hours(1),
+                         [&](sched::Event e) { seen.push_back(describe(e)); });
+  tracker.set_classifier(
+      std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
+  tracker.start();
+  sys.process(4244, 100, "GPREEMPT_CLASS=online");
+  const TrackedProcess* p = tracker.find(4244);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->class_name, "online");
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"appeared 4244@100", "classified 4244@100 online gpus 1"}));
+  EXPECT_EQ(tracker.find(4245), nullptr) << "not listed by KFD: no GPU process";
+  // The pass find() woke reports the same key with the same class and GPUs: no news.
+  const auto timer = loop.add_timer([&] { loop.stop(); });
+  loop.arm_at(timer, std::chrono::steady_clock::now() + std::chrono::milliseconds(100));
+  loop.run();
+  EXPECT_EQ(seen,
+            (std::vector<std::string>{"appeared 4244@100", "classified 4244@100 online gpus 1"}));
+}
+
+// A process find() read on the loop thread, which exits before the worker's next pass lists it, is
+// still reported exited: the worker adopts what find() read.
+TEST(DiscoveryWorker, AnAdoptedProcessThatExitsBeforeAPassListsItIsReportedExited) {
+  FakeSystem sys;
+  DiscoveryWorker worker(sys.roots(), std::chrono::hours(1));
+  const auto classifier =
+      std::make_shared<const sched::Classifier>(sched::builtin_config().classes);
+  worker.set_classifier(classifier);
+  sys.process(4247, 100, "GPREEMPT_CLASS=online");
+  auto p = read_tracked_process(sys.roots(), 4247, classifier.get(), nullptr);
+  ASSERT_TRUE(p);
+  worker.adopt(*p);
+  sys.exit(4247);
+  const DiscoveryBatch b = worker.pass();
+  EXPECT_EQ(b.exited, (std::vector<sched::ProcessKey>{{4247, 100}}));
+  EXPECT_TRUE(b.seen.empty());
 }
 
 }  // namespace

@@ -4,7 +4,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <thread>
+#include <vector>
+
 #include "common/event_loop.h"
+#include "common/loop_inbox.h"
 
 namespace gpreempt {
 namespace {
@@ -105,6 +109,30 @@ TEST(EventLoop, SignalsArriveThroughTheLoop) {
   sigemptyset(&set);
   sigaddset(&set, SIGUSR1);
   sigprocmask(SIG_UNBLOCK, &set, nullptr);
+}
+
+// gpreemptd's discovery worker hands its results to the loop thread this way: each function runs
+// on the loop's thread, in the order posted, however many arrive before the loop wakes.
+TEST(LoopInbox, FunctionsPostedFromAnotherThreadRunOnTheLoopThreadInOrder) {
+  EventLoop loop;
+  LoopInbox inbox(loop);
+  constexpr int kPosts = 1000;
+  std::vector<int> got;
+  int elsewhere = 0;
+  const auto loop_thread = std::this_thread::get_id();
+  std::thread poster([&] {
+    for (int i = 0; i < kPosts; ++i)
+      inbox.post([&, i] {
+        got.push_back(i);
+        if (std::this_thread::get_id() != loop_thread) ++elsewhere;
+        if (i == kPosts - 1) loop.stop();
+      });
+  });
+  loop.run();
+  poster.join();
+  EXPECT_EQ(elsewhere, 0);
+  ASSERT_EQ(got.size(), static_cast<std::size_t>(kPosts));
+  for (int i = 0; i < kPosts; ++i) ASSERT_EQ(got[static_cast<std::size_t>(i)], i);
 }
 
 }  // namespace

@@ -1,0 +1,262 @@
+#include "discovery_worker.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+
+#include "process_facts_reader.h"
+
+namespace gpreemptd {
+
+namespace sched = gpreempt::sched;
+namespace discovery = gpreempt::discovery;
+
+std::vector<sched::GpuId> TrackedProcess::gpus() const {
+  std::vector<sched::GpuId> out;
+  for (const auto& [gpu, n] : queues) out.push_back(gpu);
+  return out;
+}
+
+namespace {
+
+std::map<sched::GpuId, int> queues_of(const discovery::SystemRoots& roots, int pid) {
+  std::map<sched::GpuId, int> queues;
+  for (const auto& q : discovery::sysfs_queues(roots, pid)) ++queues[q.gpu_id];
+  return queues;
+}
+
+// Class, rule and cmdline of `p` from its /proc facts; false when it is gone (or no longer `p`).
+bool classify(const discovery::SystemRoots& roots, TrackedProcess& p,
+              const sched::Classifier* classifier, ContainerResolver* containers) {
+  auto facts = read_process_facts(roots.proc, p.key.pid, containers);
+  if (!facts || facts->key != p.key) return false;
+  p.cmdline = facts->cmdline;
+  std::optional<sched::Classification> c;
+  if (classifier) c = classifier->classify(*facts, read_ancestors(roots.proc, *facts, containers));
+  p.class_name = c ? std::optional<std::string>(c->class_name) : std::nullopt;
+  p.rule = c ? c->rule : "";
+  p.inherited_from = c ? c->inherited_from : std::nullopt;
+  return true;
+}
+
+ContainerResolver::Warn container_warning() {
+  return [](const std::string& w) { spdlog::warn("containers: {}", w); };
+}
+
+}  // namespace
+
+std::optional<TrackedProcess> read_tracked_process(const discovery::SystemRoots& roots, int pid,
+                                                   const sched::Classifier* classifier,
+                                                   ContainerResolver* containers) {
+  const auto read_at = std::chrono::steady_clock::now();
+  auto key = read_process_key(roots.proc, pid);
+  if (!key) return std::nullopt;
+  TrackedProcess p;
+  p.key = *key;
+  p.read_at = read_at;
+  p.queues = queues_of(roots, pid);
+  if (!classify(roots, p, classifier, containers)) return std::nullopt;
+  return p;
+}
+
+DiscoveryWorker::DiscoveryWorker(discovery::SystemRoots roots, std::chrono::nanoseconds interval)
+    : roots_(std::move(roots)), interval_(interval) {}
+
+DiscoveryWorker::~DiscoveryWorker() {
+  stop();
+}
+
+void DiscoveryWorker::set_classifier(Classifier classifier) {
+  std::lock_guard lock(mu_);
+  next_classifier_ = std::move(classifier);
+  ++classifier_generation_;
+}
+
+void DiscoveryWorker::set_container_roots(std::optional<ContainerRoots> roots) {
+  std::lock_guard lock(mu_);
+  next_containers_ = std::move(roots);
+}
+
+void DiscoveryWorker::adopt(TrackedProcess p) {
+  std::lock_guard lock(mu_);
+  adopted_.push_back(std::move(p));
+}
+
+void DiscoveryWorker::start(Deliver deliver) {
+  thread_ = std::thread([this, d = std::move(deliver)]() mutable { main(std::move(d)); });
+}
+
+void DiscoveryWorker::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void DiscoveryWorker::wake() {
+  {
+    std::lock_guard lock(mu_);
+    woken_ = true;
+  }
+  cv_.notify_all();
+}
+
+void DiscoveryWorker::main(Deliver deliver) {
+  // Passes start every interval (the first one interval from now); one that overruns it is
+  // followed at once by the next, as a periodic timer would have it.
+  auto next = std::chrono::steady_clock::now() + interval_;
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait_until(lock, next, [this] { return stopping_ || woken_; });
+      if (stopping_) return;
+    }
+    const auto started = std::chrono::steady_clock::now();
+    if (started >= next) next = std::max(next + interval_, started);  // not a wake()'s early pass
+    DiscoveryBatch batch;
+    try {
+      batch = pass();
+    } catch (const std::exception& e) {
+      // Listing /sys/class/kfd/kfd/proc failed (one process's files are contained in visit):
+      // nothing is lost, the next pass lists again.
+      spdlog::warn("process discovery: {}; trying again at the next pass", e.what());
+    }
+    if (!batch.empty()) deliver(std::move(batch));
+  }
+}
+
+DiscoveryBatch DiscoveryWorker::pass() {
+  bool reclassify = false;
+  std::vector<TrackedProcess> adopted;
+  {
+    std::lock_guard lock(mu_);
+    woken_ = false;  // this pass is what a wake() before it asked for
+    adopted.swap(adopted_);
+    if (next_containers_) {
+      containers_ = *next_containers_ ? std::make_unique<ContainerResolver>(**next_containers_,
+                                                                            container_warning())
+                                      : nullptr;
+      next_containers_.reset();
+    }
+    if (classified_generation_ != classifier_generation_) {
+      classifier_ = next_classifier_;
+      classified_generation_ = classifier_generation_;
+      reclassify = true;
+    }
+  }
+  // Read after what this side knew of the pid: the newer record (a reused pid's old process the
+  // loop has already reported exited).
+  for (auto& p : adopted) {
+    auto it = known_.find(p.key.pid);
+    if (it == known_.end() || it->second.key != p.key) known_[p.key.pid] = std::move(p);
+  }
+  DiscoveryBatch out;
+  const std::vector<int> listed = discovery::kfd_sysfs_processes(roots_);
+  const std::set<int> present(listed.begin(), listed.end());
+  for (auto it = known_.begin(); it != known_.end();) {
+    if (present.count(it->first)) {
+      ++it;
+      continue;
+    }
+    out.exited.push_back(it->second.key);
+    it = known_.erase(it);
+  }
+  if (reclassify) reclassify_all(out);
+  const int self = static_cast<int>(::getpid());
+  auto visit_contained = [&](int pid) {
+    // One process's files must not stop discovery: whatever reading or classifying it throws is
+    // logged and the process is looked at again by the next pass.
+    try {
+      visit(pid, out);
+    } catch (const std::exception& e) {
+      spdlog::warn("discovery of pid {} failed: {}; trying again at the next pass", pid, e.what());
+    }
+  };
+  // Every new process, however many started together (a pass answers nobody, so nothing but its
+  // own cost bounds it). The daemon opens /dev/kfd itself (its context): it is nobody's target.
+  std::vector<int> known_listed, new_pids;
+  for (int pid : listed)
+    if (pid != self) (known_.count(pid) ? known_listed : new_pids).push_back(pid);
+  for (int pid : new_pids) visit_contained(pid);
+  // Known processes are looked at again for changed GPUs (and a reused pid), kRevisitsPerPass per
+  // pass: those without queues yet first (a process is often listed before its first queue
+  // exists, and its GPU is what the scheduler waits for), then the others in turn from where the
+  // last pass stopped. Each look costs 1 + 3 per queue sysfs reads, and on the simulator each
+  // read waits for a model tick: a pass that re-read every process would delay the next pass, and
+  // with it the new processes it finds.
+  std::vector<int> order, with_queues;
+  for (int pid : known_listed) {
+    auto it = known_.find(pid);
+    (it != known_.end() && it->second.queues.empty() ? order : with_queues).push_back(pid);
+  }
+  std::sort(with_queues.begin(), with_queues.end());
+  auto from = std::upper_bound(with_queues.begin(), with_queues.end(), last_revisited_);
+  order.insert(order.end(), from, with_queues.end());
+  order.insert(order.end(), with_queues.begin(), from);
+  if (order.size() > kRevisitsPerPass) order.resize(kRevisitsPerPass);
+  for (int pid : order) {
+    if (auto it = known_.find(pid); it != known_.end() && !it->second.queues.empty())
+      last_revisited_ = pid;
+    visit_contained(pid);
+  }
+  return out;
+}
+
+void DiscoveryWorker::reclassify_all(DiscoveryBatch& out) {
+  for (auto& [pid, p] : known_) {
+    TrackedProcess next = p;
+    next.read_at = std::chrono::steady_clock::now();
+    try {
+      if (!classify(roots_, next, classifier_.get(), containers_.get())) continue;  // gone: visit
+    } catch (const std::exception& e) {
+      spdlog::warn("reclassifying pid {} failed: {}; it keeps its class", pid, e.what());
+      continue;
+    }
+    const bool changed = next.class_name != p.class_name || next.rule != p.rule ||
+                         next.inherited_from != p.inherited_from;
+    p = std::move(next);
+    if (changed) out.seen.push_back(p);
+  }
+}
+
+void DiscoveryWorker::visit(int pid, DiscoveryBatch& out) {
+  const auto read_at = std::chrono::steady_clock::now();
+  auto key = read_process_key(roots_.proc, pid);
+  auto it = known_.find(pid);
+  if (!key) {  // listed by KFD but already gone from /proc
+    if (it != known_.end()) {
+      out.exited.push_back(it->second.key);
+      known_.erase(it);
+    }
+    return;
+  }
+  if (it != known_.end() && it->second.key != *key) {
+    out.exited.push_back(it->second.key);  // the pid was reused: the old process is gone
+    known_.erase(it);
+    it = known_.end();
+  }
+  if (it != known_.end()) {
+    TrackedProcess& p = it->second;
+    auto queues = queues_of(roots_, pid);
+    const bool gpus_changed = [&] {
+      if (queues.size() != p.queues.size()) return true;
+      for (auto a = queues.begin(), b = p.queues.begin(); a != queues.end(); ++a, ++b)
+        if (a->first != b->first) return true;
+      return false;
+    }();
+    p.queues = std::move(queues);
+    p.read_at = read_at;
+    if (gpus_changed) out.seen.push_back(p);
+    return;
+  }
+  auto p = read_tracked_process(roots_, pid, classifier_.get(), containers_.get());
+  if (!p || p->key != *key) return;  // gone meanwhile: the next pass sees it
+  out.seen.push_back(*p);
+  known_.emplace(pid, std::move(*p));
+}
+
+}  // namespace gpreemptd

@@ -1,0 +1,125 @@
+// The reading half of process discovery, on a thread of its own: every interval it lists the
+// processes KFD knows (/sys/class/kfd/kfd/proc), reads the queues of each, reads the /proc facts of
+// the new ones and classifies them (with their parent chain and container files), and hands what
+// changed to its `deliver` function as one DiscoveryBatch. It never touches the daemon's state:
+// ProcessTracker applies the batches on the loop thread, which thereby never waits for /proc,
+// sysfs or (on the simulator) kfdsimd's model ticks while it answers hints.
+//
+// Identity is sched::ProcessKey: a pid that reappears with another start time is a new process,
+// the old one reported exited first. A new classifier (a SIGHUP reload) or new container roots
+// are picked up at the start of the next pass, which re-classifies every process it knows and
+// reports those whose class changed.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "container_resolver.h"
+#include "discovery/process_discovery.h"
+#include "sched/classifier.h"
+#include "sched/process_key.h"
+
+namespace gpreemptd {
+
+struct TrackedProcess {
+  gpreempt::sched::ProcessKey key;
+  std::vector<std::string> cmdline;
+  std::optional<std::string> class_name;  // nullopt: matched no class (left alone)
+  std::string rule;                       // the rule that matched (MatchRule::describe)
+  // The ancestor whose rule gave the class (class covers process trees); nullopt: its own rule.
+  std::optional<gpreempt::sched::ProcessKey> inherited_from;
+  std::map<gpreempt::sched::GpuId, int> queues;  // queues per GPU (sysfs)
+  // When its files were read: a record read before the one the loop holds (find() reads on the
+  // loop thread while a worker's batch may be on its way) is older news and is dropped.
+  std::chrono::steady_clock::time_point read_at{};
+  std::vector<gpreempt::sched::GpuId> gpus() const;
+};
+
+// What one pass found out. Exits come first: a reused pid's old process is in `exited` and its new
+// one in `seen` of the same batch.
+struct DiscoveryBatch {
+  std::vector<gpreempt::sched::ProcessKey> exited;
+  // New processes, and known ones whose GPUs or class changed: the whole record, classified.
+  std::vector<TrackedProcess> seen;
+  bool empty() const { return exited.empty() && seen.empty(); }
+};
+
+// Reads and classifies one process as a pass does (nullopt: gone, or unreadable: a pass tries it
+// again). Throws what the files' readers throw.
+std::optional<TrackedProcess> read_tracked_process(const gpreempt::discovery::SystemRoots& roots,
+                                                   int pid,
+                                                   const gpreempt::sched::Classifier* classifier,
+                                                   ContainerResolver* containers);
+
+class DiscoveryWorker {
+ public:
+  using Deliver = std::function<void(DiscoveryBatch)>;
+  using Classifier = std::shared_ptr<const gpreempt::sched::Classifier>;
+
+  DiscoveryWorker(gpreempt::discovery::SystemRoots roots, std::chrono::nanoseconds interval);
+  ~DiscoveryWorker();  // stops the thread
+  DiscoveryWorker(const DiscoveryWorker&) = delete;
+  DiscoveryWorker& operator=(const DiscoveryWorker&) = delete;
+
+  // Any thread. The worker only ever reads the classifier it is given (hence const and shared: the
+  // thread that replaces it never frees one a pass still uses).
+  void set_classifier(Classifier classifier);
+  // Any thread. The resolver is built and used on the worker's side only (its cache is not
+  // shared); nullopt: container names are not resolved.
+  void set_container_roots(std::optional<ContainerRoots> roots);
+
+  // Any thread: a process read elsewhere (ProcessTracker::find) is known from the next pass on, so
+  // its GPUs are followed and its exit reported even if it exits before a pass lists it.
+  void adopt(TrackedProcess p);
+
+  // A pass every interval (the first one interval from now: the caller has usually just done one
+  // with pass()), each batch that is not empty handed to `deliver` on the worker thread.
+  void start(Deliver deliver);
+  void stop();
+  // Any thread: start the next pass now rather than at the end of the interval.
+  void wake();
+
+  // One pass on the calling thread: for tests, and for the worker thread itself. Never call it
+  // while the thread runs.
+  DiscoveryBatch pass();
+
+  // Known processes looked at again per pass (new ones are all looked at): see pass().
+  static constexpr std::size_t kRevisitsPerPass = 4;
+
+ private:
+  void main(Deliver deliver);
+  // Look at one listed pid: new, changed GPUs, or a reused pid.
+  void visit(int pid, DiscoveryBatch& out);
+  void reclassify_all(DiscoveryBatch& out);
+
+  const gpreempt::discovery::SystemRoots roots_;
+  const std::chrono::nanoseconds interval_;
+
+  // Shared with the other threads.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  bool woken_ = false;
+  Classifier next_classifier_;
+  uint64_t classifier_generation_ = 0;
+  std::optional<std::optional<ContainerRoots>> next_containers_;
+  std::vector<TrackedProcess> adopted_;
+
+  // The worker's own (the thread running pass()).
+  Classifier classifier_;
+  uint64_t classified_generation_ = 0;
+  std::unique_ptr<ContainerResolver> containers_;
+  std::map<int, TrackedProcess> known_;
+  int last_revisited_ = 0;  // the known process (with queues) the last pass looked at last
+  std::thread thread_;
+};
+
+}  // namespace gpreemptd
