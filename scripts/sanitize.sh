@@ -35,9 +35,35 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 # for the block's bounds instead.) The same for the pytest entries: cmake/GpreemptTesting.cmake.
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tests/python/lsan-python.supp:intercept_tls_get_addr=0}
 
+if [ "$kind" = thread ]; then
+  # A report from a daemon (gpreemptd, kfdsimd) or a child whose stderr no test reads, or whose exit
+  # status nobody checks, would go unseen: every process writes its reports to a file here
+  # (log_path; the file is <prefix>.<pid>), and the run fails when any file was written.
+  reports=$build/tsan-reports
+  rm -rf "$reports"
+  mkdir -p "$reports"
+  export TSAN_OPTIONS="$TSAN_OPTIONS:log_path=$reports/tsan"
+fi
+
 "$root/scripts/install-deps.sh"
 GPREEMPT_BUILD_DIR=$build "$root/scripts/build.sh" -DGPREEMPT_WERROR=ON -DGPREEMPT_BUILD_TESTS=ON \
   -DGPREEMPT_SANITIZE="$kind"
 cd "$build"
 echo "sanitize.sh: running the suite under $kind in $build" >&2
+if [ "$kind" = thread ]; then
+  status=0
+  ctest --output-on-failure -j"$(nproc)" --timeout 600 "$@" || status=$?
+  written=$(find "$reports" -type f -size +0 | sort)
+  if [ -n "$written" ]; then
+    echo "sanitize.sh: ThreadSanitizer wrote $(echo "$written" | wc -l) report file(s):" >&2
+    for f in $written; do
+      echo "== $f" >&2
+      head -n 60 "$f" >&2
+    done
+    status=1
+  else
+    echo "sanitize.sh: no ThreadSanitizer report from any process" >&2
+  fi
+  exit "$status"
+fi
 exec ctest --output-on-failure -j"$(nproc)" --timeout 600 "$@"
