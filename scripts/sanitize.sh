@@ -35,14 +35,19 @@ export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
 # for the block's bounds instead.) The same for the pytest entries: cmake/GpreemptTesting.cmake.
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/tests/python/lsan-python.supp:intercept_tls_get_addr=0}
 
+# A report from a daemon (gpreemptd, kfdsimd) or a child whose stderr no test reads, or whose exit
+# status nobody checks, would go unseen: every process writes its reports to a file here
+# (log_path; the file is <prefix>.<pid>), and the run fails when any holds a report, whether the
+# test around it passed or not (so a test that passes on a retry, scripts/ctest_retry.sh, cannot
+# hide one).
+reports=$build/sanitizer-reports
+rm -rf "$reports"
+mkdir -p "$reports"
 if [ "$kind" = thread ]; then
-  # A report from a daemon (gpreemptd, kfdsimd) or a child whose stderr no test reads, or whose exit
-  # status nobody checks, would go unseen: every process writes its reports to a file here
-  # (log_path; the file is <prefix>.<pid>), and the run fails when any file was written.
-  reports=$build/tsan-reports
-  rm -rf "$reports"
-  mkdir -p "$reports"
   export TSAN_OPTIONS="$TSAN_OPTIONS:log_path=$reports/tsan"
+else
+  export ASAN_OPTIONS="$ASAN_OPTIONS:log_path=$reports/asan"
+  export UBSAN_OPTIONS="$UBSAN_OPTIONS:log_path=$reports/ubsan"
 fi
 
 "$root/scripts/install-deps.sh"
@@ -50,20 +55,20 @@ GPREEMPT_BUILD_DIR=$build "$root/scripts/build.sh" -DGPREEMPT_WERROR=ON -DGPREEM
   -DGPREEMPT_SANITIZE="$kind"
 cd "$build"
 echo "sanitize.sh: running the suite under $kind in $build" >&2
-if [ "$kind" = thread ]; then
-  status=0
-  ctest --output-on-failure -j"$(nproc)" --timeout 600 "$@" || status=$?
-  written=$(find "$reports" -type f -size +0 | sort)
-  if [ -n "$written" ]; then
-    echo "sanitize.sh: ThreadSanitizer wrote $(echo "$written" | wc -l) report file(s):" >&2
-    for f in $written; do
-      echo "== $f" >&2
-      head -n 60 "$f" >&2
-    done
-    status=1
-  else
-    echo "sanitize.sh: no ThreadSanitizer report from any process" >&2
-  fi
-  exit "$status"
+status=0
+"$root/scripts/ctest_retry.sh" --output-on-failure -j"$(nproc)" --timeout 600 "$@" || status=$?
+# The files hold reports and the runtime's warnings (e.g. ASan's about swapcontext): only reports
+# fail the run.
+report_pattern='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer|ThreadSanitizer: (reported|data race)'
+written=$(grep -lE "$report_pattern" -r "$reports" 2>/dev/null | sort || true)
+if [ -n "$written" ]; then
+  echo "sanitize.sh: $(echo "$written" | wc -l) process(es) wrote a sanitizer report:" >&2
+  for f in $written; do
+    echo "== $f" >&2
+    head -n 80 "$f" >&2
+  done
+  status=1
+else
+  echo "sanitize.sh: no $kind report from any process" >&2
 fi
-exec ctest --output-on-failure -j"$(nproc)" --timeout 600 "$@"
+exit "$status"

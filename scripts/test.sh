@@ -7,6 +7,8 @@
 #   3. builds the libFuzzer targets with clang in ./build-fuzz and runs each one briefly
 #      (scripts/fuzz.sh, GPREEMPT_FUZZ_SECONDS seconds each, default 15).
 # Every part runs even when an earlier one failed; the script fails when any did and names them.
+# An entry that fails is run again alone (scripts/ctest_retry.sh, GPREEMPT_TEST_RETRIES, default 2):
+# one that then passes is reported as FLAKY, not hidden; sanitizer reports fail part 2 regardless.
 # GPREEMPT_TEST_ASAN=0 leaves out part 2 and GPREEMPT_TEST_FUZZ=0 part 3, for a quicker local run
 # (CI sets neither).
 # ThreadSanitizer stays on demand: scripts/sanitize.sh thread (docs/testing.md).
@@ -29,7 +31,8 @@ part() {  # part NAME COMMAND...: runs one part, timed, and remembers a failure
 }
 normal() {
   "$root/scripts/build.sh" -DGPREEMPT_WERROR=ON -DGPREEMPT_BUILD_TESTS=ON &&
-    (cd "${GPREEMPT_BUILD_DIR:-$root/build}" && ctest --output-on-failure -j"$(nproc)" --timeout 300)
+    (cd "${GPREEMPT_BUILD_DIR:-$root/build}" &&
+      "$root/scripts/ctest_retry.sh" --output-on-failure -j"$(nproc)" --timeout 300)
 }
 
 part "suite" normal
