@@ -103,11 +103,13 @@ void GpuArbiter::emit_resume(const std::vector<std::pair<ProcessKey, ResumeReaso
   r.id = out.next_id++;
   r.gpu = gpu_;
   r.reason = reason;
-  InFlight f{r.id, false, {}, {}};
+  InFlight f{r.id, false, {}, {}, {}};
   for (const auto& [key, why] : targets) {
     r.targets.push_back(key);
     f.targets[key] = why;
-    members_.at(key).state = MemberState::kResuming;
+    GpuMember& m = members_.at(key);
+    m.state = MemberState::kResuming;
+    f.operator_until[key] = m.operator_until;
   }
   in_flight_ = std::move(f);
   ++stats_.resume_actions;
@@ -159,7 +161,7 @@ void GpuArbiter::step(Time now, ActionSink& out) {
     s.targets = d.suspend;
     s.grace = grace_.grace(config_);
     s.reason = d.suspend_reason;
-    InFlight f{s.id, true, {}, {d.by_operator.begin(), d.by_operator.end()}};
+    InFlight f{s.id, true, {}, {d.by_operator.begin(), d.by_operator.end()}, {}};
     for (const auto& key : s.targets) {
       f.targets[key] = ResumeReason::kIdle;
       members_.at(key).state = MemberState::kSuspending;
@@ -228,7 +230,10 @@ void GpuArbiter::completed(const event::ActuationCompleted& e, Time now, ActionS
       // A hold the hard bound ended is over: an operator suspension never outlasts
       // max_suspension. Idle and operator-end resumes come after the hold has passed. After the
       // guard's resume or a recovery the hold suspends it again when the guard / back-off allows.
-      if (why != ResumeReason::kStarvation && why != ResumeReason::kRecovery)
+      // Only the hold the resume was decided on ends: an operator command that came while it was
+      // in flight (`ctl suspend` again right after a hold ran out) stands.
+      if (why != ResumeReason::kStarvation && why != ResumeReason::kRecovery &&
+          m.operator_until == f.operator_until[key])
         m.operator_until.reset();
       m.guard.resumed(now, forced, config_);
     }

@@ -83,6 +83,9 @@ class GpuArbiter {
     bool suspend = true;
     std::map<ProcessKey, ResumeReason> targets;  // the reason only matters for resumes
     std::set<ProcessKey> by_operator;            // suspends only: held by an operator alone
+    // Resumes only: each target's operator hold when the resume was decided. A command that
+    // changes it while the resume is in flight is a new hold, which the completion keeps.
+    std::map<ProcessKey, std::optional<Time>> operator_until;
   };
   void emit_resume(const std::vector<std::pair<ProcessKey, ResumeReason>>& targets,
                    ResumeReason reason, ActionSink& out);

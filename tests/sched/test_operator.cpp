@@ -110,6 +110,43 @@ TEST(Operator, TheHardBoundEndsAnOperatorSuspension) {
   EXPECT_EQ(d.state(1, 20), MemberState::kRunning);
 }
 
+// gpreemptd's e2e test: `ctl suspend --for 300ms`, and the next `ctl suspend --for 600s` comes
+// while the first hold's resume is still in flight. That resume's completion must not drop the new
+// hold.
+TEST(Operator, AHoldGivenWhileTheLastHoldsResumeIsInFlightStands) {
+  ArbiterConfig c;  // the e2e test's [policy]
+  c.max_suspension = 600s;
+  c.starvation_window = 1000s;
+  c.starvation_min_run = 1ms;
+  Driver d = two_gpus(c);
+  d.send(event::OperatorSuspend{of_pid(20), 300ms});
+  d.complete_suspend(1);
+  EXPECT_EQ(d.advance(300ms), Strings({"resume gpu1 [20@1] operator_end"}));
+  d.advance(1ms);
+  EXPECT_EQ(d.send(event::OperatorSuspend{of_pid(20), 600s}), Strings{});  // waits for the resume
+  EXPECT_EQ(d.complete_resume(1), Strings({"suspend gpu1 [20@1] grace=0us operator"}));
+  d.complete_suspend(1);
+  EXPECT_EQ(d.advance(599s), Strings{});
+  EXPECT_EQ(d.state(1, 20), MemberState::kSuspended);
+}
+
+// The same after the hard bound ended a hold: the bound ends the hold it cut short, not a command
+// given after it was decided.
+TEST(Operator, AHoldGivenWhileAHardBoundResumeIsInFlightStands) {
+  ArbiterConfig c;
+  c.max_suspension = 50ms;
+  Driver d = two_gpus(c);
+  d.send(event::OperatorSuspend{of_pid(20), 200ms});
+  d.complete_suspend(1);
+  EXPECT_EQ(d.advance(50ms), Strings({"resume gpu1 [20@1] hard_bound"}));
+  EXPECT_EQ(d.send(event::OperatorSuspend{of_pid(20), 300ms}), Strings{});
+  d.complete_resume(1);
+  // The guard's minimum run after a forced resume (100 ms by default) comes first.
+  EXPECT_EQ(d.advance(100ms), Strings({"suspend gpu1 [20@1] grace=0us operator"}));
+  d.complete_suspend(1);
+  EXPECT_EQ(d.advance(50ms), Strings({"resume gpu1 [20@1] hard_bound"}));
+}
+
 ArbiterConfig guarded_config(bool overrides) {
   ArbiterConfig c;
   c.max_suspension = 10s;
