@@ -235,6 +235,10 @@ std::string run(const std::string& line) {
     if (index >= ids.size()) return "-1 19 no-such-gpu";
     void* ring = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     auto* ptrs = static_cast<uint64_t*>(aligned_alloc(64, 64));
+    // The simulated CP reads the pointers for as long as the queue lives, which may be until exit:
+    // kept reachable, so LeakSanitizer does not count a live queue's memory as leaked.
+    static std::vector<void*> queue_pointers;
+    queue_pointers.push_back(ptrs);
     kfd_ioctl_create_queue_args a{};
     a.ring_base_address = reinterpret_cast<uint64_t>(ring);
     a.ring_size = 4096;
@@ -252,6 +256,10 @@ std::string run(const std::string& line) {
     if (ids.empty()) return "-1 19 no-gpu";
     void* ring = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     auto* ptrs = static_cast<uint64_t*>(aligned_alloc(64, 64));
+    // The simulated CP reads the pointers for as long as the queue lives, which may be until exit:
+    // kept reachable, so LeakSanitizer does not count a live queue's memory as leaked.
+    static std::vector<void*> queue_pointers;
+    queue_pointers.push_back(ptrs);
     kfd_ioctl_create_queue_args a{};
     a.ring_base_address = reinterpret_cast<uint64_t>(ring);
     a.ring_size = 4096;
