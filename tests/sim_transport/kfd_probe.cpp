@@ -236,9 +236,10 @@ std::string run(const std::string& line) {
     void* ring = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     auto* ptrs = static_cast<uint64_t*>(aligned_alloc(64, 64));
     // The simulated CP reads the pointers for as long as the queue lives, which may be until exit:
-    // kept reachable, so LeakSanitizer does not count a live queue's memory as leaked.
-    static std::vector<void*> queue_pointers;
-    queue_pointers.push_back(ptrs);
+    // kept reachable, so LeakSanitizer does not count a live queue's memory as leaked (from a
+    // never-destroyed list: a static vector is destroyed at exit before LeakSanitizer looks).
+    static auto* queue_pointers = new std::vector<void*>;
+    queue_pointers->push_back(ptrs);
     kfd_ioctl_create_queue_args a{};
     a.ring_base_address = reinterpret_cast<uint64_t>(ring);
     a.ring_size = 4096;
@@ -257,9 +258,10 @@ std::string run(const std::string& line) {
     void* ring = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     auto* ptrs = static_cast<uint64_t*>(aligned_alloc(64, 64));
     // The simulated CP reads the pointers for as long as the queue lives, which may be until exit:
-    // kept reachable, so LeakSanitizer does not count a live queue's memory as leaked.
-    static std::vector<void*> queue_pointers;
-    queue_pointers.push_back(ptrs);
+    // kept reachable, so LeakSanitizer does not count a live queue's memory as leaked (from a
+    // never-destroyed list: a static vector is destroyed at exit before LeakSanitizer looks).
+    static auto* queue_pointers = new std::vector<void*>;
+    queue_pointers->push_back(ptrs);
     kfd_ioctl_create_queue_args a{};
     a.ring_base_address = reinterpret_cast<uint64_t>(ring);
     a.ring_size = 4096;
