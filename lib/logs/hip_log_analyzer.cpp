@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -191,8 +192,11 @@ struct LogAnalyzer::Impl {
   std::string ansi_scratch;
   detail::BracketCache brackets;
 
-  std::map<std::int64_t, std::size_t> proc_index;  // pid (-1 = none) -> processes[]
-  std::int64_t last_pid = -2;
+  // Keys outside int's range: a log may print any int as its pid, -1 included (found by fuzzing).
+  static constexpr std::int64_t kNoPid = std::numeric_limits<std::int64_t>::min();
+  static constexpr std::int64_t kNoRecordYet = kNoPid + 1;
+  std::map<std::int64_t, std::size_t> proc_index;  // pid (kNoPid: none) -> processes[]
+  std::int64_t last_pid = kNoRecordYet;
   std::size_t last_proc = 0;
   std::string last_tid;
   std::uint64_t last_bracket = 0;  // LogRecord::bracket of the last record thread() saw
@@ -560,7 +564,7 @@ struct LogAnalyzer::Impl {
     last_bracket = r.bracket;
     const std::optional<int> pid = r.pid;
     const std::string_view tid = r.tid;
-    const std::int64_t key = pid ? *pid : -1;
+    const std::int64_t key = pid ? *pid : kNoPid;
     if (key != last_pid) {
       auto [it, inserted] = proc_index.try_emplace(key, sum.processes.size());
       if (inserted) sum.processes.push_back({pid, {}});

@@ -232,3 +232,17 @@ TEST(LogFormats, ManyGluedRecordsOnOneLine) {
   EXPECT_FALSE(s.truncated_record);
   EXPECT_EQ(s.kernels.at("k"), 15000u);
 }
+
+// A printed pid of -1 (or -2) is a pid like any other, not "no pid" (found by fuzz_log_analyzer:
+// the one-pass analysis folded it into the pid-less process, the piece merge did not).
+TEST(LogFormats, ANegativePidIsNotTheMissingPid) {
+  auto s = analyze_log(
+      ":3:hip_module.cpp           :662 : 117659918626 us: [0x14b2015e9700] hipLaunchKernel ( 0x1 )\n"
+      ":3:hip_module.cpp           :662 : 117659918627 us: [pid:-1 tid:0x1] hipLaunchKernel ( 0x1 )\n"
+      ":3:hip_module.cpp           :662 : 117659918628 us: [pid:-2 tid:0x2] hipLaunchKernel ( 0x1 )\n");
+  ASSERT_EQ(s.processes.size(), 3u) << to_json(s).dump();
+  EXPECT_FALSE(s.processes[0].pid.has_value());
+  EXPECT_EQ(s.processes[1].pid, -1);
+  EXPECT_EQ(s.processes[1].tids, (std::set<std::string>{"0x1"}));
+  EXPECT_EQ(s.processes[2].pid, -2);
+}
