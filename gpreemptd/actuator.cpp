@@ -1,7 +1,6 @@
 #include "actuator.h"
 
 #include <spdlog/spdlog.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -27,10 +26,8 @@ Actuator::Actuator(gpreempt::EventLoop& loop, gpreempt::preempt::Context* contex
       proc_root_(std::move(proc_root)),
       clock_mhz_(std::move(clock_mhz)),
       on_done_(std::move(on_done)),
-      on_notice_(std::move(on_notice)) {
-  event_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (event_fd_ < 0) throw std::runtime_error("eventfd: " + gpreempt::errno_text(errno));
-  watch_ = loop_.watch(event_fd_, [this] { drain(); });
+      on_notice_(std::move(on_notice)),
+      inbox_(loop) {
   if (context_) {
     // The context acts on its own too (watchdog, a target's exit): collect what it says.
     notice_timer_ = loop_.add_timer([this] {
@@ -46,56 +43,32 @@ Actuator::Actuator(gpreempt::EventLoop& loop, gpreempt::preempt::Context* contex
 
 Actuator::~Actuator() {
   if (notice_timer_) loop_.unwatch(notice_timer_);
-  loop_.unwatch(watch_);
-  ::close(event_fd_);
 }
 
 void Actuator::post(std::function<ActuationReport()> job) {
-  auto run = [this, job = std::move(job)] {
+  if (!context_) {
+    inbox_.post([this, r = job()]() mutable { deliver(std::move(r), {}); });
+    return;
+  }
+  context_->post([this, job = std::move(job)] {
     ActuationReport r = job();
     std::vector<gpreempt::preempt::Notice> notices;
     try {
       notices = context_->take_notices();
     } catch (...) {
     }
-    {
-      std::lock_guard lock(mu_);
-      done_.push_back(std::move(r));
-      for (auto& n : notices) notices_.push_back(std::move(n));
-    }
-    uint64_t one = 1;
-    ssize_t w = ::write(event_fd_, &one, sizeof one);
-    (void)w;
-  };
-  if (!context_) {
-    ActuationReport r = job();
-    std::lock_guard lock(mu_);
-    done_.push_back(std::move(r));
-    uint64_t one = 1;
-    ssize_t w = ::write(event_fd_, &one, sizeof one);
-    (void)w;
-    return;
-  }
-  context_->post(std::move(run));
+    inbox_.post([this, r = std::move(r), notices = std::move(notices)]() mutable {
+      deliver(std::move(r), notices);
+    });
+  });
 }
 
-void Actuator::drain() {
-  uint64_t v;
-  ssize_t r = ::read(event_fd_, &v, sizeof v);
-  (void)r;
-  std::vector<ActuationReport> done;
-  std::vector<gpreempt::preempt::Notice> notices;
-  {
-    std::lock_guard lock(mu_);
-    done.swap(done_);
-    notices.swap(notices_);
-  }
+void Actuator::deliver(ActuationReport report,
+                       const std::vector<gpreempt::preempt::Notice>& notices) {
   for (const auto& n : notices) on_notice_(n);
-  for (auto& d : done) {
-    if (d.completed.action == 0) continue;  // a notice collection, not an action
-    --in_flight_;
-    on_done_(std::move(d));
-  }
+  if (report.completed.action == 0) return;  // a notice collection, not an action
+  --in_flight_;
+  on_done_(std::move(report));
 }
 
 void Actuator::ensure_attached(const sched::ProcessKey& key) {

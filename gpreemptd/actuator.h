@@ -1,7 +1,7 @@
 // Carries out the scheduler's Suspend/Resume actions through the C++ core (lib/preempt): one
 // context, whose control thread is the targets' ptrace tracer and issues every DBG_TRAP. An action
 // is posted to that thread and the loop thread returns at once; the completion comes back into the
-// event loop through an eventfd as a sched::event::ActuationCompleted with one outcome per target:
+// event loop through a LoopInbox as a sched::event::ActuationCompleted with one outcome per target:
 // done, gone (ESRCH: the process exited), timed_out (status bit 30: the preemption timed out on
 // that GPU) or failed (errno).
 //
@@ -15,12 +15,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/event_loop.h"
+#include "common/loop_inbox.h"
 #include "preempt/context.h"
 #include "sched/action.h"
 #include "sched/event.h"
@@ -78,7 +78,8 @@ class Actuator {
   bool target_gone(int error, const gpreempt::sched::ProcessKey& key) const;
   static void record_ioctl(ActuationReport& report, uint64_t ioctl_ns);
   void post(std::function<ActuationReport()> job);
-  void drain();
+  // On the loop thread: the notices the job's control-thread turn collected, then its report.
+  void deliver(ActuationReport report, const std::vector<gpreempt::preempt::Notice>& notices);
 
   gpreempt::EventLoop& loop_;
   gpreempt::preempt::Context* context_;
@@ -86,13 +87,9 @@ class Actuator {
   std::map<gpreempt::sched::GpuId, uint32_t> clock_mhz_;
   OnDone on_done_;
   OnNotice on_notice_;
-  int event_fd_ = -1;
-  gpreempt::EventLoop::Id watch_ = 0;
+  gpreempt::LoopInbox inbox_;  // control thread -> loop thread
   gpreempt::EventLoop::Id notice_timer_ = 0;
   int in_flight_ = 0;
-  std::mutex mu_;
-  std::vector<ActuationReport> done_;
-  std::vector<gpreempt::preempt::Notice> notices_;
   // Control thread only: which process each attached pid is (a reused pid is another process).
   std::map<int, gpreempt::sched::ProcessKey> attached_;
 };
