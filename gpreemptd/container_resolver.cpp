@@ -1,7 +1,5 @@
 #include "container_resolver.h"
 
-#include <pwd.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -9,6 +7,7 @@
 #include <vector>
 
 #include "common/text_file.h"
+#include "passwd_entry.h"
 #include "sched/cgroup_identity.h"
 
 namespace gpreemptd {
@@ -17,17 +16,21 @@ namespace {
 
 using Json = nlohmann::json;
 
-std::optional<Json> parse_object(std::string_view text, const std::string& file,
-                                 std::string* error) {
-  Json j;
+std::optional<Json> parse_json(std::string_view text, const std::string& file, std::string* error) {
   try {
-    j = Json::parse(text);
+    return Json::parse(text);
   } catch (const Json::parse_error& e) {
     *error = file + ": not JSON (" + e.what() + ")";
     return std::nullopt;
   }
-  if (!j.is_object()) {
-    *error = file + ": expected a JSON object, found " + std::string(j.type_name());
+}
+
+std::optional<Json> parse_object(std::string_view text, const std::string& file,
+                                 std::string* error) {
+  auto j = parse_json(text, file, error);
+  if (!j) return std::nullopt;
+  if (!j->is_object()) {
+    *error = file + ": expected a JSON object, found " + std::string(j->type_name());
     return std::nullopt;
   }
   return j;
@@ -100,20 +103,6 @@ bool is_containerd_identifier(std::string_view s) {
   return !after_separator;
 }
 
-bool passwd_entry(std::uint32_t uid, std::string& name, std::string& home) {
-  long size = ::sysconf(_SC_GETPW_R_SIZE_MAX);
-  std::vector<char> buf(size > 0 ? static_cast<std::size_t>(size) : 16384);
-  struct passwd pw {};
-  struct passwd* found = nullptr;
-  while (::getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == ERANGE &&
-         buf.size() < (1u << 20))
-    buf.resize(buf.size() * 2);
-  if (!found) return false;
-  name = pw.pw_name ? pw.pw_name : "";
-  home = pw.pw_dir ? pw.pw_dir : "";
-  return true;
-}
-
 }  // namespace
 
 std::optional<ContainerInfo> parse_docker_config(std::string_view text, const std::string& file,
@@ -178,13 +167,9 @@ std::optional<ContainerInfo> parse_storage_containers(std::string_view text,
                                                       const std::string& file,
                                                       const std::string& id, std::string* error) {
   error->clear();
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const Json::parse_error& e) {
-    *error = file + ": not JSON (" + e.what() + ")";
-    return std::nullopt;
-  }
+  auto parsed = parse_json(text, file, error);
+  if (!parsed) return std::nullopt;
+  const Json& j = *parsed;
   if (!j.is_array()) {
     *error = file + ": expected a JSON array of containers, found " + std::string(j.type_name());
     return std::nullopt;

@@ -1,6 +1,5 @@
 #include "process_facts_reader.h"
 
-#include <pwd.h>
 #include <unistd.h>
 
 #include <set>
@@ -8,6 +7,7 @@
 
 #include "common/text_file.h"
 #include "discovery/proc_parse.h"
+#include "passwd_entry.h"
 #include "sched/cgroup_identity.h"
 
 namespace gpreemptd {
@@ -42,11 +42,8 @@ std::optional<uint32_t> real_uid(const std::string& status) {
 }
 
 std::string user_name(uint32_t uid) {
-  passwd pw{};
-  passwd* found = nullptr;
-  char buf[1024];
-  if (getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found) return found->pw_name;
-  return {};
+  std::string name, home;
+  return passwd_entry(uid, name, home) ? name : std::string();
 }
 
 }  // namespace
