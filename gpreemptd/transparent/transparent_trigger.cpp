@@ -9,37 +9,28 @@
 
 #include "common/error.h"
 #include "common/text_file.h"
+#include "discovery/proc_parse.h"
 
 namespace gpreempt::daemon {
 
 namespace {
 
-// /proc/PID/stat field 22 (start time in clock ticks since boot); nullopt when the pid is gone.
-// The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+// /proc/PID/stat's start time (clock ticks since boot); nullopt when the pid is gone or a zombie:
+// a process that has exited but whose parent has not reaped it yet keeps its /proc entry and
+// answers kill(pid, 0), though its queues and memory are gone and it never runs again.
 std::optional<uint64_t> start_time_ticks(int pid) {
   const auto text = read_text_file("/proc/" + std::to_string(pid) + "/stat");
   if (!text) return std::nullopt;
+  // The state follows the command name, which may hold spaces and parentheses: the last ')'.
   const auto paren = text->rfind(')');
-  if (paren == std::string::npos) return std::nullopt;
-  std::size_t pos = paren + 1;
-  for (int field = 3; field <= 22; ++field) {
-    while (pos < text->size() && (*text)[pos] == ' ') ++pos;
-    const std::size_t end = text->find(' ', pos);
-    if (field == 22) {
-      try {
-        return std::stoull(text->substr(pos, end - pos));
-      } catch (const std::exception&) {
-        return std::nullopt;
-      }
-    }
-    if (end == std::string::npos) return std::nullopt;
-    pos = end;
-  }
-  return std::nullopt;
+  if (paren == std::string::npos || paren + 2 >= text->size()) return std::nullopt;
+  const char state = (*text)[paren + 2];
+  if (state == 'Z' || state == 'X') return std::nullopt;
+  return discovery::parse_stat_start_time(*text);
 }
 
 bool pid_gone(int pid) {
-  return ::kill(pid, 0) < 0 && errno == ESRCH;
+  return (::kill(pid, 0) < 0 && errno == ESRCH) || !start_time_ticks(pid);
 }
 
 }  // namespace

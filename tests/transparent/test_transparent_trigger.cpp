@@ -223,6 +223,36 @@ TEST(TransparentTrigger, AnExitedProcessIsUnwatchedAndItsRequestFinished) {
   EXPECT_EQ(rec.count<sched::event::RequestFinished>(), 1u) << "the open request is closed";
 }
 
+// A process that exited while its parent has not reaped it yet (a zombie) still answers
+// kill(pid, 0) and keeps /proc/PID, but has no queues left to read: it is gone all the same.
+TEST(TransparentTrigger, AnExitedProcessNotYetReapedIsUnwatched) {
+  FakeKfd kfd;
+  EventLoop loop;
+  auto cfg = config(kfd, 1ms);
+  std::vector<std::string> gone;
+  cfg.on_unwatched = [&](const sched::ProcessKey&, const std::string& why) { gone.push_back(why); };
+  TransparentTrigger trig(loop, cfg, [](sched::Time, sched::Event) {});
+  int go[2];
+  ASSERT_EQ(pipe(go), 0);
+  const pid_t child = fork();
+  if (child == 0) {
+    close(go[1]);
+    char c;
+    (void)!read(go[0], &c, 1);
+    _exit(0);
+  }
+  close(go[0]);
+  const sched::ProcessKey key{child, 0};
+  trig.watch(key, child);  // no queues published: only the process itself tells it is gone
+  close(go[1]);            // the child exits; nobody reaps it until the end of the test
+  const auto failed = run_steps(loop, {{"the zombie unwatched", [&] { return !gone.empty(); }}});
+  EXPECT_EQ(failed, "");
+  ASSERT_FALSE(gone.empty());
+  EXPECT_NE(gone[0].find("process gone"), std::string::npos) << gone[0];
+  EXPECT_FALSE(trig.watching(key));
+  waitpid(child, nullptr, 0);
+}
+
 TEST(TransparentTrigger, APidOfAnotherProcessIsRefused) {
   QueueOwner owner;
   FakeKfd kfd;
