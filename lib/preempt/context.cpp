@@ -511,6 +511,10 @@ void Context::on_loop_error(const std::string& what) {
   notice(0, NoticeKind::kLoopError, "control loop: " + what);
 }
 
+void Context::set_control_thread_realtime_priority(int priority) {
+  control_->set_realtime_priority(priority);
+}
+
 ContextStats Context::stats() {
   ContextStats s = control_->call([&] { return stats_; });
   s.hop = control_->hop_stats();

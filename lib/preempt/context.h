@@ -128,6 +128,9 @@ class Context : private ControlLoop {
   BatchOutcome resume(int pid, const std::optional<std::vector<uint32_t>>& ids);
 
   ContextStats stats();
+  // The control thread's scheduling: SCHED_FIFO at `priority` (1..99), or the normal policy (0).
+  // Throws Error(errno) (EPERM without CAP_SYS_NICE). See common/thread_scheduling.h.
+  void set_control_thread_realtime_priority(int priority);
   // Run `fn` on the control thread without waiting for it (the caller learns of its end through
   // whatever `fn` does last: gpreemptd's actuator writes its completion to an eventfd). `fn` may
   // call this context's methods (they run inline there) and must not throw. Throws

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "common/thread_scheduling.h"
 
 namespace gpreempt::preempt {
 
@@ -51,6 +52,10 @@ void ControlThread::wake() {
   uint64_t one = 1;
   ssize_t r = ::write(wake_fd_, &one, sizeof one);
   (void)r;  // EAGAIN means the counter is already non-zero: the loop wakes anyway
+}
+
+void ControlThread::set_realtime_priority(int priority) {
+  set_thread_realtime_priority(thread_.native_handle(), priority);
 }
 
 HopStats ControlThread::hop_stats() const {
@@ -112,9 +117,13 @@ void ControlThread::main() {
   sigaddset(&block, SIGTERM);
   sigaddset(&block, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &block, nullptr);
+  // Named, so `top -H`, /proc/PID/task/*/comm and a debugger tell it from the host's threads.
+  pthread_setname_np(pthread_self(), "gpreempt-ctl");
 
-  for (;;) {
-    // Run every queued call.
+  // Every queued call, in order. A posted action runs before the rest of the turn (events,
+  // tracee service, watchdog): it is what the caller is waiting for (gpreemptd's hint-to-SUSPEND
+  // path), and those checks are only due every tick anyway.
+  auto run_queued = [&] {
     for (;;) {
       Job* job = nullptr;
       {
@@ -159,6 +168,9 @@ void ControlThread::main() {
       }
       cv_.notify_all();
     }
+  };
+  for (;;) {
+    run_queued();
     {
       std::lock_guard lock(mu_);
       if (stopping_) break;
@@ -174,6 +186,7 @@ void ControlThread::main() {
           uint64_t v;
           ssize_t r = ::read(wake_fd_, &v, sizeof v);
           (void)r;
+          run_queued();
         }
         for (std::size_t i = 1; i < pfds.size(); ++i)
           if (pfds[i].revents) loop_.on_readable(pfds[i].fd);

@@ -78,6 +78,9 @@ class ControlThread {
   // Wake the loop (e.g. after the set of watched fds changed).
   void wake();
   HopStats hop_stats() const;
+  // The thread's scheduling (common/thread_scheduling.h): a daemon that must act on a busy machine
+  // runs it under SCHED_FIFO.
+  void set_realtime_priority(int priority);
 
  private:
   struct Job {
