@@ -8,6 +8,7 @@
 
 #include "common/error.h"
 #include "common/json_conventions.h"
+#include "common/thread_scheduling.h"
 #include "control_permission.h"
 #include "gpreempt/version.h"
 #include "metrics_export.h"
@@ -98,6 +99,21 @@ sched::Time Daemon::now() const {
 }
 
 int Daemon::run() {
+  // First, before the socket and the worker threads exist: a configured priority that cannot be
+  // had stops the start (nothing silently runs slower than asked). Threads started from here on
+  // begin under the normal policy (SCHED_RESET_ON_FORK).
+  if (config_.daemon.realtime_priority > 0) {
+    try {
+      set_realtime_priority(config_.daemon.realtime_priority);
+    } catch (const std::exception& e) {
+      throw gpreempt::Error(EPERM, "[daemon] realtime_priority = " +
+                                       std::to_string(config_.daemon.realtime_priority) + " (" +
+                                       config_.source + "): " + e.what() +
+                                       "; not starting (set it to 0 to run without)");
+    }
+    spdlog::info("event loop and control thread run under SCHED_FIFO at priority {}",
+                 config_.daemon.realtime_priority);
+  }
   server_ = std::make_unique<SocketServer>(
       loop_, socket_path_,
       [this](uint64_t c, const Peer& p, const client::Message& m, Clock::time_point r) {
@@ -469,6 +485,24 @@ std::vector<std::string> Daemon::apply_daemon_settings(sched::DaemonSettings& ne
     spdlog::info("reload: transparent poll interval {} us",
                  std::chrono::duration_cast<std::chrono::microseconds>(next.poll_interval).count());
   }
+  if (next.realtime_priority != now.realtime_priority) {
+    try {
+      set_realtime_priority(next.realtime_priority);
+      spdlog::info("reload: event loop and control thread {}",
+                   next.realtime_priority > 0
+                       ? "under SCHED_FIFO at priority " + std::to_string(next.realtime_priority)
+                       : std::string("back under the normal policy"));
+    } catch (const std::exception& e) {
+      try {
+        set_realtime_priority(now.realtime_priority);  // both threads as they were
+      } catch (const std::exception&) {
+        // The loop thread's change is what failed or was undone; nothing else to restore.
+      }
+      keep("the real-time priority stays " + std::to_string(now.realtime_priority) + ": " +
+           e.what());
+      next.realtime_priority = now.realtime_priority;
+    }
+  }
   if (next.containers != now.containers) {
     // Another root may name the same ids differently: nothing cached stays (a new resolver).
     tracker_->set_container_roots(next.containers);
@@ -476,6 +510,11 @@ std::vector<std::string> Daemon::apply_daemon_settings(sched::DaemonSettings& ne
                  next.containers.docker, next.containers.containerd, next.containers.crio);
   }
   return kept;
+}
+
+void Daemon::set_realtime_priority(int priority) {
+  gpreempt::set_thread_realtime_priority(pthread_self(), priority);
+  if (context_) context_->set_control_thread_realtime_priority(priority);
 }
 
 void Daemon::apply_classes() {
@@ -741,6 +780,7 @@ Json Daemon::status() const {
       std::chrono::duration_cast<std::chrono::microseconds>(
           transparent_ ? transparent_->poll_interval() : config_.daemon.poll_interval)
           .count();
+  doc["daemon"]["realtime_priority"] = config_.daemon.realtime_priority;
   doc["daemon"]["transparent_watched"] = [&] {
     int n = 0;
     if (transparent_)

@@ -95,6 +95,9 @@ class Daemon {
   // address does not bind) keeps its running value in `next` and is logged; returns those
   // messages.
   std::vector<std::string> apply_daemon_settings(gpreempt::sched::DaemonSettings& next);
+  // The loop thread (the caller) and the core's control thread: SCHED_FIFO at `priority`, or the
+  // normal policy (0). Throws gpreempt::Error.
+  void set_realtime_priority(int priority);
   // Log the [[policy.gpu]] tables that name no GPU of this machine (the file may serve others).
   void check_policy_gpus() const;
   // Serve metrics on `address` ("" = none); throws when it does not bind.

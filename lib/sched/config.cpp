@@ -437,6 +437,15 @@ class Loader {
           else
             d.poll_interval = *x;
         }
+      } else if (k == "realtime_priority") {
+        if (auto x = integer(k, v)) {
+          if (*x < 0 || *x > DaemonSettings::kMaxRealtimePriority)
+            error(line_of(k), "realtime_priority must be between 0 (off) and " +
+                                  std::to_string(DaemonSettings::kMaxRealtimePriority) +
+                                  " (a SCHED_FIFO priority), not " + std::to_string(*x));
+          else
+            d.realtime_priority = static_cast<int>(*x);
+        }
       } else {
         error(line_of(k), "unknown key '" + std::string(k.str()) + "' in [daemon]");
       }

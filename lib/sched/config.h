@@ -54,6 +54,11 @@ struct DaemonSettings {
   Duration poll_interval = std::chrono::microseconds(200);
   static constexpr Duration kMinPollInterval = std::chrono::microseconds(100);
   static constexpr Duration kMaxPollInterval = std::chrono::microseconds(500);
+  // SCHED_FIFO priority (1..99) of the two threads on the hint-to-SUSPEND path, the event loop and
+  // the core's control thread; 0: they keep the process's normal policy. On a busy node their
+  // wake-ups otherwise wait behind the workloads for the host's CPU scheduler (docs/gpreemptd.md).
+  int realtime_priority = 0;
+  static constexpr int kMaxRealtimePriority = 99;
   ContainerRoots containers;
 };
 

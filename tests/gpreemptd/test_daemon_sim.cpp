@@ -13,7 +13,10 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
+#include "common/error.h"
+#include "common/thread_scheduling.h"
 #include "daemon_rig.h"
 
 namespace gpreempt::testing {
@@ -436,6 +439,107 @@ TEST(GpreemptdSim, SighupMovesTheSocketAndMetricsAndChangesThePollInterval) {
   EXPECT_NE(log.find("reload: the metrics endpoint stays on " + endpoint), std::string::npos)
       << log;
   EXPECT_FALSE(std::filesystem::exists(moved)) << "removed at exit";
+}
+
+// Each thread of `pid`: its name and SCHED_FIFO priority (0: another policy), by tid.
+std::map<int, std::pair<std::string, int>> thread_priorities(int pid) {
+  std::map<int, std::pair<std::string, int>> out;
+  const std::filesystem::path tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (const auto& t : std::filesystem::directory_iterator(tasks)) {
+    const int tid = std::stoi(t.path().filename().string());
+    std::string comm;
+    std::getline(std::ifstream(t.path() / "comm"), comm);
+    try {
+      out[tid] = {comm, thread_realtime_priority(tid)};
+    } catch (const Error&) {
+      // The thread ended between the listing and the query.
+    }
+  }
+  return out;
+}
+
+// Whether this machine lets the test's own threads run under SCHED_FIFO (root or CAP_SYS_NICE,
+// and no real-time group budget of 0); the reason when not.
+std::optional<std::string> realtime_unavailable() {
+  std::optional<std::string> why;
+  std::thread([&] {
+    try {
+      set_thread_realtime_priority(pthread_self(), 1);
+    } catch (const Error& e) {
+      why = e.what();
+    }
+  }).join();
+  return why;
+}
+
+TEST(GpreemptdSim, RealtimePriorityPutsTheLoopAndControlThreadsUnderFifoAndAReloadChangesIt) {
+  if (auto why = realtime_unavailable()) GTEST_SKIP() << "SCHED_FIFO is not permitted here: " << *why;
+  DaemonRig rig;
+  const auto config = rig.file("realtime.toml");
+  auto settings = [&](int priority) {
+    return "[daemon]\nsocket = \"" + rig.socket() +
+           "\"\nmetrics = \"127.0.0.1:0\"\nrealtime_priority = " + std::to_string(priority) + "\n";
+  };
+  write_file(config, settings(7));
+  auto daemon = rig.start_daemon_from_config(config);
+  auto status = rig.status();
+  ASSERT_FALSE(status.is_null()) << daemon->stderr_text();
+  EXPECT_EQ(status["daemon"]["realtime_priority"], 7);
+  ASSERT_TRUE(status["daemon"]["metrics_endpoint"].is_string()) << "its threads exist";
+  // Exactly the loop thread (the main one) and the core's control thread; the discovery worker and
+  // the metrics server's threads, started after the loop thread changed policy, stay normal.
+  auto expect_fifo_at = [&](int priority) {
+    const auto threads = thread_priorities(daemon->pid());
+    int control_threads = 0;
+    for (const auto& [tid, t] : threads) {
+      const bool on_path = tid == daemon->pid() || t.first == "gpreempt-ctl";
+      control_threads += t.first == "gpreempt-ctl" ? 1 : 0;
+      EXPECT_EQ(t.second, on_path ? priority : 0) << "thread " << tid << " (" << t.first << ")";
+    }
+    EXPECT_EQ(control_threads, 1) << threads.size() << " threads";
+    EXPECT_GE(threads.size(), 3u) << "loop, control thread, discovery worker at least";
+  };
+  expect_fifo_at(7);
+
+  write_file(config, settings(0));
+  daemon->kill(SIGHUP);
+  ASSERT_TRUE(eventually([&] { return rig.status()["daemon"]["reloads"] == 1; }));
+  EXPECT_EQ(rig.status()["daemon"]["realtime_priority"], 0);
+  expect_fifo_at(0);
+
+  write_file(config, settings(3));
+  daemon->kill(SIGHUP);
+  ASSERT_TRUE(eventually([&] { return rig.status()["daemon"]["reloads"] == 2; }));
+  EXPECT_EQ(rig.status()["daemon"]["realtime_priority"], 3);
+  expect_fifo_at(3);
+
+  daemon->kill(SIGTERM);
+  EXPECT_EQ(daemon->wait(), 0);
+}
+
+// Asked for and not permitted: the daemon does not start (rather than run slower than configured)
+// and says what grants it. As root, the capability is dropped from the bounding set for the daemon.
+TEST(GpreemptdSim, ARealtimePriorityThatIsNotPermittedStopsTheStartWithTheReason) {
+  DaemonRig rig;
+  const auto config = rig.file("realtime.toml");
+  write_file(config, "[daemon]\nsocket = \"" + rig.socket() +
+                         "\"\nmetrics = \"\"\nrealtime_priority = 7\n");
+  std::vector<std::string> argv{bin("gpreemptd").string(), "--config", config.string()};
+  if (!realtime_unavailable()) {
+    if (::access("/usr/bin/setpriv", X_OK) != 0)
+      GTEST_SKIP() << "SCHED_FIFO is permitted here and setpriv (util-linux), which would drop "
+                      "CAP_SYS_NICE for the daemon, is missing";
+    argv.insert(argv.begin(), {"/usr/bin/setpriv", "--bounding-set", "-sys_nice", "--"});
+  }
+  Child daemon(argv, rig.machine().env());
+  EXPECT_EQ(daemon.wait(), 1);
+  const std::string log = daemon.stderr_text();
+  EXPECT_NE(log.find("[daemon] realtime_priority = 7 (" + config.string() + "): cannot run a "
+                     "thread under SCHED_FIFO at priority 7: Operation not permitted"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("CAP_SYS_NICE"), std::string::npos) << log;
+  EXPECT_FALSE(std::filesystem::exists(rig.socket())) << "nothing was started";
 }
 
 // KFD < 1.13 (no debugger API) or no hardware scheduler: the daemon cannot suspend, says so in its

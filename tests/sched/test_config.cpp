@@ -59,6 +59,7 @@ TEST(Config, TheIssuesMinimalConfigAsWritten) {
   // Everything else keeps the defaults of the structs.
   EXPECT_EQ(c.policy.max_suspension, ArbiterConfig{}.max_suspension);
   EXPECT_EQ(c.daemon.socket_path, "/run/gpreempt/gpreemptd.sock");
+  EXPECT_EQ(c.daemon.realtime_priority, 0) << "off unless asked for";
   EXPECT_EQ(c.source, "minimal.toml");
 }
 
@@ -69,6 +70,7 @@ socket = "/tmp/g.sock"
 metrics = "127.0.0.1:9100"
 control_group = "gpu-ops"
 poll_interval_us = 150
+realtime_priority = 20
 docker_root = "/host/var/lib/docker/containers"
 containerd_root = ""
 crio_root = "/host/run/containers/storage/overlay-containers"
@@ -108,6 +110,7 @@ match = { env = "JOB=train-*" }
   EXPECT_EQ(c.daemon.metrics_address, "127.0.0.1:9100");
   EXPECT_EQ(c.daemon.control_group, "gpu-ops");
   EXPECT_EQ(c.daemon.poll_interval, 150us);
+  EXPECT_EQ(c.daemon.realtime_priority, 20);
   EXPECT_EQ(c.daemon.containers.docker, "/host/var/lib/docker/containers");
   EXPECT_EQ(c.daemon.containers.containerd, "");
   EXPECT_EQ(c.daemon.containers.crio, "/host/run/containers/storage/overlay-containers");
@@ -203,6 +206,14 @@ TEST(ConfigErrors, WrongTypesAndValues) {
             "gpreemptd.toml:3: starvation_min_run_ms must be less than starvation_window_ms");
   EXPECT_EQ(error_of("[daemon]\npoll_interval_us = 50\n"),
             "gpreemptd.toml:2: poll_interval_us must be between 100 and 500");
+  EXPECT_EQ(error_of("[daemon]\nrealtime_priority = 100\n"),
+            "gpreemptd.toml:2: realtime_priority must be between 0 (off) and 99 (a SCHED_FIFO "
+            "priority), not 100");
+  EXPECT_EQ(error_of("[daemon]\nsocket = \"/s\"\nrealtime_priority = -1\n"),
+            "gpreemptd.toml:3: realtime_priority must be between 0 (off) and 99 (a SCHED_FIFO "
+            "priority), not -1");
+  EXPECT_EQ(error_of("[daemon]\nrealtime_priority = 1.5\n"),
+            "gpreemptd.toml:2: 'realtime_priority' must be an integer, not a number");
   EXPECT_EQ(error_of("[daemon]\nsocket = \"relative.sock\"\n"),
             "gpreemptd.toml:2: 'socket' must be an absolute path, not \"relative.sock\"");
   EXPECT_EQ(
