@@ -11,9 +11,10 @@ daemon.hint_to_suspend_us, histogram bucket bounds ~9 % apart). That interval is
 event loop, scheduler decision, hand-off to the control thread, snapshot check. The same interval is
 printed by hop (daemon.hint_to_suspend_hops_us): decide (socket read to the action handed to the
 control thread), handoff (to the control thread starting it), prepare (to the ioctl starting).
-The daemon runs with the demo's classes (the online class takes hints only).
+The daemon runs with the demo's classes (the online class takes hints only); --realtime N puts its
+event loop and control thread under SCHED_FIFO ([daemon] realtime_priority).
 
-  python3 bench/gpreemptd/hint_to_suspend.py --build build --requests 1000
+  python3 bench/gpreemptd/hint_to_suspend.py --build build --requests 1000 [--realtime 10]
 """
 import argparse
 import json
@@ -50,6 +51,9 @@ def main():
     ap.add_argument("--nice", type=int, default=-10,
                     help="gpreemptd's niceness (default -10, as deploy/systemd/gpreemptd.service runs it; "
                          "0 for a plain child)")
+    ap.add_argument("--realtime", type=int, default=0, metavar="PRIORITY",
+                    help="[daemon] realtime_priority: run gpreemptd's event loop and control thread under "
+                         "SCHED_FIFO at this priority (1-99; needs CAP_SYS_NICE); 0 (default): normal policy")
     ap.add_argument("--log-level", default="warn", help="gpreemptd's --log-level (its log goes to stderr)")
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     a = ap.parse_args()
@@ -70,7 +74,8 @@ def main():
         # queues, whose timer would add wakeups to the daemon's loop).
         config = machine + "/gpreemptd.toml"
         with open(config, "w") as f:
-            f.write('[[class]]\nname = "online"\npriority = 10\nmatch = { env = "GPREEMPT_CLASS=online" }\n'
+            f.write(f'[daemon]\nrealtime_priority = {a.realtime}\n\n'
+                    '[[class]]\nname = "online"\npriority = 10\nmatch = { env = "GPREEMPT_CLASS=online" }\n'
                     'trigger = "hint"\n\n[[class]]\nname = "offline"\npriority = 0\n'
                     'match = { env = "GPREEMPT_CLASS=offline" }\n')
         nice = ["nice", "-n", str(a.nice)] if a.nice else []
@@ -112,7 +117,7 @@ def main():
         gpu = doc["gpus"][0]
         hops = doc["daemon"].get("hint_to_suspend_hops_us", {})
         result = {"requests": a.requests, "hinted_suspends": h["count"], "hint_to_suspend_us": h,
-                  "hops_us": hops, "daemon_nice": a.nice, "suspensions_total": gpu["suspensions_total"],
+                  "hops_us": hops, "daemon_nice": a.nice, "daemon_realtime_priority": a.realtime, "suspensions_total": gpu["suspensions_total"],
                   "load_average": os.getloadavg()}
         if a.json:
             print(json.dumps(result, indent=2))
@@ -122,7 +127,8 @@ def main():
                   + ("" if h["count"] >= 1000 else " (fewer than 1000 samples: the p99 is not meaningful)"))
             for name, x in hops.items():
                 print(f"  {name:8} p50 {x['p50']} us, p99 {x['p99']} us, max {x['max']} us")
-            print("  gpreemptd at nice %d; load average %.2f %.2f %.2f" % ((a.nice,) + result["load_average"]))
+            print("  gpreemptd at nice %d, realtime priority %d; load average %.2f %.2f %.2f"
+                  % ((a.nice, a.realtime) + result["load_average"]))
     except BaseException:
         # What the simulated machine saw (a daemon that lost its clients, a crash).
         states = ", ".join(f"{Path(str(p.args[0])).name} pid {p.pid} {'alive' if p.poll() is None else f'exited {p.returncode}'}"
