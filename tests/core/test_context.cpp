@@ -705,6 +705,38 @@ TEST(CoreControlThread, HopStatsCountEveryCallAndKeepTheLargestHop) {
   EXPECT_GE(s.total_hop_ns, s.max_hop_ns);
 }
 
+// A posted call is what its caller (gpreemptd's hint path) is waiting for: the thread runs it as
+// soon as it wakes, before the tracee service and watchdog of that turn (tick), which are only
+// due every tick interval anyway.
+TEST(CoreControlThread, APostedCallRunsBeforeTheTickOfTheTurnItWokeAndOnANamedThread) {
+  struct Loop final : preempt::ControlLoop {
+    std::atomic<int> ticks{0};
+    std::vector<int> watched_fds() override { return {}; }
+    void on_readable(int) override {}
+    void tick() override { ++ticks; }
+    // Never due by time: every tick below follows a wake-up.
+    std::chrono::milliseconds tick_interval() override { return std::chrono::hours(1); }
+    void on_loop_error(const std::string&) override {}
+  } loop;
+  preempt::ControlThread thread(loop);
+  for (int i = 0; i < 20; ++i) {
+    const int at_post = loop.ticks.load();
+    std::atomic<int> seen{-1};
+    std::string name;
+    thread.post([&] {
+      char buf[16] = {};
+      pthread_getname_np(pthread_self(), buf, sizeof buf);
+      name = buf;
+      seen = loop.ticks.load();
+    });
+    ASSERT_TRUE(eventually([&] { return seen.load() >= 0; }));
+    EXPECT_EQ(seen.load(), at_post) << "post " << i << " ran after a tick of its own turn";
+    EXPECT_EQ(name, "gpreempt-ctl");
+    // The turn ends with its tick; then the thread waits in poll() for the next post.
+    ASSERT_TRUE(eventually([&] { return loop.ticks.load() > seen.load(); }));
+  }
+}
+
 TEST(CoreSignals, AStaleAnswerDoesNotEndTheWaitForTheNextSignal) {
   // An answer that arrived after an earlier wait timed out is still in the done pipe. The handler
   // must drain it and wait for the answer to this signal, or the program dies of the signal before
