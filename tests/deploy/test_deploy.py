@@ -103,7 +103,9 @@ def test_unit_keeps_ptrace_and_debugfs():
     assert s["Type"] == ["notify"]
     assert s["ExecReload"] == ["/bin/kill -HUP $MAINPID"]
     assert s["Restart"] == ["on-failure"]
-    assert s["CapabilityBoundingSet"] == ["CAP_SYS_PTRACE"]
+    assert s["CapabilityBoundingSet"] == ["CAP_SYS_PTRACE CAP_SYS_NICE"]
+    # The shipped config asks for SCHED_FIFO, which RestrictRealtime would refuse.
+    assert "RestrictRealtime" not in s
     # Settings that would break the daemon must stay out.
     for key, bad in (("ProtectProc", None), ("ProcSubset", None), ("PrivateDevices", "yes"),
                      ("PrivatePIDs", "yes")):
