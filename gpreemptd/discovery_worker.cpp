@@ -21,9 +21,14 @@ std::vector<sched::GpuId> TrackedProcess::gpus() const {
 
 namespace {
 
-std::map<sched::GpuId, int> queues_of(const discovery::SystemRoots& roots, int pid) {
+// `reads` counts the sysfs files it reads (the queues directory, then type, gpuid and size of each
+// queue): the cost of a pass on the simulator, where each is a round trip to kfdsimd.
+std::map<sched::GpuId, int> queues_of(const discovery::SystemRoots& roots, int pid,
+                                      std::size_t* reads = nullptr) {
   std::map<sched::GpuId, int> queues;
-  for (const auto& q : discovery::sysfs_queues(roots, pid)) ++queues[q.gpu_id];
+  const auto listed = discovery::sysfs_queues(roots, pid);
+  for (const auto& q : listed) ++queues[q.gpu_id];
+  if (reads) *reads += 1 + 3 * listed.size();
   return queues;
 }
 
@@ -49,14 +54,15 @@ ContainerResolver::Warn container_warning() {
 
 std::optional<TrackedProcess> read_tracked_process(const discovery::SystemRoots& roots, int pid,
                                                    const sched::Classifier* classifier,
-                                                   ContainerResolver* containers) {
+                                                   ContainerResolver* containers,
+                                                   std::size_t* sysfs_reads) {
   const auto read_at = std::chrono::steady_clock::now();
   auto key = read_process_key(roots.proc, pid);
   if (!key) return std::nullopt;
   TrackedProcess p;
   p.key = *key;
   p.read_at = read_at;
-  p.queues = queues_of(roots, pid);
+  p.queues = queues_of(roots, pid, sysfs_reads);
   if (!classify(roots, p, classifier, containers)) return std::nullopt;
   return p;
 }
@@ -120,6 +126,7 @@ void DiscoveryWorker::main(Deliver deliver) {
     DiscoveryBatch batch;
     try {
       batch = pass();
+      log_pass(stats_);
     } catch (const std::exception& e) {
       // Listing /sys/class/kfd/kfd/proc failed (one process's files are contained in visit):
       // nothing is lost, the next pass lists again.
@@ -155,7 +162,11 @@ DiscoveryBatch DiscoveryWorker::pass() {
     if (it == known_.end() || it->second.key != p.key) known_[p.key.pid] = std::move(p);
   }
   DiscoveryBatch out;
+  stats_ = {};
+  const auto started = std::chrono::steady_clock::now();
   const std::vector<int> listed = discovery::kfd_sysfs_processes(roots_);
+  stats_.listed = listed.size();
+  stats_.sysfs_reads = 1;
   const std::set<int> present(listed.begin(), listed.end());
   for (auto it = known_.begin(); it != known_.end();) {
     if (present.count(it->first)) {
@@ -182,6 +193,8 @@ DiscoveryBatch DiscoveryWorker::pass() {
   for (int pid : listed)
     if (pid != self) (known_.count(pid) ? known_listed : new_pids).push_back(pid);
   for (int pid : new_pids) visit_contained(pid);
+  stats_.fresh = new_pids.size();
+  stats_.fresh_done = std::chrono::steady_clock::now() - started;
   // Known processes are looked at again for changed GPUs (and a reused pid), kRevisitsPerPass per
   // pass: those without queues yet first (a process is often listed before its first queue
   // exists, and its GPU is what the scheduler waits for), then the others in turn from where the
@@ -203,7 +216,23 @@ DiscoveryBatch DiscoveryWorker::pass() {
       last_revisited_ = pid;
     visit_contained(pid);
   }
+  stats_.revisited = order.size();
+  stats_.total = std::chrono::steady_clock::now() - started;
+  stats_.handed_over = stats_.total;  // the whole batch, at the end of the pass
   return out;
+}
+
+void DiscoveryWorker::log_pass(const PassStats& s) {
+  if (!s.fresh && !s.revisited) return;
+  auto ms = [](std::chrono::nanoseconds d) {
+    return std::chrono::duration<double, std::milli>(d).count();
+  };
+  // Where a pass's time goes (bench/gpreemptd/classify_latency.py summarises these lines).
+  spdlog::debug(
+      "discovery pass: {} listed, {} new, {} revisited, {} sysfs reads, {:.2f} ms; new "
+      "processes read by {:.2f} ms, their classes handed over at {:.2f} ms",
+      s.listed, s.fresh, s.revisited, s.sysfs_reads, ms(s.total), ms(s.fresh_done),
+      ms(s.handed_over));
 }
 
 void DiscoveryWorker::reclassify_all(DiscoveryBatch& out) {
@@ -241,7 +270,7 @@ void DiscoveryWorker::visit(int pid, DiscoveryBatch& out) {
   }
   if (it != known_.end()) {
     TrackedProcess& p = it->second;
-    auto queues = queues_of(roots_, pid);
+    auto queues = queues_of(roots_, pid, &stats_.sysfs_reads);
     const bool gpus_changed = [&] {
       if (queues.size() != p.queues.size()) return true;
       for (auto a = queues.begin(), b = p.queues.begin(); a != queues.end(); ++a, ++b)
@@ -253,7 +282,8 @@ void DiscoveryWorker::visit(int pid, DiscoveryBatch& out) {
     if (gpus_changed) out.seen.push_back(p);
     return;
   }
-  auto p = read_tracked_process(roots_, pid, classifier_.get(), containers_.get());
+  auto p =
+      read_tracked_process(roots_, pid, classifier_.get(), containers_.get(), &stats_.sysfs_reads);
   if (!p || p->key != *key) return;  // gone meanwhile: the next pass sees it
   out.seen.push_back(*p);
   known_.emplace(pid, std::move(*p));

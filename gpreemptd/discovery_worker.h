@@ -57,7 +57,8 @@ struct DiscoveryBatch {
 std::optional<TrackedProcess> read_tracked_process(const gpreempt::discovery::SystemRoots& roots,
                                                    int pid,
                                                    const gpreempt::sched::Classifier* classifier,
-                                                   ContainerResolver* containers);
+                                                   ContainerResolver* containers,
+                                                   std::size_t* sysfs_reads = nullptr);
 
 class DiscoveryWorker {
  public:
@@ -99,6 +100,12 @@ class DiscoveryWorker {
   // Look at one listed pid: new, changed GPUs, or a reused pid.
   void visit(int pid, DiscoveryBatch& out);
   void reclassify_all(DiscoveryBatch& out);
+  // What the last pass cost, logged at debug level by the thread.
+  struct PassStats {
+    std::size_t listed = 0, fresh = 0, revisited = 0, sysfs_reads = 0;
+    std::chrono::nanoseconds fresh_done{}, handed_over{}, total{};
+  };
+  static void log_pass(const PassStats& s);
 
   const gpreempt::discovery::SystemRoots roots_;
   const std::chrono::nanoseconds interval_;
@@ -118,7 +125,8 @@ class DiscoveryWorker {
   uint64_t classified_generation_ = 0;
   std::unique_ptr<ContainerResolver> containers_;
   std::map<int, TrackedProcess> known_;
-  int last_revisited_ = 0;  // the known process (with queues) the last pass looked at last
+  int last_revisited_ = 0;
+  PassStats stats_;  // the known process (with queues) the last pass looked at last
   std::thread thread_;
 };
 

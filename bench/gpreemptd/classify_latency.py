@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -63,6 +64,29 @@ KINDS = {
     "env-batch": ("batch", ["batch-job"], "batch"),
     "unmatched": (None, ["other"], None),
 }
+
+
+# gpreemptd's discovery worker, at debug level, for each pass that looked at a process.
+PASS_LINE = re.compile(r"discovery pass: (\d+) listed, (\d+) new, (\d+) revisited, (\d+) sysfs reads, "
+                       r"([\d.]+) ms; new processes read by ([\d.]+) ms, their classes handed over at "
+                       r"([\d.]+) ms")
+
+
+def pass_costs(events):
+    """Where the discovery passes that found new processes spent their time: their sysfs reads,
+    their duration, and when in the pass the new processes' classes were handed to the loop."""
+    reads, total, handed = [], [], []
+    for _, _, kind, data in events:
+        m = PASS_LINE.match(data) if kind is None else None
+        if not m or int(m.group(2)) == 0:
+            continue
+        reads.append(int(m.group(4)))
+        total.append(float(m.group(5)) / 1e3)
+        handed.append(float(m.group(7)) / 1e3)
+    reads.sort()
+    return {"passes": len(reads),
+            "sysfs_reads_p50_max": [reads[len(reads) // 2], reads[-1]] if reads else None,
+            "duration_ms": summary_ms(total), "classes_handed_over_ms": summary_ms(handed)}
 
 
 def run(a):
@@ -200,6 +224,7 @@ def run(a):
         "close_to_exit_handled_ms": summary_ms(close_to_exit),
         "open_to_queue_ms": summary_ms(open_to_queue),
         "sim_sysfs_lookup_ms": sysfs_lookup,
+        "passes_with_new_processes": pass_costs(events),
         "not_classified_while_alive": len(missed),
         "never_seen": len(never_seen),
         "classified_before_queue": classified_before_queue,
@@ -229,6 +254,12 @@ def print_result(r):
     print(line("close -> exit handled", r["close_to_exit_handled_ms"]))
     print(line("(process) open -> queue", r["open_to_queue_ms"]))
     print(line("(simulator) one sysfs lookup", r["sim_sysfs_lookup_ms"]))
+    pc = r["passes_with_new_processes"]
+    if pc["passes"]:
+        print(f"  discovery passes that found new processes: {pc['passes']}, sysfs reads each p50 "
+              f"{pc['sysfs_reads_p50_max'][0]} max {pc['sysfs_reads_p50_max'][1]}")
+        print(line("  such a pass, start -> end", pc["duration_ms"]))
+        print(line("  start -> classes handed over", pc["classes_handed_over_ms"]))
     print(f"  not classified while alive: {r['not_classified_while_alive']} (never seen at all: {r['never_seen']}; "
           f"no exit to handle); "
           f"classified over 100 ms after open: {r['over_100ms']}; classified before their queue existed "
