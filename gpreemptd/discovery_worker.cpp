@@ -21,14 +21,14 @@ std::vector<sched::GpuId> TrackedProcess::gpus() const {
 
 namespace {
 
-// `reads` counts the sysfs files it reads (the queues directory, then type, gpuid and size of each
-// queue): the cost of a pass on the simulator, where each is a round trip to kfdsimd.
+// Only each queue's GPU is read (1 + one file per queue): on the simulator every sysfs read is a
+// round trip to kfdsimd, and a pass's reads are what delays its new processes. `reads` counts them.
 std::map<sched::GpuId, int> queues_of(const discovery::SystemRoots& roots, int pid,
                                       std::size_t* reads = nullptr) {
   std::map<sched::GpuId, int> queues;
-  const auto listed = discovery::sysfs_queues(roots, pid);
+  const auto listed = discovery::sysfs_queue_gpus(roots, pid);
   for (const auto& q : listed) ++queues[q.gpu_id];
-  if (reads) *reads += 1 + 3 * listed.size();
+  if (reads) *reads += 1 + listed.size();
   return queues;
 }
 
@@ -125,7 +125,7 @@ void DiscoveryWorker::main(Deliver deliver) {
     if (started >= next) next = std::max(next + interval_, started);  // not a wake()'s early pass
     DiscoveryBatch batch;
     try {
-      batch = pass();
+      batch = pass(deliver);
       log_pass(stats_);
     } catch (const std::exception& e) {
       // Listing /sys/class/kfd/kfd/proc failed (one process's files are contained in visit):
@@ -136,7 +136,7 @@ void DiscoveryWorker::main(Deliver deliver) {
   }
 }
 
-DiscoveryBatch DiscoveryWorker::pass() {
+DiscoveryBatch DiscoveryWorker::pass(const Deliver& early) {
   bool reclassify = false;
   std::vector<TrackedProcess> adopted;
   {
@@ -167,6 +167,7 @@ DiscoveryBatch DiscoveryWorker::pass() {
   const std::vector<int> listed = discovery::kfd_sysfs_processes(roots_);
   stats_.listed = listed.size();
   stats_.sysfs_reads = 1;
+  stats_.listing = std::chrono::steady_clock::now() - started;
   const std::set<int> present(listed.begin(), listed.end());
   for (auto it = known_.begin(); it != known_.end();) {
     if (present.count(it->first)) {
@@ -192,8 +193,43 @@ DiscoveryBatch DiscoveryWorker::pass() {
   std::vector<int> known_listed, new_pids;
   for (int pid : listed)
     if (pid != self) (known_.count(pid) ? known_listed : new_pids).push_back(pid);
-  for (int pid : new_pids) visit_contained(pid);
-  stats_.fresh = new_pids.size();
+  // Their classes first, from /proc alone (real files, cheap even under the simulator), handed
+  // over before any of their queues is read: a burst of new processes is classified after one
+  // sysfs read (the listing) rather than after all the queue reads of the pass.
+  std::vector<std::pair<int, std::size_t>> fresh;  // pid, its record's index in out.seen
+  for (int pid : new_pids) {
+    try {
+      if (admit(pid, out)) fresh.emplace_back(pid, out.seen.size() - 1);
+    } catch (const std::exception& e) {
+      spdlog::warn("discovery of pid {} failed: {}; trying again at the next pass", pid, e.what());
+    }
+  }
+  stats_.fresh = fresh.size();
+  if (early) {
+    if (!out.empty()) early(std::move(out));
+    out = {};
+    stats_.handed_over = std::chrono::steady_clock::now() - started;
+  }
+  // Then their GPUs: the rest of the record, in this pass's batch (with an early hand-over, a
+  // second delivery of the same pass; without, the records handed over later in one piece).
+  for (const auto& [pid, at] : fresh) {
+    auto it = known_.find(pid);
+    if (it == known_.end()) continue;
+    TrackedProcess& p = it->second;
+    p.read_at = std::chrono::steady_clock::now();
+    try {
+      p.queues = queues_of(roots_, pid, &stats_.sysfs_reads);
+    } catch (const std::exception& e) {
+      // Looked at again by the next pass (as a process without queues).
+      spdlog::warn("reading the queues of pid {} failed: {}; trying again at the next pass", pid,
+                   e.what());
+    }
+    p.queues_read = true;
+    if (early)
+      out.seen.push_back(p);
+    else
+      out.seen[at] = p;
+  }
   stats_.fresh_done = std::chrono::steady_clock::now() - started;
   // Known processes are looked at again for changed GPUs (and a reused pid), kRevisitsPerPass per
   // pass: those without queues yet first (a process is often listed before its first queue
@@ -218,7 +254,7 @@ DiscoveryBatch DiscoveryWorker::pass() {
   }
   stats_.revisited = order.size();
   stats_.total = std::chrono::steady_clock::now() - started;
-  stats_.handed_over = stats_.total;  // the whole batch, at the end of the pass
+  if (!early) stats_.handed_over = stats_.total;  // the whole batch, at the end of the pass
   return out;
 }
 
@@ -230,9 +266,9 @@ void DiscoveryWorker::log_pass(const PassStats& s) {
   // Where a pass's time goes (bench/gpreemptd/classify_latency.py summarises these lines).
   spdlog::debug(
       "discovery pass: {} listed, {} new, {} revisited, {} sysfs reads, {:.2f} ms; new "
-      "processes read by {:.2f} ms, their classes handed over at {:.2f} ms",
+      "processes read by {:.2f} ms, their classes handed over at {:.2f} ms (listing {:.2f} ms)",
       s.listed, s.fresh, s.revisited, s.sysfs_reads, ms(s.total), ms(s.fresh_done),
-      ms(s.handed_over));
+      ms(s.handed_over), ms(s.listing));
 }
 
 void DiscoveryWorker::reclassify_all(DiscoveryBatch& out) {
@@ -282,11 +318,26 @@ void DiscoveryWorker::visit(int pid, DiscoveryBatch& out) {
     if (gpus_changed) out.seen.push_back(p);
     return;
   }
+  // Not known (a reused pid's new process): classified and read in one piece.
   auto p =
       read_tracked_process(roots_, pid, classifier_.get(), containers_.get(), &stats_.sysfs_reads);
   if (!p || p->key != *key) return;  // gone meanwhile: the next pass sees it
   out.seen.push_back(*p);
   known_.emplace(pid, std::move(*p));
+}
+
+bool DiscoveryWorker::admit(int pid, DiscoveryBatch& out) {
+  const auto read_at = std::chrono::steady_clock::now();
+  auto key = read_process_key(roots_.proc, pid);
+  if (!key) return false;  // listed by KFD but already gone from /proc
+  TrackedProcess p;
+  p.key = *key;
+  p.read_at = read_at;
+  p.queues_read = false;
+  if (!classify(roots_, p, classifier_.get(), containers_.get())) return false;  // gone meanwhile
+  out.seen.push_back(p);
+  known_.emplace(pid, std::move(p));
+  return true;
 }
 
 }  // namespace gpreemptd
