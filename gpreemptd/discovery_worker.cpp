@@ -234,7 +234,7 @@ DiscoveryBatch DiscoveryWorker::pass(const Deliver& early) {
   // Known processes are looked at again for changed GPUs (and a reused pid), kRevisitsPerPass per
   // pass: those without queues yet first (a process is often listed before its first queue
   // exists, and its GPU is what the scheduler waits for), then the others in turn from where the
-  // last pass stopped. Each look costs 1 + 3 per queue sysfs reads, and on the simulator each
+  // last pass stopped. Each look costs 1 + 1 per queue sysfs reads, and on the simulator each
   // read waits for a model tick: a pass that re-read every process would delay the next pass, and
   // with it the new processes it finds.
   std::vector<int> order, with_queues;

@@ -18,6 +18,10 @@ it handled the exit. From them, per process:
   queue -> known on its GPU   queue created until the daemon's scheduler knew class and GPU
   close -> exit handled       the process closing the device until the daemon dropped it
 
+and, per discovery pass that found new processes (the daemon's `discovery pass:` debug lines): its
+sysfs reads (on the simulator each is a round trip to kfdsimd), its duration, and how long after
+its start the new processes' classes were handed to the loop.
+
 Invariants (exit 1 when one fails): every process classified, in the class its kind expects; every
 exit handled; no bench process left in the status document; the daemon still answers.
 Timings are figures, never a pass/fail criterion. The log's resolution is 1 ms (truncated).
