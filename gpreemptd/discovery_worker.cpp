@@ -21,9 +21,14 @@ std::vector<sched::GpuId> TrackedProcess::gpus() const {
 
 namespace {
 
-std::map<sched::GpuId, int> queues_of(const discovery::SystemRoots& roots, int pid) {
+// Only each queue's GPU is read (1 + one file per queue): on the simulator every sysfs read is a
+// round trip to kfdsimd, and a pass's reads are what delays its new processes. `reads` counts them.
+std::map<sched::GpuId, int> queues_of(const discovery::SystemRoots& roots, int pid,
+                                      std::size_t* reads = nullptr) {
   std::map<sched::GpuId, int> queues;
-  for (const auto& q : discovery::sysfs_queues(roots, pid)) ++queues[q.gpu_id];
+  const auto listed = discovery::sysfs_queue_gpus(roots, pid);
+  for (const auto& q : listed) ++queues[q.gpu_id];
+  if (reads) *reads += 1 + listed.size();
   return queues;
 }
 
@@ -49,14 +54,15 @@ ContainerResolver::Warn container_warning() {
 
 std::optional<TrackedProcess> read_tracked_process(const discovery::SystemRoots& roots, int pid,
                                                    const sched::Classifier* classifier,
-                                                   ContainerResolver* containers) {
+                                                   ContainerResolver* containers,
+                                                   std::size_t* sysfs_reads) {
   const auto read_at = std::chrono::steady_clock::now();
   auto key = read_process_key(roots.proc, pid);
   if (!key) return std::nullopt;
   TrackedProcess p;
   p.key = *key;
   p.read_at = read_at;
-  p.queues = queues_of(roots, pid);
+  p.queues = queues_of(roots, pid, sysfs_reads);
   if (!classify(roots, p, classifier, containers)) return std::nullopt;
   return p;
 }
@@ -119,7 +125,8 @@ void DiscoveryWorker::main(Deliver deliver) {
     if (started >= next) next = std::max(next + interval_, started);  // not a wake()'s early pass
     DiscoveryBatch batch;
     try {
-      batch = pass();
+      batch = pass(deliver);
+      log_pass(stats_);
     } catch (const std::exception& e) {
       // Listing /sys/class/kfd/kfd/proc failed (one process's files are contained in visit):
       // nothing is lost, the next pass lists again.
@@ -129,7 +136,7 @@ void DiscoveryWorker::main(Deliver deliver) {
   }
 }
 
-DiscoveryBatch DiscoveryWorker::pass() {
+DiscoveryBatch DiscoveryWorker::pass(const Deliver& early) {
   bool reclassify = false;
   std::vector<TrackedProcess> adopted;
   {
@@ -155,7 +162,12 @@ DiscoveryBatch DiscoveryWorker::pass() {
     if (it == known_.end() || it->second.key != p.key) known_[p.key.pid] = std::move(p);
   }
   DiscoveryBatch out;
+  stats_ = {};
+  const auto started = std::chrono::steady_clock::now();
   const std::vector<int> listed = discovery::kfd_sysfs_processes(roots_);
+  stats_.listed = listed.size();
+  stats_.sysfs_reads = 1;
+  stats_.listing = std::chrono::steady_clock::now() - started;
   const std::set<int> present(listed.begin(), listed.end());
   for (auto it = known_.begin(); it != known_.end();) {
     if (present.count(it->first)) {
@@ -181,11 +193,48 @@ DiscoveryBatch DiscoveryWorker::pass() {
   std::vector<int> known_listed, new_pids;
   for (int pid : listed)
     if (pid != self) (known_.count(pid) ? known_listed : new_pids).push_back(pid);
-  for (int pid : new_pids) visit_contained(pid);
+  // Their classes first, from /proc alone (real files, cheap even under the simulator), handed
+  // over before any of their queues is read: a burst of new processes is classified after one
+  // sysfs read (the listing) rather than after all the queue reads of the pass.
+  std::vector<std::pair<int, std::size_t>> fresh;  // pid, its record's index in out.seen
+  for (int pid : new_pids) {
+    try {
+      if (admit(pid, out)) fresh.emplace_back(pid, out.seen.size() - 1);
+    } catch (const std::exception& e) {
+      spdlog::warn("discovery of pid {} failed: {}; trying again at the next pass", pid, e.what());
+    }
+  }
+  stats_.fresh = fresh.size();
+  if (early) {
+    if (!out.empty()) early(std::move(out));
+    out = {};
+    stats_.handed_over = std::chrono::steady_clock::now() - started;
+  }
+  // Then their GPUs: the rest of the record, in this pass's batch (with an early hand-over, a
+  // second delivery of the same pass; without, the records handed over later in one piece).
+  for (const auto& [pid, at] : fresh) {
+    auto it = known_.find(pid);
+    if (it == known_.end()) continue;
+    TrackedProcess& p = it->second;
+    p.read_at = std::chrono::steady_clock::now();
+    try {
+      p.queues = queues_of(roots_, pid, &stats_.sysfs_reads);
+    } catch (const std::exception& e) {
+      // Looked at again by the next pass (as a process without queues).
+      spdlog::warn("reading the queues of pid {} failed: {}; trying again at the next pass", pid,
+                   e.what());
+    }
+    p.queues_read = true;
+    if (early)
+      out.seen.push_back(p);
+    else
+      out.seen[at] = p;
+  }
+  stats_.fresh_done = std::chrono::steady_clock::now() - started;
   // Known processes are looked at again for changed GPUs (and a reused pid), kRevisitsPerPass per
   // pass: those without queues yet first (a process is often listed before its first queue
   // exists, and its GPU is what the scheduler waits for), then the others in turn from where the
-  // last pass stopped. Each look costs 1 + 3 per queue sysfs reads, and on the simulator each
+  // last pass stopped. Each look costs 1 + 1 per queue sysfs reads, and on the simulator each
   // read waits for a model tick: a pass that re-read every process would delay the next pass, and
   // with it the new processes it finds.
   std::vector<int> order, with_queues;
@@ -203,7 +252,23 @@ DiscoveryBatch DiscoveryWorker::pass() {
       last_revisited_ = pid;
     visit_contained(pid);
   }
+  stats_.revisited = order.size();
+  stats_.total = std::chrono::steady_clock::now() - started;
+  if (!early) stats_.handed_over = stats_.total;  // the whole batch, at the end of the pass
   return out;
+}
+
+void DiscoveryWorker::log_pass(const PassStats& s) {
+  if (!s.fresh && !s.revisited) return;
+  auto ms = [](std::chrono::nanoseconds d) {
+    return std::chrono::duration<double, std::milli>(d).count();
+  };
+  // Where a pass's time goes (bench/gpreemptd/classify_latency.py summarises these lines).
+  spdlog::debug(
+      "discovery pass: {} listed, {} new, {} revisited, {} sysfs reads, {:.2f} ms; new "
+      "processes read by {:.2f} ms, their classes handed over at {:.2f} ms (listing {:.2f} ms)",
+      s.listed, s.fresh, s.revisited, s.sysfs_reads, ms(s.total), ms(s.fresh_done),
+      ms(s.handed_over), ms(s.listing));
 }
 
 void DiscoveryWorker::reclassify_all(DiscoveryBatch& out) {
@@ -241,7 +306,7 @@ void DiscoveryWorker::visit(int pid, DiscoveryBatch& out) {
   }
   if (it != known_.end()) {
     TrackedProcess& p = it->second;
-    auto queues = queues_of(roots_, pid);
+    auto queues = queues_of(roots_, pid, &stats_.sysfs_reads);
     const bool gpus_changed = [&] {
       if (queues.size() != p.queues.size()) return true;
       for (auto a = queues.begin(), b = p.queues.begin(); a != queues.end(); ++a, ++b)
@@ -253,10 +318,26 @@ void DiscoveryWorker::visit(int pid, DiscoveryBatch& out) {
     if (gpus_changed) out.seen.push_back(p);
     return;
   }
-  auto p = read_tracked_process(roots_, pid, classifier_.get(), containers_.get());
+  // Not known (a reused pid's new process): classified and read in one piece.
+  auto p =
+      read_tracked_process(roots_, pid, classifier_.get(), containers_.get(), &stats_.sysfs_reads);
   if (!p || p->key != *key) return;  // gone meanwhile: the next pass sees it
   out.seen.push_back(*p);
   known_.emplace(pid, std::move(*p));
+}
+
+bool DiscoveryWorker::admit(int pid, DiscoveryBatch& out) {
+  const auto read_at = std::chrono::steady_clock::now();
+  auto key = read_process_key(roots_.proc, pid);
+  if (!key) return false;  // listed by KFD but already gone from /proc
+  TrackedProcess p;
+  p.key = *key;
+  p.read_at = read_at;
+  p.queues_read = false;
+  if (!classify(roots_, p, classifier_.get(), containers_.get())) return false;  // gone meanwhile
+  out.seen.push_back(p);
+  known_.emplace(pid, std::move(p));
+  return true;
 }
 
 }  // namespace gpreemptd

@@ -1,9 +1,13 @@
 // The reading half of process discovery, on a thread of its own: every interval it lists the
-// processes KFD knows (/sys/class/kfd/kfd/proc), reads the queues of each, reads the /proc facts of
-// the new ones and classifies them (with their parent chain and container files), and hands what
-// changed to its `deliver` function as one DiscoveryBatch. It never touches the daemon's state:
-// ProcessTracker applies the batches on the loop thread, which thereby never waits for /proc,
-// sysfs or (on the simulator) kfdsimd's model ticks while it answers hints.
+// processes KFD knows (/sys/class/kfd/kfd/proc), reads the /proc facts of the new ones and
+// classifies them (with their parent chain and container files) and hands them, with the exits, to
+// its `deliver` function as a DiscoveryBatch; then it reads their queues' GPUs and those of a few
+// known processes and delivers what changed as a second batch. The classes go first because sysfs
+// reads can be slow (on the simulator each one is a round trip to kfdsimd, milliseconds under load)
+// and /proc reads are not: a burst of new processes is classified after the listing alone, not
+// after the pass's queue reads (docs/gpreemptd.md, "Measured"). It never touches the daemon's
+// state: ProcessTracker applies the batches on the loop thread, which thereby never waits for
+// /proc, sysfs or (on the simulator) kfdsimd's model ticks while it answers hints.
 //
 // Identity is sched::ProcessKey: a pid that reappears with another start time is a new process,
 // the old one reported exited first. A new classifier (a SIGHUP reload) or new container roots
@@ -37,6 +41,9 @@ struct TrackedProcess {
   // The ancestor whose rule gave the class (class covers process trees); nullopt: its own rule.
   std::optional<gpreempt::sched::ProcessKey> inherited_from;
   std::map<gpreempt::sched::GpuId, int> queues;  // queues per GPU (sysfs)
+  // false: its queues were not read yet and `queues` says nothing. A pass hands a new process over
+  // classified before it reads its queues; the rest of the record follows in the same pass.
+  bool queues_read = true;
   // When its files were read: a record read before the one the loop holds (find() reads on the
   // loop thread while a worker's batch may be on its way) is older news and is dropped.
   std::chrono::steady_clock::time_point read_at{};
@@ -57,7 +64,8 @@ struct DiscoveryBatch {
 std::optional<TrackedProcess> read_tracked_process(const gpreempt::discovery::SystemRoots& roots,
                                                    int pid,
                                                    const gpreempt::sched::Classifier* classifier,
-                                                   ContainerResolver* containers);
+                                                   ContainerResolver* containers,
+                                                   std::size_t* sysfs_reads = nullptr);
 
 class DiscoveryWorker {
  public:
@@ -88,8 +96,10 @@ class DiscoveryWorker {
   void wake();
 
   // One pass on the calling thread: for tests, and for the worker thread itself. Never call it
-  // while the thread runs.
-  DiscoveryBatch pass();
+  // while the thread runs. With `early`, the exits and the new processes (classified, queues not
+  // read yet) are handed to it before the pass reads any queue, and the pass returns the rest: the
+  // new processes' whole records and what the revisits found. Without, one batch of it all.
+  DiscoveryBatch pass(const Deliver& early = {});
 
   // Known processes looked at again per pass (new ones are all looked at): see pass().
   static constexpr std::size_t kRevisitsPerPass = 4;
@@ -98,7 +108,16 @@ class DiscoveryWorker {
   void main(Deliver deliver);
   // Look at one listed pid: new, changed GPUs, or a reused pid.
   void visit(int pid, DiscoveryBatch& out);
+  // A new pid, classified from its /proc facts, its queues not read: added to known_ and to
+  // out.seen (true), or gone (false).
+  bool admit(int pid, DiscoveryBatch& out);
   void reclassify_all(DiscoveryBatch& out);
+  // What the last pass cost, logged at debug level by the thread.
+  struct PassStats {
+    std::size_t listed = 0, fresh = 0, revisited = 0, sysfs_reads = 0;
+    std::chrono::nanoseconds listing{}, fresh_done{}, handed_over{}, total{};
+  };
+  static void log_pass(const PassStats& s);
 
   const gpreempt::discovery::SystemRoots roots_;
   const std::chrono::nanoseconds interval_;
@@ -118,7 +137,8 @@ class DiscoveryWorker {
   uint64_t classified_generation_ = 0;
   std::unique_ptr<ContainerResolver> containers_;
   std::map<int, TrackedProcess> known_;
-  int last_revisited_ = 0;  // the known process (with queues) the last pass looked at last
+  int last_revisited_ = 0;
+  PassStats stats_;  // the known process (with queues) the last pass looked at last
   std::thread thread_;
 };
 

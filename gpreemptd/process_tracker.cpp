@@ -82,6 +82,13 @@ void ProcessTracker::seen(TrackedProcess p) {
   }
   TrackedProcess& known = it->second;
   if (p.read_at < known.read_at) return;  // read before what the loop holds (find()): stale
+  if (!p.queues_read) {
+    // A class without the queues (the worker's early hand-over, the pid known from find()
+    // meanwhile): the GPUs the loop holds stand, as old as they were.
+    p.queues = known.queues;
+    p.queues_read = known.queues_read;
+    p.read_at = known.read_at;
+  }
   const bool class_changed = known.class_name != p.class_name;
   const bool gpus_changed = known.gpus() != p.gpus();
   if (class_changed)

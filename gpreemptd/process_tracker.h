@@ -54,8 +54,11 @@ class ProcessTracker {
   const std::map<int, TrackedProcess>& processes() const { return processes_; }
   const gpreempt::discovery::SystemRoots& roots() const { return roots_; }
 
- private:
+  // Applies one of the worker's batches (on the loop thread; public for tests). A record whose
+  // queues were not read yet (TrackedProcess::queues_read) changes the class, never the GPUs.
   void apply(DiscoveryBatch batch);
+
+ private:
   // A record from the worker (or find): new, a reused pid, or changed GPUs or class.
   void seen(TrackedProcess p);
   void exited(int pid);

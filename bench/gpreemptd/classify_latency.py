@@ -10,12 +10,17 @@ line, the ancestor of every blip, carries its checkout path, which may itself co
 environment (GPREEMPT_CLASS=offline and =batch) and by nothing (left alone). Each process records
 the wall-clock time just before it opens /dev/kfd, just after its queue exists and just before it
 closes; gpreemptd's log (debug level) records when it classified the process, when it learned the
-process's GPUs (if its queue came after the classifying scan) and when it handled the exit. From
-them, per process:
+process's GPUs (when that came after the class: a pass hands the classes of its new processes over
+before it reads their queues, and a queue may also be created after the process is listed) and when
+it handled the exit. From them, per process:
 
   open -> classified          /dev/kfd opened until the daemon put the process in its class
   queue -> known on its GPU   queue created until the daemon's scheduler knew class and GPU
   close -> exit handled       the process closing the device until the daemon dropped it
+
+and, per discovery pass that found new processes (the daemon's `discovery pass:` debug lines): its
+sysfs reads (on the simulator each is a round trip to kfdsimd), its duration, and how long after
+its start the new processes' classes were handed to the loop.
 
 Invariants (exit 1 when one fails): every process classified, in the class its kind expects; every
 exit handled; no bench process left in the status document; the daemon still answers.
@@ -27,6 +32,7 @@ import argparse
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import time
@@ -63,6 +69,29 @@ KINDS = {
     "env-batch": ("batch", ["batch-job"], "batch"),
     "unmatched": (None, ["other"], None),
 }
+
+
+# gpreemptd's discovery worker, at debug level, for each pass that looked at a process.
+PASS_LINE = re.compile(r"discovery pass: (\d+) listed, (\d+) new, (\d+) revisited, (\d+) sysfs reads, "
+                       r"([\d.]+) ms; new processes read by ([\d.]+) ms, their classes handed over at "
+                       r"([\d.]+) ms")
+
+
+def pass_costs(events):
+    """Where the discovery passes that found new processes spent their time: their sysfs reads,
+    their duration, and when in the pass the new processes' classes were handed to the loop."""
+    reads, total, handed = [], [], []
+    for _, _, kind, data in events:
+        m = PASS_LINE.match(data) if kind is None else None
+        if not m or int(m.group(2)) == 0:
+            continue
+        reads.append(int(m.group(4)))
+        total.append(float(m.group(5)) / 1e3)
+        handed.append(float(m.group(7)) / 1e3)
+    reads.sort()
+    return {"passes": len(reads),
+            "sysfs_reads_p50_max": [reads[len(reads) // 2], reads[-1]] if reads else None,
+            "duration_ms": summary_ms(total), "classes_handed_over_ms": summary_ms(handed)}
 
 
 def run(a):
@@ -145,7 +174,7 @@ def run(a):
         violations.append(f"{len(left)} exited processes still in the status document: {left[:10]}")
     open_to_class, queue_to_known, close_to_exit, open_to_queue = [], [], [], []
     missed, never_seen = [], []
-    classified_before_queue = 0
+    classified_before_gpu = 0
     for r in results:
         evs = by_pid.get(r["pid"], [])
         r["daemon_log"] = [(round(t, 3), k, d.get("class", d.get("gpus"))) for t, k, d in evs]
@@ -174,8 +203,8 @@ def run(a):
                                   f"expected {KINDS[r['kind']][0]}")
             open_to_class.append(t_class - r["open_s"])
             gpus = [e for e in evs if e[1] == "gpus" and e[2]["gpus"]]
-            if gpus:  # the classifying scan came before the queue: the GPU became known later
-                classified_before_queue += 1
+            if gpus:  # the GPU became known after the class (a later delivery)
+                classified_before_gpu += 1
                 if r["gpu"] not in gpus[0][2]["gpus"]:
                     violations.append(f"process {r['pid']} is on GPU {r['gpu']}, the daemon says "
                                       f"{gpus[0][2]['gpus']}")
@@ -200,9 +229,10 @@ def run(a):
         "close_to_exit_handled_ms": summary_ms(close_to_exit),
         "open_to_queue_ms": summary_ms(open_to_queue),
         "sim_sysfs_lookup_ms": sysfs_lookup,
+        "passes_with_new_processes": pass_costs(events),
         "not_classified_while_alive": len(missed),
         "never_seen": len(never_seen),
-        "classified_before_queue": classified_before_queue,
+        "classified_before_gpu_known": classified_before_gpu,
         "over_100ms": sum(1 for x in open_to_class if x > 0.1),
         "exits_handled": len(close_to_exit),
         "left_in_status": len(left),
@@ -229,10 +259,16 @@ def print_result(r):
     print(line("close -> exit handled", r["close_to_exit_handled_ms"]))
     print(line("(process) open -> queue", r["open_to_queue_ms"]))
     print(line("(simulator) one sysfs lookup", r["sim_sysfs_lookup_ms"]))
+    pc = r["passes_with_new_processes"]
+    if pc["passes"]:
+        print(f"  discovery passes that found new processes: {pc['passes']}, sysfs reads each p50 "
+              f"{pc['sysfs_reads_p50_max'][0]} max {pc['sysfs_reads_p50_max'][1]}")
+        print(line("  such a pass, start -> end", pc["duration_ms"]))
+        print(line("  start -> classes handed over", pc["classes_handed_over_ms"]))
     print(f"  not classified while alive: {r['not_classified_while_alive']} (never seen at all: {r['never_seen']}; "
           f"no exit to handle); "
-          f"classified over 100 ms after open: {r['over_100ms']}; classified before their queue existed "
-          f"(GPU known a scan later): {r['classified_before_queue']}")
+          f"classified over 100 ms after open: {r['over_100ms']}; classified before their GPU was known "
+          f"(a later delivery): {r['classified_before_gpu_known']}")
     print(f"  exits handled {r['exits_handled']}, left in the status document {r['left_in_status']}; "
           f"daemon CPU {r['daemon_cpu_s']} s, RSS {r['daemon_rss_kb'][0]} -> {r['daemon_rss_kb'][1]} kB, "
           f"fds {r['daemon_fds'][0]} -> {r['daemon_fds'][1]}")

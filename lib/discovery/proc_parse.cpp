@@ -120,13 +120,19 @@ std::string_view sysfs_value(std::string_view s) {
 std::optional<SysfsQueueFiles> parse_sysfs_queue(std::string_view type_text, std::string_view gpuid_text,
                                                  std::string_view size_text) {
   const auto t = detail::parse_signed(sysfs_value(type_text));
-  const auto g = detail::parse_number(sysfs_value(gpuid_text));
-  if (!t || *t < INT_MIN || *t > INT_MAX || !g || *g > 0xffffffffull) return std::nullopt;
+  const auto g = parse_sysfs_gpu_id(gpuid_text);
+  if (!t || *t < INT_MIN || *t > INT_MAX || !g) return std::nullopt;
   SysfsQueueFiles q;
   q.type = static_cast<int>(*t);
-  q.gpu_id = static_cast<std::uint32_t>(*g);
+  q.gpu_id = *g;
   q.size = detail::parse_number(sysfs_value(size_text));
   return q;
+}
+
+std::optional<std::uint32_t> parse_sysfs_gpu_id(std::string_view gpuid_text) {
+  const auto g = detail::parse_number(sysfs_value(gpuid_text));
+  if (!g || *g > 0xffffffffull) return std::nullopt;
+  return static_cast<std::uint32_t>(*g);
 }
 
 std::string sysfs_queue_type_name(std::int64_t code) {

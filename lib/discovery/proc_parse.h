@@ -40,6 +40,10 @@ struct SysfsQueueFiles {
 std::optional<SysfsQueueFiles> parse_sysfs_queue(std::string_view type_text, std::string_view gpuid_text,
                                                  std::string_view size_text);
 
+// A queue's `gpuid` file alone, by parse_sysfs_queue's rule: nullopt unless an unsigned decimal
+// number within 32 bits.
+std::optional<std::uint32_t> parse_sysfs_gpu_id(std::string_view gpuid_text);
+
 // A per-process sysfs value file (`queues/<id>/size`, `type`, `gpuid`: "%llu"/"%d"/"%u" with no
 // trailing newline on the real kernel; a newline is tolerated), or a topology `gpu_id`. nullopt
 // unless the text is an unsigned decimal number.

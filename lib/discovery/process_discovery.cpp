@@ -118,6 +118,26 @@ std::vector<KnownQueue> sysfs_queues(const SystemRoots& roots, int pid, std::vec
   return out;
 }
 
+std::vector<QueueGpu> sysfs_queue_gpus(const SystemRoots& roots, int pid,
+                                       std::vector<std::string>* problems) {
+  std::vector<QueueGpu> out;
+  const fs::path dir = fs::path(roots.kfd_sysfs) / "proc" / std::to_string(pid) / "queues";
+  for (int id : numeric_dirs(dir)) {
+    const fs::path file = dir / std::to_string(id) / "gpuid";
+    auto text = slurp(file);
+    if (!text) continue;  // the queue was destroyed meanwhile
+    auto gpu = parse_sysfs_gpu_id(*text);
+    if (!gpu) {
+      if (problems)
+        problems->push_back(file.string() + ": expected an unsigned decimal gpu id, got " +
+                            quote_line(*text));
+      continue;
+    }
+    out.push_back({static_cast<std::uint32_t>(id), *gpu});
+  }
+  return out;
+}
+
 std::vector<SysfsQueue> read_process_queues(int pid, const SystemRoots& roots) {
   const fs::path dir = fs::path(roots.kfd_sysfs) / "proc" / std::to_string(pid) / "queues";
   std::error_code ec;

@@ -42,6 +42,18 @@ std::vector<int> kfd_sysfs_processes(const SystemRoots& roots);
 // files are unreadable or malformed is left out and described in `problems`.
 std::vector<KnownQueue> sysfs_queues(const SystemRoots& roots, int pid, std::vector<std::string>* problems = nullptr);
 
+// Which GPU each queue of one process is on, from <kfd_sysfs>/proc/<pid>/queues/<id>/gpuid alone:
+// one read per queue where sysfs_queues makes three, for callers that follow only the GPUs a
+// process uses (gpreemptd's discovery; under the simulator every sysfs read is a round trip to
+// kfdsimd). Ascending queue ids; a queue that vanished while it was read is left out, one whose
+// gpuid is malformed too, described in `problems`. No directory (no such KFD process): empty.
+struct QueueGpu {
+  std::uint32_t queue_id = 0;
+  std::uint32_t gpu_id = 0;
+};
+std::vector<QueueGpu> sysfs_queue_gpus(const SystemRoots& roots, int pid,
+                                       std::vector<std::string>* problems = nullptr);
+
 // The same files, raw, for callers that want the kernel's numbers (the C ABI's
 // gpreempt_sysfs_queue) and an error rather than a partial answer.
 struct SysfsQueue {

@@ -113,6 +113,30 @@ TEST(ProcessDiscovery, MalformedSysfsQueueIsReportedNotGuessed) {
   EXPECT_NE(problems[0].find("queues/5"), std::string::npos);
 }
 
+// gpreemptd follows only the GPUs of a process's queues: one file per queue, not three (each sysfs
+// read is a round trip to kfdsimd under the simulator). Queue 3 has no type or size file here,
+// which sysfs_queues would report as unreadable.
+TEST(ProcessDiscovery, SysfsQueueGpusReadsOnlyEachQueuesGpuid) {
+  FakeSystem sys;
+  fs::remove(sys.root / "kfd/proc/200/queues/3/type");
+  fs::remove(sys.root / "kfd/proc/200/queues/3/size");
+  FakeSystem::write(sys.root / "kfd/proc/200/queues/3/gpuid", "63421\n");
+  fs::create_directories(sys.root / "kfd/proc/200/queues/5");
+  FakeSystem::write(sys.root / "kfd/proc/200/queues/5/gpuid", "4294967296");  // beyond 32 bits
+  fs::create_directories(sys.root / "kfd/proc/200/queues/6");                  // vanished: no files
+  std::vector<std::string> problems;
+  const auto q = sysfs_queue_gpus(sys.roots, 200, &problems);
+  ASSERT_EQ(q.size(), 2u);
+  EXPECT_EQ(q[0].queue_id, 0u);
+  EXPECT_EQ(q[0].gpu_id, 63420u);
+  EXPECT_EQ(q[1].queue_id, 3u);
+  EXPECT_EQ(q[1].gpu_id, 63421u);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("queues/5/gpuid"), std::string::npos) << problems[0];
+  EXPECT_NE(problems[0].find("4294967296"), std::string::npos) << problems[0];
+  EXPECT_TRUE(sysfs_queue_gpus(sys.roots, 100).empty()) << "no KFD directory: no queues";
+}
+
 TEST(ProcessDiscovery, ExampleSysfsTree) {
   GPREEMPT_REQUIRE_SHARED();
   SystemRoots roots;
@@ -122,6 +146,12 @@ TEST(ProcessDiscovery, ExampleSysfsTree) {
   ASSERT_EQ(q.size(), 2u);
   EXPECT_EQ(q[0].gpu_id, 6699u);
   EXPECT_EQ(q[1].type, "sdma");
+  const auto gpus = sysfs_queue_gpus(roots, 4242);
+  ASSERT_EQ(gpus.size(), q.size());
+  for (std::size_t i = 0; i < q.size(); ++i) {
+    EXPECT_EQ(gpus[i].queue_id, q[i].queue_id);
+    EXPECT_EQ(gpus[i].gpu_id, q[i].gpu_id);
+  }
 }
 
 TEST(ProcessDiscovery, RealProcSelf) {

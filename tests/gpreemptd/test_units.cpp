@@ -480,6 +480,83 @@ TEST(ProcessTracker, FindReadsAProcessDiscoveryHasNotReportedYetOnce) {
             (std::vector<std::string>{"appeared 4244@100", "classified 4244@100 online gpus 1"}));
 }
 
+// A pass hands its new processes over classified as soon as their /proc facts are read, before it
+// reads any queue (on the simulator each sysfs read is a round trip to kfdsimd, and a burst of new
+// processes used to wait for all of them); the queues' GPUs follow in what the pass returns.
+TEST(DiscoveryWorker, APassHandsItsNewProcessesOverClassifiedBeforeReadingTheirQueues) {
+  FakeSystem sys;
+  sys.process(4250, 100, "GPREEMPT_CLASS=offline");
+  sys.process(4251, 100, "GPREEMPT_CLASS=online");
+  DiscoveryWorker worker(sys.roots(), std::chrono::hours(1));
+  worker.set_classifier(std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
+  std::vector<DiscoveryBatch> early;
+  const DiscoveryBatch rest = worker.pass([&](DiscoveryBatch b) {
+    early.push_back(std::move(b));
+    // A queue created after the hand-over is in the records the pass returns: it read the queues
+    // after it handed the classes over.
+    const fs::path q = sys.root / "kfd" / "proc" / "4250" / "queues" / "1";
+    fs::create_directories(q);
+    std::ofstream(q / "type") << "0";
+    std::ofstream(q / "gpuid") << "8";
+    std::ofstream(q / "size") << "4096";
+  });
+  ASSERT_EQ(early.size(), 1u);
+  ASSERT_EQ(early[0].seen.size(), 2u);
+  EXPECT_EQ(early[0].seen[0].key, (sched::ProcessKey{4250, 100}));
+  EXPECT_EQ(early[0].seen[0].class_name, "offline");
+  EXPECT_EQ(early[0].seen[1].class_name, "online");
+  for (const auto& p : early[0].seen) {
+    EXPECT_FALSE(p.queues_read);
+    EXPECT_TRUE(p.queues.empty());
+  }
+  ASSERT_EQ(rest.seen.size(), 2u);
+  EXPECT_TRUE(rest.seen[0].queues_read);
+  EXPECT_EQ(rest.seen[0].class_name, "offline");
+  EXPECT_EQ(rest.seen[0].gpus(), (std::vector<sched::GpuId>{7, 8}));
+  EXPECT_EQ(rest.seen[1].gpus(), (std::vector<sched::GpuId>{7}));
+
+  // Without a hand-over, one batch of whole records (the daemon's first pass, before it is ready).
+  sys.process(4252, 100, "GPREEMPT_CLASS=offline");
+  const DiscoveryBatch whole = worker.pass();
+  ASSERT_EQ(whole.seen.size(), 1u);
+  EXPECT_TRUE(whole.seen[0].queues_read);
+  EXPECT_EQ(whole.seen[0].class_name, "offline");
+  EXPECT_EQ(whole.seen[0].gpus(), (std::vector<sched::GpuId>{7}));
+}
+
+// A class handed over before the queues were read says nothing of the GPUs: a process the loop
+// already holds on its GPUs (find() read it while the pass ran) keeps them, and is not dropped from
+// its GPU's arbiter until the record with the queues comes.
+TEST(ProcessTracker, AClassWithoutItsQueuesKeepsTheGpusTheLoopHolds) {
+  FakeSystem sys;
+  sys.process(4260, 100, "GPREEMPT_CLASS=offline");
+  gpreempt::EventLoop loop;
+  std::vector<std::string> seen;
+  ProcessTracker tracker(loop, sys.roots(), std::chrono::hours(1),
+                         [&](sched::Event e) { seen.push_back(describe(e)); });
+  tracker.set_classifier(
+      std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
+  tracker.scan();
+  ASSERT_EQ(tracker.processes().at(4260).gpus(), (std::vector<sched::GpuId>{7}));
+  seen.clear();
+  TrackedProcess p = tracker.processes().at(4260);
+  p.class_name = "online";
+  p.queues.clear();
+  p.queues_read = false;
+  p.read_at = std::chrono::steady_clock::now();
+  tracker.apply(DiscoveryBatch{{}, {p}});
+  EXPECT_EQ(seen, (std::vector<std::string>{"classified 4260@100 online gpus 1"}));
+  EXPECT_EQ(tracker.processes().at(4260).gpus(), (std::vector<sched::GpuId>{7}));
+  // The record with the queues read decides the GPUs.
+  p.queues = {{8, 1}};
+  p.queues_read = true;
+  p.read_at = std::chrono::steady_clock::now();
+  seen.clear();
+  tracker.apply(DiscoveryBatch{{}, {p}});
+  EXPECT_EQ(seen, (std::vector<std::string>{"classified 4260@100 online gpus 1"}));
+  EXPECT_EQ(tracker.processes().at(4260).gpus(), (std::vector<sched::GpuId>{8}));
+}
+
 // A process find() read on the loop thread, which exits before the worker's next pass lists it, is
 // still reported exited: the worker adopts what find() read.
 TEST(DiscoveryWorker, AnAdoptedProcessThatExitsBeforeAPassListsItIsReportedExited) {
