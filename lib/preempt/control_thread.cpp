@@ -58,6 +58,13 @@ void ControlThread::set_realtime_priority(int priority) {
   set_thread_realtime_priority(thread_.native_handle(), priority);
 }
 
+void ControlThread::count_call(uint64_t hop_ns) {
+  ++stats_.calls;
+  stats_.last_hop_ns = hop_ns;
+  stats_.total_hop_ns += hop_ns;
+  if (hop_ns > stats_.max_hop_ns) stats_.max_hop_ns = hop_ns;
+}
+
 HopStats ControlThread::hop_stats() const {
   std::lock_guard lock(mu_);
   return stats_;
@@ -150,10 +157,7 @@ void ControlThread::main() {
           }
         }
         std::lock_guard lock(mu_);
-        ++stats_.calls;
-        stats_.last_hop_ns = hop;
-        stats_.total_hop_ns += hop;
-        if (hop > stats_.max_hop_ns) stats_.max_hop_ns = hop;
+        count_call(hop);
         delete job;
         continue;
       }
@@ -161,10 +165,7 @@ void ControlThread::main() {
         std::lock_guard lock(mu_);
         job->finished = std::chrono::steady_clock::now();
         job->done = true;
-        ++stats_.calls;
-        stats_.last_hop_ns = hop;
-        stats_.total_hop_ns += hop;
-        if (hop > stats_.max_hop_ns) stats_.max_hop_ns = hop;
+        count_call(hop);
       }
       cv_.notify_all();
     }

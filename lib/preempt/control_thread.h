@@ -94,6 +94,8 @@ class ControlThread {
   void run(std::function<void()> fn);
   void main();
   void report_loop_error(const char* what) noexcept;
+  // One call ran, `hop_ns` after it was submitted (mu_ held).
+  void count_call(uint64_t hop_ns);
 
   ControlLoop& loop_;
   pid_t owner_;  // calls from a forked child fail ECHILD
