@@ -18,6 +18,7 @@
 #include "common/error.h"
 #include "common/thread_scheduling.h"
 #include "daemon_rig.h"
+#include "realtime.h"
 
 namespace gpreempt::testing {
 namespace {
@@ -456,20 +457,6 @@ std::map<int, std::pair<std::string, int>> thread_priorities(int pid) {
     }
   }
   return out;
-}
-
-// Whether this machine lets the test's own threads run under SCHED_FIFO (root or CAP_SYS_NICE,
-// and no real-time group budget of 0); the reason when not.
-std::optional<std::string> realtime_unavailable() {
-  std::optional<std::string> why;
-  std::thread([&] {
-    try {
-      set_thread_realtime_priority(pthread_self(), 1);
-    } catch (const Error& e) {
-      why = e.what();
-    }
-  }).join();
-  return why;
 }
 
 TEST(GpreemptdSim, RealtimePriorityPutsTheLoopAndControlThreadsUnderFifoAndAReloadChangesIt) {

@@ -16,26 +16,16 @@
 #include <thread>
 
 #include "common/error.h"
+#include "realtime.h"
 
 namespace gpreempt {
 namespace {
 
 pid_t this_tid() { return static_cast<pid_t>(::syscall(SYS_gettid)); }
 
-std::optional<std::string> fifo_unavailable() {
-  std::optional<std::string> why;
-  std::thread([&] {
-    try {
-      set_thread_realtime_priority(pthread_self(), 1);
-    } catch (const Error& e) {
-      why = e.what();
-    }
-  }).join();
-  return why;
-}
-
 TEST(ThreadScheduling, AThreadGoesUnderFifoAndBackAndWhatItStartsRunsNormally) {
-  if (auto why = fifo_unavailable()) GTEST_SKIP() << "SCHED_FIFO is not permitted here: " << *why;
+  if (auto why = testing::realtime_unavailable())
+    GTEST_SKIP() << "SCHED_FIFO is not permitted here: " << *why;
   int own = -1, started = -1, back = -1;
   std::thread([&] {
     set_thread_realtime_priority(pthread_self(), 5);
