@@ -357,7 +357,10 @@ class Soak:
                          "failed_actuations": sum(c["stats"]["failed_actuations"] for c in doc["classes"]),
                          "actions": {str(g["gpu_id"]): g.get("actions") for g in doc["gpus"]},
                          "core_notices": doc["daemon"]["core_notices"],
-                         "hint_to_suspend_us": doc["daemon"]["hint_to_suspend_us"]}
+                         "hint_to_suspend_us": doc["daemon"]["hint_to_suspend_us"],
+                         # By hop (decide / handoff / prepare): a long tail in handoff is the control
+                         # thread busy with something else (attaching a new process), not the loop.
+                         "hint_to_suspend_hops_us": doc["daemon"].get("hint_to_suspend_hops_us")}
         try:
             # The counters only: every runlist record of a long soak takes minutes to fetch.
             sim = self.machine.kfdsim_json("stats", "--since", str(2 ** 62))
@@ -529,6 +532,9 @@ def print_result(r):
     c = r["counters"]
     print(f"  suspensions {c['suspensions_total']} (operator {c['operator_suspensions']}, forced resumes "
           f"{c['forced_resumes']}, failed {c['failed_actuations']}); hint->SUSPEND {c['hint_to_suspend_us']} us")
+    hops = c.get("hint_to_suspend_hops_us") or {}
+    print("  hint->SUSPEND by hop (p50 / p99 us): " +
+          ", ".join(f"{k} {v.get('p50')} / {v.get('p99')}" for k, v in hops.items()))
     print(f"  per GPU actions {c['actions']}; simulator {c.get('simulator')}; core notices {c['core_notices']}")
     lg = r["log"]
     print(f"  log: {lg['suspend_decisions']} suspend and {lg['resume_decisions']} resume decisions, "
