@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <mutex>
 #include <stdexcept>
 
 #include "common/error.h"
@@ -18,24 +19,39 @@ using sched::event::Outcome;
 using sched::event::TargetOutcome;
 using SteadyClock = std::chrono::steady_clock;
 
-Actuator::Actuator(gpreempt::EventLoop& loop, gpreempt::preempt::Context* context,
+// The parts of one action, each done on its lane's control thread; the last part done hands the
+// whole report over.
+struct Actuator::Join {
+  std::mutex mu;
+  ActuationReport report;
+  size_t parts_left = 0;
+};
+
+Actuator::Actuator(gpreempt::EventLoop& loop,
+                   const std::map<sched::GpuId, gpreempt::preempt::Context*>& contexts,
                    std::string proc_root, std::map<sched::GpuId, uint32_t> clock_mhz,
                    OnDone on_done, OnNotice on_notice)
     : loop_(loop),
-      context_(context),
       proc_root_(std::move(proc_root)),
       clock_mhz_(std::move(clock_mhz)),
       on_done_(std::move(on_done)),
       on_notice_(std::move(on_notice)),
       inbox_(loop) {
-  if (context_) {
-    // The context acts on its own too (watchdog, a target's exit): collect what it says.
+  std::map<gpreempt::preempt::Context*, Lane*> lane_of_context;
+  for (const auto& [gpu, context] : contexts) {
+    if (!context) continue;
+    Lane*& lane = lane_of_context[context];
+    if (!lane) {
+      lanes_.push_back(std::make_unique<Lane>());
+      lane = lanes_.back().get();
+      lane->context = context;
+    }
+    lane_of_gpu_[gpu] = lane;
+  }
+  if (!lanes_.empty()) {
+    // The contexts act on their own too (watchdog, a target's exit): collect what they say.
     notice_timer_ = loop_.add_timer([this] {
-      post([this] {
-        ActuationReport none;
-        none.completed.action = 0;
-        return none;
-      });
+      for (auto& lane : lanes_) post(*lane, [] { return std::optional<ActuationReport>(); });
     });
     loop_.arm_every(notice_timer_, std::chrono::milliseconds(100));
   }
@@ -45,16 +61,28 @@ Actuator::~Actuator() {
   if (notice_timer_) loop_.unwatch(notice_timer_);
 }
 
-void Actuator::post(std::function<ActuationReport()> job) {
-  if (!context_) {
-    inbox_.post([this, r = job()]() mutable { deliver(std::move(r), {}); });
-    return;
-  }
-  context_->post([this, job = std::move(job)] {
-    ActuationReport r = job();
+Actuator::Lane& Actuator::lane_for(const sched::ProcessKey& key, sched::GpuId gpu) {
+  auto it = owner_.find(key.pid);
+  if (it != owner_.end() && it->second.first == key) return *it->second.second;
+  // New, or a reused pid: the old process's tracer had to wait for its exit before the pid could
+  // be reused, so that context no longer traces it and any lane may take the new one.
+  auto g = lane_of_gpu_.find(gpu);
+  Lane* lane = g != lane_of_gpu_.end() ? g->second : lanes_.front().get();
+  owner_[key.pid] = {key, lane};
+  return *lane;
+}
+
+void Actuator::forget(const sched::ProcessKey& key) {
+  auto it = owner_.find(key.pid);
+  if (it != owner_.end() && it->second.first == key) owner_.erase(it);
+}
+
+void Actuator::post(Lane& lane, std::function<std::optional<ActuationReport>()> job) {
+  lane.context->post([this, &lane, job = std::move(job)] {
+    std::optional<ActuationReport> r = job();
     std::vector<gpreempt::preempt::Notice> notices;
     try {
-      notices = context_->take_notices();
+      notices = lane.context->take_notices();
     } catch (...) {
     }
     inbox_.post([this, r = std::move(r), notices = std::move(notices)]() mutable {
@@ -63,56 +91,99 @@ void Actuator::post(std::function<ActuationReport()> job) {
   });
 }
 
-void Actuator::deliver(ActuationReport report,
+void Actuator::deliver(std::optional<ActuationReport> report,
                        const std::vector<gpreempt::preempt::Notice>& notices) {
   for (const auto& n : notices) on_notice_(n);
-  if (report.completed.action == 0) return;  // a notice collection, not an action
+  if (!report) return;  // a notice collection, or a part of an action that is not done yet
   --in_flight_;
-  on_done_(std::move(report));
+  on_done_(std::move(*report));
 }
 
-void Actuator::ensure_attached(const sched::ProcessKey& key) {
-  auto it = attached_.find(key.pid);
-  if (it != attached_.end()) {
-    if (it->second == key && context_->attached(key.pid)) return;
+void Actuator::act(ActuationReport head, const std::vector<sched::ProcessKey>& targets,
+                   sched::GpuId gpu, TargetStep step) {
+  ++in_flight_;
+  head.posted_at = SteadyClock::now();
+  if (lanes_.empty()) {
+    for (const auto& key : targets) head.completed.outcomes.push_back({key, Outcome::kFailed, ENODEV});
+    inbox_.post([this, r = std::move(head)]() mutable { deliver(std::move(r), {}); });
+    return;
+  }
+  std::map<Lane*, std::vector<size_t>> parts;
+  for (size_t i = 0; i < targets.size(); ++i) parts[&lane_for(targets[i], gpu)].push_back(i);
+  if (parts.empty()) {
+    auto g = lane_of_gpu_.find(gpu);
+    parts[g != lane_of_gpu_.end() ? g->second : lanes_.front().get()];
+  }
+  auto join = std::make_shared<Join>();
+  join->report = std::move(head);
+  join->report.completed.outcomes.assign(targets.size(), {});
+  join->parts_left = parts.size();
+  for (auto& [lane, indices] : parts) {
+    std::vector<sched::ProcessKey> keys;
+    for (size_t i : indices) keys.push_back(targets[i]);
+    post(*lane, [this, lane = lane, join, indices = indices, keys = std::move(keys), step]()
+                    -> std::optional<ActuationReport> {
+      ActuationReport part;
+      part.started_at = SteadyClock::now();
+      std::vector<sched::event::TargetOutcome> outcomes;
+      for (const auto& key : keys) outcomes.push_back(step(*lane, key, part));
+      std::lock_guard lock(join->mu);
+      ActuationReport& r = join->report;
+      for (size_t k = 0; k < indices.size(); ++k) r.completed.outcomes[indices[k]] = outcomes[k];
+      if (r.started_at == SteadyClock::time_point{} || part.started_at < r.started_at)
+        r.started_at = part.started_at;
+      if (part.first_ioctl_at && (!r.first_ioctl_at || *part.first_ioctl_at < *r.first_ioctl_at))
+        r.first_ioctl_at = part.first_ioctl_at;
+      r.ioctl_seconds.insert(r.ioctl_seconds.end(), part.ioctl_seconds.begin(),
+                             part.ioctl_seconds.end());
+      if (--join->parts_left > 0) return std::nullopt;
+      return std::move(r);
+    });
+  }
+}
+
+void Actuator::ensure_attached(Lane& lane, const sched::ProcessKey& key) {
+  auto* context = lane.context;
+  auto it = lane.attached.find(key.pid);
+  if (it != lane.attached.end()) {
+    if (it->second == key && context->attached(key.pid)) return;
     // Another process under the same pid, or the context dropped it (exit, exec).
-    if (context_->attached(key.pid)) {
+    if (context->attached(key.pid)) {
       try {
-        context_->detach(key.pid);
+        context->detach(key.pid);
       } catch (const Error&) {
       }
     }
-    attached_.erase(it);
+    lane.attached.erase(it);
   }
   // Attach only the process the scheduler means: its pid may already belong to another one.
   if (read_process_key(proc_root_, key.pid) != key)
     throw Error(ESRCH, "process " + sched::to_string(key) + " has exited");
   try {
-    context_->attach(key.pid);
+    context->attach(key.pid);
   } catch (const Error& e) {
     if (e.code() != EALREADY) throw;
   }
-  attached_[key.pid] = key;
+  lane.attached[key.pid] = key;
 }
 
-void Actuator::prepare(const sched::ProcessKey& key) {
-  if (!context_) return;
-  post([this, key] {
+void Actuator::prepare(const sched::ProcessKey& key, sched::GpuId gpu) {
+  if (lanes_.empty()) return;
+  Lane& lane = lane_for(key, gpu);
+  post(lane, [this, &lane, key] {
     try {
-      ensure_attached(key);
+      ensure_attached(lane, key);
     } catch (const std::exception& e) {
       spdlog::warn("cannot attach {} ahead of its first suspend: {}", sched::to_string(key),
                    e.what());
     }
-    ActuationReport none;
-    none.completed.action = 0;
-    return none;
+    return std::optional<ActuationReport>();
   });
 }
 
-std::vector<uint32_t> Actuator::queues_on(int pid, sched::GpuId gpu) const {
+std::vector<uint32_t> Actuator::queues_on(const Lane& lane, int pid, sched::GpuId gpu) {
   std::vector<uint32_t> ids;
-  for (const auto& q : context_->known_queues(pid))
+  for (const auto& q : lane.context->known_queues(pid))
     if (q.gpu_id == gpu) ids.push_back(q.queue_id);
   return ids;
 }
@@ -130,13 +201,13 @@ void Actuator::record_ioctl(ActuationReport& report, uint64_t ioctl_ns) {
   report.ioctl_seconds.push_back(static_cast<double>(ioctl_ns) / 1e9);
 }
 
-TargetOutcome Actuator::suspend_one(const sched::ProcessKey& key, sched::GpuId gpu, uint32_t grace,
-                                    ActuationReport& report) {
+TargetOutcome Actuator::suspend_one(Lane& lane, const sched::ProcessKey& key, sched::GpuId gpu,
+                                    uint32_t grace, ActuationReport& report) {
   try {
-    ensure_attached(key);
-    const std::vector<uint32_t> ids = queues_on(key.pid, gpu);
+    ensure_attached(lane, key);
+    const std::vector<uint32_t> ids = queues_on(lane, key.pid, gpu);
     if (ids.empty()) return {key, Outcome::kDone, 0};
-    auto r = context_->suspend(key.pid, ids, grace);
+    auto r = lane.context->suspend(key.pid, ids, grace);
     record_ioctl(report, r.timing.ioctl_ns);
     if (r.result.errors) return {key, Outcome::kTimedOut, 0};
     return {key, Outcome::kDone, 0};
@@ -150,18 +221,18 @@ TargetOutcome Actuator::suspend_one(const sched::ProcessKey& key, sched::GpuId g
   }
 }
 
-TargetOutcome Actuator::resume_one(const sched::ProcessKey& key, sched::GpuId gpu,
+TargetOutcome Actuator::resume_one(Lane& lane, const sched::ProcessKey& key, sched::GpuId gpu,
                                    ActuationReport& report) {
   try {
-    auto it = attached_.find(key.pid);
-    if (it == attached_.end() || it->second != key || !context_->attached(key.pid)) {
+    auto it = lane.attached.find(key.pid);
+    if (it == lane.attached.end() || it->second != key || !lane.context->attached(key.pid)) {
       // Not (or no longer) ours: nothing of it is suspended through this context.
       return {key, read_process_key(proc_root_, key.pid) == key ? Outcome::kDone : Outcome::kGone,
               0};
     }
-    const std::vector<uint32_t> ids = queues_on(key.pid, gpu);
+    const std::vector<uint32_t> ids = queues_on(lane, key.pid, gpu);
     if (ids.empty()) return {key, Outcome::kDone, 0};
-    auto r = context_->resume(key.pid, ids);
+    auto r = lane.context->resume(key.pid, ids);
     record_ioctl(report, r.timing.ioctl_ns);
     return {key, Outcome::kDone, 0};
   } catch (const Error& e) {
@@ -176,49 +247,29 @@ TargetOutcome Actuator::resume_one(const sched::ProcessKey& key, sched::GpuId gp
 }
 
 void Actuator::suspend(const sched::action::Suspend& a) {
-  ++in_flight_;
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(a.grace).count();
   auto clock = clock_mhz_.find(a.gpu);
   const uint32_t grace = gpreempt::kfd::grace_units_from_us(
       static_cast<uint64_t>(us), clock == clock_mhz_.end() ? 0 : clock->second);
-  const auto posted = SteadyClock::now();
-  post([this, a, grace, posted] {
-    ActuationReport r;
-    r.posted_at = posted;
-    r.started_at = SteadyClock::now();
-    r.suspend = true;
-    r.completed.action = a.id;
-    r.completed.gpu = a.gpu;
-    for (const auto& key : a.targets) {
-      if (!context_) {
-        r.completed.outcomes.push_back({key, Outcome::kFailed, ENODEV});
-        continue;
-      }
-      r.completed.outcomes.push_back(suspend_one(key, a.gpu, grace, r));
-    }
-    return r;
-  });
+  ActuationReport head;
+  head.suspend = true;
+  head.completed.action = a.id;
+  head.completed.gpu = a.gpu;
+  act(std::move(head), a.targets, a.gpu,
+      [this, gpu = a.gpu, grace](Lane& lane, const sched::ProcessKey& key, ActuationReport& r) {
+        return suspend_one(lane, key, gpu, grace, r);
+      });
 }
 
 void Actuator::resume(const sched::action::Resume& a) {
-  ++in_flight_;
-  const auto posted = SteadyClock::now();
-  post([this, a, posted] {
-    ActuationReport r;
-    r.posted_at = posted;
-    r.started_at = SteadyClock::now();
-    r.suspend = false;
-    r.completed.action = a.id;
-    r.completed.gpu = a.gpu;
-    for (const auto& key : a.targets) {
-      if (!context_) {
-        r.completed.outcomes.push_back({key, Outcome::kFailed, ENODEV});
-        continue;
-      }
-      r.completed.outcomes.push_back(resume_one(key, a.gpu, r));
-    }
-    return r;
-  });
+  ActuationReport head;
+  head.suspend = false;
+  head.completed.action = a.id;
+  head.completed.gpu = a.gpu;
+  act(std::move(head), a.targets, a.gpu,
+      [this, gpu = a.gpu](Lane& lane, const sched::ProcessKey& key, ActuationReport& r) {
+        return resume_one(lane, key, gpu, r);
+      });
 }
 
 }  // namespace gpreemptd

@@ -1,9 +1,14 @@
-// Carries out the scheduler's Suspend/Resume actions through the C++ core (lib/preempt): one
-// context, whose control thread is the targets' ptrace tracer and issues every DBG_TRAP. An action
-// is posted to that thread and the loop thread returns at once; the completion comes back into the
-// event loop through a LoopInbox as a sched::event::ActuationCompleted with one outcome per target:
-// done, gone (ESRCH: the process exited), timed_out (status bit 30: the preemption timed out on
-// that GPU) or failed (errno).
+// Carries out the scheduler's Suspend/Resume actions through the C++ core (lib/preempt). Each
+// target process is traced by one context, whose control thread is its ptrace tracer and issues
+// every DBG_TRAP for it (the KFD takes DBG_TRAP only from a target's tracer). The daemon gives each
+// GPU a context of its own, so a preemption in progress (or hanging until the preemption timeout)
+// on one GPU does not hold back the suspensions of another: a process is traced by the context of
+// the GPU it was first acted on for, for as long as it lives (a process on several GPUs still has
+// one tracer). An action is posted to the control thread of each context its targets belong to and
+// the loop thread returns at once; the completion comes back into the event loop through a
+// LoopInbox as a sched::event::ActuationCompleted with one outcome per target, in the targets'
+// order, once every part is done: done, gone (ESRCH: the process exited), timed_out (status bit
+// 30: the preemption timed out on that GPU) or failed (errno).
 //
 // A Suspend of GPU g suspends, for each target, only its queues on g (KFD's SUSPEND_QUEUES acts on
 // one process, so that is one ioctl per target process), with the action's grace period converted
@@ -45,53 +50,80 @@ class Actuator {
   using OnDone = std::function<void(ActuationReport)>;
   using OnNotice = std::function<void(const gpreempt::preempt::Notice&)>;
 
-  // `context` may be null (no GPU can suspend here): every action then completes with `failed`
-  // (ENODEV), which the arbiters never see in practice since such GPUs never suspend.
-  // `clock_mhz`: each GPU's max_engine_clk_fcompute, for the grace period's unit.
-  Actuator(gpreempt::EventLoop& loop, gpreempt::preempt::Context* context, std::string proc_root,
-           std::map<gpreempt::sched::GpuId, uint32_t> clock_mhz, OnDone on_done,
-           OnNotice on_notice);
+  // `contexts`: the context that traces the processes first acted on for each GPU (several GPUs
+  // may share one; a GPU missing from it uses the first). Empty when no GPU can suspend here:
+  // every action then completes with `failed` (ENODEV), which the arbiters never see in practice
+  // since such GPUs never suspend. `clock_mhz`: each GPU's max_engine_clk_fcompute, for the grace
+  // period's unit.
+  Actuator(gpreempt::EventLoop& loop,
+           const std::map<gpreempt::sched::GpuId, gpreempt::preempt::Context*>& contexts,
+           std::string proc_root, std::map<gpreempt::sched::GpuId, uint32_t> clock_mhz,
+           OnDone on_done, OnNotice on_notice);
   ~Actuator();
   Actuator(const Actuator&) = delete;
   Actuator& operator=(const Actuator&) = delete;
 
   void suspend(const gpreempt::sched::action::Suspend& a);
   void resume(const gpreempt::sched::action::Resume& a);
-  // Attach the process now, so its first suspend does not pay for it. Failures are logged; the
-  // suspend tries again and reports them.
-  void prepare(const gpreempt::sched::ProcessKey& key);
+  // Attach the process now (with the context of `gpu`, one of the GPUs it has queues on), so its
+  // first suspend does not pay for it. Failures are logged; the suspend tries again and reports
+  // them.
+  void prepare(const gpreempt::sched::ProcessKey& key, gpreempt::sched::GpuId gpu);
+  // The process has exited: the next process with its pid may be traced by any context.
+  void forget(const gpreempt::sched::ProcessKey& key);
   // Actions posted and not completed yet.
   int in_flight() const { return in_flight_; }
 
  private:
-  struct Shared;
-  // On the control thread.
-  void ensure_attached(const gpreempt::sched::ProcessKey& key);
-  gpreempt::sched::event::TargetOutcome suspend_one(const gpreempt::sched::ProcessKey& key,
+  // One context and what its control thread knows.
+  struct Lane {
+    gpreempt::preempt::Context* context = nullptr;
+    // This lane's control thread only: which process each attached pid is (a reused pid is
+    // another process).
+    std::map<int, gpreempt::sched::ProcessKey> attached;
+  };
+  struct Join;
+  using TargetStep = std::function<gpreempt::sched::event::TargetOutcome(
+      Lane&, const gpreempt::sched::ProcessKey&, ActuationReport&)>;
+
+  // On the loop thread: the lane that traces `key` (chosen by `gpu` the first time).
+  Lane& lane_for(const gpreempt::sched::ProcessKey& key, gpreempt::sched::GpuId gpu);
+  // Runs `step` for every target on its lane's control thread; `head` carries the action.
+  void act(ActuationReport head, const std::vector<gpreempt::sched::ProcessKey>& targets,
+           gpreempt::sched::GpuId gpu, TargetStep step);
+  // On a control thread.
+  void ensure_attached(Lane& lane, const gpreempt::sched::ProcessKey& key);
+  gpreempt::sched::event::TargetOutcome suspend_one(Lane& lane,
+                                                    const gpreempt::sched::ProcessKey& key,
                                                     gpreempt::sched::GpuId gpu, uint32_t grace,
                                                     ActuationReport& report);
-  gpreempt::sched::event::TargetOutcome resume_one(const gpreempt::sched::ProcessKey& key,
+  gpreempt::sched::event::TargetOutcome resume_one(Lane& lane,
+                                                   const gpreempt::sched::ProcessKey& key,
                                                    gpreempt::sched::GpuId gpu,
                                                    ActuationReport& report);
-  // The queues of `pid` on `gpu` the core knows (a snapshot refreshes them).
-  std::vector<uint32_t> queues_on(int pid, gpreempt::sched::GpuId gpu) const;
+  // The queues of `pid` on `gpu` the lane's context knows (a snapshot refreshes them).
+  static std::vector<uint32_t> queues_on(const Lane& lane, int pid, gpreempt::sched::GpuId gpu);
   bool target_gone(int error, const gpreempt::sched::ProcessKey& key) const;
   static void record_ioctl(ActuationReport& report, uint64_t ioctl_ns);
-  void post(std::function<ActuationReport()> job);
-  // On the loop thread: the notices the job's control-thread turn collected, then its report.
-  void deliver(ActuationReport report, const std::vector<gpreempt::preempt::Notice>& notices);
+  // Runs `job` on the lane's control thread, then hands its report (if any) to the loop thread
+  // after the notices that thread's turn collected.
+  void post(Lane& lane, std::function<std::optional<ActuationReport>()> job);
+  // On the loop thread.
+  void deliver(std::optional<ActuationReport> report,
+               const std::vector<gpreempt::preempt::Notice>& notices);
 
   gpreempt::EventLoop& loop_;
-  gpreempt::preempt::Context* context_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::map<gpreempt::sched::GpuId, Lane*> lane_of_gpu_;
   std::string proc_root_;
   std::map<gpreempt::sched::GpuId, uint32_t> clock_mhz_;
   OnDone on_done_;
   OnNotice on_notice_;
-  gpreempt::LoopInbox inbox_;  // control thread -> loop thread
+  gpreempt::LoopInbox inbox_;  // control threads -> loop thread
   gpreempt::EventLoop::Id notice_timer_ = 0;
   int in_flight_ = 0;
-  // Control thread only: which process each attached pid is (a reused pid is another process).
-  std::map<int, gpreempt::sched::ProcessKey> attached_;
+  // Loop thread only: the lane tracing each live process the actuator has acted on.
+  std::map<int, std::pair<gpreempt::sched::ProcessKey, Lane*>> owner_;
 };
 
 }  // namespace gpreemptd

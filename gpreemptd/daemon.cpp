@@ -58,8 +58,12 @@ Daemon::Daemon(DaemonOptions options, sched::Config config)
     co.watchdog_bound = watchdog_bound(config_.policy);
     co.handle_signals = false;  // the loop's signalfd does: Shutdown resumes through the scheduler
     try {
-      context_ = std::make_unique<gpreempt::preempt::Context>(co);
+      // A context (a control thread, the tracer of the processes it acts on) per GPU: one GPU's
+      // preemption in progress, or hanging until the preemption timeout, holds back no other's.
+      for (const auto& g : machine_.gpus)
+        contexts_[g.gpu] = std::make_unique<gpreempt::preempt::Context>(co);
     } catch (const std::exception& e) {
+      contexts_.clear();
       machine_.kfd_usable = false;
       machine_.problem = std::string("cannot open a gpreempt context: ") + e.what();
       for (auto& g : machine_.gpus) {
@@ -71,8 +75,10 @@ Daemon::Daemon(DaemonOptions options, sched::Config config)
   if (!machine_.kfd_usable) spdlog::warn("no GPU can be suspended here: {}", machine_.problem);
   std::map<sched::GpuId, uint32_t> clocks;
   for (const auto& g : machine_.gpus) clocks[g.gpu] = g.clock_mhz;
+  std::map<sched::GpuId, gpreempt::preempt::Context*> contexts;
+  for (const auto& [gpu, context] : contexts_) contexts[gpu] = context.get();
   actuator_ = std::make_unique<Actuator>(
-      loop_, context_.get(), options_.roots.proc, clocks,
+      loop_, contexts, options_.roots.proc, clocks,
       [this](ActuationReport r) { on_actuation(std::move(r)); },
       [this](const gpreempt::preempt::Notice& n) { on_notice(n); });
   tracker_ =
@@ -88,9 +94,9 @@ Daemon::~Daemon() {
   server_.reset();
   transparent_.reset();
   tracker_.reset();
-  // The context first: its destructor detaches every target (resume, DISABLE) after the jobs the
+  // The contexts first: each destructor detaches its targets (resume, DISABLE) after the jobs the
   // actuator posted, which still use the actuator.
-  context_.reset();
+  contexts_.clear();
   actuator_.reset();
 }
 
@@ -192,21 +198,22 @@ void Daemon::on_tracker_event(sched::Event e) {
   if (auto* x = std::get_if<sched::event::ProcessExited>(&e)) {
     const auto key = x->key;
     ledger_.exited(gpus_, key, now());
+    actuator_->forget(key);
     if (transparent_ && transparent_->watching(key)) transparent_->unwatch(key);
     for (auto& [conn, reqs] : open_requests_)
       for (auto it = reqs.begin(); it != reqs.end();)
         it = it->second.key == key ? reqs.erase(it) : std::next(it);
   }
-  std::optional<sched::ProcessKey> prepare;
+  std::optional<std::pair<sched::ProcessKey, sched::GpuId>> prepare;
   if (auto* c = std::get_if<sched::event::ProcessClassified>(&e); c && c->class_name) {
     // Attach now whatever a higher class could suspend, so the attach is off the request path.
     const sched::SchedClass* cls = scheduler_->class_named(*c->class_name);
     int top = cls ? cls->priority : 0;
     for (const auto& r : config_.classes) top = std::max(top, r.cls.priority);
-    if (cls && cls->priority < top && !c->gpus.empty()) prepare = c->key;
+    if (cls && cls->priority < top && !c->gpus.empty()) prepare = {c->key, *c->gpus.begin()};
   }
   dispatch(e);
-  if (prepare) actuator_->prepare(*prepare);
+  if (prepare) actuator_->prepare(prepare->first, prepare->second);
   if (auto* c = std::get_if<sched::event::ProcessClassified>(&e))
     if (auto it = tracker_->processes().find(c->key.pid);
         it != tracker_->processes().end() && it->second.key == c->key)
@@ -514,7 +521,7 @@ std::vector<std::string> Daemon::apply_daemon_settings(sched::DaemonSettings& ne
 
 void Daemon::set_realtime_priority(int priority) {
   gpreempt::set_thread_realtime_priority(pthread_self(), priority);
-  if (context_) context_->set_control_thread_realtime_priority(priority);
+  for (auto& [gpu, context] : contexts_) context->set_control_thread_realtime_priority(priority);
 }
 
 void Daemon::apply_classes() {

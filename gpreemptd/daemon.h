@@ -125,7 +125,8 @@ class Daemon {
   // Shared with the discovery worker, which classifies with the snapshot it was last given.
   std::shared_ptr<const gpreempt::sched::Classifier> classifier_;
   std::unique_ptr<gpreempt::sched::Scheduler> scheduler_;
-  std::unique_ptr<gpreempt::preempt::Context> context_;
+  // One per GPU, each the tracer of the processes first acted on for it (see the Actuator).
+  std::map<gpreempt::sched::GpuId, std::unique_ptr<gpreempt::preempt::Context>> contexts_;
   std::unique_ptr<Actuator> actuator_;
   std::unique_ptr<ProcessTracker> tracker_;
   std::unique_ptr<SocketServer> server_;

@@ -130,9 +130,13 @@ class DaemonRig final : public ActuatorPort {
         o, std::make_unique<gpreempt::testing::DriverRef>(driver_),
         std::make_unique<gpreempt::testing::TracerRef>(tracer_));
     std::map<sched::GpuId, uint32_t> clocks;
-    for (auto g : trace.gpus) clocks[g] = trace.clock_mhz;
+    std::map<sched::GpuId, gpreempt::preempt::Context*> contexts;
+    for (auto g : trace.gpus) {
+      clocks[g] = trace.clock_mhz;
+      contexts[g] = ctx_.get();  // one fake KFD, one tracer: one context for every GPU
+    }
     actuator_ = std::make_unique<gpreemptd::Actuator>(
-        loop_, ctx_.get(), proc_root_.string(), clocks,
+        loop_, contexts, proc_root_.string(), clocks,
         [this](gpreemptd::ActuationReport r) {
           replayer_->completed(r.completed);
           if (replayer_->done()) loop_.stop();

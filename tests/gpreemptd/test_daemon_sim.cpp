@@ -40,6 +40,31 @@ std::unique_ptr<Child> online_peer(DaemonRig& rig, uint32_t gpu = 0,
   return p;
 }
 
+// An offline job and an online peer on each GPU of the rig's machine, each classified.
+struct GpuPair {
+  uint32_t gpu = 0;
+  std::unique_ptr<Child> offline, online;
+};
+std::vector<GpuPair> offline_and_online_on_each_gpu(DaemonRig& rig) {
+  std::vector<GpuPair> pairs;
+  for (uint32_t id : rig.gpu_ids())
+    pairs.push_back({id, rig.workload({"GPREEMPT_CLASS=offline"}, id), online_peer(rig, id)});
+  for (const auto& p : pairs) {
+    wait_classified(rig, p.offline->pid(), "offline");
+    wait_classified(rig, p.online->pid(), "online");
+  }
+  return pairs;
+}
+
+// A GPU's entry of the status document (null if the daemon does not answer or has no such GPU).
+nlohmann::json gpu_status(DaemonRig& rig, uint32_t id) {
+  const auto s = rig.status();
+  if (s.is_object())
+    for (const auto& g : s["gpus"])
+      if (g["gpu_id"] == id) return g;
+  return nlohmann::json();
+}
+
 // A plain HTTP/1.0 GET on "host:port" (the daemon's metrics endpoint); the body, or "" on failure.
 std::string http_get(const std::string& address, const std::string& path) {
   const auto colon = address.rfind(':');
@@ -280,17 +305,11 @@ TEST(GpreemptdSim, ATimedOutPreemptionOnOneGpuLeavesTheOtherWorking) {
   // The second suspend on each GPU times out (status bit 30): GPU A sees two, GPU B one.
   DaemonRig rig({"--gpus", "2"},
                 {{"GPREEMPT_SIM_FAULTS", "timeout@2"}, {"GPREEMPT_SIM_PREEMPT_TIMEOUT_MS", "50"}});
-  const auto ids = rig.gpu_ids();
-  ASSERT_EQ(ids.size(), 2u);
   auto daemon = rig.start_daemon();
-  auto off_a = rig.workload({"GPREEMPT_CLASS=offline"}, ids[0]);
-  auto off_b = rig.workload({"GPREEMPT_CLASS=offline"}, ids[1]);
-  auto on_a = online_peer(rig, ids[0]);
-  auto on_b = online_peer(rig, ids[1]);
-  wait_classified(rig, off_a->pid(), "offline");
-  wait_classified(rig, off_b->pid(), "offline");
-  wait_classified(rig, on_a->pid(), "online");
-  wait_classified(rig, on_b->pid(), "online");
+  auto pairs = offline_and_online_on_each_gpu(rig);
+  ASSERT_EQ(pairs.size(), 2u);
+  auto& [gpu_a, off_a, on_a] = pairs[0];
+  auto& [gpu_b, off_b, on_b] = pairs[1];
 
   ASSERT_TRUE(command(*on_a, "begin 1")["ok"].get<bool>());
   ASSERT_TRUE(eventually([&] { return rig.all_suspended(off_a->pid()); }));
@@ -298,15 +317,8 @@ TEST(GpreemptdSim, ATimedOutPreemptionOnOneGpuLeavesTheOtherWorking) {
   ASSERT_TRUE(eventually([&] { return rig.none_suspended(off_a->pid()); }));
 
   ASSERT_TRUE(command(*on_a, "begin 2")["ok"].get<bool>());  // times out on GPU A
-  auto gpu = [&](uint32_t id) {
-    const auto s = rig.status();
-    if (s.is_object())
-      for (const auto& g : s["gpus"])
-        if (g["gpu_id"] == id) return g;
-    return nlohmann::json();
-  };
   ASSERT_TRUE(eventually([&] {
-    auto g = gpu(ids[0]);
+    auto g = gpu_status(rig, gpu_a);
     return g.is_object() && g["actions"].value("timed_out_targets", 0) >= 1;
   })) << rig.status().dump();
   EXPECT_TRUE(eventually([&] { return rig.none_suspended(off_a->pid()); }))
@@ -314,9 +326,45 @@ TEST(GpreemptdSim, ATimedOutPreemptionOnOneGpuLeavesTheOtherWorking) {
 
   ASSERT_TRUE(command(*on_b, "begin 1")["ok"].get<bool>());  // GPU B is not affected
   EXPECT_TRUE(eventually([&] { return rig.all_suspended(off_b->pid()); })) << rig.status().dump();
-  EXPECT_EQ(gpu(ids[1])["actions"]["timed_out_targets"], 0);
+  EXPECT_EQ(gpu_status(rig, gpu_b)["actions"]["timed_out_targets"], 0);
   ASSERT_TRUE(command(*on_b, "end 1")["ok"].get<bool>());
   EXPECT_TRUE(eventually([&] { return rig.none_suspended(off_b->pid()); }));
+}
+
+// A preemption that hangs on GPU A (the HWS never acknowledges: the SUSPEND ioctl returns only
+// at the preemption timeout) does not hold back GPU B's: each GPU's processes are traced by a
+// control thread of their own. With one control thread for both, B's SUSPEND waits behind A's
+// ioctl, so B's offline job is suspended only after A's time-out has been reported.
+TEST(GpreemptdSim, AHangingPreemptionOnOneGpuDoesNotHoldBackAnotherGpusSuspension) {
+  DaemonRig rig({"--gpus", "2"}, {{"GPREEMPT_SIM_FAULTS", "timeout@2"},
+                                  {"GPREEMPT_SIM_PREEMPT_TIMEOUT_MS", "10000"}});
+  auto daemon = rig.start_daemon(unbounded_config(rig));
+  auto pairs = offline_and_online_on_each_gpu(rig);
+  ASSERT_EQ(pairs.size(), 2u);
+  auto& [gpu_a, off_a, on_a] = pairs[0];
+  auto& [gpu_b, off_b, on_b] = pairs[1];
+  auto timed_out_on = [&](uint32_t id) {
+    const auto g = gpu_status(rig, id);
+    return g.is_object() ? g["actions"].value("timed_out_targets", -1) : -1;
+  };
+
+  ASSERT_TRUE(command(*on_a, "begin 1")["ok"].get<bool>());
+  ASSERT_TRUE(eventually([&] { return rig.all_suspended(off_a->pid()); }));
+  ASSERT_TRUE(command(*on_a, "end 1")["ok"].get<bool>());
+  ASSERT_TRUE(eventually([&] { return rig.none_suspended(off_a->pid()); }));
+
+  // The reply comes after the SUSPEND of A's second suspension is posted; it hangs.
+  ASSERT_TRUE(command(*on_a, "begin 2")["ok"].get<bool>());
+  ASSERT_TRUE(command(*on_b, "begin 1")["ok"].get<bool>());
+  ASSERT_TRUE(eventually([&] { return rig.all_suspended(off_b->pid()); })) << rig.status().dump();
+  EXPECT_EQ(timed_out_on(gpu_a), 0) << "B's suspension waited for A's preemption timeout";
+  ASSERT_TRUE(command(*on_b, "end 1")["ok"].get<bool>());
+  EXPECT_TRUE(eventually([&] { return rig.none_suspended(off_b->pid()); }));
+
+  // A's ioctl returns at the timeout with bit 30; the recovery resume follows.
+  EXPECT_TRUE(eventually([&] { return timed_out_on(gpu_a) >= 1; })) << rig.status().dump();
+  EXPECT_TRUE(eventually([&] { return rig.none_suspended(off_a->pid()); }));
+  EXPECT_EQ(timed_out_on(gpu_b), 0);
 }
 
 TEST(GpreemptdSim, SighupWithABadConfigKeepsTheRunningOne) {
@@ -461,7 +509,7 @@ std::map<int, std::pair<std::string, int>> thread_priorities(int pid) {
 
 TEST(GpreemptdSim, RealtimePriorityPutsTheLoopAndControlThreadsUnderFifoAndAReloadChangesIt) {
   if (auto why = realtime_unavailable()) GTEST_SKIP() << "SCHED_FIFO is not permitted here: " << *why;
-  DaemonRig rig;
+  DaemonRig rig({"--gpus", "2"});
   const auto config = rig.file("realtime.toml");
   auto settings = [&](int priority) {
     return "[daemon]\nsocket = \"" + rig.socket() +
@@ -473,8 +521,9 @@ TEST(GpreemptdSim, RealtimePriorityPutsTheLoopAndControlThreadsUnderFifoAndARelo
   ASSERT_FALSE(status.is_null()) << daemon->stderr_text();
   EXPECT_EQ(status["daemon"]["realtime_priority"], 7);
   ASSERT_TRUE(status["daemon"]["metrics_endpoint"].is_string()) << "its threads exist";
-  // Exactly the loop thread (the main one) and the core's control thread; the discovery worker and
-  // the metrics server's threads, started after the loop thread changed policy, stay normal.
+  // Exactly the loop thread (the main one) and the core's control threads (one per GPU); the
+  // discovery worker and the metrics server's threads, started after the loop thread changed
+  // policy, stay normal.
   auto expect_fifo_at = [&](int priority) {
     const auto threads = thread_priorities(daemon->pid());
     int control_threads = 0;
@@ -483,8 +532,8 @@ TEST(GpreemptdSim, RealtimePriorityPutsTheLoopAndControlThreadsUnderFifoAndARelo
       control_threads += t.first == "gpreempt-ctl" ? 1 : 0;
       EXPECT_EQ(t.second, on_path ? priority : 0) << "thread " << tid << " (" << t.first << ")";
     }
-    EXPECT_EQ(control_threads, 1) << threads.size() << " threads";
-    EXPECT_GE(threads.size(), 3u) << "loop, control thread, discovery worker at least";
+    EXPECT_EQ(control_threads, 2) << threads.size() << " threads";
+    EXPECT_GE(threads.size(), 4u) << "loop, two control threads, discovery worker at least";
   };
   expect_fifo_at(7);
 
@@ -507,7 +556,7 @@ TEST(GpreemptdSim, RealtimePriorityPutsTheLoopAndControlThreadsUnderFifoAndARelo
 // Asked for and not permitted: the daemon does not start (rather than run slower than configured)
 // and says what grants it. As root, the capability is dropped from the bounding set for the daemon.
 TEST(GpreemptdSim, ARealtimePriorityThatIsNotPermittedStopsTheStartWithTheReason) {
-  DaemonRig rig;
+  DaemonRig rig({"--gpus", "2"});
   const auto config = rig.file("realtime.toml");
   write_file(config, "[daemon]\nsocket = \"" + rig.socket() +
                          "\"\nmetrics = \"\"\nrealtime_priority = 7\n");
