@@ -91,6 +91,11 @@ void DiscoveryWorker::adopt(TrackedProcess p) {
 }
 
 void DiscoveryWorker::start(Deliver deliver) {
+  // spdlog's registry is a function-local static, made by whichever thread logs first. Make it
+  // here, before the worker exists: when the worker and its starter both log for the first time
+  // at once, the registry's thread-safe initialisation happens inside libspdlog, which
+  // ThreadSanitizer does not see, and it reports the worker's first log line as a race.
+  spdlog::default_logger_raw();
   thread_ = std::thread([this, d = std::move(deliver)]() mutable { main(std::move(d)); });
 }
 
