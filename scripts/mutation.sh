@@ -31,6 +31,9 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ -f "$list" ]] || { echo "mutation.sh: no mutant list at $list" >&2; exit 2; }
+# Absolute: the tests run from inside the build directory, and a relative one (--build-dir build)
+# would then name a directory that does not exist.
+build_dir=$(realpath -m "$build_dir")
 python=/usr/bin/python3
 
 # The list as one record per line: id \t file \t build \t tests \t from \t to (tabs never occur in
