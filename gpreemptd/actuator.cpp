@@ -61,15 +61,19 @@ Actuator::~Actuator() {
   if (notice_timer_) loop_.unwatch(notice_timer_);
 }
 
+Actuator::Lane& Actuator::lane_of(sched::GpuId gpu) {
+  auto g = lane_of_gpu_.find(gpu);
+  return g != lane_of_gpu_.end() ? *g->second : *lanes_.front();
+}
+
 Actuator::Lane& Actuator::lane_for(const sched::ProcessKey& key, sched::GpuId gpu) {
   auto it = owner_.find(key.pid);
   if (it != owner_.end() && it->second.first == key) return *it->second.second;
   // New, or a reused pid: the old process's tracer had to wait for its exit before the pid could
   // be reused, so that context no longer traces it and any lane may take the new one.
-  auto g = lane_of_gpu_.find(gpu);
-  Lane* lane = g != lane_of_gpu_.end() ? g->second : lanes_.front().get();
-  owner_[key.pid] = {key, lane};
-  return *lane;
+  Lane& lane = lane_of(gpu);
+  owner_[key.pid] = {key, &lane};
+  return lane;
 }
 
 void Actuator::forget(const sched::ProcessKey& key) {
@@ -99,9 +103,13 @@ void Actuator::deliver(std::optional<ActuationReport> report,
   on_done_(std::move(*report));
 }
 
-void Actuator::act(ActuationReport head, const std::vector<sched::ProcessKey>& targets,
-                   sched::GpuId gpu, TargetStep step) {
+void Actuator::act(uint64_t action, sched::GpuId gpu, bool suspend,
+                   const std::vector<sched::ProcessKey>& targets, TargetStep step) {
   ++in_flight_;
+  ActuationReport head;
+  head.suspend = suspend;
+  head.completed.action = action;
+  head.completed.gpu = gpu;
   head.posted_at = SteadyClock::now();
   if (lanes_.empty()) {
     for (const auto& key : targets) head.completed.outcomes.push_back({key, Outcome::kFailed, ENODEV});
@@ -110,10 +118,7 @@ void Actuator::act(ActuationReport head, const std::vector<sched::ProcessKey>& t
   }
   std::map<Lane*, std::vector<size_t>> parts;
   for (size_t i = 0; i < targets.size(); ++i) parts[&lane_for(targets[i], gpu)].push_back(i);
-  if (parts.empty()) {
-    auto g = lane_of_gpu_.find(gpu);
-    parts[g != lane_of_gpu_.end() ? g->second : lanes_.front().get()];
-  }
+  if (parts.empty()) parts[&lane_of(gpu)];  // no target: it still completes, in the GPU's turn
   auto join = std::make_shared<Join>();
   join->report = std::move(head);
   join->report.completed.outcomes.assign(targets.size(), {});
@@ -251,22 +256,14 @@ void Actuator::suspend(const sched::action::Suspend& a) {
   auto clock = clock_mhz_.find(a.gpu);
   const uint32_t grace = gpreempt::kfd::grace_units_from_us(
       static_cast<uint64_t>(us), clock == clock_mhz_.end() ? 0 : clock->second);
-  ActuationReport head;
-  head.suspend = true;
-  head.completed.action = a.id;
-  head.completed.gpu = a.gpu;
-  act(std::move(head), a.targets, a.gpu,
+  act(a.id, a.gpu, true, a.targets,
       [this, gpu = a.gpu, grace](Lane& lane, const sched::ProcessKey& key, ActuationReport& r) {
         return suspend_one(lane, key, gpu, grace, r);
       });
 }
 
 void Actuator::resume(const sched::action::Resume& a) {
-  ActuationReport head;
-  head.suspend = false;
-  head.completed.action = a.id;
-  head.completed.gpu = a.gpu;
-  act(std::move(head), a.targets, a.gpu,
+  act(a.id, a.gpu, false, a.targets,
       [this, gpu = a.gpu](Lane& lane, const sched::ProcessKey& key, ActuationReport& r) {
         return resume_one(lane, key, gpu, r);
       });

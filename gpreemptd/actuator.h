@@ -86,11 +86,13 @@ class Actuator {
   using TargetStep = std::function<gpreempt::sched::event::TargetOutcome(
       Lane&, const gpreempt::sched::ProcessKey&, ActuationReport&)>;
 
-  // On the loop thread: the lane that traces `key` (chosen by `gpu` the first time).
+  // On the loop thread: the lane of `gpu` (the first one for a GPU it was not given).
+  Lane& lane_of(gpreempt::sched::GpuId gpu);
+  // On the loop thread: the lane that traces `key` (the lane of `gpu` the first time).
   Lane& lane_for(const gpreempt::sched::ProcessKey& key, gpreempt::sched::GpuId gpu);
-  // Runs `step` for every target on its lane's control thread; `head` carries the action.
-  void act(ActuationReport head, const std::vector<gpreempt::sched::ProcessKey>& targets,
-           gpreempt::sched::GpuId gpu, TargetStep step);
+  // Runs `step` for every target of the action on its lane's control thread.
+  void act(uint64_t action, gpreempt::sched::GpuId gpu, bool suspend,
+           const std::vector<gpreempt::sched::ProcessKey>& targets, TargetStep step);
   // On a control thread.
   void ensure_attached(Lane& lane, const gpreempt::sched::ProcessKey& key);
   gpreempt::sched::event::TargetOutcome suspend_one(Lane& lane,
