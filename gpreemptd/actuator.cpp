@@ -194,7 +194,8 @@ std::vector<uint32_t> Actuator::queues_on(const Lane& lane, int pid, sched::GpuI
 }
 
 // ESRCH, or EPERM from a target that is exiting or gone (PTRACE_SEIZE and the debug ops refuse
-// those with EPERM, FACTS §7): not a permission problem, the process is going away.
+// those with EPERM, docs/kfd-interface.md#ptrace-check): not a permission problem, the process is
+// going away.
 bool Actuator::target_gone(int error, const sched::ProcessKey& key) const {
   return error == ESRCH || (error == EPERM && exiting_or_gone(proc_root_, key));
 }

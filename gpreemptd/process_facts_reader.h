@@ -16,8 +16,8 @@ namespace gpreemptd {
 std::optional<gpreempt::sched::ProcessKey> read_process_key(const std::string& proc_root, int pid);
 
 // Whether `key`'s process is exiting (PF_EXITING, a zombie) or gone (no stat, or its pid now names
-// another process). Such a target refuses PTRACE_SEIZE and its debug ops with EPERM (FACTS §7): an
-// EPERM from it means "gone", not "not permitted".
+// another process). Such a target refuses PTRACE_SEIZE and its debug ops with EPERM
+// (docs/kfd-interface.md#ptrace-check): an EPERM from it means "gone", not "not permitted".
 bool exiting_or_gone(const std::string& proc_root, const gpreempt::sched::ProcessKey& key);
 
 // Everything /proc/PID/{stat,cmdline,exe,status,cgroup,environ} tells; fields the daemon may not

@@ -5,10 +5,10 @@
 //   bench_log_analyzer [--size-mb N] [--runs R] [--file PATH] [--keep] [--pattern P]
 //
 // Without --file it writes N MiB (default 1024) made of the real captures' lines repeated
-// (../shared/realdata/amdlog, falling back to built-in lines), then times R runs (default 5) of
-// each tool alternately, warm cache, and prints the medians and the ratio analyzer/grep, both of
-// wall time and of CPU time (user + system): on a shared machine the wall time also counts the
-// time other processes held the cores, the CPU time much less so.
+// ($GPREEMPT_SHARED_DIR/realdata/amdlog when present, else built-in lines), then times R runs
+// (default 5) of each tool alternately, warm cache, and prints the medians and the ratio
+// analyzer/grep, both of wall time and of CPU time (user + system): on a shared machine the wall
+// time also counts the time other processes held the cores, the CPU time much less so.
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>

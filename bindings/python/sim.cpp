@@ -188,7 +188,8 @@ class Device : public std::enable_shared_from_this<Device> {
  public:
   // The runtime is never closed: its queues would be destroyed, and a KFD DESTROY_QUEUE blocks
   // while the queue is suspended — a model suspended from outside could then never exit. The
-  // KFD removes a process's queues when it exits (FACTS §9), as it does for a HIP program.
+  // KFD removes a process's queues when it exits, as it does for a HIP program
+  // (docs/kfd-interface.md#session-lifetime).
   ~Device() { (void)rt_.release(); }
 
   Device() {

@@ -1,8 +1,9 @@
 // Our own copy of the KFD user ABI (ioctl version 1.22, plus the 1.16 layouts that differ).
 //
 // Why our own: Debian's <linux/kfd_ioctl.h> is KFD 1.11 and has no debugger API at all.
-// Every number here is checked against ../shared/kfd/kfd-abi.tsv (tests/abi/) and, where the
-// system header also defines a struct, against that header at compile time.
+// Every number here is checked by tests/abi against the table obtained by compiling the kernel's
+// KFD 1.22 uapi header (docs/kfd-interface.md#abi-numbers) and, where the system header also
+// defines a struct, against that header at compile time.
 //
 // Everything lives in namespace gpreempt::kfd and is constexpr (no macros), so this header can be
 // included next to the system header without either one rewriting the other's names.

@@ -91,7 +91,8 @@ uint32_t gpu_clock(uint32_t gpu_id) {
 }
 
 // GPREEMPT_ATTACH_REQUIRE_QUEUES: the kernel would create an empty KFD process for a traced pid
-// that never opened /dev/kfd (FACTS §7.4), so an attach to the wrong pid "succeeds" without it.
+// that never opened /dev/kfd (docs/kfd-interface.md#debug-trap-prologue, step 4), so an attach to
+// the wrong pid "succeeds" without it.
 void require_queues(int32_t pid) {
   std::string comm;
   {

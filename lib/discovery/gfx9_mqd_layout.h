@@ -2,8 +2,9 @@
 // reads or writes, shared by the debugfs decoders (lib/discovery) and the simulated device that
 // renders the same files (sim/device), so both sides agree by construction.
 //
-// Source: ../shared/kfd/v9_mqd_dwords.tsv and FACTS §14/§18 (every reserved_N of the kernel's
-// v9_structs.h static-asserted at dword N). Byte offset = 4 × dword index.
+// Source: the kernel's struct v9_mqd (include/v9_structs.h; every reserved_N sits at dword N),
+// docs/kfd-interface.md#gfx9-mqd and docs/kfd-interface.md#joining-queues-across-sources. Byte
+// offset = 4 × dword index.
 #pragma once
 
 #include <cstddef>
@@ -80,7 +81,8 @@ inline constexpr std::size_t sdma_queue_id = 127;
 }  // namespace sdma_mqd
 
 // The HQD register window that debugfs `hqds` dumps per CP slot: the 56 consecutive registers
-// CP_MQD_BASE_ADDR .. CP_HQD_PQ_WPTR_HI, which mirror MQD dwords 128..183 in order (FACTS §18).
+// CP_MQD_BASE_ADDR .. CP_HQD_PQ_WPTR_HI, which mirror MQD dwords 128..183 in order
+// (docs/kfd-interface.md#hqds).
 namespace hqd {
 inline constexpr std::size_t kFirstMqdDword = mqd::cp_mqd_base_addr_lo;
 inline constexpr std::size_t kLastMqdDword = mqd::cp_hqd_pq_wptr_hi;
@@ -205,7 +207,8 @@ constexpr std::uint32_t pipe_priority_for(std::uint32_t queue_priority) {
 }
 
 // ROCr amd_queue_t: the HIP log's HWq is its address; read_dispatch_id (the queue's read pointer
-// address given to KFD) sits 0x80 in, write_dispatch_id 0x38 in (FACTS §18).
+// address given to KFD) sits 0x80 in, write_dispatch_id 0x38 in
+// (docs/kfd-interface.md#joining-queues-across-sources).
 inline constexpr std::uint64_t kAmdQueueReadDispatchIdOffset = 0x80;
 inline constexpr std::uint64_t kAmdQueueWriteDispatchIdOffset = 0x38;
 

@@ -1,5 +1,6 @@
-// Decoder for debugfs `hqds` (FACTS §12.2): per GPU node, the hardware queue slots KFD owns (HIQ,
-// CP compute slots, SDMA RLC queues) with their register dumps. Slots are hardware, not processes.
+// Decoder for debugfs `hqds` (docs/kfd-interface.md#hqds): per GPU node, the hardware queue slots
+// KFD owns (HIQ, CP compute slots, SDMA RLC queues) with their register dumps. Slots are hardware,
+// not processes.
 #pragma once
 
 #include <cstddef>

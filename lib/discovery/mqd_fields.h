@@ -1,5 +1,6 @@
 // The GFX9 queue descriptor fields gpreempt cares about, decoded from either a full MQD (debugfs
-// `mqds`) or the 56-register HQD window (debugfs `hqds`), which mirror each other (FACTS §18).
+// `mqds`) or the 56-register HQD window (debugfs `hqds`), which mirror each other
+// (docs/kfd-interface.md#joining-queues-across-sources).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// Decoder for debugfs `mqds` (FACTS §12.1): per KFD process, its user queues and their MQDs, one
-// MQD copy per XCC on multi-XCC GPUs. Text in, values out.
+// Decoder for debugfs `mqds` (docs/kfd-interface.md#mqds): per KFD process, its user queues and
+// their MQDs, one MQD copy per XCC on multi-XCC GPUs. Text in, values out.
 #pragma once
 
 #include <cstddef>

@@ -29,9 +29,9 @@ std::vector<std::string> parse_cmdline(std::string_view text);
 std::optional<std::string> container_id_from_cgroup(std::string_view cgroup_text);
 
 // The three files of one per-process sysfs queue directory (`queues/<id>/{type,gpuid,size}`,
-// FACTS §13.2, each "%u\n"): the type code and gpu id, and the ring size when `size` is a number.
-// nullopt when type or gpuid is not a decimal number in range (a type code beyond int, a gpu id
-// beyond 32 bits).
+// docs/kfd-interface.md#per-process-queues): the type code and gpu id, and the ring size when
+// `size` is a number. nullopt when type or gpuid is not a decimal number in range (a type code
+// beyond int, a gpu id beyond 32 bits).
 struct SysfsQueueFiles {
   int type = 0;
   std::uint32_t gpu_id = 0;
@@ -50,10 +50,10 @@ std::optional<std::uint32_t> parse_sysfs_gpu_id(std::string_view gpuid_text);
 std::optional<std::uint64_t> parse_sysfs_number(std::string_view text);
 
 // KFD's per-process sysfs queue type (`queues/<id>/type`), the kernel-internal enum kfd_queue_type
-// (FACTS §13.2): 0 compute (PM4 and AQL alike), 1 sdma, 2 hiq; "sdma_xgmi" is 3 on kernels without
-// DIQ and 4 on older ones, whose 3 was the DIQ of the legacy debugger (never a queue of a process
-// on kernels with the debugger API); SDMA_BY_ENG_ID queues become sdma or sdma_xgmi when created.
-// Other codes: "type <n>".
+// (docs/kfd-interface.md#per-process-queues): 0 compute (PM4 and AQL alike), 1 sdma, 2 hiq;
+// "sdma_xgmi" is 3 on kernels without DIQ and 4 on older ones, whose 3 was the DIQ of the legacy
+// debugger (never a queue of a process on kernels with the debugger API); SDMA_BY_ENG_ID queues
+// become sdma or sdma_xgmi when created. Other codes: "type <n>".
 std::string sysfs_queue_type_name(std::int64_t type_code);
 
 }  // namespace gpreempt::discovery

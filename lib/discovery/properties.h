@@ -1,5 +1,6 @@
-// Decoder for a KFD topology node's `properties` file (FACTS §13.1): "<key> <value>" lines, parsed
-// by key because older kernels lack keys and order differs between versions.
+// Decoder for a KFD topology node's `properties` file (docs/kfd-interface.md#topology):
+// "<key> <value>" lines, parsed by key because older kernels lack keys and order differs between
+// versions.
 #pragma once
 
 #include <cstdint>

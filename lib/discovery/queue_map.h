@@ -1,6 +1,7 @@
-// The cross-source queue map (FACTS §18): one row per KFD queue, joining per-process queue lists
-// (sysfs / GET_QUEUE_SNAPSHOT), debugfs MQDs, HQD slots, the runlist, and the HIP runtime's HWq
-// addresses on MQD base, ring base and read-pointer address (HWq + 0x80). Pure: values in, rows out.
+// The cross-source queue map (docs/kfd-interface.md#joining-queues-across-sources): one row per KFD
+// queue, joining per-process queue lists (sysfs / GET_QUEUE_SNAPSHOT), debugfs MQDs, HQD slots, the
+// runlist, and the HIP runtime's HWq addresses on MQD base, ring base and read-pointer address (HWq
+// + 0x80). Pure: values in, rows out.
 #pragma once
 
 #include <cstdint>

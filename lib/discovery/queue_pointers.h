@@ -6,9 +6,9 @@
 // a packet) and read_dispatch_id at +0x80 (the command processor writes it as packets are retired).
 // KFD learns both addresses from CREATE_QUEUE (write_pointer_address / read_pointer_address) and
 // programs them into the MQD as CP_HQD_PQ_WPTR_POLL_ADDR and CP_HQD_PQ_RPTR_REPORT_ADDR (MQD dwords
-// 141-142 and 139-140, FACTS §14 and §18), which debugfs `mqds` prints: root can find them for any
-// process without a debug session. The real MI308X capture shows the two 0x48 apart, as the
-// amd_queue_t layout predicts; the simulator's runtime (simrt) builds the same block.
+// 141-142 and 139-140, docs/kfd-interface.md#gfx9-mqd), which debugfs `mqds` prints: root can find
+// them for any process without a debug session. The real MI308X capture shows the two 0x48 apart,
+// as the amd_queue_t layout predicts; the simulator's runtime (simrt) builds the same block.
 #pragma once
 
 #include <sys/types.h>

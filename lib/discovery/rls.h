@@ -1,5 +1,5 @@
-// Decoder for debugfs `rls` (FACTS §12.3): per GPU node, the hardware scheduler's current runlist
-// indirect buffer, split into PM4 type-3 packets (layouts in pm4_packets.h).
+// Decoder for debugfs `rls` (docs/kfd-interface.md#rls): per GPU node, the hardware scheduler's
+// current runlist indirect buffer, split into PM4 type-3 packets (layouts in pm4_packets.h).
 #pragma once
 
 #include <cstddef>

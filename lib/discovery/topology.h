@@ -1,6 +1,7 @@
-// GPUs as the KFD topology describes them (FACTS §13.1): enough to report them in `gpreempt info`,
-// to tell whether debug trap is supported, and to convert a grace period from microseconds. The
-// reading side; each node's `properties` text is decoded by decode_properties (properties.h).
+// GPUs as the KFD topology describes them (docs/kfd-interface.md#topology): enough to report them
+// in `gpreempt info`, to tell whether debug trap is supported, and to convert a grace period from
+// microseconds. The reading side; each node's `properties` text is decoded by decode_properties
+// (properties.h).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // `gpreempt doctor`: a preflight of a machine for gpreemptd. Each check looks at one thing the
-// kernel or the process needs (DESIGN.md §2, FACTS.md) and says PASS, WARN or FAIL, what it saw,
-// and for anything but PASS what to change. docs/doctor.md lists the checks.
+// kernel or the process needs (docs/architecture.md, docs/kfd-interface.md) and says PASS, WARN or
+// FAIL, what it saw, and for anything but PASS what to change. docs/doctor.md lists the checks.
 //
 // Everything is read through SystemFiles (a root directory) and a KfdProbe the caller fills by
 // opening the device, so tests feed fake /proc and /sys trees and a fake probe.

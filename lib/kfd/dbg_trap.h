@@ -4,10 +4,10 @@
 // Every ioctl is retried on EINTR (as ROCdbgapi does), here and nowhere else: drivers never retry
 // (kfd/driver.h). The kernel copies the arguments back even when a call fails, and SUSPEND/RESUME
 // have already marked every entry of their queue-id array with bit 31 (and bit 30 on scheduler
-// failures) by then (FACTS §2, §8), so a retry starts again from the caller's original arguments
-// and array. The errno → message mapping follows the
-// kernel's check order (FACTS §7-§8): the same errno means different things for different ops,
-// and the message says which one applies and what to do.
+// failures) by then (docs/kfd-interface.md#suspend-queues), so a retry starts again from the
+// caller's original arguments and array. The errno → message mapping follows the kernel's check
+// order (docs/kfd-interface.md#errno-by-operation): the same errno means different things for
+// different ops, and the message says which one applies and what to do.
 #pragma once
 
 #include <cstdint>

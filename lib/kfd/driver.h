@@ -26,7 +26,8 @@ class KfdDriver {
   // AMDKFD_IOC_GET_VERSION.
   virtual long get_version(Version& out) = 0;
   // AMDKFD_IOC_DBG_TRAP with `args` updated in place (the kernel copies args back even on failure).
-  // The kernel checks that the *calling thread* is the target's ptrace parent (FACTS §7).
+  // The kernel checks that the *calling thread* is the target's ptrace parent
+  // (docs/kfd-interface.md#ptrace-check).
   virtual long dbg_trap(kfd_ioctl_dbg_trap_args& args) = 0;
   // What this driver talks to, for messages ("/dev/kfd").
   virtual std::string describe() const = 0;

@@ -1,7 +1,8 @@
 // The SUSPEND_QUEUES grace period. The kernel's unit is 1,000 GPU clock cycles of wave run time
 // allowed before the context-save preemption starts (programmed into CP_IQ_WAIT_TIME2.SCH_WAVE on
-// GFX9/10; FACTS §8) — not microseconds. 0xffffffff leaves the scheduler's default alone; GFX9/10
-// kernels replace 0 by 1 because the CP treats 0 as "wait forever".
+// GFX9/10; docs/kfd-interface.md#grace-period) — not microseconds. 0xffffffff leaves the
+// scheduler's default alone; GFX9/10 kernels replace 0 by 1 because the CP treats 0 as "wait
+// forever".
 #pragma once
 
 #include <cstdint>

@@ -42,8 +42,9 @@ class LinuxKfdDriver final : public KfdDriver {
   std::string path_;
 };
 
-// "ids=[3,5|invalid,7|error|invalid]": the queue-id array with its per-queue status bits (FACTS
-// §8), which is what explains a partial suspend. Bounded, since the array can be long.
+// "ids=[3,5|invalid,7|error|invalid]": the queue-id array with its per-queue status bits
+// (docs/kfd-interface.md#suspend-queues), which is what explains a partial suspend. Bounded, since
+// the array can be long.
 std::string describe_ids(const kfd_ioctl_dbg_trap_args& a) {
   const std::span<uint32_t> ids = queue_id_array(a);
   if (ids.empty()) return "";

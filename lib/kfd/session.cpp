@@ -64,7 +64,8 @@ void DebugSession::enable() {
 long DebugSession::disable() {
   if (!enabled_) return 0;
   // DISABLE does not release a target blocked in runtime enable/disable waiting for our
-  // SEND_RUNTIME_EVENT (FACTS §6): answer a pending EC_PROCESS_RUNTIME first, or it hangs for good.
+  // SEND_RUNTIME_EVENT (docs/kfd-interface.md#runtime-enable): answer a pending EC_PROCESS_RUNTIME
+  // first, or it hangs for good.
   try {
     process_events();
   } catch (const Error&) {
@@ -79,7 +80,8 @@ long DebugSession::disable() {
 
 void DebugSession::handle_runtime_event(SessionEvents& ev) {
   // Read the new runtime state and clear the bit in one call; then answer, or the target stays
-  // blocked in its RUNTIME_ENABLE (start-up) or runtime-disable (shutdown) (FACTS §6).
+  // blocked in its RUNTIME_ENABLE (start-up) or runtime-disable (shutdown)
+  // (docs/kfd-interface.md#runtime-enable).
   kfd_runtime_info rinfo{};
   auto q = make_args(pid_, KFD_IOC_DBG_TRAP_QUERY_EXCEPTION_INFO);
   q.query_exception_info.info_ptr = reinterpret_cast<uintptr_t>(&rinfo);
@@ -121,7 +123,8 @@ bool DebugSession::events_pending() const {
 SessionEvents DebugSession::process_events() {
   SessionEvents ev;
   if (!enabled_) return ev;
-  // The pipe carries no payload, only "look" (FACTS §10): drain it, then ask.
+  // The pipe carries no payload, only "look" (docs/kfd-interface.md#event-file): drain it, then
+  // ask.
   char buf[256];
   while (::read(pipe_[0], buf, sizeof buf) > 0) {
   }
@@ -219,7 +222,8 @@ BatchResult decode_batch(std::span<const uint32_t> requested, std::span<const ui
   for (std::size_t i = 0; i < requested.size(); ++i) {
     QueueStatus st{requested[i], QueueOutcome::kDone};
     // Error first: every entry starts with bit 31 and a failure ORs in bit 30 without clearing
-    // it (MES removal failure, FACTS §8 steps 1-2), so 30|31 is a queue in unknown state.
+    // it (MES removal failure, docs/kfd-interface.md#suspend-queues steps 1-2), so 30|31 is a queue
+    // in unknown state.
     if (written[i] & KFD_DBG_QUEUE_ERROR_MASK) {
       st.outcome = QueueOutcome::kError;
       ++res.errors;

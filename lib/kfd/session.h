@@ -28,7 +28,8 @@ struct QueueInfo {
   uint64_t exception_status = 0;  // as the snapshot saw it, before clearing EC_QUEUE_NEW
 };
 
-// What happened to one requested queue, decoded from bits 30/31 of its array entry (FACTS §8).
+// What happened to one requested queue, decoded from bits 30/31 of its array entry
+// (docs/kfd-interface.md#suspend-queues).
 enum class QueueOutcome : uint8_t {
   kDone,     // suspended (or resumed), newly or already
   kInvalid,  // bit 31: no such queue, still new (EC_QUEUE_NEW not cleared) or being destroyed

@@ -18,8 +18,9 @@ Version check_version(KfdDriver& driver);
 
 // Whether the KFD runs its queues through the hardware scheduler, asked the way the kernel decides
 // it: every DBG_TRAP starts with `sched_policy == NO_HWS -> -EINVAL`, before it looks up the pid
-// (FACTS §7). Pid 0 is never a process, so with HWS the call fails -ESRCH and touches nothing.
-// nullopt when the answer is neither. Only meaningful when version_supported().
+// (docs/kfd-interface.md#debug-trap-prologue). Pid 0 is never a process, so with HWS the call fails
+// -ESRCH and touches nothing. nullopt when the answer is neither. Only meaningful when
+// version_supported().
 std::optional<bool> probe_hws(KfdDriver& driver);
 
 }  // namespace gpreempt::kfd

@@ -54,7 +54,7 @@ std::vector<QueueConfig> queue_configs(const LogSummary& s, std::optional<int> p
     if (inserted) out.push_back({q.pid, {}});
     QueueConfigEntry e;
     e.hwq = q.address;
-    e.rptr_address = q.address + 0x80;  // amd_queue_t.read_dispatch_id (FACTS §18)
+    e.rptr_address = q.address + 0x80;  // amd_queue_t.read_dispatch_id
     e.ids.assign(q.ids.begin(), q.ids.end());
     e.sw_queues.assign(q.sw_queues.begin(), q.sw_queues.end());
     e.priority = q.priority;

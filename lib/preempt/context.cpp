@@ -254,8 +254,8 @@ BatchOutcome Context::suspend(int pid, const std::optional<std::vector<uint32_t>
     ++stats_.suspend_calls;
     const auto when = now();
     // A scheduler error (bit 30) leaves the queue marked suspended in the kernel (it is marked
-    // before the failed runlist rebuild, FACTS §8 steps 2-3): track it like a success so that
-    // detach, the watchdog and the signal handler resume it too.
+    // before the failed runlist rebuild, docs/kfd-interface.md#suspend-queues steps 2-3): track it
+    // like a success so that detach, the watchdog and the signal handler resume it too.
     for (const auto& q : o.result.queues)
       if (q.outcome != kfd::QueueOutcome::kInvalid) t.ledger.suspended(q.queue_id, when);
     if (!o.result.inconsistency.empty()) {
@@ -382,12 +382,13 @@ bool Context::handle_events(Target& t, bool force) {
     const bool was_stale = t.snapshot_stale;
     t.snapshot_stale = true;
     kfd::SessionEvents ev = t.session.process_events();
-    // Runtime shutdown: the kernel resumed every suspended queue of the target (FACTS §6).
+    // Runtime shutdown: the kernel resumed every suspended queue of the target
+    // (docs/kfd-interface.md#runtime-enable).
     if (ev.runtime_disabled) t.ledger.clear();
     // Creation (EC_QUEUE_NEW), destruction (EC_DEVICE_QUEUE_DELETE) and runtime start/stop are all
     // announced, so between events the snapshot taken here stays exact and suspend/resume reuse it
-    // (one ioctl each). GET_QUEUE_SNAPSHOT (op 13) works whatever the runtime state (FACTS §7:
-    // only ops 4-10 need it enabled).
+    // (one ioctl each). GET_QUEUE_SNAPSHOT (op 13) works whatever the runtime state
+    // (docs/kfd-interface.md#debug-trap-prologue: only ops 4-10 need it enabled).
     if (!was_stale && !ev.new_queues && !ev.deleted_queues && !ev.runtime_enabled && !ev.runtime_disabled) {
       t.snapshot_stale = false;
       return false;

@@ -1,6 +1,7 @@
 // The control thread: one per library context. The KFD accepts DBG_TRAP for a target only from the
-// thread that is the ptrace tracer of the target's main thread (FACTS §7), so this one thread does
-// every ptrace and DBG_TRAP call; public calls from any thread are handed to it and wait.
+// thread that is the ptrace tracer of the target's main thread
+// (docs/kfd-interface.md#ptrace-check), so this one thread does every ptrace and DBG_TRAP call;
+// public calls from any thread are handed to it and wait.
 //
 // Between calls it polls the owner's file descriptors (debug event pipes, the signal pipe) and
 // runs the owner's periodic tick (servicing tracee stops, the watchdog). The hop from the caller

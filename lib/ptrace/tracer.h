@@ -1,7 +1,8 @@
-// ptrace as the KFD requires it (FACTS §7): the thread that issues DBG_TRAP for a target must be
-// the ptrace parent of the target's main thread. PTRACE_SEIZE does not stop the target; a seized
-// target still stops on every signal sent to it, so its tracer must keep servicing it (restart it
-// with the signal), and must stop it before it can detach (interrupt, wait, detach).
+// ptrace as the KFD requires it (docs/kfd-interface.md#ptrace-check): the thread that issues
+// DBG_TRAP for a target must be the ptrace parent of the target's main thread. PTRACE_SEIZE does
+// not stop the target; a seized target still stops on every signal sent to it, so its tracer must
+// keep servicing it (restart it with the signal), and must stop it before it can detach (interrupt,
+// wait, detach).
 //
 // Every method must be called from the same thread (the tracer thread). Abstract so that the
 // preemption core can be unit-tested with a fake.

@@ -1,4 +1,5 @@
-// The brain of gpreemptd, as pure logic: events in, actions out (DESIGN.md §1). It keeps the
+// The brain of gpreemptd, as pure logic: events in, actions out (docs/architecture.md#layers).
+// It keeps the
 // process table (keyed by ProcessKey, so a reused pid never inherits anything), routes each event
 // to the arbiters of the GPUs concerned, accounts requests, and asks for one timer.
 //

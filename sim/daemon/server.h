@@ -1,7 +1,8 @@
 // kfdsimd's event loop: one single-threaded epoll loop per simulated machine that owns the
 // KfdDevice, serves the shims' requests, completes blocked calls later, and follows the lifetime
 // of every client process (pidfd for exit; the close-on-exec anchor connection for exec), which is
-// what ends a kfd_process — never the closing of a /dev/kfd fd (FACTS §3, §9).
+// what ends a kfd_process — never the closing of a /dev/kfd fd
+// (docs/kfd-interface.md#session-lifetime).
 #pragma once
 
 #include <sys/types.h>

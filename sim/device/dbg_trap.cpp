@@ -1,5 +1,5 @@
-// AMDKFD_IOC_DBG_TRAP: the common prologue (FACTS §7), every operation (§8), event-file writes
-// (§10) and the debugger-exit rule of §9.
+// AMDKFD_IOC_DBG_TRAP: the common prologue, every operation, event-file writes and the
+// debugger-exit rule (docs/kfd-interface.md#debug-trap-prologue to #session-lifetime).
 #include <gpreempt/kfd_abi.h>
 
 #include <algorithm>
@@ -237,7 +237,8 @@ Outcome KfdDevice::State::dbg_trap(const CallPtr& call) {
           if (auto dbg = find_process(t->debugger_pid)) ++dbg->debugged_process_count;
         kfd_runtime_info ri{t->r_debug, t->runtime_state, t->ttmp_setup};
         if (copy_size && !env.write_memory(c.pid, a.enable.rinfo_ptr, &ri, copy_size)) {
-          // The session stays enabled, but its hardware state is deactivated (FACTS §8).
+          // The session stays enabled, but its hardware state is deactivated
+          // (docs/kfd-interface.md#enable-and-disable).
           *efault = true;
           return deactivate_steps(t);
         }

@@ -1,6 +1,6 @@
 // The two text shapes debugfs uses for KFD dumps: seq_hex_dump() with DUMP_PREFIX_OFFSET, 32-byte
 // rows of 4-byte groups (mqds, rls), and the DQM's seq_reg_dump() of (register byte address,
-// value) pairs (hqds). FACTS §12.
+// value) pairs (hqds). docs/kfd-interface.md#debugfs.
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,8 @@
 // A simulated machine's hardware description: what topology reports, what the debug-trap device
 // snapshot reports, and the slot geometry the debugfs renderers lay out.
 //
-// Every number's source (a real capture under ../shared/realdata, the kernel source as summarised
-// in ../shared/kfd/FACTS.md, or a derivation) is documented in docs/sim-device-profiles.md.
+// Every number's source (a real capture, the kernel source as docs/kfd-interface.md restates it,
+// or a derivation) is documented in docs/sim-device-profiles.md.
 #pragma once
 
 #include <cstdint>
@@ -77,7 +77,8 @@ struct DeviceProfile {
   uint32_t mqd_stride_per_xcc = 0x1000;   // bytes between the per-XCC copies of an MQD
   uint32_t first_mqd_addr = 0x006ed000;   // GPU address of the first MQD the driver allocates
   uint32_t first_vmid = 8;                // first VMID the HWS hands to KFD processes
-  uint32_t per_process_queue_cap = 127;   // FACTS §5.11 (255 on GFX 9.4.3)
+  // docs/kfd-interface.md#create-and-destroy-queue: 127 under HWS, 255 on GFX 9.4.3.
+  uint32_t per_process_queue_cap = 127;
 
   // GPUs of the machine (a machine has 1..N identical GPUs).
   std::vector<GpuInstance> gpus;

@@ -19,7 +19,7 @@
 
 namespace gpreempt::sim::detail {
 
-inline constexpr int kENOTSUPP = 524;  // kernel-internal errno, returned as is (FACTS §5.7)
+inline constexpr int kENOTSUPP = 524;  // kernel-internal errno, returned as is
 inline constexpr uint32_t kMaxQueuesPerProcessBitmap = 1024;  // KFD_MAX_NUM_OF_QUEUES_PER_PROCESS
 inline constexpr uint32_t kMaxQueuesPerDevice = 4096;         // dqm total_queue_count limit
 inline constexpr uint32_t kAddressWatchSlots = 4;
@@ -89,7 +89,7 @@ struct Process {
   std::list<Queue> queues;             // newest first
   std::bitset<kMaxQueuesPerProcessBitmap> queue_ids;
 
-  // Runtime (ROCr) state: FACTS §6.
+  // Runtime (ROCr) state: docs/kfd-interface.md#runtime-enable.
   uint32_t runtime_state = 0;
   uint64_t r_debug = 0;
   uint32_t ttmp_setup = 0;
@@ -97,7 +97,7 @@ struct Process {
   int runtime_sema = 0;
   CallPtr runtime_waiter;
 
-  // Debug session: FACTS §7-§10.
+  // Debug session: docs/kfd-interface.md#debug-trap-operations.
   bool debug_trap_enabled = false;
   int debugger_pid = 0;  // 0 = none (self-debug records none)
   std::optional<int> event_file;
@@ -120,7 +120,8 @@ struct Process {
 };
 using ProcessPtr = std::shared_ptr<Process>;
 
-// Kernel-side struct size and copy directions of one ioctl (the kernel's table, FACTS §2).
+// Kernel-side struct size and copy directions of one ioctl (the kernel's table,
+// docs/kfd-interface.md#ioctl-dispatch).
 struct IoctlTableEntry {
   std::size_t ksize = 0;
   bool in = false;
@@ -230,7 +231,8 @@ struct KfdDevice::State {
   void write_wave_state_headers(const detail::Process& p);
   // kfd_dbg_clear_process_address_watch(): frees the process's slots on every device.
   void clear_address_watches(detail::Process& p);
-  // Debug session teardown when the debugger's address space is gone (FACTS §9).
+  // Debug session teardown when the debugger's address space is gone
+  // (docs/kfd-interface.md#session-lifetime).
   void debugger_exited(int debugger_pid);
 
   // ---- render_*.cpp -------------------------------------------------------------------------

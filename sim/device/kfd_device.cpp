@@ -1,5 +1,6 @@
-// The simulated KFD: ioctl dispatch (FACTS §2), processes (§3), GET_VERSION (§4), queues (§5) and
-// RUNTIME_ENABLE (§6). DBG_TRAP lives in dbg_trap.cpp, the file renderers in render_*.cpp.
+// The simulated KFD: ioctl dispatch, processes, GET_VERSION, queues and RUNTIME_ENABLE
+// (docs/kfd-interface.md#ioctl-dispatch to #runtime-enable). DBG_TRAP lives in dbg_trap.cpp, the
+// file renderers in render_*.cpp.
 #include <gpreempt/kfd_abi.h>
 
 #include <cerrno>
@@ -190,8 +191,9 @@ IoctlResult KfdDevice::ioctl(const Caller& caller, unsigned long request, std::s
   const uint32_t nr = ioc_nr(request);
   const uint32_t minor = state_->options.minor_version;
 
-  // FACTS §2: only _IOC_NR selects the handler; outside the table -> ENOTTY. The table grows
-  // with the version: the debugger API (0x25/0x26) from 1.13, CREATE_PROCESS (0x27) from 1.19.
+  // docs/kfd-interface.md#ioctl-dispatch: only _IOC_NR selects the handler; outside the table ->
+  // ENOTTY. The table grows with the version: the debugger API (0x25/0x26) from 1.13,
+  // CREATE_PROCESS (0x27) from 1.19.
   const uint32_t end = minor >= 19   ? AMDKFD_COMMAND_END
                        : minor >= 13 ? AMDKFD_COMMAND_END_V116
                                      : NR_RUNTIME_ENABLE;
@@ -287,7 +289,8 @@ void KfdDevice::cancel(CallToken token) {
   call->cancelled = true;
   for (auto& [pid, p] : state_->processes) {
     if (p->runtime_waiter == call) {
-      // down_interruptible() interrupted: the next RUNTIME_ENABLE resumes waiting (FACTS §6).
+      // down_interruptible() interrupted: the next RUNTIME_ENABLE resumes waiting
+      // (docs/kfd-interface.md#runtime-enable).
       p->runtime_waiter.reset();
       p->runtime_retry = true;
     }
@@ -422,7 +425,7 @@ void KfdDevice::State::raise(Process& p, uint64_t mask, uint32_t gpu_id, uint32_
   if (p.exception_enable_mask & mask) signal(p);
 }
 
-// ---- GET_VERSION (FACTS §4) ---------------------------------------------------------------------
+// ---- GET_VERSION (docs/kfd-interface.md#get-version) ---------------------------------------
 
 Outcome KfdDevice::State::get_version(const CallPtr& call) {
   kfd_ioctl_get_version_args a{KFD_IOCTL_MAJOR_VERSION, options.minor_version};
@@ -430,7 +433,7 @@ Outcome KfdDevice::State::get_version(const CallPtr& call) {
   return Outcome::done(0);
 }
 
-// ---- CREATE_QUEUE (FACTS §5) --------------------------------------------------------------------
+// ---- CREATE_QUEUE (docs/kfd-interface.md#create-and-destroy-queue) -------------------------
 
 Outcome KfdDevice::State::create_queue(const CallPtr& call) {
   auto a = load<kfd_ioctl_create_queue_args>(call);
@@ -572,7 +575,7 @@ Outcome KfdDevice::State::create_queue(const CallPtr& call) {
   return Outcome::done(0);
 }
 
-// ---- DESTROY_QUEUE (FACTS §5) -------------------------------------------------------------------
+// ---- DESTROY_QUEUE (docs/kfd-interface.md#create-and-destroy-queue) ------------------------
 
 void KfdDevice::State::remove_queue(Process& p, std::list<Queue>::iterator it) {
   const Queue q = *it;
@@ -644,7 +647,7 @@ Outcome KfdDevice::State::update_queue(const CallPtr& call) {
   return Outcome::done(0);
 }
 
-// ---- RUNTIME_ENABLE (FACTS §6) -----------------------------------------------------------------
+// ---- RUNTIME_ENABLE (docs/kfd-interface.md#runtime-enable) ----------------------------------
 
 Outcome KfdDevice::State::runtime_enable(const CallPtr& call) {
   auto a = load<kfd_ioctl_runtime_enable_args>(call);
@@ -701,7 +704,7 @@ Outcome KfdDevice::State::runtime_enable(const CallPtr& call) {
                     });
 }
 
-// ---- process lifetime (FACTS §3, §9)
+// ---- process lifetime (docs/kfd-interface.md#session-lifetime)
 // -------------------------------------------------------------
 
 void KfdDevice::process_exited(int pid) {

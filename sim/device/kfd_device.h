@@ -1,11 +1,12 @@
-// The simulated KFD: the kernel driver's state machine (FACTS.md §2-§13, checklist §16) as a pure
-// object. It knows nothing about sockets, LD_PRELOAD or time; the daemon (sim/daemon) feeds it
-// requests from the shim, and the GPU model (sim/gpu) plays the hardware scheduler behind `Hws`.
+// The simulated KFD: the kernel driver's state machine
+// (docs/kfd-interface.md#what-a-simulated-kfd-must-reproduce) as a pure object. It knows nothing
+// about sockets, LD_PRELOAD or time; the daemon (sim/daemon) feeds it requests from the shim, and
+// the GPU model (sim/gpu) plays the hardware scheduler behind `Hws`.
 //
 // Contract between sim/device (the state machine) and sim/daemon (the transport):
 //  * every call arrives with the calling process (tgid) and thread (tid);
 //  * ioctl arguments arrive as exactly the caller's _IOC_SIZE(request) bytes and are updated in
-//    place following the kernel's copy rules (FACTS §2);
+//    place following the kernel's copy rules (docs/kfd-interface.md#ioctl-dispatch);
 //  * pointers inside arguments are caller addresses, read/written through HostEnv (the daemon
 //    uses process_vm_readv/writev; a failed access is -EFAULT exactly where the kernel's would be);
 //  * a call the kernel would block (RUNTIME_ENABLE while debugged, destroy of a suspended queue,
@@ -131,9 +132,9 @@ class KfdDevice {
 
   // open("/dev/kfd") by process `caller.pid`: find-or-create its kfd_process. 0 or -errno.
   int open(const Caller& caller);
-  // The process's address space is gone (exit or exec): FACTS §9 (debugged processes of a
-  // departing debugger are disabled and resumed; its own queues are destroyed; blocked calls of
-  // its threads are dropped without completion).
+  // The process's address space is gone (exit or exec): docs/kfd-interface.md#session-lifetime
+  // (debugged processes of a departing debugger are disabled and resumed; its own queues are
+  // destroyed; blocked calls of its threads are dropped without completion).
   void process_exited(int pid);
 
   // One ioctl on a /dev/kfd fd opened by `caller.pid` (the transport has already rejected fds

@@ -1,7 +1,7 @@
 // What the driver and the firmware put in a queue's descriptors and hardware slots, as the
-// simulated debugfs shows them: GFX9 compute MQDs (one per XCC), v9 SDMA MQDs, the 56-register
-// HQD window of a mapped / idle CP slot, the HIQ, SDMA RLC register blocks, and the runlist IB.
-// Values follow FACTS §14/§18 and the MI308X captures (docs/sim-device-profiles.md).
+// simulated debugfs shows them: GFX9 compute MQDs (one per XCC), v9 SDMA MQDs, the 56-register HQD
+// window of a mapped / idle CP slot, the HIQ, SDMA RLC register blocks, and the runlist IB. Values
+// follow docs/kfd-interface.md#gfx9-mqd and the MI308X captures (docs/sim-device-profiles.md).
 #pragma once
 
 #include <array>

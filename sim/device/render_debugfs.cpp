@@ -1,5 +1,5 @@
-// debugfs files of the simulated machine (/sys/kernel/debug/kfd): `mqds` (FACTS §12.1),
-// `hqds` (§12.2) and `rls` (§12.3), rendered from the current runlist in the kernel's formats.
+// debugfs files of the simulated machine (/sys/kernel/debug/kfd): `mqds`, `hqds` and `rls`
+// (docs/kfd-interface.md#debugfs), rendered from the current runlist in the kernel's formats.
 // MQD field indices and PM4 packet layouts come from lib/discovery, which decodes these files:
 // both sides share one definition.
 #include <algorithm>

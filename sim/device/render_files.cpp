@@ -1,6 +1,6 @@
-// sysfs files of the simulated machine: KFD topology (FACTS §13.1) and the per-process queue
-// directories (§13.2), both under /sys/class/kfd/kfd and /sys/devices/virtual/kfd/kfd (the class
-// entry is a symlink to the device in the real tree, so both show the same content).
+// sysfs files of the simulated machine: KFD topology and the per-process queue directories
+// (docs/kfd-interface.md#sysfs), both under /sys/class/kfd/kfd and /sys/devices/virtual/kfd/kfd
+// (the class entry is a symlink to the device in the real tree, so both show the same content).
 #include <gpreempt/kfd_abi.h>
 
 #include <cinttypes>

@@ -60,7 +60,8 @@ struct BarrierAndPacket {
 static_assert(sizeof(BarrierAndPacket) == kPacketSize);
 static_assert(offsetof(BarrierAndPacket, dep_signal) == 8);
 
-// ROCr amd_queue_t offsets the CP uses (FACTS §18: KFD's write/read pointer addresses point here).
+// ROCr amd_queue_t offsets the CP uses: KFD's write/read pointer addresses point here
+// (docs/kfd-interface.md#joining-queues-across-sources).
 inline constexpr uint64_t kAmdQueueWriteDispatchId = 0x38;
 inline constexpr uint64_t kAmdQueueReadDispatchId = 0x80;
 inline constexpr std::size_t kAmdQueueSize = 256;

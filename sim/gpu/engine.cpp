@@ -131,7 +131,7 @@ struct Update {
   RunlistRecord rec;
 };
 
-// MQD pipe priority as KFD maps queue priority 0..15 (FACTS §14).
+// MQD pipe priority as KFD maps queue priority 0..15 (docs/kfd-interface.md#gfx9-mqd).
 int pipe_priority_of(uint32_t queue_priority) {
   if (queue_priority <= 6) return 0;
   if (queue_priority <= 10) return 1;

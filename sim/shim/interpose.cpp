@@ -145,8 +145,9 @@ int kfd_ioctl(int fd, unsigned long request, void* arg) {
   if (r.error) return set_errno(-EIO);
   long ret = r.reply.ret;
   const auto& back = r.reply.payload;
-  // Args are copied back even when the handler failed (FACTS §2). Bytes that did not change are
-  // not written when the request is write-only, so a const argument in read-only memory works.
+  // Args are copied back even when the handler failed (docs/kfd-interface.md#ioctl-dispatch). Bytes
+  // that did not change are not written when the request is write-only, so a const argument in
+  // read-only memory works.
   if (size && back.size() == size && ((dir & kfd::IOC_READ) || back != sent)) {
     if (!copy_out(arg, back.data(), size)) ret = -EFAULT;
   }

@@ -1,5 +1,6 @@
 // `gpreempt map`: one row per KFD queue joining per-process sysfs, debugfs mqds/hqds/rls and HIP
-// log HWq addresses on MQD base, ring base and read-pointer address (FACTS §18).
+// log HWq addresses on MQD base, ring base and read-pointer address
+// (docs/kfd-interface.md#joining-queues-across-sources).
 #include <cerrno>
 #include <iostream>
 #include <utility>

@@ -3,9 +3,10 @@ and streams that multiplex onto them.
 
 ROCm's HIP runtime gives each stream a hardware queue (HWq) of the stream's priority until
 GPU_MAX_HW_QUEUES (default 4) exist at that priority, then shares the least used one
-(../shared/realdata/amdlog/04_*: 16 streams on 4 HWq). Queues appear lazily, on a stream's first
-dispatch, as PyTorch's do on the first kernel. Stream priorities follow HIP and torch.cuda:
--1 high, 0 normal, 1 low; ROCr turns them into KFD queue priorities 15, 7 and 0.
+(a HIP log of 16 streams showed 4 HWq: docs/kfd-interface.md#joining-queues-across-sources).
+Queues appear lazily, on a stream's first dispatch, as PyTorch's do on the first kernel. Stream
+priorities follow HIP and torch.cuda: -1 high, 0 normal, 1 low; ROCr turns them into KFD queue
+priorities 15, 7 and 0.
 """
 import atexit
 import contextlib
