@@ -1,6 +1,6 @@
 // A single-threaded epoll loop: file descriptors with callbacks, timers (timerfd, absolute
-// CLOCK_MONOTONIC times or a period) and signals (signalfd). kfdsimd's server runs on it, and so
-// will gpreemptd: one loop, one thread, no locks in the handlers.
+// CLOCK_MONOTONIC times or a period) and signals (signalfd). kfdsimd's server and gpreemptd each
+// run on one: one loop, one thread, no locks in the handlers.
 //
 // A callback may add or remove watches, timers and signals, including its own: an event of a
 // watch removed earlier in the same batch is dropped, and a callback is never destroyed while it
