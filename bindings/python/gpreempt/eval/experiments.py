@@ -14,7 +14,7 @@ from . import workloads as wl
 ALL_BASELINES = ["none", "priority", "throttle", "partition", "gpreempt-hint", "gpreempt-early",
                  "gpreempt-transparent", "oracle"]
 
-# The user's thresholds (context: user-poc-analysis.md §1.3–1.4), quoted where each check uses one.
+# The user's thresholds, from their test programs (named per line), quoted where each check uses one.
 ONLINE_LIMIT_MS = 50.0          # TC1, test_latency.py: online end-to-end < 50 ms
 OFFLINE_LOSS_LIMIT = 0.10       # TC2 and ARCH_Design_01: offline throughput drop < 10 %
 OFFLINE_LOSS_ACCEPTABLE = 0.20  # test_frequent_preemption/test_throughput: < 20 % acceptable

@@ -97,7 +97,7 @@ def total_us(kernels):
 
 
 # ---- the user's matmul two-model case -------------------------------------------------------------
-# Their measured table (context: user-poc-analysis.md §1.5, XSched lv1_testlog, MI308X, 60 s).
+# Their measured table (their XSched Lv1 test log, MI308X, 60 s).
 MATMUL_MEASURED = {
     "high_alone": {"online_p50_ms": 6.36, "online_p99_ms": 6.40},
     "low_alone": {"offline_iterations_per_s": 3.88},
