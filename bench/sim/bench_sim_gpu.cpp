@@ -1,7 +1,7 @@
 // How fast the discrete-event GPU model runs: 100,000 kernels through the engine alone, through
 // the AQL command processor (packets in memory), and an online/offline scenario (preempted
 // scenarios: bench/des).
-// Goal (issue 3): 100,000 kernels in well under a second of CPU.
+// Goal: 100,000 kernels in well under a second of CPU.
 #include <cstring>
 #include <map>
 #include <vector>

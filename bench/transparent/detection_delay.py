@@ -15,7 +15,7 @@ which no request_started came at all. CPU cost = the probe's getrusage user+syst
 "floor" = the same for gpreempt-bench-timer-floor --read (gpreemptd's EventLoop with one periodic timer and one
 16-byte process_vm_readv per expiry, nothing else), run right after: what any poller costs on this machine.
 
-Targets (issue 14): delay <= 2x the poll interval, CPU <= 5 % of one core.
+Targets (docs/transparent.md): delay <= 2x the poll interval, CPU <= 5 % of one core.
 
   /usr/bin/python3 bench/transparent/detection_delay.py --build build [--intervals 100,200,500]
       [--requests 1000] [--rate 50] [--json]
