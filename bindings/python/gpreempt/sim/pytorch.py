@@ -14,12 +14,13 @@ CPU, so outputs are real (small models only).
 Dispatches are asynchronous as HIP's: the host runs ahead of the simulated GPU until the ring of
 the queue is full, a value is read on the host, or synchronize() is called.
 """
+import threading
 import weakref
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode
 
-from . import _runtime, costs, meta_rules
+from . import _runtime, composites, costs, meta_rules
 
 _CPU = torch.device("cpu")
 _make_wrapper = torch.Tensor._make_wrapper_subclass
@@ -33,6 +34,35 @@ SMALL = 64
 
 class _NoValue(Exception):
     pass
+
+
+class UnsupportedOperator(NotImplementedError):
+    """An ATen operator torch_mode cannot price: it has no rule (costs.py) and no decomposition
+    into operators that have one (composites.py), or no shape rule (meta_rules.py)."""
+
+
+_DOCS = 'docs/torch.md, "Operators and their rules"'
+
+
+def _model_context():
+    """The nn.Modules whose forward is running, outermost first ("" outside any)."""
+    import sys
+    names = []
+    f = sys._getframe(1)
+    while f is not None:
+        if f.f_code.co_name == "forward":
+            m = f.f_locals.get("self")
+            if isinstance(m, torch.nn.Module):
+                names.append(type(m).__name__)
+        f = f.f_back
+    return " > ".join(reversed(names))
+
+
+def _unsupported(func, why, remedy):
+    where = _model_context()
+    return UnsupportedOperator(
+        "gpreempt.sim.torch_mode: cannot run %s%s on the simulated GPU: %s. %s (%s)" % (
+            func, " in " + where if where else "", why, remedy, _DOCS))
 
 
 class SimTensor(torch.Tensor):
@@ -126,6 +156,13 @@ _COSTS = {}
 # The same key -> the outputs' (size, stride, dtype) for functional operators: their meta kernels
 # are Python decompositions in torch 1.13 (batch norm and its backward among the slowest).
 _OUTS = {}
+# Operators run as their GPU implementation's operators although they have a rule (composites.py).
+_TO_DECOMPOSE = frozenset(composites.GPU_COMPOSITES)
+# Per thread, the operators being decomposed: a decomposition that calls its own operator is
+# refused, not looped.
+_DECOMPOSING = threading.local()
+# Operators whose Meta kernel is missing in this torch: their shapes come from meta_rules.
+_NO_META = set()
 # id(real tensor) -> (weak reference, meta twin), shared by every block so that a training loop
 # with a block per step does not rebuild the twins of its parameters.
 _META = {}
@@ -257,6 +294,44 @@ class _Mode(TorchDispatchMode):
             ops[name] = ops.get(name, 0) + 1
         self.dispatches += len(ks)
 
+    def _decompose(self, func, args, kwargs):
+        """Run `func` as the operators the GPU runs for it, each through this mode."""
+        fn = composites.decomposition(func)
+        active = getattr(_DECOMPOSING, "ops", None)
+        if active is None:
+            active = _DECOMPOSING.ops = set()
+        if fn is None or func in active:
+            raise _unsupported(
+                func, "it has no cost rule and no decomposition into operators that have one",
+                "If the GPU runs it as one kernel, give it a rule: "
+                "gpreempt.sim.costs.add_rule(%r, kind); else add the operators it runs to "
+                "gpreempt/sim/composites.py" % func.name())
+        active.add(func)
+        _push_mode(self)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _pop_mode()
+            active.discard(func)
+
+    def _meta(self, func, margs, mkw):
+        """func's outputs on the meta device, from its Meta kernel or, without one, from
+        meta_rules.fallback()."""
+        if func not in _NO_META:
+            try:
+                return func(*margs, **mkw)
+            except NotImplementedError as e:
+                if "'Meta' backend" not in str(e):
+                    raise
+                _NO_META.add(func)
+        try:
+            return meta_rules.fallback(func, margs, mkw)
+        except LookupError:
+            raise _unsupported(
+                func, "this torch has no Meta kernel (shape rule) for it",
+                "Add one to gpreempt/sim/meta_rules.py, or register it with "
+                "torch.library.Library('aten', 'IMPL', 'Meta')") from None
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func.namespace == "profiler":
@@ -269,6 +344,8 @@ class _Mode(TorchDispatchMode):
             if args[0].real is not None:
                 return func(args[0].real)
             return _placeholder(args[0].dtype)
+        if func in _TO_DECOMPOSE or costs.rule(func) is None:
+            return self._decompose(func, args, kwargs)
         if self.compute:
             out = func(*args, **kwargs)
             self._submit(func, args, kwargs, out)
@@ -294,7 +371,7 @@ class _Mode(TorchDispatchMode):
             if spec is not None:
                 out = _from_spec(spec)
         if out is None:
-            out = func(*margs, **mkw)
+            out = self._meta(func, margs, mkw)
             if functional and key is not None:
                 spec = _spec(out)
                 if spec is not None:
