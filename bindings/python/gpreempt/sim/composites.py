@@ -1,9 +1,9 @@
 """What the GPU runs for ATen operators that torch_mode does not price as one kernel.
 
-torch_mode (pytorch.py) prices an operator by its rule in costs.py. An operator without a rule,
-and each operator of GPU_COMPOSITES, is instead run as the operators its GPU implementation is
-made of, each of them through torch_mode and priced by its own rule. decomposition() gives that
-implementation, first found of:
+torch_mode (pytorch.py) prices an operator by its rule in costs.py. An operator without a rule
+(the operators of GPU_COMPOSITES have none on purpose) is instead run as the operators its GPU
+implementation is made of, each of them through torch_mode and priced by its own rule.
+decomposition() gives that implementation, first found of:
 
 1. GPU_COMPOSITES below: the operators that ROCm PyTorch 1.13 itself runs for a fused entry
    point, written out from its sources (the transformer fast path, aten/src/ATen/native/

@@ -186,7 +186,9 @@ def _conv_macs(x_shape, w_shape, out_shape, groups, transposed):
 
 
 _NAMES = {}  # func -> its operator name, or None when it launches nothing
-_KINDS = {}  # func -> its rule (see _RULE), "none" when it launches nothing, None without one
+# id(func) -> (func, its rule (see _RULE), "none" when it launches nothing, None without one):
+# keyed by id because an OpOverload's hash is computed in Python, and this is asked per call.
+_KINDS = {}
 
 
 def _name(func):
@@ -201,18 +203,18 @@ def _name(func):
 def rule(func):
     """How `func`'s kernels are priced: "none" (it launches nothing), a kind of _RULE, or None
     when it has no rule."""
-    try:
-        return _KINDS[func]
-    except KeyError:
-        name = _name(func)
-        if name is None:
-            kind = "none"
-        elif name.startswith("_foreach_"):
-            kind = "foreach"
-        else:
-            kind = _RULE.get(name)
-        _KINDS[func] = kind
-        return kind
+    hit = _KINDS.get(id(func))
+    if hit is not None and hit[0] is func:
+        return hit[1]
+    name = _name(func)
+    if name is None:
+        kind = "none"
+    elif name.startswith("_foreach_"):
+        kind = "foreach"
+    else:
+        kind = _RULE.get(name)
+    _KINDS[id(func)] = (func, kind)
+    return kind
 
 
 def kernels(func, args, kwargs, out):

@@ -156,8 +156,6 @@ _COSTS = {}
 # The same key -> the outputs' (size, stride, dtype) for functional operators: their meta kernels
 # are Python decompositions in torch 1.13 (batch norm and its backward among the slowest).
 _OUTS = {}
-# Operators run as their GPU implementation's operators although they have a rule (composites.py).
-_TO_DECOMPOSE = frozenset(composites.GPU_COMPOSITES)
 # Per thread, the operators being decomposed: a decomposition that calls its own operator is
 # refused, not looped.
 _DECOMPOSING = threading.local()
@@ -344,7 +342,7 @@ class _Mode(TorchDispatchMode):
             if args[0].real is not None:
                 return func(args[0].real)
             return _placeholder(args[0].dtype)
-        if func in _TO_DECOMPOSE or costs.rule(func) is None:
+        if costs.rule(func) is None:  # composites.GPU_COMPOSITES have none: they run decomposed
             return self._decompose(func, args, kwargs)
         if self.compute:
             out = func(*args, **kwargs)
