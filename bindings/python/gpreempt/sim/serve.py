@@ -190,8 +190,10 @@ def _human(d):
     s.append("objectives TTFT <= %g ms and TPOT <= %g ms: met by %.1f %% of requests"
              % (d["objectives"]["ttft_ms"], d["objectives"]["tpot_ms"], 100 * d["slo_attainment"]))
     g = d["gpu"]
-    s.append("steps %d (%d shapes captured), %d kernels, %.1f ms of kernel time, %d preemptions"
-             % (g["steps"], g["captures"], g["kernels"], g["busy_us"] / 1e3, d["preemptions"]))
+    s.append("steps %d (%d shapes captured), %d kernels, %.1f ms of kernel time, %.1f ms of "
+             "host CPU to issue them, %d preemptions"
+             % (g["steps"], g["captures"], g["kernels"], g["busy_us"] / 1e3, g["host_us"] / 1e3,
+                d["preemptions"]))
     return "\n".join(s)
 
 

@@ -10,6 +10,8 @@ standing for all the layers of that kind (they launch the same kernels). The cap
 dispatched directly to the hardware queue, kernel by kernel, for this step and every later step of
 the same shape.
 """
+import time
+
 from . import attention
 
 
@@ -26,16 +28,18 @@ class _Recorder:
 
 
 class Totals:
-    """What an executor dispatched: steps, kernels, FLOPs, bytes, and the kernels' modelled busy
-    time alone on the device (µs)."""
+    """What an executor dispatched: steps, kernels, FLOPs, bytes, the kernels' modelled busy time
+    alone on the device (µs, without the CP's per-packet overhead), and the host CPU time spent
+    forming and dispatching them (µs; capture included, the wait for the GPU not)."""
 
     def __init__(self):
         self.steps = self.kernels = self.captures = 0
-        self.flops = self.bytes = self.busy_us = 0.0
+        self.flops = self.bytes = self.busy_us = self.host_us = 0.0
 
     def as_dict(self):
         return {"steps": self.steps, "captures": self.captures, "kernels": self.kernels,
-                "flops": self.flops, "bytes": self.bytes, "busy_us": round(self.busy_us, 3)}
+                "flops": self.flops, "bytes": self.bytes, "busy_us": round(self.busy_us, 3),
+                "host_us": round(self.host_us, 3)}
 
 
 class GraphExecutor:
@@ -84,6 +88,7 @@ class GraphExecutor:
     def __call__(self, seqs):
         from ... import sim
 
+        t0 = time.process_time()
         key = self.key(seqs)
         kernels = self._graphs.get(key)
         if kernels is None:
@@ -101,4 +106,5 @@ class GraphExecutor:
         t.busy_us += busy / 1e3
         t.kernels += len(kernels)
         t.steps += 1
+        t.host_us += (time.process_time() - t0) * 1e6
         q.synchronize()
