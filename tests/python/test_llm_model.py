@@ -146,3 +146,27 @@ def test_arrivals_have_the_asked_rate_and_burstiness(cv):
     std = math.sqrt(sum((g - mean) ** 2 for g in gaps) / len(gaps))
     assert mean == pytest.approx(0.2, rel=0.05)
     assert std / mean == pytest.approx(cv, rel=0.1)
+
+
+@needs_sim
+@pytest.mark.parametrize("build", [lambda: llama.Llama(llama.LLAMA_8B._replace(layers=3)),
+                                   lambda: deepseek.DeepSeek(
+                                       deepseek.DEEPSEEK_V2_LITE._replace(layers=3))])
+def test_the_executor_replays_exactly_the_kernels_of_the_models_own_step(build):
+    import gpreempt.sim as sim
+    from gpreempt.sim.llm import executor
+
+    m = build()
+    ex = executor.GraphExecutor(m)
+    steps = [[(1, 1023, True)] * 5,
+             [(1, 15, True), (1, 100, True), (64, 0, False), (1, 300, True), (37, 10, True)],
+             [(200, 0, True)],
+             [(1, 15, True), (1, 100, True), (1, 300, True), (64, 64, True)]]
+    for seqs in steps:
+        rec = executor._Recorder()
+        with sim.torch_mode(), sim.stream(rec):
+            m.step(seqs, round_to=16)
+        assert ex.kernels(seqs) == rec.kernels
+    captures = ex.totals.captures
+    ex.kernels(steps[3])
+    assert ex.totals.captures == captures  # every part of a step seen before is reused

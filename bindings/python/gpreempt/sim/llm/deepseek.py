@@ -84,8 +84,10 @@ class _MoE:
             c = self.c
             n = active_experts(T, c.experts, c.top_k)
             per = math.ceil(T * c.top_k / n)
-            slots = torch.arange(n * per) % (T * c.top_k)
-            p = self._plans[T] = (n, per, slots // c.top_k, slots)
+            # Host-side lists: the plan must launch no kernel, cached or not.
+            slots = [i % (T * c.top_k) for i in range(n * per)]
+            p = self._plans[T] = (n, per, torch.tensor([s // c.top_k for s in slots]),
+                                  torch.tensor(slots))
         return p
 
     def __call__(self, h):
@@ -120,6 +122,8 @@ class DeepSeekLayer:
         self.w_uk = _weight((c.heads, c.qk_nope, c.kv_lora_rank), dtype, device)
         self.w_uv = _weight((c.heads, c.kv_lora_rank, c.v_head), dtype, device)
         self.wo = _weight((c.heads * c.v_head, c.hidden), dtype, device)
+        self.query_heads, self.query_dim = c.heads, c.kv_lora_rank + c.qk_rope
+        self.scale = (c.qk_nope + c.qk_rope) ** -0.5
         self.mlp_norm = RMSNorm(c.hidden, dtype, device)
         self.mlp = _SwiGLU(c.hidden, c.dense_ffn, dtype, device) if dense else _MoE(c, dtype, device)
 
@@ -140,8 +144,7 @@ class DeepSeekLayer:
         pool.write(torch.cat((latent.view(T, 1, c.kv_lora_rank), k_pe), dim=-1))
         q_pe = Rotary.apply(q[..., c.qk_nope:], *rope)
         q_lat = torch.bmm(q[..., :c.qk_nope].transpose(0, 1), self.w_uk).transpose(0, 1)
-        o = attention.attend(torch.cat((q_lat, q_pe), dim=-1), pool, groups,
-                             (c.qk_nope + c.qk_rope) ** -0.5, mask)
+        o = attention.attend(torch.cat((q_lat, q_pe), dim=-1), pool, groups, self.scale, mask)
         o = torch.bmm(o.view(T, c.heads, c.kv_lora_rank).transpose(0, 1), self.w_uv)
         x = x + torch.mm(o.transpose(0, 1).reshape(T, c.heads * c.v_head), self.wo)
         return x + self.mlp(self.mlp_norm(x))

@@ -43,6 +43,10 @@ class LlamaLayer:
         self.mlp_norm = RMSNorm(c.hidden, dtype, device)
         self.wgu = _weight((c.hidden, 2 * c.ffn), dtype, device)
         self.wdown = _weight((c.ffn, c.hidden), dtype, device)
+        # The queries attention sees, [T, heads, dk], and their scale (executor.py prices a
+        # group's attention alone from them).
+        self.query_heads, self.query_dim = c.heads, c.head_dim
+        self.scale = c.head_dim ** -0.5
 
     def __call__(self, x, rope, pool, groups, mask):
         import torch
@@ -56,7 +60,7 @@ class LlamaLayer:
         qk = Rotary.apply(qk, *rope)  # q and k in one pass, as vLLM's rotary kernel
         v = qkv[:, (c.heads + c.kv_heads) * c.head_dim:].view(T, c.kv_heads, c.head_dim)
         pool.write(qk[:, c.heads:], v)
-        o = attention.attend(qk[:, :c.heads], pool, groups, c.head_dim ** -0.5, mask)
+        o = attention.attend(qk[:, :c.heads], pool, groups, self.scale, mask)
         x = x + torch.mm(o, self.wo)
         gu = torch.mm(self.mlp_norm(x), self.wgu)
         h = torch.nn.functional.silu(gu[:, :c.ffn]) * gu[:, c.ffn:]

@@ -140,10 +140,10 @@ class StepModel:
         h = self.norm(state["x"].index_select(0, rows))
         return torch.argmax(torch.mm(h, self.lm_head), dim=-1)
 
-    def step(self, seqs):
+    def step(self, seqs, round_to=1):
         """Run one step, every layer through torch_mode; returns the sampled ids' tensor
         ([sampling sequences]) or None. Read it (or synchronize) to wait for the GPU."""
-        state = self.prepare(seqs)
+        state = self.prepare(seqs, round_to)
         for i in range(len(self.layers)):
             self.run_layer(i, state)
         return self.finish(state)
