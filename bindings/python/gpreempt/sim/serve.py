@@ -74,8 +74,10 @@ examples:
     w.add_argument("--dataset", choices=["sharegpt", "fixed"], default="sharegpt",
                    help="sharegpt: lognormal lengths fitted to ShareGPT (mean 230 prompt, 203 "
                         "output tokens, vLLM's filter); fixed: --input-len/--output-len")
-    w.add_argument("--input-len", type=int, default=1024, help="prompt tokens with --dataset fixed")
-    w.add_argument("--output-len", type=int, default=128, help="output tokens with --dataset fixed")
+    w.add_argument("--input-len", type=int, default=1024,
+                   help="prompt tokens with --dataset fixed (default 1024)")
+    w.add_argument("--output-len", type=int, default=128,
+                   help="output tokens with --dataset fixed (default 128)")
     w.add_argument("--seed", type=int, default=0, help="seed of arrivals and lengths (default 0)")
     e = ap.add_argument_group("engine (defaults: vLLM's for a GPU of >= 70 GiB)")
     e.add_argument("--max-num-seqs", type=int, default=1024,
@@ -190,7 +192,7 @@ def _human(d):
     s.append("objectives TTFT <= %g ms and TPOT <= %g ms: met by %.1f %% of requests"
              % (d["objectives"]["ttft_ms"], d["objectives"]["tpot_ms"], 100 * d["slo_attainment"]))
     g = d["gpu"]
-    s.append("steps %d (%d shapes captured), %d kernels, %.1f ms of kernel time, %.1f ms of "
+    s.append("steps %d (%d step parts captured), %d kernels, %.1f ms of kernel time, %.1f ms of "
              "host CPU to issue them, %d preemptions"
              % (g["steps"], g["captures"], g["kernels"], g["busy_us"] / 1e3, g["host_us"] / 1e3,
                 d["preemptions"]))
