@@ -36,6 +36,8 @@ def test_a_short_run_serves_every_request_and_reports_it():
         assert 0 < q["ttft_ms"] <= q["e2e_ms"] and q["tpot_ms"] > 0
     assert d["ttft_ms"]["count"] == 6 and d["tpot_ms"]["count"] == 6
     assert 0 <= d["slo_attainment"] <= 1
+    assert d["request_rate_per_s"] is None  # inf: JSON has no infinity
+    assert d["requests_per_s"] > 0 and d["output_tokens_per_s"] > 0
     assert d["gpu"]["steps"] > 5 and d["gpu"]["kernels"] > 0 and d["gpu"]["busy_us"] > 0
     assert r.stderr == ""  # no progress line when stderr is not a terminal
 

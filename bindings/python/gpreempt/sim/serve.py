@@ -157,7 +157,8 @@ def report(a, reqs, elapsed, sched, totals):
     good = sum(1 for r in reqs if r.meets(a.ttft_slo_ms / 1e3, a.tpot_slo_ms / 1e3))
     return {
         "schema_version": SCHEMA_VERSION, "model": a.model, "num_prompts": len(reqs),
-        "request_rate": a.request_rate if math.isfinite(a.request_rate) else "inf",
+        # null: every request at t = 0 (--request-rate inf; JSON has no infinity)
+        "request_rate_per_s": a.request_rate if math.isfinite(a.request_rate) else None,
         "arrival_cv": a.arrival_cv, "dataset": a.dataset, "seed": a.seed,
         "engine": {"max_num_seqs": a.max_num_seqs,
                    "max_num_batched_tokens": a.max_num_batched_tokens,
@@ -167,7 +168,7 @@ def report(a, reqs, elapsed, sched, totals):
         "duration_s": round(elapsed, 6),
         "completed": sum(1 for r in reqs if r.done),
         "input_tokens": in_tokens, "output_tokens": out_tokens,
-        "request_throughput": round(len(reqs) / elapsed, 3),
+        "requests_per_s": round(len(reqs) / elapsed, 3),
         "output_tokens_per_s": round(out_tokens / elapsed, 3),
         "total_tokens_per_s": round((in_tokens + out_tokens) / elapsed, 3),
         "slo_attainment": round(good / len(reqs), 4),
@@ -180,11 +181,12 @@ def report(a, reqs, elapsed, sched, totals):
 
 
 def _human(d):
+    rate = d["request_rate_per_s"]
     s = ["%s: %d requests (%s) at %s req/s, cv %.2g, in %.2f s (simulated GPU clock)"
-         % (d["model"], d["num_prompts"], d["dataset"], d["request_rate"], d["arrival_cv"],
-            d["duration_s"]),
+         % (d["model"], d["num_prompts"], d["dataset"], "inf" if rate is None else rate,
+            d["arrival_cv"], d["duration_s"]),
          "throughput: %.2f req/s, %.1f output tokens/s, %.1f total tokens/s"
-         % (d["request_throughput"], d["output_tokens_per_s"], d["total_tokens_per_s"])]
+         % (d["requests_per_s"], d["output_tokens_per_s"], d["total_tokens_per_s"])]
     for k, name in (("ttft_ms", "TTFT"), ("tpot_ms", "TPOT"), ("e2e_ms", "E2E ")):
         v = d[k]
         s.append("%s ms  mean %9.2f  p50 %9.2f  p95 %9.2f  p99 %9.2f  max %9.2f"
