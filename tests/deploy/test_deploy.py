@@ -40,8 +40,13 @@ def test_daemonset_has_what_the_daemon_needs():
     mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
     volumes = {v["name"]: v for v in spec["volumes"]}
     assert set(mounts) <= set(volumes), "a mount without a volume"
-    assert volumes["kfd"]["hostPath"] == {"path": "/dev/kfd", "type": "CharDevice"}
-    assert mounts["kfd"] == "/dev/kfd"
+    # /dev/kfd comes through CDI (the device cgroup), from the spec shipped beside it.
+    (cdi,) = load_all("kubernetes/cdi-kfd.yaml")
+    wanted = ds["spec"]["template"]["metadata"]["annotations"]["cdi.k8s.io/gpreemptd"]
+    kind, name = wanted.split("=")
+    assert cdi["kind"] == kind and name in [d["name"] for d in cdi["devices"]]
+    (dev,) = next(d for d in cdi["devices"] if d["name"] == name)["containerEdits"]["deviceNodes"]
+    assert dev["path"] == "/dev/kfd"
     assert volumes["debugfs"]["hostPath"]["path"] == "/sys/kernel/debug" and mounts["debugfs"] == "/sys/kernel/debug"
     assert volumes["run"]["hostPath"]["path"] == "/run/gpreempt"
     (cm,) = load_all("kubernetes/configmap.yaml")
@@ -69,12 +74,10 @@ def test_daemonset_has_what_the_daemon_needs():
 
 
 def test_example_pods_name_their_class():
-    pods = load_all("kubernetes/example-pods.yaml")
-    classes = {}
-    for p in pods:
-        env = {e["name"]: e["value"] for e in p["spec"]["containers"][0]["env"]}
-        classes[p["metadata"]["name"]] = env["GPREEMPT_CLASS"]
-    assert sorted(classes.values()) == ["offline", "online"]
+    pods = {p["metadata"]["name"]: p for p in load_all("kubernetes/example-pods.yaml")}
+    assert set(pods) == {"online-inference", "offline-training"}
+    env = {e["name"]: e["value"] for e in pods["offline-training"]["spec"]["containers"][0]["env"]}
+    assert env["GPREEMPT_CLASS"] == "offline"
 
 
 def test_compose_has_daemon_online_and_offline():
@@ -83,7 +86,7 @@ def test_compose_has_daemon_online_and_offline():
     assert set(services) == {"gpreemptd", "online", "offline"}
     d = services["gpreemptd"]
     assert d["pid"] == "host" and d["cap_add"] == ["SYS_PTRACE"] and "/dev/kfd" in d["devices"]
-    assert services["online"]["environment"]["GPREEMPT_CLASS"] == "online"
+    assert "GPREEMPT_CLASS" not in services["online"]["environment"]
     assert services["offline"]["environment"]["GPREEMPT_CLASS"] == "offline"
     config = next(v for v in d["volumes"] if v.endswith(":/etc/gpreempt/gpreemptd.toml:ro"))
     assert (DEPLOY / "compose" / config.split(":")[0]).is_file()
@@ -130,3 +133,81 @@ def test_unit_passes_systemd_analyze_verify():
     assert r.returncode == 0, r.stderr
     # An unknown or misspelt key is only a warning (exit 0): fail on any output.
     assert r.stderr.strip() == "", r.stderr
+
+
+def test_daemonset_is_not_privileged():
+    """The DaemonSet runs with one capability, the runtime's seccomp profile, no privilege
+    escalation and no service-account token (docs/security.md, "Kubernetes")."""
+    (ds,) = load_all("kubernetes/daemonset.yaml")
+    spec = ds["spec"]["template"]["spec"]
+    assert spec["automountServiceAccountToken"] is False
+    (c,) = spec["containers"]
+    sc = c["securityContext"]
+    assert sc.get("privileged", False) is False
+    assert sc["allowPrivilegeEscalation"] is False
+    assert sc["capabilities"] == {"drop": ["ALL"], "add": ["SYS_PTRACE"]}
+    assert sc["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert sc["readOnlyRootFilesystem"] is True
+    for v in spec["volumes"]:
+        assert v.get("hostPath", {}).get("type") != "CharDevice", "a device by hostPath needs privileged"
+
+
+def test_client_pods_mount_the_socket_read_only_without_a_token():
+    pods = load_all("kubernetes/example-pods.yaml")
+    for p in pods:
+        assert p["spec"]["automountServiceAccountToken"] is False, p["metadata"]["name"]
+        for c in p["spec"]["containers"]:
+            for m in c.get("volumeMounts", []):
+                if m["mountPath"] == "/run/gpreempt":
+                    assert m.get("readOnly") is True, f"{p['metadata']['name']} may replace the socket"
+
+
+def test_the_online_example_pod_is_online_by_what_it_cannot_set():
+    """The ConfigMap's online class is Guaranteed QoS (requests == limits): the example online pod
+    is Guaranteed and does not rely on GPREEMPT_CLASS."""
+    pods = {p["metadata"]["name"]: p for p in load_all("kubernetes/example-pods.yaml")}
+    (server,) = pods["online-inference"]["spec"]["containers"]
+    r = server["resources"]
+    for k in ("cpu", "memory"):
+        assert r["requests"][k] == r["limits"][k], k
+    assert "GPREEMPT_CLASS" not in {e["name"] for e in server.get("env", [])}
+
+
+def test_metrics_are_guarded_where_they_listen_beyond_loopback():
+    (cm,) = load_all("kubernetes/configmap.yaml")
+    toml = tomllib.loads(cm["data"]["gpreemptd.toml"])
+    port = int(toml["daemon"]["metrics"].rsplit(":", 1)[1])
+    (np,) = load_all("kubernetes/networkpolicy.yaml")
+    (ds,) = load_all("kubernetes/daemonset.yaml")
+    assert np["spec"]["podSelector"]["matchLabels"] == ds["spec"]["selector"]["matchLabels"]
+    assert set(np["spec"]["policyTypes"]) == {"Ingress", "Egress"}
+    (rule,) = np["spec"]["ingress"]
+    assert rule["ports"] == [{"protocol": "TCP", "port": port}] and rule["from"], "ingress from anywhere"
+    (compose,) = load_all("compose/docker-compose.yml")
+    assert all(p.startswith("127.0.0.1:") for p in compose["services"]["gpreemptd"]["ports"])
+
+
+def test_compose_daemon_is_not_privileged_and_clients_mount_read_only():
+    (compose,) = load_all("compose/docker-compose.yml")
+    s = compose["services"]
+    d = s["gpreemptd"]
+    assert not d.get("privileged", False) and d["cap_drop"] == ["ALL"] and d["cap_add"] == ["SYS_PTRACE"]
+    assert "no-new-privileges:true" in d["security_opt"]
+    assert "gpreempt-run:/run/gpreempt:ro" in s["online"]["volumes"]
+    # The online container is online by its name, which the config's rule names.
+    config = tomllib.loads((DEPLOY / "compose/gpreemptd.toml").read_text())
+    online = next(c for c in config["class"] if c["name"] == "online")
+    assert online["match"] == {"container": s["online"]["container_name"]}
+
+
+def test_unit_bounds_its_resources_and_network():
+    s = unit_settings()
+    assert s["MemoryMax"] and s["TasksMax"] and s["LimitNOFILE"]
+    assert int(s["LimitNOFILE"][0]) > 1024
+    assert s["IPAddressDeny"] == ["any"] and s["IPAddressAllow"] == ["localhost"]
+    assert s["ProtectHome"] == ["yes"]
+    # No OOM-score privilege over other users' jobs.
+    assert all(int(v) >= 0 for v in s.get("OOMScoreAdjust", []))
+    # The shipped config's metrics address is one IPAddressAllow lets through.
+    config = tomllib.loads((DEPLOY / "systemd/gpreemptd.toml").read_text())
+    assert config["daemon"]["metrics"].startswith("127.0.0.1:")
