@@ -259,7 +259,8 @@ def kernels(func, args, kwargs, out):
                         mt, False))
         return res
     if kind == "gemm":
-        a, b = (args[1], args[2]) if name.startswith("add") or name == "baddbmm" else (args[0], args[1])
+        bias_first = name.startswith("add") or name == "baddbmm"
+        a, b = (args[1], args[2]) if bias_first else (args[0], args[1])
         if name in ("bmm", "baddbmm", "addbmm"):
             batch, m, k = a.shape
             n = b.shape[-1]
@@ -270,7 +271,7 @@ def kernels(func, args, kwargs, out):
         else:
             batch, (m, k), n = 1, a.shape, b.shape[-1]
         flops = 2.0 * batch * m * k * n
-        if name.startswith("add") or name == "baddbmm":
+        if bias_first:
             flops += batch * m * n
         return [(_gemm_grid(m, n, batch if name != "addbmm" else 1), [WORKGROUP], flops,
                  float(_bytes(ins) + _bytes(outs)), math_type(a.dtype), True)]
