@@ -25,8 +25,8 @@ _EXPLICIT = torch._C.DispatchKey.CompositeExplicitAutograd
 
 
 def _addmm_activation(self, mat1, mat2, *, beta=1, alpha=1, use_gelu=False):
-    # ROCm's 1.13 build has no hipBLASLt epilogue (cuda/Blas.cpp takes the cublasLt path only
-    # under CUDA_VERSION >= 11040): the GEMM, then the activation in place as its own kernel.
+    # ROCm's 1.13 build has no hipBLASLt epilogue (cuda/Blas.cpp compiles its cublasLt path
+    # under #if defined(CUDA_VERSION) only): the GEMM, then the activation in place, a kernel.
     out = aten.addmm.default(self, mat1, mat2, beta=beta, alpha=alpha)
     if use_gelu:
         return aten.gelu_.default(out)
