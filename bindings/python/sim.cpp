@@ -3,14 +3,17 @@
 // A Device is one process's simrt runtime (open /dev/kfd, RUNTIME_ENABLE, topology) plus the
 // timing profile the simulated machine runs (sim/gpu/profile.h, with the topology's geometry, as
 // kfdsimd builds it) and the offset between this host's monotonic clock and the simulated GPU
-// clock. Queues dispatch kernels priced by the roofline of sim/gpu/roofline.h; a traced queue
-// gives every dispatch a completion signal and writes one JSON line per finished dispatch.
+// clock. Queues dispatch kernels priced by the roofline of sim/gpu/roofline.h; while a trace is
+// open, every dispatch gets a completion signal and, once finished, one JSON line in that trace.
 // Waits release the GIL and wake every 50 ms to let Python see signals (Ctrl-C).
 #include "sim.h"
 
+#include <fcntl.h>
 #include <pybind11/stl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -173,16 +176,156 @@ bool wait_released(Pred done, std::optional<double> timeout_s) {
   }
 }
 
-class Device;
+// What is left of `timeout_s` since `start` (never negative); nullopt waits forever.
+std::optional<double> remaining(std::optional<double> timeout_s, Clock::time_point start) {
+  if (!timeout_s) return std::nullopt;
+  return std::max(0.0, *timeout_s - std::chrono::duration<double>(Clock::now() - start).count());
+}
 
-// One finished-or-not traced dispatch.
+// JSON numbers have no nan or inf.
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  char b[320];  // DBL_MAX has 309 digits
+  std::snprintf(b, sizeof b, "%.0f", v);
+  return b;
+}
+
+// One trace: a JSON Lines file, one line per finished dispatch. Each line goes to the kernel by a
+// single write(2) on an O_APPEND descriptor and nothing is buffered in this process, so the file
+// only ever grows by whole lines (stdio's buffer cut lines at 4 KiB and held the tail until exit),
+// what is written is visible to every reader at once, and it stays when the process dies.
+// Linux copies a write page by page and may stop between two pages for a fatal signal: a
+// SIGKILL landing inside the copy of a line that straddles a page boundary is the one way a
+// line can still be cut; a write per line keeps that window to one line of ~300 bytes.
+class TraceFile {
+ public:
+  TraceFile(std::string path, bool append) : path_(std::move(path)) {
+    const int flags = O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | (append ? 0 : O_TRUNC);
+    fd_ = ::open(path_.c_str(), flags, 0644);
+    if (fd_ < 0)
+      throw py::value_error("cannot write the trace " + path_ + ": " + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode)) {
+      id_ = {st.st_dev, st.st_ino};
+      // A file that does not end in a newline (not a trace, or cut by a writer that died
+      // mid-line): start on a line of our own rather than extend its last one.
+      if (append && st.st_size > 0 && !ends_in_newline(st.st_size)) write_all("\n");
+    }
+  }
+  ~TraceFile() { ::close(fd_); }
+  TraceFile(const TraceFile&) = delete;
+  TraceFile& operator=(const TraceFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  // The regular file this trace writes ({0, 0} for a device or a pipe such as /dev/null).
+  std::pair<dev_t, ino_t> file_id() const { return id_; }
+  uint64_t lines() const { return lines_.load(); }
+  uint64_t pending() const { return pending_.load(); }
+
+  void submitted() { ++pending_; }
+  void dropped() { --pending_; }
+
+  void write_line(const std::string& line) {
+    std::lock_guard lk(mu_);
+    --pending_;
+    if (error_) return;
+    if (write_all(line)) ++lines_;
+  }
+
+  // The first write error, as an exception (a full disk, say): told at the trace's end rather
+  // than from inside whichever dispatch happened to write the line.
+  void raise_if_failed() const {
+    std::lock_guard lk(mu_);
+    if (error_) {
+      errno = error_;
+      PyErr_SetFromErrnoWithFilename(PyExc_OSError, path_.c_str());
+      throw py::error_already_set();
+    }
+  }
+
+ private:
+  bool ends_in_newline(off_t size) const {
+    const int rd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (rd < 0) return true;  // cannot tell: leave the file as it is
+    char last = '\n';
+    (void)::pread(rd, &last, 1, size - 1);
+    ::close(rd);
+    return last == '\n';
+  }
+
+  bool write_all(const std::string& s) {
+    std::size_t off = 0;
+    while (off < s.size()) {
+      const ssize_t n = ::write(fd_, s.data() + off, s.size() - off);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        error_ = errno;
+        return false;
+      }
+      off += static_cast<std::size_t>(n);
+    }
+    return true;
+  }
+
+  std::string path_;
+  int fd_ = -1;
+  std::pair<dev_t, ino_t> id_{0, 0};
+  std::atomic<uint64_t> lines_{0}, pending_{0};
+  mutable std::mutex mu_;
+  int error_ = 0;
+};
+
+// One traced dispatch, written to its trace once finished. It keeps the trace that was open when
+// it was submitted: a dispatch of one torch_mode block never lands in the next block's file.
 struct Pending {
   std::string name;
   Dim3 grid, workgroup;
   double flops, bytes;
   int64_t submit_ns;  // simulated clock
   std::unique_ptr<simrt::Signal> signal;
+  std::shared_ptr<TraceFile> trace;
+  uint64_t seq;  // its place among the queue's traced dispatches
 };
+
+std::string trace_line(uint32_t queue_id, const Pending& p) {
+  std::string name;
+  for (char c : p.name) {
+    if (c == '"' || c == '\\') name += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) name += c;
+  }
+  std::string line(160 + name.size(), '\0');
+  for (;;) {
+    const int n = std::snprintf(
+        line.data(), line.size(),
+        "{\"pid\": %d, \"queue_id\": %u, \"name\": \"%s\", \"grid\": [%u, %u, %u], "
+        "\"workgroup\": [%u, %u, %u], \"flops\": %s, \"bytes\": %s, "
+        "\"submit_us\": %.3f, \"start_us\": %.3f, \"end_us\": %.3f}\n",
+        static_cast<int>(getpid()), queue_id, name.c_str(), p.grid[0], p.grid[1], p.grid[2],
+        p.workgroup[0], p.workgroup[1], p.workgroup[2], json_number(p.flops).c_str(),
+        json_number(p.bytes).c_str(), static_cast<double>(p.submit_ns) / 1e3,
+        static_cast<double>(p.signal->start_ts()) / 1e3,
+        static_cast<double>(p.signal->end_ts()) / 1e3);
+    if (n >= 0 && static_cast<std::size_t>(n) < line.size()) {
+      line.resize(static_cast<std::size_t>(n));
+      return line;
+    }
+    line.assign(n < 0 ? line.size() * 2 : static_cast<std::size_t>(n) + 1, '\0');
+  }
+}
+
+// Waits for one traced dispatch of a queue: done once its signal reached 0 or the queue's reaper
+// passed it (after which the signal may already serve another dispatch). It holds no pointer to
+// the queue, which another thread may destroy while this one waits without the GIL.
+struct DispatchWaiter {
+  std::shared_ptr<const std::atomic<uint64_t>> reaped;
+  uint64_t seq;
+  simrt::Signal* signal;
+  bool wait(std::optional<double> timeout_s) const {
+    return wait_released([&] { return reaped->load() > seq || signal->load() == 0; }, timeout_s);
+  }
+};
+
+class HwQueue;
 
 class Device : public std::enable_shared_from_this<Device> {
  public:
@@ -207,38 +350,65 @@ class Device : public std::enable_shared_from_this<Device> {
   const gpu::GpuProfile& profile() const { return profile_; }
   int64_t now_ns() const { return host_ns() - epoch_ns_; }
 
-  void trace_to(const std::optional<std::string>& path) {
+  // Opens `path` as the trace of every dispatch from now on and returns it (None: no trace).
+  // A new trace starts the file afresh unless `append`. The file of a trace this process still
+  // writes (the current one, an enclosing block's, or one with dispatches not yet finished) is
+  // refused without `append`, which then shares that trace: truncating it would cut the lines
+  // written so far and interleave the old trace's last lines with the new one's.
+  std::shared_ptr<TraceFile> trace_to(const std::optional<std::string>& path, bool append) {
     std::lock_guard lk(trace_mu_);
-    if (trace_) std::fclose(trace_);
-    trace_ = nullptr;
-    if (!path) return;
-    trace_ = std::fopen(path->c_str(), "a");
-    if (!trace_) throw py::value_error("cannot write the trace " + *path + ": " + std::strerror(errno));
+    if (!path) {
+      trace_.reset();
+      return nullptr;
+    }
+    struct stat st {};
+    if (::stat(path->c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      for (auto it = open_.begin(); it != open_.end();) {
+        auto t = it->lock();
+        if (!t) {
+          it = open_.erase(it);
+          continue;
+        }
+        const bool live = t == trace_ || t->pending() > 0;
+        if (live && t->file_id() == std::pair<dev_t, ino_t>{st.st_dev, st.st_ino}) {
+          if (!append)
+            throw py::value_error(
+                "the trace " + *path + " is still being written by this process (" +
+                (t == trace_ ? std::string("it is the current trace: an enclosing torch_mode "
+                                           "block's, or Device.trace_to's")
+                             : std::to_string(t->pending()) + " of its dispatches have not "
+                                                              "finished yet") +
+                "); starting it afresh would cut its lines: pass append=True to add to it, or "
+                "name another file");
+          trace_ = t;
+          return t;
+        }
+        ++it;
+      }
+    }
+    auto t = std::make_shared<TraceFile>(*path, append);
+    open_.push_back(t);
+    trace_ = t;
+    return t;
   }
-  bool tracing() const { return trace_ != nullptr; }
-  void flush_trace() {
+  std::shared_ptr<TraceFile> trace() {
     std::lock_guard lk(trace_mu_);
-    if (trace_) std::fflush(trace_);
+    return trace_;
+  }
+  void set_trace(std::shared_ptr<TraceFile> t) {
+    std::lock_guard lk(trace_mu_);
+    trace_ = std::move(t);
+  }
+  bool tracing() {
+    std::lock_guard lk(trace_mu_);
+    return trace_ != nullptr;
   }
 
-  void write(uint32_t queue_id, const Pending& p) {
-    std::lock_guard lk(trace_mu_);
-    if (!trace_) return;
-    std::string name;
-    for (char c : p.name) {
-      if (c == '"' || c == '\\') name += '\\';
-      if (static_cast<unsigned char>(c) >= 0x20) name += c;
-    }
-    std::fprintf(trace_,
-                 "{\"pid\": %d, \"queue_id\": %u, \"name\": \"%s\", \"grid\": [%u, %u, %u], "
-                 "\"workgroup\": [%u, %u, %u], \"flops\": %.0f, \"bytes\": %.0f, "
-                 "\"submit_us\": %.3f, \"start_us\": %.3f, \"end_us\": %.3f}\n",
-                 static_cast<int>(getpid()), queue_id, name.c_str(), p.grid[0], p.grid[1],
-                 p.grid[2], p.workgroup[0], p.workgroup[1], p.workgroup[2], p.flops, p.bytes,
-                 static_cast<double>(p.submit_ns) / 1e3,
-                 static_cast<double>(p.signal->start_ts()) / 1e3,
-                 static_cast<double>(p.signal->end_ts()) / 1e3);
-  }
+  // Waits until every dispatch of `t` has finished and its line is in the file.
+  bool finish_trace(const std::shared_ptr<TraceFile>& t, std::optional<double> timeout_s);
+
+  void add_queue(HwQueue* q) { queues_.push_back(q); }
+  void remove_queue(HwQueue* q) { std::erase(queues_, q); }
 
   std::unique_ptr<simrt::Signal> take_signal() {
     std::lock_guard lk(trace_mu_);
@@ -258,7 +428,9 @@ class Device : public std::enable_shared_from_this<Device> {
   gpu::GpuProfile profile_;
   int64_t epoch_ns_ = 0;
   std::mutex trace_mu_;
-  std::FILE* trace_ = nullptr;
+  std::shared_ptr<TraceFile> trace_;
+  std::vector<std::weak_ptr<TraceFile>> open_;
+  std::vector<HwQueue*> queues_;  // touched with the GIL held only
   std::vector<std::unique_ptr<simrt::Signal>> free_signals_;
 };
 
@@ -288,13 +460,18 @@ class HwQueue {
       if (e.code() == EINVAL) throw py::value_error(e.what());
       raise_runtime(std::string("gpreempt.sim: ") + e.what());
     }
+    dev_->add_queue(this);
   }
 
   // Same reason as ~Device: only an explicit destroy() talks to the KFD.
   // Signals of unfinished dispatches stay too: the simulated CP may still write them.
   ~HwQueue() {
+    dev_->remove_queue(this);
     (void)q_.release();
-    for (auto& p : pending_) (void)p.signal.release();
+    for (auto& p : pending_) {
+      (void)p.signal.release();
+      p.trace->dropped();
+    }
   }
 
   uint32_t id() const { return q_->id(); }
@@ -323,12 +500,15 @@ class HwQueue {
       k.workgroup[d] = static_cast<uint16_t>(wg[d]);
     }
     k.wg_cost_ns = std::max<uint64_t>(wg_cost_ns, 1);
-    if (signal || !dev_->tracing()) {
+    auto trace = signal ? nullptr : dev_->trace();
+    if (!trace) {
       q_->dispatch(k, signal ? signal->get() : nullptr);
       return;
     }
-    Pending p{name, grid, wg, flops, bytes, dev_->now_ns(), dev_->take_signal()};
+    Pending p{name, grid, wg, flops, bytes, dev_->now_ns(), dev_->take_signal(), trace,
+              traced_++};
     q_->dispatch(k, p.signal.get());
+    trace->submitted();
     pending_.push_back(std::move(p));
   }
 
@@ -372,16 +552,29 @@ class HwQueue {
   // Writes the trace lines of finished dispatches (in queue order: the queue runs in order).
   void reap() {
     while (!pending_.empty() && pending_.front().signal->load() == 0) {
-      dev_->write(q_->id(), pending_.front());
-      dev_->give_signal(std::move(pending_.front().signal));
+      Pending p = std::move(pending_.front());
       pending_.pop_front();
+      p.trace->write_line(trace_line(q_->id(), p));
+      reaped_->fetch_add(1);
+      dev_->give_signal(std::move(p.signal));
     }
   }
 
   bool idle() const { return q_->read_index() == q_->write_index(); }
 
+  // A waiter for the last traced dispatch (of `t`, or of any trace), if one is not yet written.
+  std::optional<DispatchWaiter> last_pending(const TraceFile* t = nullptr) const {
+    for (auto it = pending_.rbegin(); it != pending_.rend(); ++it)
+      if (!t || it->trace.get() == t) return DispatchWaiter{reaped_, it->seq, it->signal.get()};
+    return std::nullopt;
+  }
+
+  // An idle queue may still owe its last completion signal (the CP publishes the read index
+  // first), so the wait ends on that signal too: every traced line is written on return.
   bool synchronize(std::optional<double> timeout_s) {
-    const bool ok = wait_released([&] { return idle(); }, timeout_s);
+    const auto start = Clock::now();
+    bool ok = wait_released([&] { return idle(); }, timeout_s);
+    if (auto w = last_pending(); ok && w) ok = w->wait(remaining(timeout_s, start));
     reap();
     return ok;
   }
@@ -400,6 +593,7 @@ class HwQueue {
       }
       if (std::chrono::duration<double>(Clock::now() - moved).count() >= stall_s) break;
     }
+    if (auto w = last_pending(); idle() && w) (void)w->wait(stall_s);
     reap();
     return idle();
   }
@@ -413,7 +607,27 @@ class HwQueue {
   std::shared_ptr<Device> dev_;
   std::unique_ptr<simrt::Queue> q_;
   std::deque<Pending> pending_;
+  uint64_t traced_ = 0;  // traced dispatches submitted
+  // Traced dispatches written (shared with waiters that must not hold the queue).
+  std::shared_ptr<std::atomic<uint64_t>> reaped_ = std::make_shared<std::atomic<uint64_t>>(0);
 };
+
+bool Device::finish_trace(const std::shared_ptr<TraceFile>& t, std::optional<double> timeout_s) {
+  const auto start = Clock::now();
+  // One queue at a time, looked up afresh after each wait: the waits release the GIL, and
+  // another thread may create or destroy queues meanwhile.
+  for (;;) {
+    std::optional<DispatchWaiter> w;
+    for (HwQueue* q : queues_) {
+      q->reap();
+      if ((w = q->last_pending(t.get()))) break;
+    }
+    if (!w) break;
+    if (!w->wait(remaining(timeout_s, start))) return false;
+  }
+  t->raise_if_failed();
+  return true;
+}
 
 }  // namespace
 
@@ -476,10 +690,29 @@ void register_sim(py::module_& parent) {
           },
           py::arg("priority") = 7, py::arg("ring_packets") = 4096,
           "KFD CREATE_QUEUE: an AQL queue of `ring_packets` (power of two >= 16), priority 0..15.")
-      .def("trace_to", &Device::trace_to, py::arg("path"),
-           "Append one JSON line per finished dispatch to `path` (None stops).")
-      .def("flush_trace", &Device::flush_trace)
+      .def("trace_to", &Device::trace_to, py::arg("path"), py::arg("append") = false,
+           "Open `path` as the trace of every dispatch from now on (None: stop tracing) and "
+           "return it. One JSON line per finished dispatch, each written whole; the file starts "
+           "afresh unless `append`. A file this process is still tracing into is refused "
+           "without `append` (which then shares that trace).")
+      .def_property("trace", &Device::trace, &Device::set_trace,
+                    "The trace new dispatches go to (None: untraced); set it to restore one.")
+      .def("finish_trace", &Device::finish_trace, py::arg("trace"),
+           py::arg("timeout") = py::none(),
+           "Wait until every dispatch of `trace` has finished and its line is in the file; "
+           "False after `timeout` seconds. Raises OSError if a line could not be written.")
       .def_property_readonly("tracing", &Device::tracing);
+
+  py::class_<TraceFile, std::shared_ptr<TraceFile>>(
+      m, "Trace", "A JSON Lines trace file that dispatches write into (Device.trace_to).")
+      .def_property_readonly("path", &TraceFile::path)
+      .def_property_readonly("lines", &TraceFile::lines, "Lines written so far.")
+      .def_property_readonly("pending", &TraceFile::pending,
+                             "Dispatches submitted whose line is not yet written.")
+      .def("__repr__", [](const TraceFile& t) {
+        return "<gpreempt.sim.Trace " + t.path() + ": " + std::to_string(t.lines()) +
+               " lines, " + std::to_string(t.pending()) + " pending>";
+      });
 
   py::class_<Signal>(m, "Signal", "An amd_signal_t in this process; the simulated CP decrements it.")
       .def(py::init<int64_t>(), py::arg("initial") = 1)

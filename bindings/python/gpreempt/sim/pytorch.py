@@ -197,10 +197,12 @@ def _from_spec(spec):
 
 
 class _Mode(TorchDispatchMode):
-    def __init__(self, compute, trace):
+    def __init__(self, compute, trace, append=False):
         super().__init__()
         self.compute = compute
         self.trace = trace
+        self.append = append
+        self._open = None  # (the block's Trace, the trace it replaced) while inside
         self.reset_stats()
 
     # ---- statistics -----------------------------------------------------------------------
@@ -224,13 +226,28 @@ class _Mode(TorchDispatchMode):
     def __enter__(self):
         meta_rules.register()
         dev = _runtime.device()
+        self._open = None
         if self.trace is not None:
-            dev.trace_to(str(self.trace))
-        return super().__enter__()
+            outer = dev.trace
+            self._open = (dev.trace_to(str(self.trace), append=self.append), outer)
+        try:
+            return super().__enter__()
+        except BaseException:
+            if self._open is not None:
+                dev.trace, self._open = self._open[1], None
+            raise
 
     def __exit__(self, *exc):
         r = super().__exit__(*exc)
-        _runtime.device().flush_trace()
+        if self._open is not None:
+            # The block's dispatches may still run on the GPU (the host runs ahead): wait for
+            # them, as torch.profiler synchronizes at its end, so that the file is final here.
+            # An enclosing block's trace takes the dispatches from now on.
+            trace, outer = self._open
+            dev = _runtime.device()
+            dev.trace = outer
+            self._open = None
+            dev.finish_trace(trace)
         return r
 
     # ---- operators --------------------------------------------------------------------------
@@ -405,12 +422,16 @@ class _Mode(TorchDispatchMode):
         return out
 
 
-def torch_mode(trace=None, compute=False):
+def torch_mode(trace=None, compute=False, append=False):
     """Context manager: every ATen operator run inside also runs on the simulated GPU.
 
-    trace: a path; one JSON line per finished dispatch is appended (pid, queue_id, name, grid,
-    workgroup, flops, bytes, submit_us, start_us, end_us on the simulated GPU clock).
+    trace: a path; one JSON line per dispatch of the block (pid, queue_id, name, grid, workgroup,
+    flops, bytes, submit_us, start_us, end_us on the simulated GPU clock), each written whole as
+    the dispatch finishes. The block's end waits for its dispatches still running, so the file
+    is complete once the block has exited.
+    append: add to an existing file; by default each block starts the file afresh. A file that
+    an enclosing block of this process still writes is refused (ValueError) without append=True.
     compute: also compute every operator on the CPU (outputs are real); False: shapes only.
     The returned object's stats() gives the totals of what was dispatched.
     """
-    return _Mode(compute=compute, trace=trace)
+    return _Mode(compute=compute, trace=trace, append=append)
