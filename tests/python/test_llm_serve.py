@@ -43,6 +43,33 @@ def test_a_short_run_serves_every_request_and_reports_it():
 
 
 @needs_sim
+def test_a_terminal_gets_a_progress_line():
+    import pty
+
+    master, slave = pty.openpty()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(BINARY_DIR / "python"),
+                                                      env.get("PYTHONPATH")]))
+    p = subprocess.Popen([sys.executable, "-m", "gpreempt.sim.serve"] + SHORT,
+                         stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    out, _ = p.communicate(timeout=240)
+    err = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # the terminal's other end is closed
+            break
+        if not chunk:
+            break
+        err += chunk
+    os.close(master)
+    assert p.returncode == 0
+    assert json.loads(out)["completed"] == 6  # the document stays clean
+    assert b"\r" in err and b"done 0/6" in err and b"running" in err
+
+
+@needs_sim
 def test_hinted_requests_run_unprotected_without_a_daemon():
     r = serve(*SHORT, "--hint", "/nonexistent/gpreemptd.sock")
     assert r.returncode == 0, r.stderr
