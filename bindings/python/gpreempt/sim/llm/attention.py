@@ -92,8 +92,9 @@ class KVPool:
 def attend(q, pool, groups, scale, mask):
     """Attention of every group of a step; returns [T, heads * dv].
 
-    q: [T, heads, dk], rotated, rows in plan_groups' order. mask: a flat 1-D tensor of q's dtype at
-    least as long as the largest prefill chunk's scores (n × L), read as the additive causal mask."""
+    q: [T, heads, dk], rotated, rows in plan_groups' order. mask: a flat 1-D tensor of q's dtype
+    at least as long as the largest prefill chunk's scores (n × L), read as the additive causal
+    mask."""
     import torch
 
     T, heads, dk = q.shape

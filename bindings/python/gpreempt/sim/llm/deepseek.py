@@ -49,7 +49,8 @@ def kv_bytes_per_token(c, elem=2):
 
 def active_experts(tokens, experts, top_k):
     """Expected distinct experts the step's tokens route to, under uniform routing."""
-    return max(min(top_k, experts), min(experts, round(experts * (1 - (1 - top_k / experts) ** tokens))))
+    expected = experts * (1 - (1 - top_k / experts) ** tokens)
+    return max(min(top_k, experts), min(experts, round(expected)))
 
 
 class _SwiGLU:
@@ -125,7 +126,8 @@ class DeepSeekLayer:
         self.query_heads, self.query_dim = c.heads, c.kv_lora_rank + c.qk_rope
         self.scale = (c.qk_nope + c.qk_rope) ** -0.5
         self.mlp_norm = RMSNorm(c.hidden, dtype, device)
-        self.mlp = _SwiGLU(c.hidden, c.dense_ffn, dtype, device) if dense else _MoE(c, dtype, device)
+        self.mlp = _SwiGLU(c.hidden, c.dense_ffn, dtype, device) if dense \
+            else _MoE(c, dtype, device)
 
     def __call__(self, x, rope, pool, groups, mask):
         import torch

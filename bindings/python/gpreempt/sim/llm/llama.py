@@ -77,6 +77,7 @@ class Llama(StepModel):
                  decode_groups=4):
         super().__init__(c, device, dtype, max_pos, decode_groups)
         self.layers = [LlamaLayer(c, self.dtype, device) for _ in range(c.layers)]
-        self.lm_head = self.embed.t() if c.tied else _weight((c.hidden, c.vocab), self.dtype, device)
+        self.lm_head = self.embed.t() if c.tied \
+            else _weight((c.hidden, c.vocab), self.dtype, device)
         self.rope = Rotary(c.head_dim, c.rope_theta, max_pos, self.dtype, device)
         self._cache(kv_tokens, c.kv_heads, c.head_dim, c.head_dim)

@@ -52,7 +52,8 @@ class Rotary:
         table). The rows are the first T: values matter only with real weights, in tests."""
         T = positions.shape[0]
         if T > self.max_pos:
-            raise ValueError("a step of %d tokens exceeds the %d rotary positions" % (T, self.max_pos))
+            raise ValueError("a step of %d tokens exceeds the %d rotary positions"
+                             % (T, self.max_pos))
         return self.cos[:T, None, :], self.sin[:T, None, :]
 
     @staticmethod
