@@ -59,7 +59,27 @@ int errno_of(ErrorCode code) {
   return EIO;
 }
 
-Connection Connection::connect(const std::string& path_in, std::chrono::milliseconds timeout) {
+std::optional<Connection::HintReplies> Connection::hint_replies_from_env() {
+  const char* mode = std::getenv(kHintRepliesEnv);
+  if (mode == nullptr || *mode == '\0') return std::nullopt;
+  const std::string m = mode;
+  if (m == "deferred") return HintReplies::kDeferred;
+  if (m == "wait") return HintReplies::kWait;
+  throw Error(EINVAL, std::string(kHintRepliesEnv) + "='" + m +
+                          "': expected 'wait' or 'deferred' (how begin/end/expect wait for "
+                          "gpreemptd's reply)");
+}
+
+Connection Connection::connect(const std::string& path, std::chrono::milliseconds timeout) {
+  return open(path, timeout, true);
+}
+
+Connection Connection::connect_now(const std::string& path, std::chrono::milliseconds timeout) {
+  return open(path, timeout, false);
+}
+
+Connection Connection::open(const std::string& path_in, std::chrono::milliseconds timeout,
+                            bool wait) {
   if (timeout.count() <= 0) throw Error(EINVAL, "the connect timeout must be positive");
   const std::string path = path_in.empty() ? default_socket_path() : path_in;
   sockaddr_un addr{};
@@ -69,25 +89,20 @@ Connection Connection::connect(const std::string& path_in, std::chrono::millisec
                                   std::to_string(sizeof(addr.sun_path) - 1) + " bytes");
   }
   std::memcpy(addr.sun_path, path.data(), path.size());
+  const auto mode = hint_replies_from_env();
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) throw Error(errno, std::string("socket(AF_UNIX): ") + errno_text(errno));
   Connection c(fd, path, timeout);
-  if (const char* mode = std::getenv(kHintRepliesEnv); mode != nullptr && *mode != '\0') {
-    const std::string m = mode;
-    if (m == "deferred") {
-      c.hint_replies_ = HintReplies::kDeferred;
-    } else if (m != "wait") {
-      throw Error(EINVAL, std::string(kHintRepliesEnv) + "='" + m +
-                              "': expected 'wait' or 'deferred' (how begin/end/expect wait for "
-                              "gpreemptd's reply)");
-    }
-  }
+  if (mode) c.hint_replies_ = *mode;
   const auto deadline = Clock::now() + timeout;
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
     const int err = errno;
     // A Unix socket whose backlog is full answers EAGAIN rather than EINPROGRESS.
     if (err != EINPROGRESS && err != EAGAIN) {
       throw Error(err, not_running_hint(path) + ": " + errno_text(err));
+    }
+    if (!wait) {
+      throw Error(EAGAIN, not_running_hint(path) + ": its listen backlog is full");
     }
     if (!wait_for(fd, POLLOUT, deadline)) {
       throw Error(ETIMEDOUT, not_running_hint(path) + ": no answer within " +
@@ -113,7 +128,9 @@ Connection::Connection(Connection&& other) noexcept
       lines_(std::move(other.lines_)),
       hint_replies_(other.hint_replies_),
       owed_(std::move(other.owed_)),
-      deferred_error_(std::move(other.deferred_error_)) {}
+      deferred_error_(std::move(other.deferred_error_)),
+      keep_deferred_refusals_(other.keep_deferred_refusals_),
+      kept_refusals_(std::move(other.kept_refusals_)) {}
 
 Connection& Connection::operator=(Connection&& other) noexcept {
   if (this != &other) {
@@ -127,6 +144,8 @@ Connection& Connection::operator=(Connection&& other) noexcept {
     hint_replies_ = other.hint_replies_;
     owed_ = std::move(other.owed_);
     deferred_error_ = std::move(other.deferred_error_);
+    keep_deferred_refusals_ = other.keep_deferred_refusals_;
+    kept_refusals_ = std::move(other.kept_refusals_);
   }
   return *this;
 }
@@ -231,7 +250,9 @@ void Connection::collect_owed(bool wait, Clock::time_point deadline) {
       broken(EPROTO, "reply for message " + std::to_string(reply.seq) + " while waiting for " +
                          std::to_string(o.seq));
     }
-    if (!reply.ok && !deferred_error_) {
+    if (!reply.ok && keep_deferred_refusals_) {
+      kept_refusals_.push_back({errno_of(reply.error), reply.message, o.op, o.request});
+    } else if (!reply.ok && !deferred_error_) {
       const std::string what = o.op == Op::kExpect ? std::string("an expect")
                                                    : std::string(to_string(o.op)) + " of request " +
                                                          std::to_string(o.request);
@@ -246,6 +267,10 @@ void Connection::throw_deferred_error() {
   auto e = std::move(*deferred_error_);
   deferred_error_.reset();
   throw Error(e.first, e.second);
+}
+
+std::vector<Connection::DeferredRefusal> Connection::take_deferred_refusals() {
+  return std::exchange(kept_refusals_, {});
 }
 
 void Connection::flush() {

@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -56,6 +57,12 @@ class Connection {
   // "deferred" or empty is EINVAL.
   static Connection connect(const std::string& path = {},
                             std::chrono::milliseconds timeout = kDefaultCallTimeout);
+  // The same without ever waiting: one non-blocking connect(2). A daemon whose listen backlog is
+  // full (the only case where connect() would wait) counts as unreachable: EAGAIN. For the hint
+  // path's reconnects (HintClient), where a request must not wait for a daemon that is away.
+  // `timeout` bounds every later call, as for connect().
+  static Connection connect_now(const std::string& path = {},
+                                std::chrono::milliseconds timeout = kDefaultCallTimeout);
 
   Connection(Connection&& other) noexcept;
   Connection& operator=(Connection&& other) noexcept;
@@ -77,10 +84,24 @@ class Connection {
   // kDeferred keeps the daemon's round trip off the caller's path (docs/protocol.md, "Deferred
   // hint replies"); the bytes on the wire are the same in both modes.
   enum class HintReplies { kWait, kDeferred };
+  // $GPREEMPT_HINT_REPLIES: nullopt when unset or empty; any other value than "wait" or
+  // "deferred" throws EINVAL.
+  static std::optional<HintReplies> hint_replies_from_env();
   void set_hint_replies(HintReplies mode) { hint_replies_ = mode; }
   HintReplies hint_replies() const { return hint_replies_; }
   // Wait for the replies of deferred hints still owed; throws the first refusal among them.
   void flush();
+  // A refusal of a deferred hint, kept instead of thrown (keep_deferred_refusals(true)): the
+  // caller that fails open counts and reports it without losing the hint it is sending now.
+  struct DeferredRefusal {
+    int code = 0;  // errno_of() of the daemon's error
+    std::string message;
+    Op op = Op::kBegin;
+    uint64_t request = 0;  // kBegin / kEnd
+  };
+  void keep_deferred_refusals(bool keep) { keep_deferred_refusals_ = keep; }
+  // Every refusal of a deferred hint read so far (kept mode); reads nothing from the socket.
+  std::vector<DeferredRefusal> take_deferred_refusals();
 
   HelloInfo hello();
   // Hints. `request` must be > 0 and unique among this connection's open requests.
@@ -107,6 +128,8 @@ class Connection {
   // Closes without waiting for anything.
   void drop();
   Connection(int fd, std::string path, std::chrono::milliseconds timeout);
+  // connect() and connect_now(): `wait` says whether a connect that cannot finish at once waits.
+  static Connection open(const std::string& path, std::chrono::milliseconds timeout, bool wait);
   [[noreturn]] void broken(int code, const std::string& why);
   std::string read_line(std::chrono::steady_clock::time_point deadline);
   void take_received(std::string_view bytes);
@@ -135,6 +158,8 @@ class Connection {
   };
   std::deque<Owed> owed_;  // deferred hints sent, replies not read yet (in seq order)
   std::optional<std::pair<int, std::string>> deferred_error_;  // errno, message
+  bool keep_deferred_refusals_ = false;
+  std::vector<DeferredRefusal> kept_refusals_;
 };
 
 }  // namespace gpreempt::client

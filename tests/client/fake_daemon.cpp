@@ -30,11 +30,20 @@ void send_all(int fd, const std::string& bytes) {
 }  // namespace
 
 FakeDaemon::FakeDaemon(Handler handler) : handler_(std::move(handler)) {
-  if (!handler_) handler_ = [](const Message& m) { return ok(m.seq); };
   char tmpl[] = "/tmp/gpreempt-fake-daemon-XXXXXX";
   if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
   dir_ = tmpl;
   path_ = dir_ + "/gpreemptd.sock";
+  start();
+}
+
+FakeDaemon::FakeDaemon(Handler handler, std::string path)
+    : handler_(std::move(handler)), path_(std::move(path)) {
+  start();
+}
+
+void FakeDaemon::start() {
+  if (!handler_) handler_ = [](const Message& m) { return ok(m.seq); };
   listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
@@ -54,7 +63,7 @@ FakeDaemon::~FakeDaemon() {
   ::close(stop_fd_);
   ::close(listen_fd_);
   ::unlink(path_.c_str());
-  ::rmdir(dir_.c_str());
+  if (!dir_.empty()) ::rmdir(dir_.c_str());
 }
 
 std::vector<Message> FakeDaemon::received() const {

@@ -26,6 +26,9 @@ class FakeDaemon {
 
   // `handler` runs on the server thread. The default answers every message ok with an empty result.
   explicit FakeDaemon(Handler handler = {});
+  // Serves `path` (in a directory the test owns) instead of a private one: a daemon restarted on
+  // the socket of one that was destroyed. The destructor removes the socket, not the directory.
+  FakeDaemon(Handler handler, std::string path);
   ~FakeDaemon();
   FakeDaemon(const FakeDaemon&) = delete;
   FakeDaemon& operator=(const FakeDaemon&) = delete;
@@ -45,6 +48,7 @@ class FakeDaemon {
   }
 
  private:
+  void start();
   void serve();
 
   Handler handler_;
