@@ -9,6 +9,21 @@
  * acts on hints only from a process whose class may preempt: an offline job cannot declare itself
  * online. Closing the client (or the process exiting) ends every request it had begun.
  *
+ * **Hints fail open** (since 0.4): a request runs whether or not gpreemptd is there. With no
+ * daemon listening, or when it goes away, restarts or refuses, gpreempt_client_request_begin(),
+ * _request_end() and _expect_request() still return 0: the request runs unprotected, and is
+ * counted (gpreempt_client_get_stats()). One line on stderr says protection is lost, one says it is
+ * back — not one per request. The client reconnects lazily on later hints, with exponential
+ * backoff (50 ms doubling to 2 s): while the daemon is away a hint makes at most one non-blocking
+ * connect(2) per interval and never waits in it. One case costs time: a daemon that accepts the
+ * connection but does not answer holds that one hint for up to the timeout (then the connection is
+ * given up); $GPREEMPT_HINT_REPLIES=deferred never waits. A request begun before the daemon went
+ * away finishes unprotected. Callers that want an error instead set
+ * GPREEMPT_CLIENT_REQUIRE_DAEMON: then gpreempt_client_connect() fails without a daemon and every
+ * hint returns the errors listed below, as before 0.4. Calls that need the daemon's answer
+ * (gpreempt_client_hello(), gpreempt_client_status_json()) connect first if needed and return its
+ * errors in every mode.
+ *
  * Conventions are those of gpreempt.h: 0 or a documented value >= 0 on success, a negative errno
  * on failure with gpreempt_last_error() saying why; option structs start with `sz` (declare them
  * with GPREEMPT_OPTS()); a larger struct whose unknown fields are not zero fails -E2BIG.
@@ -17,8 +32,7 @@
  *    from a class that may not preempt), -ESRCH unknown target, -EAGAIN unavailable now, -EINVAL
  *    bad request, -EPROTO unsupported protocol version, -EIO internal daemon error;
  *  - -ETIMEDOUT no reply within the timeout, -ECONNRESET the daemon closed the connection, -EPROTO
- *    a reply that is not the protocol: the client is then unusable (every later call -ENOTCONN);
- *    close it and connect again.
+ *    a reply that is not the protocol: the connection is dropped; the next call connects again.
  *
  * Thread safety: a client may be used from several threads; calls on it are serialised.
  * Not fork-safe: a forked child must connect its own client.
@@ -50,6 +64,32 @@ struct gpreempt_client_opts {
   /** Bound on the connect and on each later call, in milliseconds. 0: the default
    *  (GPREEMPT_CLIENT_TIMEOUT_DEFAULT_MS). */
   uint32_t timeout_ms;
+  /** gpreempt_client_flags (since 0.4); unknown bits: -EINVAL. */
+  uint32_t flags;
+};
+
+/** Flags of gpreempt_client_opts.flags. */
+enum gpreempt_client_flags {
+  /** Fail closed: connecting fails without a daemon, and a hint the daemon does not take returns
+   *  its error instead of letting the request run unprotected (the behaviour before 0.4). */
+  GPREEMPT_CLIENT_REQUIRE_DAEMON = 1u << 0,
+};
+
+/** Flags of gpreempt_client_stats.flags. */
+enum gpreempt_client_stats_flags {
+  /** The client holds a connection to gpreemptd now. */
+  GPREEMPT_CLIENT_CONNECTED = 1u << 0,
+};
+
+/** What a client's hints achieved (gpreempt_client_get_stats()). Set
+ *  `sz = sizeof(struct gpreempt_client_stats)`; only fields within it are written. */
+struct gpreempt_client_stats {
+  size_t sz;
+  uint64_t requests_protected;   /**< begins the daemon took (deferred replies: that were sent) */
+  uint64_t requests_unprotected; /**< begins that ran without the daemon: away, or it refused */
+  uint64_t requests_open;        /**< begun and not ended yet */
+  uint64_t reconnects;           /**< connections made after being without one */
+  uint32_t flags;                /**< gpreempt_client_stats_flags */
 };
 
 /** Flags of gpreempt_client_info.flags. */
@@ -77,11 +117,15 @@ struct gpreempt_client_info {
  *        GPREEMPT_CLIENT_DEFAULT_SOCKET.
  * @param opts NULL for defaults.
  * @param[out] out the new client; unchanged on failure.
- * @retval 0 connected (no message is exchanged: use gpreempt_client_hello() to check the daemon).
- * @retval -ENOENT, -ECONNREFUSED, -EACCES, ... the socket cannot be connected; the message names the
- *         path and says gpreemptd may not be running. -ETIMEDOUT: no answer within the timeout.
- * @retval -EINVAL `out` is NULL or `opts->sz` is too small; -E2BIG as for every opts struct;
- *         -ENAMETOOLONG a path longer than a Unix socket address holds.
+ * @retval 0 a client (no message is exchanged: use gpreempt_client_hello() to check the daemon).
+ *         Without GPREEMPT_CLIENT_REQUIRE_DAEMON also when no daemon answers (one non-blocking
+ *         attempt): its hints then fail open until one does.
+ * @retval -ENOENT, -ECONNREFUSED, -EACCES, ... with GPREEMPT_CLIENT_REQUIRE_DAEMON: the socket cannot
+ *         be connected; the message names the path and says gpreemptd may not be running.
+ *         -ETIMEDOUT: no answer within the timeout.
+ * @retval -EINVAL `out` is NULL, `opts->sz` is too small, unknown flags, or a bad
+ *         $GPREEMPT_HINT_REPLIES; -E2BIG as for every opts struct; -ENAMETOOLONG a path longer
+ *         than a Unix socket address holds.
  * @note Thread safety: Any thread.
  */
 GPREEMPT_API int gpreempt_client_connect(const char* path, const struct gpreempt_client_opts* opts,
@@ -107,16 +151,20 @@ GPREEMPT_API int gpreempt_client_hello(gpreempt_client* client, struct gpreempt_
  * @param[in,out] request_id `*request_id` 0: the library chooses an id (bit 63 set, so it never
  *        collides with the caller's own) and writes it; otherwise the caller's id (1 .. 2^63-1),
  *        which must not be open already on this client.
- * @retval 0 the daemon took the hint; -EPERM this process's class may not preempt (the message
- *         says which class it is in); -EINVAL a caller id with bit 63 set, NULL arguments; else as
- *         above. `*request_id` is unchanged on failure.
+ * @retval 0 the request may run: the daemon took the hint or (failing open) the request runs
+ *         unprotected. -EINVAL a caller id with bit 63 set or already open, NULL arguments.
+ *         With GPREEMPT_CLIENT_REQUIRE_DAEMON also: -EPERM this process's class may not preempt
+ *         (the message says which class it is in), and the errors above. `*request_id` is
+ *         unchanged on failure.
  * @note Thread safety: Any thread.
  */
 GPREEMPT_API int gpreempt_client_request_begin(gpreempt_client* client, uint64_t* request_id);
 
 /**
- * @brief Hint: request `request_id` (from gpreempt_client_request_begin()) finished.
- * @retval 0 success; -EINVAL `request_id` 0; else as above.
+ * @brief Hint: request `request_id` (from gpreempt_client_request_begin()) finished. Sent only when
+ *        it was begun on the current connection (a restarted daemon never saw the others).
+ * @retval 0 success (failing open: also when the daemon is away or refuses); -EINVAL
+ *         `request_id` 0; with GPREEMPT_CLIENT_REQUIRE_DAEMON, the errors above.
  * @note Thread safety: Any thread.
  */
 GPREEMPT_API int gpreempt_client_request_end(gpreempt_client* client, uint64_t request_id);
@@ -124,7 +172,8 @@ GPREEMPT_API int gpreempt_client_request_end(gpreempt_client* client, uint64_t r
 /**
  * @brief Early hint: a request will start in about `in_us` microseconds, so the daemon can
  *        suspend lower-priority work while this process is still pre-processing.
- * @retval 0 success; -EINVAL `in_us` is 0 or above INT64_MAX; else as above.
+ * @retval 0 success (failing open: also when the daemon is away or refuses); -EINVAL `in_us` is 0
+ *         or above INT64_MAX; with GPREEMPT_CLIENT_REQUIRE_DAEMON, the errors above.
  * @note Thread safety: Any thread.
  */
 GPREEMPT_API int gpreempt_client_expect_request(gpreempt_client* client, uint64_t in_us);
@@ -138,6 +187,15 @@ GPREEMPT_API int gpreempt_client_expect_request(gpreempt_client* client, uint64_
  * @note Thread safety: Any thread.
  */
 GPREEMPT_API int gpreempt_client_status_json(gpreempt_client* client, char** json_out);
+
+/**
+ * @brief What this client's hints achieved: requests protected and unprotected, open, reconnects,
+ *        whether it is connected now. Asks nothing of the daemon.
+ * @param[in,out] out `out->sz` must be set; fields within it are written.
+ * @retval 0 success; -EINVAL NULL arguments or `sz` smaller than the `sz` field.
+ * @note Thread safety: Any thread. Since 0.4.
+ */
+GPREEMPT_API int gpreempt_client_get_stats(gpreempt_client* client, struct gpreempt_client_stats* out);
 
 #ifdef __cplusplus
 }

@@ -16,3 +16,17 @@ int c_one_request(gpreempt_client* client, uint64_t* id_out) {
   *id_out = id;
   return gpreempt_client_request_end(client, id);
 }
+
+int c_connect_requiring_daemon(const char* path, uint32_t timeout_ms, gpreempt_client** out) {
+  GPREEMPT_OPTS(gpreempt_client_opts, opts, .timeout_ms = timeout_ms,
+                .flags = GPREEMPT_CLIENT_REQUIRE_DAEMON);
+  return gpreempt_client_connect(path, &opts, out);
+}
+
+int c_stats(gpreempt_client* client, struct gpreempt_client_stats* out) {
+  struct gpreempt_client_stats s = {.sz = sizeof(s)};
+  int err = gpreempt_client_get_stats(client, &s);
+  if (err) return err;
+  *out = s;
+  return 0;
+}

@@ -1,13 +1,22 @@
 // The gpreemptd client C ABI through libgpreempt.so itself, against a fake gpreemptd: request ids
-// (the library's and the caller's), negative errno with the daemon's sentence, the options' size
-// rules, the hello struct's size rule, and timeouts.
+// (the library's and the caller's), negative errno with the daemon's sentence (clients that require
+// the daemon), failing open (no daemon, a daemon restarted under the client, overlapping requests
+// from threads), the stats, the options' size rules, the hello struct's size rule, and timeouts.
 #include <gtest/gtest.h>
 
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <utility>
 #include <string>
+#include <thread>
+#include <vector>
+
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -23,6 +32,12 @@ using testing::FakeDaemon;
 
 struct Client {
   gpreempt_client* c = nullptr;
+  Client() = default;
+  Client& operator=(Client&& o) noexcept {
+    gpreempt_client_close(c);
+    c = std::exchange(o.c, nullptr);
+    return *this;
+  }
   ~Client() { gpreempt_client_close(c); }
 };
 
@@ -74,16 +89,16 @@ TEST(ClientCAbi, ARefusalIsANegativeErrnoWithTheDaemonsSentence) {
                               "pid 99 is in class \"offline\", whose hints do not count");
   });
   Client cl;
-  ASSERT_EQ(gpreempt_client_connect(daemon.path().c_str(), nullptr, &cl.c), 0);
+  ASSERT_EQ(c_connect_requiring_daemon(daemon.path().c_str(), 0, &cl.c), 0);
   uint64_t id = 0;
   EXPECT_EQ(gpreempt_client_request_begin(cl.c, &id), -EPERM);
   EXPECT_STREQ(gpreempt_last_error(), "pid 99 is in class \"offline\", whose hints do not count");
   EXPECT_EQ(id, 0u) << "the id is written only on success";
 }
 
-TEST(ClientCAbi, ConnectFailureNamesThePath) {
+TEST(ClientCAbi, ConnectFailureNamesThePathWhenTheDaemonIsRequired) {
   gpreempt_client* c = nullptr;
-  EXPECT_EQ(gpreempt_client_connect("/tmp/gpreempt-nowhere/x.sock", nullptr, &c), -ENOENT);
+  EXPECT_EQ(c_connect_requiring_daemon("/tmp/gpreempt-nowhere/x.sock", 0, &c), -ENOENT);
   EXPECT_EQ(c, nullptr);
   EXPECT_NE(std::string(gpreempt_last_error()).find("/tmp/gpreempt-nowhere/x.sock"), std::string::npos);
 }
@@ -142,11 +157,156 @@ TEST(ClientCAbi, OptionsFollowTheSizeRules) {
 TEST(ClientCAbi, TheTimeoutOptionBoundsEachCall) {
   FakeDaemon daemon([](const Message&) { return Action{}; });
   Client cl;
-  ASSERT_EQ(c_connect_with_timeout(daemon.path().c_str(), 30, &cl.c), 0) << gpreempt_last_error();
+  ASSERT_EQ(c_connect_requiring_daemon(daemon.path().c_str(), 30, &cl.c), 0) << gpreempt_last_error();
   uint64_t id = 0;
   EXPECT_EQ(gpreempt_client_request_begin(cl.c, &id), -ETIMEDOUT);
   EXPECT_NE(std::string(gpreempt_last_error()).find("30 ms"), std::string::npos) << gpreempt_last_error();
-  EXPECT_EQ(gpreempt_client_request_end(cl.c, 1), -ENOTCONN);
+
+  // Failing open, the same silent daemon costs that request its protection, not the request.
+  Client lax;
+  ASSERT_EQ(c_connect_with_timeout(daemon.path().c_str(), 30, &lax.c), 0) << gpreempt_last_error();
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(gpreempt_client_request_begin(lax.c, &id), 0) << gpreempt_last_error();
+  EXPECT_EQ(gpreempt_client_request_end(lax.c, id), 0) << gpreempt_last_error();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("30 ms"), std::string::npos) << err;
+  gpreempt_client_stats s{};
+  ASSERT_EQ(c_stats(lax.c, &s), 0);
+  EXPECT_EQ(s.requests_unprotected, 1u);
+}
+
+// How many lines of `text` contain `part`.
+std::size_t lines_with(const std::string& text, const std::string& part) {
+  std::size_t n = 0, at = 0;
+  while ((at = text.find(part, at)) != std::string::npos) {
+    ++n;
+    at += part.size();
+  }
+  return n;
+}
+
+TEST(ClientCAbi, WithoutADaemonRequestsRunUnprotectedCountedWithOneWarning) {
+  char tmpl[] = "/tmp/gpreempt-capi-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string path = std::string(tmpl) + "/gpreemptd.sock";
+  Client cl;
+  ::testing::internal::CaptureStderr();
+  ASSERT_EQ(gpreempt_client_connect(path.c_str(), nullptr, &cl.c), 0) << gpreempt_last_error();
+  for (int i = 0; i < 4; ++i) {
+    uint64_t id = 0;
+    ASSERT_EQ(gpreempt_client_expect_request(cl.c, 500), 0) << gpreempt_last_error();
+    ASSERT_EQ(gpreempt_client_request_begin(cl.c, &id), 0) << gpreempt_last_error();
+    EXPECT_NE(id, 0u);
+    ASSERT_EQ(gpreempt_client_request_end(cl.c, id), 0) << gpreempt_last_error();
+  }
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(lines_with(err, "gpreempt: warning:"), 1u) << err;
+  EXPECT_NE(err.find(path), std::string::npos) << err;
+  gpreempt_client_stats s{};
+  ASSERT_EQ(c_stats(cl.c, &s), 0);
+  EXPECT_EQ(s.requests_unprotected, 4u);
+  EXPECT_EQ(s.requests_protected, 0u);
+  EXPECT_EQ(s.requests_open, 0u);
+  EXPECT_EQ(s.flags & GPREEMPT_CLIENT_CONNECTED, 0u);
+  // Calls that need the daemon's answer still fail, naming the socket.
+  char* json = nullptr;
+  EXPECT_EQ(gpreempt_client_status_json(cl.c, &json), -ENOENT);
+  EXPECT_NE(std::string(gpreempt_last_error()).find(path), std::string::npos);
+  ::rmdir(tmpl);
+}
+
+// Two threads with requests open at once on one client while the daemon is destroyed and another
+// takes its socket: every call returns 0, each thread's begin and end pair up, and requests are
+// protected again on the new daemon.
+TEST(ClientCAbi, OverlappingRequestsFromTwoThreadsSurviveADaemonRestart) {
+  char tmpl[] = "/tmp/gpreempt-capi-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string path = std::string(tmpl) + "/gpreemptd.sock";
+  auto first = std::make_unique<FakeDaemon>(FakeDaemon::Handler{}, path);
+  Client cl;
+  ASSERT_EQ(gpreempt_client_connect(path.c_str(), nullptr, &cl.c), 0) << gpreempt_last_error();
+  std::atomic<int> failures{0};
+  std::atomic<bool> stop{false};
+  std::atomic<int> done[2] = {0, 0};
+  ::testing::internal::CaptureStderr();
+  auto work = [&](int t) {
+    while (!stop.load()) {
+      uint64_t outer = 0, inner = 0;
+      if (gpreempt_client_request_begin(cl.c, &outer) != 0) ++failures;
+      if (gpreempt_client_request_begin(cl.c, &inner) != 0) ++failures;  // two open from one thread
+      if (gpreempt_client_request_end(cl.c, inner) != 0) ++failures;
+      if (gpreempt_client_request_end(cl.c, outer) != 0) ++failures;
+      ++done[t];
+    }
+  };
+  std::thread a(work, 0), b(work, 1);
+  auto wait_rounds = [&](int n) {
+    const int a0 = done[0].load(), b0 = done[1].load();
+    while (done[0].load() < a0 + n || done[1].load() < b0 + n) std::this_thread::yield();
+  };
+  wait_rounds(20);
+  first.reset();  // the daemon goes away mid-run
+  wait_rounds(20);
+  auto second = std::make_unique<FakeDaemon>(FakeDaemon::Handler{}, path);
+  gpreempt_client_stats s{};
+  for (int i = 0; i < 20000; ++i) {  // bounded: the backoff is at most 2 s
+    ASSERT_EQ(c_stats(cl.c, &s), 0);
+    if ((s.flags & GPREEMPT_CLIENT_CONNECTED) && second->received().size() >= 8) break;
+    ::usleep(1000);
+  }
+  stop = true;
+  a.join();
+  b.join();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(failures.load(), 0) << err;
+  ASSERT_EQ(c_stats(cl.c, &s), 0);
+  EXPECT_EQ(s.requests_open, 0u);
+  EXPECT_EQ(s.reconnects, 1u);
+  EXPECT_GT(s.requests_unprotected, 0u);
+  EXPECT_GT(s.requests_protected, 0u);
+  EXPECT_EQ(s.requests_protected + s.requests_unprotected,
+            2u * static_cast<uint64_t>(done[0].load() + done[1].load()));
+  EXPECT_EQ(lines_with(err, "cannot be reached"), 1u) << err;
+  EXPECT_EQ(lines_with(err, "protected again"), 1u) << err;
+  // The new daemon saw whole requests: every end it got was begun on it, and none is left open
+  // (the threads ended all theirs).
+  std::map<uint64_t, int> open;
+  for (const auto& m : second->received()) {
+    if (m.op == Op::kBegin) {
+      EXPECT_EQ(open[m.request]++, 0) << m.request;
+    } else if (m.op == Op::kEnd) {
+      EXPECT_EQ(open[m.request]--, 1) << "end of a request never begun here";
+    }
+  }
+  for (const auto& [id, n] : open) EXPECT_EQ(n, 0) << "request " << id << " left open";
+  cl = Client{};  // close before the daemon goes
+  second.reset();
+  ::rmdir(tmpl);
+}
+
+TEST(ClientCAbi, StatsFollowTheSizeRule) {
+  FakeDaemon daemon;
+  Client cl;
+  ASSERT_EQ(gpreempt_client_connect(daemon.path().c_str(), nullptr, &cl.c), 0);
+  uint64_t id = 0;
+  ASSERT_EQ(gpreempt_client_request_begin(cl.c, &id), 0);
+  gpreempt_client_stats older;
+  std::memset(&older, 0xab, sizeof(older));
+  older.sz = offsetof(gpreempt_client_stats, requests_open);
+  ASSERT_EQ(gpreempt_client_get_stats(cl.c, &older), 0);
+  EXPECT_EQ(older.requests_protected, 1u);
+  EXPECT_EQ(older.requests_unprotected, 0u);
+  EXPECT_EQ(older.requests_open, 0xababababababababu) << "beyond sz: untouched";
+  gpreempt_client_stats bad{};
+  bad.sz = 2;
+  EXPECT_EQ(gpreempt_client_get_stats(cl.c, &bad), -EINVAL);
+  EXPECT_EQ(gpreempt_client_get_stats(nullptr, &bad), -EINVAL);
+  gpreempt_client_opts unknown{};
+  unknown.sz = sizeof(unknown);
+  unknown.flags = 1u << 7;
+  gpreempt_client* c = nullptr;
+  EXPECT_EQ(gpreempt_client_connect(daemon.path().c_str(), &unknown, &c), -EINVAL);
+  EXPECT_EQ(c, nullptr);
 }
 
 TEST(ClientCAbi, ACProgramBeginsAndEndsARequest) {
