@@ -23,10 +23,13 @@ class Raw:
 
 
 class FakeDaemon:
-    def __init__(self, handler=None):
+    """``path`` None: a socket in a private directory; else that socket (a daemon restarted on the
+    socket of one that was closed), whose directory close() leaves."""
+
+    def __init__(self, handler=None, path=None):
         self.handler = handler or (lambda msg: {})
-        self.dir = tempfile.mkdtemp(prefix="gpreempt-fake-")
-        self.path = os.path.join(self.dir, "gpreemptd.sock")
+        self.dir = tempfile.mkdtemp(prefix="gpreempt-fake-") if path is None else None
+        self.path = path if path is not None else os.path.join(self.dir, "gpreemptd.sock")
         self.messages = []
         self.hangups = 0
         self._lock = threading.Lock()
@@ -56,7 +59,8 @@ class FakeDaemon:
         for t in self._threads:
             t.join(5)
         os.unlink(self.path)
-        os.rmdir(self.dir)
+        if self.dir is not None:
+            os.rmdir(self.dir)
 
     def received(self):
         with self._lock:

@@ -46,12 +46,13 @@ def test_context_manager_ends_the_request_when_the_body_raises(daemon):
 
 def test_a_failing_end_does_not_hide_the_bodys_exception(daemon):
     daemon.handler = lambda m: Refuse("unknown_target", "no such request") if m["op"] == "end" else {}
+    strict = gpreempt.Client(require_daemon=True)
     with pytest.raises(KeyError):
-        with gpreempt.online_request():
+        with gpreempt.online_request(strict):
             raise KeyError("body")
     # Without an exception in the body, the refusal is the error.
     with pytest.raises(gpreempt.Error) as e:
-        with gpreempt.online_request():
+        with gpreempt.online_request(strict):
             pass
     assert e.value.errno == errno.ESRCH
     assert "no such request" in str(e.value)
@@ -129,7 +130,7 @@ def test_the_default_client_connects_lazily_to_gpreempt_socket(daemon):
 def test_a_refused_hint_raises_eperm_with_the_daemons_reason(daemon):
     daemon.handler = lambda m: Refuse("not_permitted", 'class "offline" may not preempt')
     with pytest.raises(gpreempt.Error) as e:
-        with gpreempt.online_request():
+        with gpreempt.online_request(require_daemon=True):
             pytest.fail("the body must not run when begin was refused")
     assert e.value.errno == errno.EPERM
     assert e.value.strerror == 'class "offline" may not preempt'
@@ -138,23 +139,27 @@ def test_a_refused_hint_raises_eperm_with_the_daemons_reason(daemon):
 def test_no_daemon_names_the_socket(tmp_path, monkeypatch):
     path = str(tmp_path / "missing.sock")
     with pytest.raises(gpreempt.Error) as e:
-        gpreempt.Client(path)
+        gpreempt.Client(path, require_daemon=True)
     assert e.value.errno == errno.ENOENT
     assert path in e.value.strerror and "gpreemptd" in e.value.strerror
 
 
 def test_client_timeout_and_reconnect(daemon):
     daemon.handler = lambda m: None
-    c = gpreempt.Client(daemon.path, timeout_ms=30)
+    c = gpreempt.Client(daemon.path, timeout_ms=30, require_daemon=True)
     with pytest.raises(gpreempt.Error) as e:
         c.begin()
     assert e.value.errno == errno.ETIMEDOUT
     assert not c.connected
-    # The default client replaces a broken connection on next use.
-    gpreempt._default = c
+    # The next call connects again.
     daemon.handler = lambda m: {}
-    gpreempt.expect_request(5)
-    assert gpreempt.default_client() is not c
+    c.expect(5)
+    assert c.connected
+    # Failing open, a silent daemon costs the request its protection, not the request.
+    daemon.handler = lambda m: None
+    lax = gpreempt.Client(daemon.path, timeout_ms=30)
+    lax.end(lax.begin())
+    assert lax.stats()["requests_unprotected"] == 1
 
 
 def test_client_operator_calls_and_status(daemon):
@@ -184,7 +189,7 @@ def test_a_daemon_that_dies_mid_reply(daemon):
 
 def test_deferred_hint_replies_raise_a_refusal_at_flush(daemon):
     daemon.handler = lambda m: Refuse("not_permitted", "class offline") if m["op"] == "begin" else {}
-    c = gpreempt.Client(hint_replies="deferred")
+    c = gpreempt.Client(hint_replies="deferred", require_daemon=True)
     assert c.hint_replies == "deferred"
     c.begin(7)  # returns once sent
     with pytest.raises(gpreempt.Error) as e:

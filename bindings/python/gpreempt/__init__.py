@@ -128,12 +128,13 @@ _default_pid = None
 
 
 def default_client():
-    """The process's shared Client, connected on first use to $GPREEMPT_SOCKET (else
-    /run/gpreempt/gpreemptd.sock). Reconnected after it broke (a timeout, the daemon restarting)
-    and in a forked child, which must not share its parent's connection."""
+    """The process's shared Client, made on first use for $GPREEMPT_SOCKET (else
+    /run/gpreempt/gpreemptd.sock), also when no daemon is there yet: its hints fail open and it
+    reconnects by itself (see Client). A forked child gets its own: it must not share its parent's
+    connection."""
     global _default, _default_pid
     with _default_lock:
-        if _default is None or _default_pid != _os.getpid() or not _default.connected:
+        if _default is None or _default_pid != _os.getpid():
             _default = Client()
             _default_pid = _os.getpid()
         return _default
@@ -143,10 +144,17 @@ class OnlineRequest(_contextlib.ContextDecorator):
     """Marks an online request for gpreemptd: ``begin`` on entry, ``end`` on exit — also when the
     body raises (the body's exception is what propagates). Usable as ``with`` block and, through
     ContextDecorator, as a decorator; nested and concurrent uses (threads) each get their own
-    request id. ``client`` None: the module's default client."""
+    request id, so several requests may be open at once (the daemon counts them). ``client``
+    None: the module's default client.
 
-    def __init__(self, client=None):
+    Fails open: when gpreemptd is away, restarting or refuses, the body runs all the same,
+    unprotected (one warning on the "gpreempt" logger; ``client.stats()`` counts it).
+    ``require_daemon=True`` raises gpreempt.Error instead and the body does not run; None: the
+    client's own setting (``Client(require_daemon=...)``)."""
+
+    def __init__(self, client=None, require_daemon=None):
         self._client = client
+        self._require_daemon = require_daemon
         self._local = _threading.local()
 
     def _stack(self):
@@ -157,7 +165,7 @@ class OnlineRequest(_contextlib.ContextDecorator):
 
     def __enter__(self):
         client = self._client if self._client is not None else default_client()
-        request_id = client.begin()
+        request_id = client.begin(require_daemon=self._require_daemon)
         self._stack().append((client, request_id))
         return request_id
 
@@ -166,22 +174,23 @@ class OnlineRequest(_contextlib.ContextDecorator):
         try:
             client.end(request_id)
         except Error:
-            # A failure to end must not replace the body's own exception; the daemon ends the
-            # request anyway when the connection goes.
+            # A failure to end (a client that requires the daemon) must not replace the body's own
+            # exception; the daemon ends the request anyway when the connection goes.
             if exc_type is None:
                 raise
         return False
 
 
-def online_request(client=None):
+def online_request(client=None, require_daemon=None):
     """``with gpreempt.online_request():`` or ``@gpreempt.online_request()``: tell gpreemptd that
     an online request is running for the duration of the block or call (see OnlineRequest).
-    Raises Error when gpreemptd cannot be reached or refuses (EPERM: this process's class may not
+    Without a daemon the block runs unprotected (fail open); ``require_daemon=True`` raises
+    gpreempt.Error instead (ENOENT/ECONNREFUSED: no daemon; EPERM: this process's class may not
     preempt)."""
-    return OnlineRequest(client)
+    return OnlineRequest(client, require_daemon)
 
 
 def expect_request(us, client=None):
     """Early hint: a request will start in about ``us`` microseconds, so gpreemptd can make room
-    while this process is still pre-processing."""
+    while this process is still pre-processing. Fails open as online_request()."""
     (client if client is not None else default_client()).expect(int(us))
