@@ -1,51 +1,45 @@
 #include "hint_observer.h"
 
 #include <cerrno>
-#include <mutex>
 
-#include "client/connection.h"
 #include "common/error.h"
 
 namespace gpreempt::workloads {
 
-namespace {
+// Request ids start at 0 in the runner; the protocol's start at 1.
+void HintObserver::request_expected(uint64_t, int64_t in_us) {
+  std::lock_guard lk(mu_);
+  hints_.expect(in_us);
+}
 
-class HintClient final : public RequestObserver {
- public:
-  explicit HintClient(client::Connection c) : conn_(std::move(c)) {}
+void HintObserver::request_start(uint64_t request, int64_t) {
+  std::lock_guard lk(mu_);
+  hints_.begin(request + 1);
+}
 
-  // Request ids start at 0 in the runner; the protocol's start at 1.
-  void request_expected(uint64_t, int64_t in_us) override {
-    std::lock_guard lk(mu_);
-    conn_.expect(in_us);
+void HintObserver::request_end(uint64_t request, int64_t, int64_t) {
+  std::lock_guard lk(mu_);
+  hints_.end(request + 1);
+}
+
+client::HintStats HintObserver::stats() const {
+  std::lock_guard lk(mu_);
+  return hints_.stats();
+}
+
+std::unique_ptr<HintObserver> open_hint_client(const std::string& socket) {
+  client::HintClientOptions o;
+  o.path = socket;
+  client::HintClient hints(std::move(o));
+  if (hints.connected()) {
+    const auto hello = hints.call([](client::Connection& c) { return c.hello(); });
+    if (!hello.may_preempt) {
+      throw Error(EPERM, "--hint " + hints.path() + ": " +
+                             (hello.reason.empty() ? "the daemon ignores this process's hints"
+                                                   : hello.reason));
+    }
   }
-  void request_start(uint64_t request, int64_t) override {
-    std::lock_guard lk(mu_);
-    conn_.begin(request + 1);
-  }
-  void request_end(uint64_t request, int64_t, int64_t) override {
-    std::lock_guard lk(mu_);
-    conn_.end(request + 1);
-  }
-
- private:
-  // Starts come from the dispatching thread, ends from the completion waiter; one connection
-  // carries one message at a time.
-  std::mutex mu_;
-  client::Connection conn_;
-};
-
-}  // namespace
-
-std::unique_ptr<RequestObserver> open_hint_client(const std::string& socket) {
-  auto conn = client::Connection::connect(socket);
-  const auto hello = conn.hello();
-  if (!hello.may_preempt) {
-    throw Error(EPERM, "--hint " + conn.path() + ": " +
-                           (hello.reason.empty() ? "the daemon ignores this process's hints"
-                                                 : hello.reason));
-  }
-  return std::make_unique<HintClient>(std::move(conn));
+  return std::make_unique<HintObserver>(std::move(hints));
 }
 
 }  // namespace gpreempt::workloads

@@ -100,7 +100,8 @@ int main(int argc, char** argv) {
   auto* hint = online->add_option(
       "--hint", hint_socket,
       "tell gpreemptd about each request (begin/end) over SOCKET (default: $GPREEMPT_SOCKET, else "
-      "/run/gpreempt/gpreemptd.sock)");
+      "/run/gpreempt/gpreemptd.sock). Fails open: while no daemon answers, requests run "
+      "unprotected (one warning; --json counts them under \"hint\") and the client reconnects");
   hint->expected(0, 1);
   online->add_flag("--expect", expect,
                    "early hint: before each request's pre-processing tell gpreemptd it starts in "
@@ -152,8 +153,13 @@ int main(int argc, char** argv) {
     simrt::Runtime rt;
     if (online->parsed()) {
       std::unique_ptr<RequestObserver> observer;
+      HintObserver* hints = nullptr;
       if (!notify.empty()) observer = open_notifier(notify, notify_wait);
-      if (hint->count() > 0) observer = open_hint_client(hint_socket);
+      if (hint->count() > 0) {
+        auto h = open_hint_client(hint_socket);
+        hints = h.get();
+        observer = std::move(h);
+      }
       OnlineOptions o;
       o.preset = *preset;
       o.duration_s = duration;
@@ -179,6 +185,14 @@ int main(int argc, char** argv) {
                             {"requests_sent", r.sent},
                             {"requests_completed", r.completed},
                             {"latency_ms", to_json(r.latency_ms)}};
+        if (hints) {
+          const auto h = hints->stats();
+          j["hint"] = {{"socket", hints->socket()},
+                       {"requests_protected", h.requests_protected},
+                       {"requests_unprotected", h.requests_unprotected},
+                       {"reconnects", h.reconnects},
+                       {"connected", h.connected}};
+        }
         std::cout << gpreempt::json_conventions::document(j).dump(2) << "\n";
       } else {
         const auto& s = r.latency_ms;
@@ -190,6 +204,14 @@ int main(int argc, char** argv) {
         std::printf("%-12s %9s %9s %9s %9s %9s %9s\n", "latency ms", "mean", "std", "p50", "p95", "p99", "max");
         std::printf("%-12s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", "", s.mean, s.std, s.p50, s.p95,
                     s.p99, s.max);
+        if (hints) {
+          const auto h = hints->stats();
+          std::printf("hints: %llu requests protected, %llu unprotected (gpreemptd away or "
+                      "refusing), %llu reconnects\n",
+                      static_cast<unsigned long long>(h.requests_protected),
+                      static_cast<unsigned long long>(h.requests_unprotected),
+                      static_cast<unsigned long long>(h.reconnects));
+        }
       }
     } else {
       OfflineOptions o;
