@@ -3,11 +3,11 @@
 # again, alone and one at a time, up to GPREEMPT_TEST_RETRIES more times (default 2). Exits 0 when
 # every entry passed in the end, 1 otherwise.
 #
-# Why: a behaviour that breaks fails every time, so a retry never hides it (the mutation check,
-# scripts/mutation.sh, runs without retries). What a retry absorbs is a test overtaken by a slow
-# machine: simulator tests run real processes against wall-clock deadlines, and sanitizer builds
-# run them 2-15 times slower on CI's 2 cores. Every entry that passed only on a retry is named
-# loudly (FLAKY) and listed in Testing/flaky-entries.txt, so it is seen and fixed, never forgotten.
+# Only the ASan+UBSan part runs through this (scripts/sanitize.sh says why: instrumented simulator
+# and daemon processes several times slower against wall-clock limits on CI's 2 cores). A retry
+# cannot tell that from a race, which also passes on a later try, so the normal suite
+# (scripts/test.sh), ThreadSanitizer and the mutation check run ctest once, without it. Every entry
+# that passed only on a retry is named FLAKY and listed in Testing/flaky-entries.txt, to be fixed.
 # Sanitizer reports do not depend on this: scripts/sanitize.sh fails the run on any report a
 # process wrote, whether its test passed or not.
 #

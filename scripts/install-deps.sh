@@ -3,7 +3,7 @@
 # no network) when everything is already installed.
 set -euo pipefail
 packages=(
-  build-essential cmake pkg-config git ccache
+  build-essential cmake ninja-build pkg-config git ccache
   dpkg-dev file
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libcli11-dev libfmt-dev libtomlplusplus-dev

@@ -2,7 +2,7 @@
 # Builds the Debian package: gpreempt_<version>_amd64.deb in ./build (or $GPREEMPT_BUILD_DIR),
 # holding the install tree under /usr (docs/install.md). Install it with
 #   sudo apt install ./build/gpreempt_<version>_amd64.deb
-# Extra arguments go to cmake.
+# Arguments go to scripts/build.sh (-DVAR=VALUE: to the configuration).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${GPREEMPT_BUILD_DIR:-$root/build}

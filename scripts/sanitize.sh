@@ -4,7 +4,7 @@
 #   scripts/sanitize.sh address,undefined   ASan + UBSan (leaks detected, UB aborts), in build-asan
 #   scripts/sanitize.sh thread              TSan, in build-tsan
 # Extra arguments go to ctest (e.g. -R Sim). GPREEMPT_BUILD_DIR overrides the build directory.
-# scripts/test.sh (hence CI) runs the ASan+UBSan suite after the normal one; see docs/testing.md.
+# CI (.ci/run) runs the ASan+UBSan suite after the normal one; see docs/testing.md.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 usage() { echo "usage: scripts/sanitize.sh address,undefined|thread [ctest arguments...]" >&2; exit 2; }
@@ -51,12 +51,21 @@ else
 fi
 
 "$root/scripts/install-deps.sh"
-GPREEMPT_BUILD_DIR=$build "$root/scripts/build.sh" -DGPREEMPT_WERROR=ON -DGPREEMPT_BUILD_TESTS=ON \
-  -DGPREEMPT_SANITIZE="$kind"
+GPREEMPT_BUILD_DIR=$build "$root/scripts/build.sh" -DGPREEMPT_SANITIZE="$kind"
 cd "$build"
 echo "sanitize.sh: running the suite under $kind in $build" >&2
 status=0
-"$root/scripts/ctest_retry.sh" --output-on-failure -j"$(nproc)" --timeout 600 "$@" || status=$?
+# Under ASan+UBSan, and only there, a failed entry runs again alone (scripts/ctest_retry.sh): the
+# instrumented simulator and daemon run 3-10 times slower, and with the two jobs of CI's 2 cores an
+# entry that waits for the simulated GPU against a client's or rig's wall-clock limit (the
+# operator-suspension test's 5 s reply, DemoModels' Python start-up) can be overtaken; the retry
+# is named FLAKY in the output. A report still fails the run below, retry or not. ThreadSanitizer
+# runs on demand and never retries.
+if [ "$kind" = thread ]; then
+  ctest --output-on-failure -j"$(nproc)" --timeout 600 "$@" || status=$?
+else
+  "$root/scripts/ctest_retry.sh" --output-on-failure -j"$(nproc)" --timeout 600 "$@" || status=$?
+fi
 # The files hold reports and the runtime's warnings (e.g. ASan's about swapcontext): only reports
 # fail the run.
 report_pattern='ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|WARNING: ThreadSanitizer|ThreadSanitizer: (reported|data race)'
