@@ -170,6 +170,31 @@ def test_views_launch_nothing_and_copies_still_cost():
 
 
 @needs_sim
+def test_gathers_and_in_place_scatters_move_only_the_selected_rows():
+    # One token's embedding reads one row of a 128k × 4096 table, not the table; writing one
+    # token's keys into a KV cache of 4096 rows writes that row, not the cache.
+    rows, d, row = 131072, 4096, 4096 * 2
+    table = torch.empty(rows, d, dtype=torch.float16, device="meta")
+    cache = torch.empty(4096, d, dtype=torch.float16, device="meta")
+    token = torch.tensor([7])
+    new_row = torch.empty(1, d, dtype=torch.float16, device="meta")
+    with torch.no_grad(), sim.torch_mode() as m:
+        torch.nn.functional.embedding(token, table)
+    gather = m.stats()
+    assert gather["ops"] == {"aten.embedding.default": 1}
+    assert gather["bytes"] == 2 * row + token.numel() * 8  # read the row, write it, the index
+    with torch.no_grad(), sim.torch_mode() as m:
+        cache.index_copy_(0, torch.tensor([5]), new_row)
+    scatter = m.stats()
+    assert scatter["ops"] == {"aten.index_copy_.default": 1}
+    assert scatter["bytes"] == 8 + row + row  # the index, the source row, the written row
+    # The out-of-place form copies the whole destination first: still charged for it.
+    with torch.no_grad(), sim.torch_mode() as m:
+        cache.index_copy(0, torch.tensor([5]), new_row)
+    assert m.stats()["bytes"] > cache.numel() * 2
+
+
+@needs_sim
 def test_a_matmul_of_a_3d_input_is_one_gemm():
     # matmul folds [B, T, D] into [B·T, D] and back with views: one kernel, the GEMM.
     x, w = torch.randn(8, 128, 256, device="meta"), torch.randn(512, 256, device="meta")

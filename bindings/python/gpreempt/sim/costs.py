@@ -89,10 +89,8 @@ _RULE.update(dict.fromkeys((
     "cat", "stack", "constant_pad_nd", "reflection_pad1d", "reflection_pad2d",
     "replication_pad1d", "replication_pad2d", "reflection_pad2d_backward",
     "replication_pad2d_backward", "roll", "flip", "repeat", "tril", "triu", "tril_", "triu_",
-    "index", "index_select", "gather", "scatter", "scatter_", "scatter_add", "scatter_add_",
-    "scatter_reduce", "index_put", "index_put_", "_index_put_impl_", "index_add", "index_add_",
-    "index_fill", "index_fill_", "index_copy", "index_copy_", "masked_scatter",
-    "embedding", "embedding_dense_backward", "slice_backward", "select_backward",
+    "scatter", "scatter_add", "scatter_reduce", "index_put", "index_add", "index_fill",
+    "index_copy", "masked_scatter", "embedding_dense_backward", "slice_backward", "select_backward",
     "diagonal_backward", "as_strided_scatter", "slice_scatter", "select_scatter",
     "diagonal_scatter", "unfold_backward", "im2col", "col2im", "one_hot", "channel_shuffle",
     "pixel_shuffle", "pixel_unshuffle", "upsample_nearest1d", "upsample_nearest2d",
@@ -110,6 +108,16 @@ _RULE.update(dict.fromkeys((
     "binary_cross_entropy", "binary_cross_entropy_backward",
     "binary_cross_entropy_with_logits", "_adam_step",
 ), "pointwise"))
+# A gather reads only the elements it selects, not its whole source: one token's embedding reads
+# one row of the table, not the table.
+_RULE.update(dict.fromkeys(("embedding", "index_select", "gather", "index"), "gather"))
+# An in-place scatter reads its source and indices and writes only the selected elements of its
+# destination (a KV cache's new row, not the cache); read-modify-write for the accumulating ones.
+# The out-of-place forms (index_copy, scatter, ...) copy the whole destination first: "pointwise".
+_RULE.update(dict.fromkeys((
+    "index_copy_", "index_put_", "_index_put_impl_", "index_add_", "scatter_", "scatter_add_",
+    "index_fill_"), "scatter"))
+_ACCUMULATING_SCATTERS = {"index_add_", "scatter_add_"}
 
 # FLOPs per output element of operators heavier than one.
 _FLOPS_PER_ELEMENT = {
@@ -275,6 +283,29 @@ def kernels(func, args, kwargs, out):
             flops += batch * m * n
         return [(_gemm_grid(m, n, batch if name != "addbmm" else 1), [WORKGROUP], flops,
                  float(_bytes(ins) + _bytes(outs)), math_type(a.dtype), True)]
+    if kind == "gather":
+        o = outs[0]
+        index = [t for t in ins[1:] if not t.is_floating_point()]
+        moved = o.numel() * o.element_size()
+        return [(_elementwise_grid(o.numel()), [WORKGROUP], float(o.numel()),
+                 float(2 * moved + _bytes(index)), math_type(o.dtype), False)]
+    if kind == "scatter":
+        dest = ins[0]
+        rest = ins[1:]
+        # What is written: as many elements as the source holds; index_fill_ has a scalar source
+        # and writes the slices its index selects (index entries × elements per slice).
+        values = [t for t in rest if t.dtype == dest.dtype]
+        if values:
+            written = max(t.numel() for t in values)
+        else:
+            dim = args[1] if len(args) > 1 and isinstance(args[1], int) else 0
+            n_index = max([t.numel() for t in rest] or [0])
+            written = min(dest.numel(), n_index * (dest.numel() // max(dest.shape[dim], 1)
+                                                   if dest.dim() else 1))
+        wbytes = written * dest.element_size()
+        rmw = 2 if name in _ACCUMULATING_SCATTERS else 1
+        return [(_elementwise_grid(written), [WORKGROUP], float(written),
+                 float(_bytes(rest) + rmw * wbytes), math_type(dest.dtype), False)]
     if not outs:
         # In-place operators with no tensor result still write their first argument (for a
         # _foreach_ operator: every tensor of its first list).
