@@ -57,9 +57,9 @@ echo "sanitize.sh: running the suite under $kind in $build" >&2
 status=0
 # Under ASan+UBSan, and only there, a failed entry runs again alone (scripts/ctest_retry.sh): the
 # instrumented simulator and daemon run 3-10 times slower, and with the two jobs of CI's 2 cores an
-# entry that waits for the simulated GPU against a client's or rig's wall-clock limit (the
-# operator-suspension test's 5 s reply, DemoModels' Python start-up) can be overtaken; the retry
-# is named FLAKY in the output. A report still fails the run below, retry or not. ThreadSanitizer
+# entry that waits for the simulated GPU against a client's or rig's wall-clock limit (e.g. the
+# 5 s `gpreempt ctl` waits for gpreemptd's reply) can be overtaken; the retry is named FLAKY in
+# the output. A report still fails the run below, retry or not. ThreadSanitizer
 # runs on demand and never retries.
 if [ "$kind" = thread ]; then
   ctest --output-on-failure -j"$(nproc)" --timeout 600 "$@" || status=$?
