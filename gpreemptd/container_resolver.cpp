@@ -1,5 +1,7 @@
 #include "container_resolver.h"
 
+#include "bounded_file.h"
+
 
 #include <cerrno>
 #include <cstring>
@@ -244,12 +246,19 @@ const ContainerInfo* ContainerResolver::lookup_cgroup(std::string_view path) {
   });
 }
 
-std::optional<ContainerInfo> ContainerResolver::from_file(const std::string& path,
+std::optional<ContainerInfo> ContainerResolver::from_file(const std::string& root,
+                                                          const std::string& relative,
                                                           const Parse& parse) {
-  auto text = gpreempt::read_text_file(path);
+  const std::string path = root + "/" + relative;
+  // containers.json lists every container of a store; one container's file is a few kilobytes.
+  const std::size_t limit = relative.ends_with("containers.json") ? kMaxListBytes : kMaxFileBytes;
+  auto text = read_file_beneath(root, relative, limit);
   if (!text) {
     if (errno != ENOENT && errno != ENOTDIR && warn_)
-      warn_(path + ": cannot read: " + std::strerror(errno));
+      warn_(path + ": cannot read: " +
+            (errno == EFBIG   ? "larger than " + std::to_string(limit) + " bytes"
+             : errno == ELOOP || errno == EXDEV ? std::string("a symlink (not followed)")
+                                                : std::string(std::strerror(errno))));
     return std::nullopt;
   }
   std::string error;
@@ -261,7 +270,7 @@ std::optional<ContainerInfo> ContainerResolver::from_file(const std::string& pat
 std::optional<ContainerInfo> ContainerResolver::from_containerd(const std::string& root,
                                                                 const std::string& ns,
                                                                 const std::string& id) {
-  auto info = from_file(root + "/" + ns + "/" + id + "/config.json", parse_containerd_bundle);
+  auto info = from_file(root, ns + "/" + id + "/config.json", parse_containerd_bundle);
   if (!info || !info->name.empty()) return info;
   // No name in the bundle. k8s.io: a sandbox (pause) container; moby: Docker's, named in Docker's
   // own file. Elsewhere it is `ctr`'s, whose containers have only the id the user gave.
@@ -281,7 +290,7 @@ std::optional<ContainerInfo> ContainerResolver::from_storage(const std::string& 
   for (const auto& e : *entries) {
     if (!e.ends_with("-containers")) continue;
     for (const char* list : {"containers.json", "volatile-containers.json"})
-      if (auto i = from_file(graphroot + "/" + e + "/" + list, parse)) return i;
+      if (auto i = from_file(graphroot, e + "/" + list, parse)) return i;
   }
   return std::nullopt;
 }
@@ -300,8 +309,22 @@ std::optional<std::string> ContainerResolver::user_root(const char* key, const s
 
 std::optional<ContainerInfo> ContainerResolver::find(const std::string& id,
                                                      std::optional<std::uint32_t> user_uid) {
+  // A cgroup under a user's own systemd is that user's to name: its id is looked up only in that
+  // user's rootless roots, never in the rootful runtimes' (where it would borrow the name and pod
+  // of the rootful container whose id the user copied).
+  if (user_uid) {
+    if (!roots_.containerd_rootless.empty())
+      if (auto root = user_root("containerd_rootless_root", roots_.containerd_rootless, *user_uid))
+        if (auto namespaces = gpreempt::list_directory(*root))
+          for (const auto& ns : *namespaces)
+            if (auto i = from_containerd(*root, ns, id)) return i;
+    if (!roots_.podman_rootless.empty())
+      if (auto root = user_root("podman_rootless_root", roots_.podman_rootless, *user_uid))
+        if (auto i = from_storage(*root, id)) return i;
+    return std::nullopt;
+  }
   if (!roots_.docker.empty())
-    if (auto i = from_file(roots_.docker + "/" + id + "/config.v2.json", parse_docker_config))
+    if (auto i = from_file(roots_.docker, id + "/config.v2.json", parse_docker_config))
       return i;
   // One directory per containerd namespace: k8s.io for the kubelet's containers, moby for
   // Docker's (no names there: Docker's own file has them), default for ctr and nerdctl.
@@ -313,20 +336,14 @@ std::optional<ContainerInfo> ContainerResolver::find(const std::string& id,
   };
   if (!roots_.containerd.empty())
     if (auto i = containerd(roots_.containerd)) return i;
-  if (user_uid && !roots_.containerd_rootless.empty())
-    if (auto root = user_root("containerd_rootless_root", roots_.containerd_rootless, *user_uid))
-      if (auto i = containerd(*root)) return i;
   // A bundle there without Kubernetes' names names nothing: Podman with transient_store = true
   // keeps its bundles in that same runroot (libpod bundlePath), and its name is elsewhere.
   if (!roots_.crio.empty())
-    if (auto i = from_file(roots_.crio + "/" + id + "/userdata/config.json", parse_crio_bundle);
+    if (auto i = from_file(roots_.crio, id + "/userdata/config.json", parse_crio_bundle);
         i && !i->name.empty())
       return i;
   if (!roots_.podman.empty())
     if (auto i = from_storage(roots_.podman, id)) return i;
-  if (user_uid && !roots_.podman_rootless.empty())
-    if (auto root = user_root("podman_rootless_root", roots_.podman_rootless, *user_uid))
-      if (auto i = from_storage(*root, id)) return i;
   return std::nullopt;
 }
 

@@ -93,6 +93,10 @@ class ContainerResolver {
 
   // Bound on the cache: ids of containers long gone are dropped all at once beyond it.
   static constexpr std::size_t kMaxCached = 4096;
+  // Bounds on what one runtime file may hold (a larger one is refused and warned about): one
+  // container's config, and a store's list of every container (containers.json).
+  static constexpr std::size_t kMaxFileBytes = 1u << 20;
+  static constexpr std::size_t kMaxListBytes = 16u << 20;
 
  private:
   using Parse = std::function<std::optional<ContainerInfo>(std::string_view, const std::string&,
@@ -107,8 +111,10 @@ class ContainerResolver {
   std::optional<ContainerInfo> from_storage(const std::string& graphroot, const std::string& id);
   // A per-user template expanded for `uid`; nullopt (warned about) when it cannot be.
   std::optional<std::string> user_root(const char* key, const std::string& tmpl, std::uint32_t uid);
-  // Reads and parses `path` when it exists; a problem is warned about and counts as not found.
-  std::optional<ContainerInfo> from_file(const std::string& path, const Parse& parse);
+  // Reads and parses root/relative when it exists (bounded, no symlink below `root`:
+  // bounded_file.h); a problem is warned about and counts as not found.
+  std::optional<ContainerInfo> from_file(const std::string& root, const std::string& relative,
+                                         const Parse& parse);
 
   ContainerRoots roots_;
   Warn warn_;

@@ -426,7 +426,10 @@ std::vector<std::string> Daemon::reload() {
     return errors;
   }
   reload_not_applied_ = apply_daemon_settings(r.config->daemon);
+  for (const auto& w : r.warnings) spdlog::warn("{}", w.to_string());
   config_ = std::move(*r.config);
+  // The core's backstop follows max_suspension like every other bound.
+  for (auto& [gpu, context] : contexts_) context->set_watchdog_bound(watchdog_bound(config_.policy));
   apply_classes();
   check_policy_gpus();
   ++reloads_;

@@ -24,6 +24,7 @@ int check_config_file(const std::string& path) {
                  r.errors.size() == 1 ? "" : "s");
     return kFailed;
   }
+  for (const auto& w : r.warnings) std::fprintf(stderr, "warning: %s\n", w.to_string().c_str());
   std::printf("%s: ok (%zu classes", path.c_str(), r.config->classes.size());
   for (const auto& c : r.config->classes)
     std::printf("%s %s=%d", &c == &r.config->classes.front() ? ":" : ",", c.cls.name.c_str(),
@@ -38,8 +39,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "gpreemptd: the gpreempt scheduler daemon. It finds the GPU processes of this machine, puts "
       "each in a class from the config file (or from GPREEMPT_CLASS=online/offline in its "
-      "environment "
-      "when there is no config file), and on each GPU suspends the queues of lower-priority "
+      "environment when there is no config file; online only for the daemon's own user), and on "
+      "each GPU suspends the queues of lower-priority "
       "classes "
       "while higher-priority work is pending (hints over its socket, or the transparent trigger), "
       "through KFD's debug-trap SUSPEND/RESUME_QUEUES. It resumes everything on SIGTERM/SIGINT; if "
@@ -53,7 +54,8 @@ int main(int argc, char** argv) {
       "classes"};
   app.footer(
       "Minimal config:\n"
-      "  [[class]]\n  name = \"online\"\n  priority = 10\n  match = { cmdline = \"*serve*\" }\n"
+      "  [[class]]\n  name = \"online\"\n  priority = 10\n"
+      "  match = { user = \"vllm\", cmdline = \"*serve*\" }\n"
       "  trigger = \"transparent\"\n\n  [[class]]\n  name = \"offline\"\n  priority = 0\n"
       "  match = { env = \"GPREEMPT_CLASS=offline\" }\n\n"
       "SIGHUP re-reads the config: classes, policy and every [daemon] key (socket and metrics are "
@@ -110,6 +112,7 @@ int main(int argc, char** argv) {
       spdlog::error("{}: invalid config, not starting", config_path);
       return kFailed;
     }
+    for (const auto& w : r.warnings) spdlog::warn("{}", w.to_string());
     config = std::move(*r.config);
   }
   gpreemptd::DaemonOptions options;

@@ -5,7 +5,7 @@
 #include <set>
 #include <sstream>
 
-#include "common/text_file.h"
+#include "bounded_file.h"
 #include "discovery/proc_parse.h"
 #include "passwd_entry.h"
 #include "sched/cgroup_identity.h"
@@ -17,15 +17,18 @@ using gpreempt::sched::ProcessKey;
 
 namespace {
 
-// open(2)/read(2), never an ifstream: a process reaped between the open and the read makes read
-// fail with ESRCH, which libstdc++'s filebuf turns into an exception whatever the stream's mask.
-// Here any failure means what it means for /proc: the process is gone (or the file unreadable).
-std::optional<std::string> slurp(const std::string& path) {
-  return gpreempt::read_text_file(path);
-}
+// Bounds on what one /proc file of a process may hold (bounded_file.h): stat and status are a
+// few hundred bytes; a command line and an environment are as long as their owner makes them
+// (a larger one is refused, so its rules match nothing rather than a cut value).
+constexpr std::size_t kMaxStat = 4096, kMaxStatus = 64u << 10, kMaxCgroup = 64u << 10,
+                      kMaxArgs = 1u << 20;
 
-std::string dir_of(const std::string& proc_root, int pid) {
-  return proc_root + "/" + std::to_string(pid);
+// open(2)/read(2) through ProcDir, never an ifstream: a process reaped between the open and the
+// read makes read fail with ESRCH, which libstdc++'s filebuf turns into an exception whatever the
+// stream's mask. Here any failure means what it means for /proc: the process is gone (or the file
+// unreadable).
+std::optional<std::string> stat_of(const std::string& proc_root, int pid) {
+  return ProcDir(proc_root, pid).read("stat", kMaxStat);
 }
 
 // The real uid: the first number of the "Uid:" line of /proc/PID/status.
@@ -49,7 +52,7 @@ std::string user_name(uint32_t uid) {
 }  // namespace
 
 std::optional<ProcessKey> read_process_key(const std::string& proc_root, int pid) {
-  auto stat = slurp(dir_of(proc_root, pid) + "/stat");
+  auto stat = stat_of(proc_root, pid);
   if (!stat) return std::nullopt;
   auto start = gpreempt::discovery::parse_stat_start_time(*stat);
   if (!start) return std::nullopt;
@@ -57,7 +60,7 @@ std::optional<ProcessKey> read_process_key(const std::string& proc_root, int pid
 }
 
 bool exiting_or_gone(const std::string& proc_root, const ProcessKey& key) {
-  auto stat = slurp(dir_of(proc_root, key.pid) + "/stat");
+  auto stat = stat_of(proc_root, key.pid);
   if (!stat) return true;
   if (gpreempt::discovery::parse_stat_start_time(*stat) != key.start_time_ticks) return true;
   // After "(comm)": state, ppid, pgrp, session, tty_nr, tpgid, flags (proc(5)).
@@ -74,8 +77,10 @@ bool exiting_or_gone(const std::string& proc_root, const ProcessKey& key) {
 
 std::optional<ProcessFacts> read_process_facts(const std::string& proc_root, int pid,
                                                ContainerResolver* containers) {
-  const std::string dir = dir_of(proc_root, pid);
-  auto stat = slurp(dir + "/stat");
+  // Every file through one descriptor: all of them are this process's, even if it exits and its
+  // pid is reused while they are read.
+  const ProcDir dir(proc_root, pid);
+  auto stat = dir.read("stat", kMaxStat);
   if (!stat) return std::nullopt;
   auto start = gpreempt::discovery::parse_stat_start_time(*stat);
   auto ppid = gpreempt::discovery::parse_stat_ppid(*stat);
@@ -83,21 +88,19 @@ std::optional<ProcessFacts> read_process_facts(const std::string& proc_root, int
   ProcessFacts f;
   f.key = {pid, *start};
   f.ppid = *ppid;
-  if (auto c = slurp(dir + "/cmdline")) f.cmdline = gpreempt::discovery::parse_cmdline(*c);
-  char exe[4096];
-  ssize_t n = ::readlink((dir + "/exe").c_str(), exe, sizeof exe - 1);
-  if (n > 0) {
-    f.exe.assign(exe, static_cast<std::size_t>(n));
+  if (auto c = dir.read("cmdline", kMaxArgs)) f.cmdline = gpreempt::discovery::parse_cmdline(*c);
+  if (auto exe = dir.link("exe")) {
+    f.exe = std::move(*exe);
     const std::string deleted = " (deleted)";
     if (f.exe.size() > deleted.size() && f.exe.ends_with(deleted))
       f.exe.resize(f.exe.size() - deleted.size());
   }
-  if (auto s = slurp(dir + "/status"))
+  if (auto s = dir.read("status", kMaxStatus))
     if (auto uid = real_uid(*s)) {
       f.uid = *uid;
       f.user = user_name(*uid);
     }
-  if (auto c = slurp(dir + "/cgroup")) f.cgroups = gpreempt::sched::parse_cgroup_paths(*c);
+  if (auto c = dir.read("cgroup", kMaxCgroup)) f.cgroups = gpreempt::sched::parse_cgroup_paths(*c);
   if (containers)
     for (const auto& path : f.cgroups)
       if (const ContainerInfo* info = containers->lookup_cgroup(path)) {
@@ -106,7 +109,7 @@ std::optional<ProcessFacts> read_process_facts(const std::string& proc_root, int
         f.pod_namespace = info->pod_namespace;
         break;
       }
-  if (auto e = slurp(dir + "/environ")) {
+  if (auto e = dir.read("environ", kMaxArgs)) {
     std::size_t start_at = 0;
     for (std::size_t i = 0; i <= e->size(); ++i) {
       if (i < e->size() && (*e)[i] != '\0') continue;

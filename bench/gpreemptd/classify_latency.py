@@ -48,19 +48,19 @@ CONFIG = """\
 [[class]]
 name = "online"
 priority = 10
-match = { cmdline = "gpu-blip * serve *" }
+match = { uid = %d, cmdline = "gpu-blip * serve *" }
 trigger = "transparent"
 
 [[class]]
 name = "batch"
 priority = 5
-match = { env = "GPREEMPT_CLASS=batch" }
+match = { uid = %d, env = "GPREEMPT_CLASS=batch" }
 
 [[class]]
 name = "offline"
 priority = 0
 match = { env = "GPREEMPT_CLASS=offline" }
-"""
+""" % (os.getuid(), os.getuid())  # a preempting class names a uid (docs/security.md)
 
 # kind -> (the class the daemon must give it, extra argv, GPREEMPT_CLASS)
 KINDS = {

@@ -15,6 +15,7 @@ test suite's `gpreempt ctl` gave up after its 5 s timeout under ASan.
 Exit 1 when an op is refused or unanswered within 30 s. Timings are figures, not pass/fail."""
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -23,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from daemon_bench import BenchError, Daemon, SimMachine, _set_nice, ask, load_average, summary_ms  # noqa: E402
 
-CONFIG = ('[[class]]\nname = "online"\npriority = 10\nmatch = { env = "GPREEMPT_CLASS=online" }\ntrigger = "hint"\n'
+CONFIG = ('[[class]]\nname = "online"\npriority = 10\nmatch = { uid = ' + str(os.getuid()) + ', env = "GPREEMPT_CLASS=online" }\ntrigger = "hint"\n'
           '[[class]]\nname = "offline"\npriority = 0\nmatch = { env = "GPREEMPT_CLASS=offline" }\n'
           '[policy]\nmax_suspension_ms = 600000\nstarvation_window_ms = 1000000\nstarvation_min_run_ms = 1\n')
 

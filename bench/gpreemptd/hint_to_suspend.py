@@ -75,7 +75,7 @@ def main():
         config = machine + "/gpreemptd.toml"
         with open(config, "w") as f:
             f.write(f'[daemon]\nrealtime_priority = {a.realtime}\n\n'
-                    '[[class]]\nname = "online"\npriority = 10\nmatch = { env = "GPREEMPT_CLASS=online" }\n'
+                    '[[class]]\nname = "online"\npriority = 10\nmatch = { uid = ' + str(os.getuid()) + ', env = "GPREEMPT_CLASS=online" }\n'
                     'trigger = "hint"\n\n[[class]]\nname = "offline"\npriority = 0\n'
                     'match = { env = "GPREEMPT_CLASS=offline" }\n')
         nice = ["nice", "-n", str(a.nice)] if a.nice else []

@@ -55,20 +55,20 @@ CLASSES = """\
 [[class]]
 name = "online"
 priority = 10
-match = { env = "GPREEMPT_CLASS=online" }
+match = { uid = %d, env = "GPREEMPT_CLASS=online" }
 trigger = "hint"
 
 [[class]]
 name = "serving"
 priority = 10
-match = { cmdline = "serve-transparent *" }
+match = { uid = %d, cmdline = "serve-transparent *" }
 trigger = "transparent"
 
 [[class]]
 name = "offline"
 priority = 0
 match = { env = "GPREEMPT_CLASS=offline" }
-"""
+""" % (os.getuid(), os.getuid())  # a preempting class names a uid (docs/security.md)
 
 # Two valid configs that differ in policy knobs only, so a reload really replaces something.
 CONFIGS = [

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <climits>
+#include <span>
 
 #include "common/proc_status.h"
 #include "common/text_file.h"
@@ -79,23 +80,126 @@ std::vector<std::string> parse_cmdline(std::string_view text) {
   return out;
 }
 
-std::optional<std::string> container_id_from_cgroup(std::string_view text) {
-  std::optional<std::string> found;
-  std::size_t run_start = 0, run = 0;
-  for (std::size_t i = 0; i <= text.size(); ++i) {
-    const bool hex = i < text.size() && std::isxdigit(static_cast<unsigned char>(text[i])) &&
-                     !std::isupper(static_cast<unsigned char>(text[i]));
-    if (hex) {
-      if (run == 0) run_start = i;
-      ++run;
+namespace {
+
+bool is_container_id(std::string_view s) {
+  if (s.size() < 32) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+std::vector<std::string_view> components(std::string_view path) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < path.size()) {
+    if (path[i] == '/') {
+      ++i;
       continue;
     }
-    // A container id is a whole path component (or the id part of "docker-<id>.scope").
-    const bool ends_ok = i == text.size() || text[i] == '/' || text[i] == '.' || text[i] == '\n';
-    const bool starts_ok = run_start == 0 || text[run_start - 1] == '/' || text[run_start - 1] == '-' ||
-                           text[run_start - 1] == ':';
-    if (run >= 32 && ends_ok && starts_ok) found = std::string(text.substr(run_start, run));
-    run = 0;
+    std::size_t e = path.find('/', i);
+    if (e == std::string_view::npos) e = path.size();
+    out.push_back(path.substr(i, e - i));
+    i = e;
+  }
+  return out;
+}
+
+// The id in one container's own cgroup component, as the runtimes name it: "<id>" (cgroupfs
+// drivers) when `bare` is allowed, "<prefix><id>" or "<prefix><id>.scope" (systemd drivers).
+std::optional<std::string> id_in_component(std::string_view c, bool bare,
+                                           std::span<const std::string_view> prefixes) {
+  if (bare && is_container_id(c)) return std::string(c);
+  for (std::string_view p : prefixes) {
+    if (!c.starts_with(p)) continue;
+    std::string_view id = c.substr(p.size());
+    if (id.ends_with(".scope")) id.remove_suffix(6);
+    if (is_container_id(id)) return std::string(id);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<CgroupContainer> container_in_cgroup_path(std::string_view path) {
+  const auto c = components(path);
+  const std::size_t n = c.size();
+  auto at = [&](std::size_t i) { return i < n ? c[i] : std::string_view(); };
+  auto found = [](std::optional<std::string> id, bool rootless) -> std::optional<CgroupContainer> {
+    if (!id) return std::nullopt;
+    return CgroupContainer{std::move(*id), rootless};
+  };
+  static constexpr std::string_view kScopes[] = {"docker-", "libpod-", "nerdctl-", "crio-",
+                                                 "cri-containerd-"};
+  static constexpr std::string_view kLibpod[] = {"libpod-"};
+  static constexpr std::string_view kPayload[] = {"libpod-payload-"};
+  static constexpr std::string_view kRootless[] = {"libpod-", "nerdctl-"};
+  if (n < 2) return std::nullopt;
+  const std::string_view top = c[0];
+  // Docker's cgroupfs driver: /docker/<id>.
+  if (top == "docker") return found(id_in_component(c[1], true, {}), false);
+  // Rootful systemd drivers: a scope directly under the slice, or Podman's pods
+  // (machine.slice/machine-libpod_pod_<pod>.slice/libpod-<id>.scope), or Podman's
+  // --cgroups=split payload under a root-started service.
+  if (top == "system.slice" || top == "machine.slice") {
+    if (auto id = id_in_component(c[1], false, kScopes)) return found(id, false);
+    if (top == "machine.slice" && c[1].starts_with("machine-libpod_pod_"))
+      return found(id_in_component(at(2), false, kLibpod), false);
+    if (top == "system.slice" && c[1].ends_with(".service"))
+      return found(id_in_component(at(2), false, kPayload), false);
+    return std::nullopt;
+  }
+  // Podman's cgroupfs driver: /libpod_parent/libpod-<id>, or /libpod_parent/<pod>/libpod-<id>.
+  if (top == "libpod_parent") {
+    if (auto id = id_in_component(c[1], false, kLibpod)) return found(id, false);
+    return found(id_in_component(at(2), false, kLibpod), false);
+  }
+  // The kubelet: /kubepods[/<qos>]/pod<uid>/<id> (cgroupfs), or
+  // /kubepods.slice[/kubepods-<qos>.slice]/kubepods[-<qos>]-pod<uid>.slice/<runtime>-<id>.scope.
+  if (top == "kubepods" || top == "kubepods.slice") {
+    const bool cgroupfs = top == "kubepods";
+    std::size_t pod = 1;
+    if (cgroupfs ? (c[1] == "burstable" || c[1] == "besteffort")
+                 : (c[1] == "kubepods-burstable.slice" || c[1] == "kubepods-besteffort.slice"))
+      pod = 2;
+    const std::string_view p = at(pod);
+    const bool is_pod = cgroupfs ? p.starts_with("pod")
+                                 : p.starts_with("kubepods-") && p.ends_with(".slice") &&
+                                       p.find("pod") != std::string_view::npos;
+    if (!is_pod) return std::nullopt;
+    return found(id_in_component(at(pod + 1), cgroupfs, kScopes), false);
+  }
+  // Rootless Podman and nerdctl: a scope directly under a slice of the user's own systemd
+  // (user.slice/user-<uid>.slice/user@<uid>.service/<slice>/<scope>). The user names cgroups
+  // there as they like, so such an id is only ever that user's claim (CgroupContainer::rootless).
+  if (top == "user.slice") {
+    if (n >= 5 && at(2).starts_with("user@") && at(2).ends_with(".service"))
+      return found(id_in_component(at(4), false, kRootless), true);
+    return std::nullopt;
+  }
+  // containerd's default cgroup for `ctr`/nerdctl with the cgroupfs driver: /<namespace>/<id>.
+  // Only root creates a top-level cgroup; systemd's own slices are not namespaces.
+  if (!top.ends_with(".slice") && !top.ends_with(".scope") && !top.ends_with(".service"))
+    return found(id_in_component(c[1], true, {}), false);
+  return std::nullopt;
+}
+
+std::optional<std::string> container_id_from_cgroup(std::string_view text) {
+  std::optional<std::string> found;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view line = text.substr(pos, nl - pos);
+    pos = nl + 1;
+    // "hierarchy-id:controllers:path" in /proc/PID/cgroup; a bare path as well.
+    if (!line.starts_with("/")) {
+      const std::size_t c1 = line.find(':');
+      const std::size_t c2 = c1 == std::string_view::npos ? c1 : line.find(':', c1 + 1);
+      if (c2 == std::string_view::npos) continue;
+      line = line.substr(c2 + 1);
+    }
+    if (auto c = container_in_cgroup_path(line); c && !c->rootless) found = std::move(c->id);
   }
   return found;
 }

@@ -24,8 +24,21 @@ std::optional<std::uint64_t> parse_stat_start_time(std::string_view stat_text);
 // /proc/<pid>/cmdline: NUL-separated arguments.
 std::vector<std::string> parse_cmdline(std::string_view text);
 
-// Container id from /proc/<pid>/cgroup (docker, containerd/CRI, podman/libpod, kubepods): the
-// last run of >= 32 hex digits in a cgroup path; nullopt for processes in no container.
+// The container a cgroup path names, only where a container runtime, not a user, made the cgroup:
+// the container's own component in the position each runtime's driver puts it (Docker, Podman,
+// nerdctl, containerd, CRI-O, the kubelet; layouts in sched/cgroup_identity.h), under a top-level
+// cgroup only root creates. A look-alike name elsewhere (`docker-<id>.scope` made by a user in
+// their delegated subtree) is no container. Ids are >= 32 lowercase hex digits.
+struct CgroupContainer {
+  std::string id;
+  // Under a user's own systemd (user@UID.service): rootless Podman or nerdctl, or anything that
+  // user chose to name so; never to be taken for a rootful container of the same id.
+  bool rootless = false;
+};
+std::optional<CgroupContainer> container_in_cgroup_path(std::string_view cgroup_path);
+
+// Container id from /proc/<pid>/cgroup (or one path): the last rootful container any line names
+// (container_in_cgroup_path); nullopt for processes in no container.
 std::optional<std::string> container_id_from_cgroup(std::string_view cgroup_text);
 
 // The three files of one per-process sysfs queue directory (`queues/<id>/{type,gpuid,size}`,

@@ -11,6 +11,7 @@
 #include "discovery/process_discovery.h"
 #include "discovery/product_name.h"
 #include "discovery/topology.h"
+#include "doctor/config_trust.h"
 #include "doctor/doctor.h"
 #include "doctor/versions.h"
 
@@ -469,6 +470,7 @@ constexpr Check kChecks[] = {
 std::vector<CheckResult> run_checks(const DoctorInputs& in) {
   Results out;
   for (Check c : kChecks) c(in, out);
+  if (!in.config_path.empty()) out.push_back(check_config_trust(in.config_path));
   return out;
 }
 

@@ -50,6 +50,8 @@ struct DoctorInputs {
   bool simulated = false;  // running under kfdsim (the shim answers the KFD paths)
   // Left out of the GPU processes: doctor itself, a KFD process once probe_kfd opened the device.
   std::optional<int> self_pid;
+  // gpreemptd's config, for the config_trust check (config_trust.h); empty: that check is left out.
+  std::string config_path;
 };
 
 // Every check, in the order people should fix them.

@@ -46,7 +46,10 @@ Context::Context(ContextOptions options)
 
 Context::Context(ContextOptions options, std::unique_ptr<kfd::KfdDriver> driver,
                  std::unique_ptr<ptrace::Tracer> tracer)
-    : options_(std::move(options)), driver_(std::move(driver)), tracer_(std::move(tracer)) {
+    : options_(std::move(options)),
+      watchdog_ms_(options_.watchdog_bound.count()),
+      driver_(std::move(driver)),
+      tracer_(std::move(tracer)) {
   version_ = kfd::check_version(*driver_);
   init();
 }
@@ -485,19 +488,19 @@ void Context::tick() {
     targets_.at(pid)->traced = false;
     target_gone(pid, "replaced its program (exec), which ended its KFD process");
   }
-  if (options_.watchdog_bound.count() > 0) {
+  if (const auto bound = watchdog_bound(); bound.count() > 0) {
     const auto when = now();
     std::vector<int> pids;
     for (auto& [pid, t] : targets_) pids.push_back(pid);
     for (int pid : pids) {
       auto it = targets_.find(pid);
       if (it == targets_.end()) continue;
-      auto expired = it->second->ledger.older_than(when, options_.watchdog_bound);
+      auto expired = it->second->ledger.older_than(when, bound);
       if (expired.empty()) continue;
       ++stats_.watchdog_resumes;
       resume_ledger(*it->second, expired, NoticeKind::kWatchdogResume,
                     "watchdog: suspended longer than " +
-                        std::to_string(options_.watchdog_bound.count()) + " ms");
+                        std::to_string(bound.count()) + " ms");
     }
   }
 }

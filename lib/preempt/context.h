@@ -9,6 +9,7 @@
 // (the kernel then resumes every queue of the target) and the failure is reported.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -100,7 +101,13 @@ class Context : private ControlLoop {
 
   kfd::Version kfd_version() const { return version_; }
   // The watchdog bound in effect (zero: no watchdog).
-  std::chrono::milliseconds watchdog_bound() const { return options_.watchdog_bound; }
+  std::chrono::milliseconds watchdog_bound() const {
+    return std::chrono::milliseconds(watchdog_ms_.load(std::memory_order_relaxed));
+  }
+  // A new bound from the next tick on (gpreemptd's reload: every bound follows the config).
+  void set_watchdog_bound(std::chrono::milliseconds bound) {
+    watchdog_ms_.store(bound.count(), std::memory_order_relaxed);
+  }
 
   // PTRACE_SEIZE the main thread, ENABLE a debug session, answer pending runtime events and take
   // a first snapshot. Throws: EALREADY (attached already by this context or another debugger),
@@ -172,6 +179,8 @@ class Context : private ControlLoop {
   Clock::time_point now() const;
 
   ContextOptions options_;
+  // options_.watchdog_bound, changeable from any thread while the control thread ticks.
+  std::atomic<std::int64_t> watchdog_ms_;
   std::unique_ptr<kfd::KfdDriver> driver_;
   std::unique_ptr<ptrace::Tracer> tracer_;
   kfd::Version version_;

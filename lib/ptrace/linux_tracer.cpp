@@ -1,4 +1,6 @@
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -6,12 +8,14 @@
 
 #include <cerrno>
 #include <chrono>
+#include <optional>
 #include <string>
 
 #include "common/error.h"
 #include "common/text_file.h"
 #include "common/trace.h"
 #include "ptrace/proc_status.h"
+#include "ptrace/target_policy.h"
 #include "ptrace/tracer.h"
 
 namespace gpreempt::ptrace {
@@ -20,6 +24,23 @@ namespace {
 
 bool is_group_stop_signal(int sig) {
   return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+// A small /proc file of the directory `dir`, never through a symlink, and its owner; nullopt when
+// unreadable (the process exited: ESRCH) or larger than any such file is.
+std::optional<std::string> read_proc_file(int dir, const char* name, uid_t* owner = nullptr) {
+  const int fd = ::openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  if (owner && ::fstat(fd, &st) == 0) *owner = st.st_uid;
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof buf)) > 0 && out.size() < (64u << 10))
+    out.append(buf, static_cast<std::size_t>(n));
+  ::close(fd);
+  if (n < 0 || out.empty() || out.size() >= (64u << 10)) return std::nullopt;
+  return out;
 }
 
 void trace_call(const char* call, int pid, long result, const std::string& out = "") {
@@ -33,20 +54,40 @@ class LinuxTracer final : public Tracer {
     if (pid == ::getpid())
       throw Error(EINVAL, "pid " + std::to_string(pid) + " is this process; a process cannot "
                           "ptrace itself (use gpreempt_print_my_queues to inspect own queues)");
-    if (auto status = read_text_file("/proc/" + std::to_string(pid) + "/status")) {
-      auto tgid = parse_tgid(*status);
-      if (tgid && *tgid != pid)
-        throw Error(EINVAL, std::to_string(pid) + " is a thread of process " +
-                                std::to_string(*tgid) + "; pass the process id " +
-                                std::to_string(*tgid) + " (the KFD checks its main thread)");
-    }
+    // The /proc/PID directory pins the process checked here: once it exits, reads through it
+    // fail (ESRCH) even if its pid is reused, so the same descriptor after the seize tells
+    // whether the process seized is the one checked.
+    const std::string p = std::to_string(pid);
+    const int dir = ::open(("/proc/" + p).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0) throw Error(ESRCH, "no process " + p + " (it does not exist or has exited)");
+    struct CloseDir {
+      int fd;
+      ~CloseDir() { ::close(fd); }
+    } close_dir{dir};
+    // The owner of /proc/PID/status, not of the directory: the kernel gives a non-dumpable
+    // process's files to root but leaves its directory to its euid (task_dump_owner).
+    uid_t owner = 0;
+    auto status = read_proc_file(dir, "status", &owner);
+    if (!status) throw Error(ESRCH, "no process " + p + " (it does not exist or has exited)");
+    auto tgid = parse_tgid(*status);
+    if (tgid && *tgid != pid)
+      throw Error(EINVAL, p + " is a thread of process " + std::to_string(*tgid) +
+                              "; pass the process id " + std::to_string(*tgid) +
+                              " (the KFD checks its main thread)");
+    if (std::string why = ptrace_refusal(pid, *status, owner); !why.empty())
+      throw Error(EPERM, "not tracing " + why);
     // PTRACE_O_TRACEEXEC: without it, an exec by the target raises a SIGTRAP that we would have
     // to deliver — killing it.
     long r = ::ptrace(PTRACE_SEIZE, pid, nullptr, reinterpret_cast<void*>(PTRACE_O_TRACEEXEC));
     int e = r < 0 ? errno : 0;
     trace_call("PTRACE_SEIZE", pid, r < 0 ? -e : r);
-    if (r == 0) return;
-    const std::string p = std::to_string(pid);
+    if (r == 0) {
+      if (read_proc_file(dir, "stat")) return;
+      // The checked process exited between the checks and the seize, and the pid now names
+      // another: let that one go.
+      if (!detach(pid)) finish_detach(pid);
+      throw Error(ESRCH, "process " + p + " exited while being attached (its pid was reused)");
+    }
     if (e == ESRCH) throw Error(ESRCH, "no process " + p + " (it does not exist or has exited)");
     if (e == EPERM) {
       if (auto t = tracer_of(pid))

@@ -14,9 +14,15 @@ bool is_uid_char(char c) {
 }
 }  // namespace
 
-CgroupIdentity cgroup_identity(std::string_view path) {
+CgroupIdentity cgroup_identity(std::string_view full_path) {
   CgroupIdentity id;
-  id.container_id = discovery::container_id_from_cgroup(path);
+  std::string_view path = full_path;
+  if (auto c = discovery::container_in_cgroup_path(path)) {
+    id.container_id = std::move(c->id);
+    id.rootless = c->rootless;
+  }
+  // Only the kubelet's own tree names pods: a "pod<uid>" a user creates elsewhere is not one.
+  if (!path.starts_with("/kubepods/") && !path.starts_with("/kubepods.slice/")) path = {};
   // The last "pod" followed by a uid (36 characters: 32 hex digits and 4 separators).
   for (size_t at = path.rfind("pod"); at != std::string_view::npos;
        at = at == 0 ? std::string_view::npos : path.rfind("pod", at - 1)) {
@@ -33,6 +39,7 @@ CgroupIdentity cgroup_identity(std::string_view path) {
   }
   // systemd runs each user's manager as user@UID.service; "user@" followed by anything else (a
   // unit a user named so inside their own tree) is not it.
+  path = full_path;
   for (size_t at = path.rfind("/user@"); at != std::string_view::npos;
        at = at == 0 ? std::string_view::npos : path.rfind("/user@", at - 1)) {
     const size_t b = at + 6;

@@ -22,8 +22,13 @@
 
 namespace gpreempt::sched {
 
+// Only a runtime's own position counts (discovery::container_in_cgroup_path): a cgroup a user
+// named `docker-<id>.scope` in their delegated subtree is no container, and a pod uid is read only
+// under the kubelet's /kubepods or /kubepods.slice.
 struct CgroupIdentity {
   std::optional<std::string> container_id;  // 64 (or >= 32) lowercase hex digits
+  // The id is under a user's own systemd (user_manager_uid): rootless, that user's claim only.
+  bool rootless = false;
   std::optional<std::string> pod_uid;       // with dashes, as `kubectl get pod -o yaml` shows it
   // The uid whose systemd user manager (user@UID.service) the cgroup is under: rootless Podman and
   // nerdctl put their containers there, and keep their files in that user's directories.

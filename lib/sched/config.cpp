@@ -1,6 +1,9 @@
 #include "sched/config.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <toml++/toml.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,6 +13,7 @@
 #include <set>
 
 #include "common/text_file.h"
+#include "sched/class_trust.h"
 
 namespace gpreempt::sched {
 
@@ -67,14 +71,21 @@ std::optional<std::string> expand_user_root(std::string_view tmpl, std::uint32_t
 }
 
 Config builtin_config() {
+  return builtin_config(static_cast<std::uint32_t>(::geteuid()));
+}
+
+Config builtin_config(std::uint32_t trusted_uid) {
   Config c;
   c.source = "built-in";
   for (auto [name, priority] : {std::pair<const char*, int>{"online", 10}, {"offline", 0}}) {
     ClassRule r;
     r.cls.name = name;
     r.cls.priority = priority;
-    if (priority > 0) r.cls.triggers = {RequestSource::kHint, RequestSource::kTransparent};
     MatchRule m;
+    if (priority > 0) {
+      r.cls.triggers = {RequestSource::kHint, RequestSource::kTransparent};
+      m.uid = trusted_uid;
+    }
     m.env = EnvCondition{"GPREEMPT_CLASS", *Glob::parse(name, nullptr)};
     r.match.push_back(std::move(m));
     c.classes.push_back(std::move(r));
@@ -121,6 +132,7 @@ struct DurationKey {
 constexpr DurationKey kPolicyKeys[] = {
     {"resume_after_idle_ms", &ArbiterConfig::resume_after_idle, 1ms},
     {"max_suspension_ms", &ArbiterConfig::max_suspension, 1ms},
+    {"max_request_ms", &ArbiterConfig::max_request, 1ms},
     {"starvation_window_ms", &ArbiterConfig::starvation_window, 1ms},
     {"starvation_min_run_ms", &ArbiterConfig::starvation_min_run, 1ms},
     {"expect_lead_ms", &ArbiterConfig::expect_lead, 1ms},
@@ -151,7 +163,7 @@ class Loader {
       if (k == "class") {  // without [[class]], the built-in classes stay
         c.classes = classes(k, v);
       } else if (k == "policy") {
-        if (auto* t = table(k, v)) policy(*t, c.policy);
+        if (auto* t = table(k, v)) policy(*t, c);
       } else if (k == "daemon") {
         if (auto* t = table(k, v)) daemon(*t, c.daemon);
       } else {
@@ -160,10 +172,14 @@ class Loader {
       }
     }
     check_time_slices(c);
+    check_trust(c);
     // toml++ iterates tables in key order; report in file order.
     std::stable_sort(errors_.begin(), errors_.end(),
                      [](const ConfigError& a, const ConfigError& b) { return a.line < b.line; });
-    if (errors_.empty()) out.config = std::move(c);
+    if (errors_.empty()) {
+      for (auto& w : trust_warnings(c)) out.warnings.push_back({file_, single_tenant_line_, w});
+      out.config = std::move(c);
+    }
     out.errors = std::move(errors_);
     return out;
   }
@@ -349,9 +365,19 @@ class Loader {
     }
   }
 
-  void policy(const toml::table& t, ArbiterConfig& p) {
-    int window_line = 0, min_run_line = 0, max_line = 0;
+  void policy(const toml::table& t, Config& c) {
+    ArbiterConfig& p = c.policy;
+    int window_line = 0, min_run_line = 0, max_line = 0, max_request_line = 0;
     for (auto&& [k, v] : t) {
+      if (k == "single_tenant") {
+        if (!v.is_boolean()) {
+          error(line_of(k), std::string("'single_tenant' must be a boolean, not ") + type_name(v));
+        } else {
+          c.single_tenant = *v.value<bool>();
+          single_tenant_line_ = line_of(k);
+        }
+        continue;
+      }
       if (k == "time_slice") {
         time_slice(k, v, std::nullopt);
         continue;
@@ -379,10 +405,19 @@ class Loader {
       if (k == "starvation_window_ms") window_line = line_of(k);
       if (k == "starvation_min_run_ms") min_run_line = line_of(k);
       if (k == "max_suspension_ms") max_line = line_of(k);
+      if (k == "max_request_ms") max_request_line = line_of(k);
     }
     if (p.max_suspension <= Duration::zero())
       error(max_line, "max_suspension_ms must be greater than 0 (it bounds every suspension)");
-    if (p.starvation_min_run >= p.starvation_window)
+    if (p.max_request <= Duration::zero())
+      error(max_request_line,
+            "max_request_ms must be greater than 0 (it bounds every request a client begins)");
+    // Zero would let a higher class hold a lower one suspended for the whole window, every window.
+    if (p.starvation_min_run <= Duration::zero())
+      error(min_run_line ? min_run_line : window_line,
+            "starvation_min_run_ms must be greater than 0 (it is every suspended process's "
+            "guaranteed share of each window)");
+    else if (p.starvation_min_run >= p.starvation_window)
       error(min_run_line ? min_run_line : window_line,
             "starvation_min_run_ms must be less than starvation_window_ms");
   }
@@ -430,6 +465,23 @@ class Loader {
         }
       } else if (k == "control_group") {
         if (auto s = string(k, v)) d.control_group = *s;
+      } else if (k == "max_connections_per_uid" || k == "hint_rate" || k == "hint_burst") {
+        if (auto x = integer(k, v)) {
+          if (*x < 1 || *x > 1000000)
+            error(line_of(k), "'" + std::string(k.str()) + "' must be between 1 and 1000000, not " +
+                                  std::to_string(*x));
+          else
+            (k == "max_connections_per_uid" ? d.max_connections_per_uid
+             : k == "hint_rate"             ? d.hint_rate
+                                            : d.hint_burst) = static_cast<uint32_t>(*x);
+        }
+      } else if (k == "idle_timeout_ms") {
+        if (auto x = duration(k, v, 1ms)) {
+          if (*x <= Duration::zero())
+            error(line_of(k), "idle_timeout_ms must be greater than 0");
+          else
+            d.idle_timeout = *x;
+        }
       } else if (k == "poll_interval_us") {
         if (auto x = duration(k, v, 1us)) {
           if (*x < DaemonSettings::kMinPollInterval || *x > DaemonSettings::kMaxPollInterval)
@@ -505,6 +557,8 @@ class Loader {
       if (!have_priority) error(line, "class '" + r.cls.name + "' has no priority");
       if (!have_match) error(line, "class '" + r.cls.name + "' has no match rule");
       out.push_back(std::move(r));
+      class_match_lines_.push_back(std::move(current_match_lines_));
+      current_match_lines_.clear();
     }
     return out;
   }
@@ -549,6 +603,7 @@ class Loader {
     }
     for (const toml::table* t : tables) {
       MatchRule m;
+      current_match_lines_.push_back(line_of(*t));
       for (auto&& [mk, mv] : *t) match_key(mk, mv, m);
       if (t->empty()) error(line_of(k), "empty 'match' table (it would match nothing)");
       out.push_back(std::move(m));
@@ -614,8 +669,46 @@ class Loader {
     }
   }
 
+  // A class that may preempt another matches only what a process cannot set itself
+  // (class_trust.h), unless the node is declared single-tenant.
+  void check_trust(const Config& c) {
+    if (c.single_tenant || c.classes.empty()) return;
+    int lowest = c.classes.front().cls.priority;
+    std::string lowest_name = c.classes.front().cls.name;
+    for (const auto& r : c.classes)
+      if (r.cls.priority < lowest) {
+        lowest = r.cls.priority;
+        lowest_name = r.cls.name;
+      }
+    for (std::size_t k = 0; k < c.classes.size(); ++k) {
+      const ClassRule& r = c.classes[k];
+      if (r.cls.priority == lowest) continue;
+      for (std::size_t i = 0; i < r.match.size(); ++i) {
+        const std::string why = self_declared_problem(r.match[i]);
+        if (why.empty()) continue;
+        const int line = k < class_match_lines_.size() && i < class_match_lines_[k].size()
+                             ? class_match_lines_[k][i]
+                             : 0;
+        error(line, "class '" + r.cls.name + "' (priority " + std::to_string(r.cls.priority) +
+                        ") may suspend class '" + lowest_name +
+                        "', so any process must not be able to put itself in it, but this match "
+                        "names nothing the process cannot set itself: " +
+                        why +
+                        ". Add what the kernel or the runtime decides, e.g. { uid = 1000, "
+                        "cmdline = \"*serve*\" }, { user = \"svc-vllm\" }, { cgroup = "
+                        "\"/system.slice/vllm.service\" }, { container = \"vllm-*\" } or { pod "
+                        "= \"inference/vllm-*\" }; or, if every user of this node is trusted, "
+                        "declare it with [policy] single_tenant = true (docs/security.md)");
+      }
+    }
+  }
+
   std::string file_;
   std::vector<ConfigError> errors_;
+  int single_tenant_line_ = 0;
+  // The line of each match table of each [[class]], in file order (check_trust's error lines).
+  std::vector<std::vector<int>> class_match_lines_;
+  std::vector<int> current_match_lines_;
   struct SliceSet {
     int line = 0;              // of the time_slice key
     std::optional<GpuId> gpu;  // nullopt: every GPU
@@ -628,18 +721,91 @@ class Loader {
 
 }  // namespace
 
+std::vector<std::string> trust_warnings(const Config& c) {
+  std::vector<std::string> out;
+  if (!c.single_tenant) return out;
+  int lowest = c.classes.empty() ? 0 : c.classes.front().cls.priority;
+  for (const auto& r : c.classes) lowest = std::min(lowest, r.cls.priority);
+  std::string relying;
+  for (const auto& r : c.classes) {
+    if (r.cls.priority == lowest) continue;
+    for (const auto& m : r.match)
+      if (!self_declared_problem(m).empty()) {
+        relying += std::string(relying.empty() ? "" : ", ") + "class '" + r.cls.name + "' (" +
+                   m.describe() + ")";
+        break;
+      }
+  }
+  out.push_back(
+      "single_tenant = true: every local user is trusted; " +
+      (relying.empty()
+           ? std::string("no class relies on it yet, but any rule added may match "
+                         "what a process sets itself")
+           : "any process can put itself in " + relying + " and suspend the classes below it"));
+  return out;
+}
+
 ConfigResult load_config(std::string_view text, const std::string& file_name) {
   return Loader(file_name).run(text);
 }
 
+std::string config_file_problem(std::uint32_t owner, std::uint32_t mode,
+                                std::uint32_t daemon_euid) {
+  if (owner != 0 && owner != daemon_euid)
+    return "owned by uid " + std::to_string(owner) + ", not by root" +
+           (daemon_euid != 0 ? " or the daemon's own uid " + std::to_string(daemon_euid) : "") +
+           ": whoever writes the config decides who preempts whom (chown root:root FILE)";
+  if (mode & (S_IWGRP | S_IWOTH))
+    return std::string("writable by its ") + ((mode & S_IWOTH) ? "world" : "group") +
+           ": whoever writes the config decides who preempts whom (chmod go-w FILE)";
+  return "";
+}
+
 ConfigResult check_config(const std::string& path) {
-  auto text = read_text_file(path);
-  if (!text) {
-    ConfigResult r;
+  ConfigResult r;
+  // One descriptor for the check and the read, so the file checked is the file read. Symlinks are
+  // followed (a Kubernetes ConfigMap volume is one); what counts is the file they reach.
+  // O_NONBLOCK: a FIFO named as the config must not block the open (it is refused below).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) {
     r.errors.push_back({path, 0, std::string("cannot read: ") + std::strerror(errno)});
+    if (fd >= 0) ::close(fd);
     return r;
   }
-  return load_config(*text, path);
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    r.errors.push_back({path, 0, "not a regular file"});
+    return r;
+  }
+  if (std::string why = config_file_problem(st.st_uid, st.st_mode, ::geteuid()); !why.empty()) {
+    ::close(fd);
+    r.errors.push_back({path, 0, why});
+    return r;
+  }
+  // A config is a few kilobytes; a bound keeps a huge file from exhausting the daemon's memory.
+  constexpr std::size_t kMaxConfigBytes = 1 << 20;
+  std::string text;
+  char buf[16384];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int e = errno;
+      ::close(fd);
+      r.errors.push_back({path, 0, std::string("cannot read: ") + std::strerror(e)});
+      return r;
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxConfigBytes) {
+      ::close(fd);
+      r.errors.push_back({path, 0, "larger than " + std::to_string(kMaxConfigBytes) + " bytes"});
+      return r;
+    }
+  }
+  ::close(fd);
+  return load_config(text, path);
 }
 
 }  // namespace gpreempt::sched

@@ -32,8 +32,10 @@ bool container_matches(const Glob& want, const ProcessFacts& p) {
   // An id or its prefix as `docker ps` shows it; shorter is too ambiguous to mean an id.
   const bool id_prefix = want.literal() && w.size() >= 12 && is_hex(w);
   for (const auto& path : p.cgroups) {
-    auto id = cgroup_identity(path).container_id;
-    if (!id) continue;
+    const auto identity = cgroup_identity(path);
+    // A rootless id is whatever its user named a cgroup: never another's container by id.
+    const auto& id = identity.container_id;
+    if (!id || identity.rootless) continue;
     if (id_prefix ? id->compare(0, w.size(), w) == 0 : want.matches(*id)) return true;
   }
   return false;

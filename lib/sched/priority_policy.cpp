@@ -70,12 +70,17 @@ PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
     const bool guarded = !(held && config.operator_overrides_guard);
     if (m.state == MemberState::kRunning && (by_request || held || sliced)) {
       if (!suspends_allowed) continue;  // the arbiter knows when that ends
-      if (!guarded || m.guard.may_suspend(now, config)) {
+      // An operator hold that overrides the guard still leaves the floor: a process the hard
+      // bound resumed runs starvation_min_run before the hold may take it again.
+      const bool allowed =
+          guarded ? m.guard.may_suspend(now, config) : m.guard.ran_floor(now, config);
+      if (allowed) {
         d.suspend.push_back(key);
         if (!by_request && held) d.by_operator.push_back(key);
         if (!by_request && !held) ++sliced_only;
       } else {
-        earliest(d.next_check, m.guard.may_suspend_check(now, config));
+        earliest(d.next_check, guarded ? m.guard.may_suspend_check(now, config)
+                                       : m.guard.ran_floor_check(now, config));
       }
     } else if (m.state == MemberState::kSuspended) {
       const Time since = m.suspended_at.value_or(now);

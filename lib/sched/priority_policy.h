@@ -14,7 +14,8 @@
 //     member and keep it suspended, beside the two above: ending the hold resumes it only if no
 //     pending work needs it suspended, and pending work ending leaves a held member suspended.
 //     max_suspension ends a held suspension too; the starvation guard does as well unless
-//     config.operator_overrides_guard.
+//     config.operator_overrides_guard (which keeps one floor: after a forced resume the member
+//     runs starvation_min_run before a hold takes it again).
 //   * A time slice (time_slice.h) is a third reason, for members of a listed class outside its
 //     turn that have no request pending; the guard and the hard bound apply to it.
 #pragma once

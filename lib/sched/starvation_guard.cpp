@@ -50,6 +50,15 @@ bool StarvationGuard::may_suspend(Time now, const ArbiterConfig& c) const {
   return suspended_in_window(now, c) + c.starvation_min_run <= budget(c);
 }
 
+bool StarvationGuard::ran_floor(Time now, const ArbiterConfig& c) const {
+  return !forced_resume_at_ || now - *forced_resume_at_ >= c.starvation_min_run;
+}
+
+Time StarvationGuard::ran_floor_check(Time now, const ArbiterConfig& c) const {
+  return std::max(now + Duration{1},
+                  forced_resume_at_ ? *forced_resume_at_ + c.starvation_min_run : now);
+}
+
 Time StarvationGuard::may_suspend_check(Time now, const ArbiterConfig& c) const {
   Time t = now + Duration{1};
   if (forced_resume_at_) t = std::max(t, *forced_resume_at_ + c.starvation_min_run);

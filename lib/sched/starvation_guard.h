@@ -32,6 +32,10 @@ class StarvationGuard {
   // While suspended: when must_resume may first become true.
   Time must_resume_check(Time now, const ArbiterConfig& c) const;
   bool may_suspend(Time now, const ArbiterConfig& c) const;
+  // The floor no override removes: it has run starvation_min_run since a forced resume (or was
+  // not force-resumed), and when that becomes true.
+  bool ran_floor(Time now, const ArbiterConfig& c) const;
+  Time ran_floor_check(Time now, const ArbiterConfig& c) const;
   // While not allowed to suspend: when may_suspend may first become true.
   Time may_suspend_check(Time now, const ArbiterConfig& c) const;
 

@@ -23,6 +23,11 @@ TEST(ProcParse, NsPidCmdlineCgroup) {
   EXPECT_EQ(container_id_from_cgroup("12:pids:/docker/" + id + "\n").value(), id);
   EXPECT_EQ(container_id_from_cgroup("0::/kubepods/besteffort/pod1234/cri-containerd-" + id + ".scope\n").value(), id);
   EXPECT_FALSE(container_id_from_cgroup("0::/user.slice/user-1000.slice/session-2.scope\n").has_value());
+  // Only where a runtime made the cgroup: a look-alike a user made in its own delegated subtree
+  // (or below a service's cgroup) is no container (docs/security.md).
+  EXPECT_FALSE(container_id_from_cgroup("0::/user.slice/user-1000.slice/user@1000.service/app.slice/docker-" +
+                                        id + ".scope\n"));
+  EXPECT_FALSE(container_id_from_cgroup("0::/system.slice/job.service/docker-" + id + ".scope\n"));
   EXPECT_EQ(sysfs_queue_type_name(0), "compute");
   EXPECT_EQ(sysfs_queue_type_name(3), "sdma_xgmi");
 }

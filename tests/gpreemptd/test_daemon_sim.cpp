@@ -23,6 +23,12 @@
 namespace gpreempt::testing {
 namespace {
 
+// "uid = N, ": a class that may preempt another matches only what a process cannot set itself
+// (docs/security.md), so the online rules name this test's own uid beside what they look for.
+std::string own_uid() {
+  return "uid = " + std::to_string(::getuid()) + ", ";
+}
+
 // A workload whose queues exist, and that the daemon lists under `cls`.
 void wait_classified(DaemonRig& rig, int pid, const std::string& cls) {
   ASSERT_TRUE(eventually([&] {
@@ -144,7 +150,7 @@ TEST(GpreemptdSim, AClassCoversTheProcessTreeBelowItsMatch) {
              "[policy]\nmax_suspension_ms = 600000\nstarvation_window_ms = 1000000\n"
              "starvation_min_run_ms = 1\n\n"
              "[[class]]\nname = \"online\"\npriority = 10\n"
-             "match = { env = \"GPREEMPT_CLASS=online\" }\n\n"
+             "match = { " + own_uid() + "env = \"GPREEMPT_CLASS=online\" }\n\n"
              "[[class]]\nname = \"offline\"\npriority = 0\n"
              "match = { cmdline = \"*tree-launcher-job*\" }\n");
   auto daemon = rig.start_daemon({"--config", config.string()});
@@ -372,7 +378,7 @@ TEST(GpreemptdSim, SighupWithABadConfigKeepsTheRunningOne) {
   const auto config = rig.file("gpreemptd.toml");
   write_file(
       config,
-      "[[class]]\nname = \"online\"\npriority = 10\nmatch = { env = \"GPREEMPT_CLASS=online\" }\n\n"
+      "[[class]]\nname = \"online\"\npriority = 10\nmatch = { " + own_uid() + "env = \"GPREEMPT_CLASS=online\" }\n\n"
       "[[class]]\nname = \"offline\"\npriority = 0\nmatch = { env = \"GPREEMPT_CLASS=offline\" "
       "}\n");
   auto daemon = rig.start_daemon({"--config", config.string()});
@@ -424,7 +430,7 @@ TEST(GpreemptdSim, SighupMovesTheSocketAndMetricsAndChangesThePollInterval) {
   DaemonRig rig;
   const auto config = rig.file("reload.toml");
   const std::string classes =
-      "[[class]]\nname = \"online\"\npriority = 10\nmatch = { cmdline = \"*workload online*\" }\n"
+      "[[class]]\nname = \"online\"\npriority = 10\nmatch = { " + own_uid() + "cmdline = \"*workload online*\" }\n"
       "trigger = \"transparent\"\n\n"
       "[[class]]\nname = \"offline\"\npriority = 0\nmatch = { env = \"GPREEMPT_CLASS=offline\" }\n";
   auto daemon_settings = [&](const std::string& socket, const std::string& metrics, int poll_us) {
@@ -640,7 +646,7 @@ TEST(GpreemptdSim, TheIssuesMinimalConfigWorksAsWritten) {
   DaemonRig rig;
   const auto config = rig.file("minimal.toml");
   write_file(config,
-             "[[class]]\nname = \"online\"\npriority = 10\nmatch = { cmdline = \"*serve*\" "
+             "[[class]]\nname = \"online\"\npriority = 10\nmatch = { " + own_uid() + "cmdline = \"*serve*\" "
              "}\ntrigger = \"transparent\"\n\n"
              "[[class]]\nname = \"offline\"\npriority = 0\nmatch = { env = "
              "\"GPREEMPT_CLASS=offline\" }\n");
@@ -665,7 +671,7 @@ TEST(GpreemptdSim, TheTransparentTriggerSuspendsForAnUnmodifiedOnlineWorkload) {
   const auto config = rig.file("transparent.toml");
   write_file(
       config,
-      "[[class]]\nname = \"online\"\npriority = 10\nmatch = { cmdline = \"*workload online*\" }\n"
+      "[[class]]\nname = \"online\"\npriority = 10\nmatch = { " + own_uid() + "cmdline = \"*workload online*\" }\n"
       "trigger = \"transparent\"\n\n"
       "[[class]]\nname = \"offline\"\npriority = 0\nmatch = { env = \"GPREEMPT_CLASS=offline\" "
       "}\n");
@@ -734,7 +740,7 @@ TEST(GpreemptdSim, CtlSuspendHoldsAClassForItsTimeAndCtlResumeEndsItEarly) {
   const auto config = rig.file("operator.toml");
   write_file(config,
              own_control_group() +
-             "[[class]]\nname = \"online\"\npriority = 10\nmatch = { env = "
+             "[[class]]\nname = \"online\"\npriority = 10\nmatch = { " + own_uid() + "env = "
              "\"GPREEMPT_CLASS=online\" }\ntrigger = \"hint\"\n"
              "[[class]]\nname = \"offline\"\npriority = 0\nmatch = { env = "
              "\"GPREEMPT_CLASS=offline\" }\n"
@@ -786,7 +792,7 @@ TEST(GpreemptdSim, CtlSuspendRefusesUnknownTargetsAndNonRootPeers) {
   const auto config = rig.file("ctl.toml");
   write_file(config,
              (::geteuid() == 0 ? std::string() : own_control_group()) +
-                 "[[class]]\nname = \"online\"\npriority = 10\nmatch = { env = "
+                 "[[class]]\nname = \"online\"\npriority = 10\nmatch = { " + own_uid() + "env = "
                  "\"GPREEMPT_CLASS=online\" }\n\n[[class]]\nname = \"offline\"\npriority = 0\n"
                  "match = { env = \"GPREEMPT_CLASS=offline\" }\n");
   auto daemon = rig.start_daemon({"--config", config.string()});

@@ -265,8 +265,8 @@ TEST(Classifier, AllConditionsOfOneTableMustHold) {
 }
 
 TEST(Classifier, BuiltInClassesNeedNoConfig) {
-  Classifier c(builtin_config().classes);
   auto on = proc(1);
+  Classifier c(builtin_config(on.uid).classes);
   on.environ["GPREEMPT_CLASS"] = "online";
   auto off = proc(2);
   off.environ["GPREEMPT_CLASS"] = "offline";

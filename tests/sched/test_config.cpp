@@ -17,7 +17,7 @@ const char* kMinimal = R"(
 [[class]]
 name = "online"
 priority = 10
-match = { cmdline = "*serve*" }
+match = { uid = 1000, cmdline = "*serve*" }
 trigger = "transparent"
 
 [[class]]
@@ -40,7 +40,7 @@ std::string error_of(const std::string& text) {
 }
 
 std::string with_class(const std::string& body) {
-  return "[[class]]\nname = \"online\"\npriority = 10\nmatch = { cmdline = \"*serve*\" }\n" + body;
+  return "[[class]]\nname = \"online\"\npriority = 10\nmatch = { uid = 1000, cmdline = \"*serve*\" }\n" + body;
 }
 
 TEST(Config, TheIssuesMinimalConfigAsWritten) {
@@ -51,7 +51,7 @@ TEST(Config, TheIssuesMinimalConfigAsWritten) {
   EXPECT_EQ(c.classes[0].cls.name, "online");
   EXPECT_EQ(c.classes[0].cls.priority, 10);
   EXPECT_EQ(c.classes[0].cls.triggers, std::vector<RequestSource>{RequestSource::kTransparent});
-  EXPECT_EQ(c.classes[0].match[0].describe(), "cmdline=*serve*");
+  EXPECT_EQ(c.classes[0].match[0].describe(), "cmdline=*serve* uid=1000");
   EXPECT_EQ(c.classes[1].cls.name, "offline");
   EXPECT_EQ(c.classes[1].cls.priority, 0);
   EXPECT_EQ(c.classes[1].cls.triggers, std::vector<RequestSource>{RequestSource::kHint});
@@ -95,7 +95,7 @@ name = "online"
 priority = 100
 trigger = ["hint", "transparent", "operator"]
 match = [ { cgroup = "/kubepods*", user = "svc" }, { exe = "tritonserver", uid = 998 },
-          { container = "3f4e2b1c9d8a", pod = "0f1b5c64-8c1e-4c3c-9c5a-2b3a1e2f4d5c" }, { pid = 77 },
+          { container = "3f4e2b1c9d8a", pod = "0f1b5c64-8c1e-4c3c-9c5a-2b3a1e2f4d5c" }, { pid = 77, uid = 998 },
           { container = "vllm-*", pod = "inference/llama-*" } ]
 
 [[class]]
@@ -132,7 +132,7 @@ match = { env = "JOB=train-*" }
   EXPECT_EQ(c.classes[0].match[1].describe(), "exe=tritonserver uid=998");
   EXPECT_EQ(c.classes[0].match[2].describe(),
             "container=3f4e2b1c9d8a pod=0f1b5c64-8c1e-4c3c-9c5a-2b3a1e2f4d5c");
-  EXPECT_EQ(c.classes[0].match[3].describe(), "pid=77");
+  EXPECT_EQ(c.classes[0].match[3].describe(), "uid=998 pid=77");
   EXPECT_EQ(c.classes[0].match[4].describe(), "container=vllm-* pod=inference/llama-*");
   EXPECT_EQ(c.classes[0].cls.triggers.size(), 3u);
   EXPECT_EQ(c.classes[1].match[0].describe(), "env=JOB=train-*");
@@ -142,7 +142,9 @@ TEST(Config, NoClassesKeepsTheBuiltInOnes) {
   auto r = load_config("[policy]\nmax_suspension_ms = 100\n", "p.toml");
   ASSERT_TRUE(r.config);
   ASSERT_EQ(r.config->classes.size(), 2u);
-  EXPECT_EQ(r.config->classes[0].match[0].describe(), "env=GPREEMPT_CLASS=online");
+  // Online only for the daemon's own user (class_trust.h): a process chooses its environment.
+  EXPECT_EQ(r.config->classes[0].match[0].describe(),
+            "uid=" + std::to_string(::geteuid()) + " env=GPREEMPT_CLASS=online");
   EXPECT_EQ(r.config->policy.max_suspension, 100ms);
 }
 
@@ -294,17 +296,22 @@ TEST(CheckConfig, ReadsTheFileAndNamesIt) {
 TEST(Config, PerUserRootTemplatesExpandLikeSystemdSpecifiers) {
   const ContainerRoots defaults;
   EXPECT_EQ(defaults.podman, "/var/lib/containers/storage");
-  EXPECT_EQ(expand_user_root(defaults.podman_rootless, 1000, "alice", "/home/alice"),
+  // The rootless roots are opt-in (docs/security.md); the templates their comment suggests:
+  EXPECT_EQ(defaults.podman_rootless, "");
+  EXPECT_EQ(defaults.containerd_rootless, "");
+  const std::string podman_rootless = "%h/.local/share/containers/storage";
+  const std::string containerd_rootless = "/run/user/%U/containerd/io.containerd.runtime.v2.task";
+  EXPECT_EQ(expand_user_root(podman_rootless, 1000, "alice", "/home/alice"),
             "/home/alice/.local/share/containers/storage");
-  EXPECT_EQ(expand_user_root(defaults.containerd_rootless, 1000, "", ""),
+  EXPECT_EQ(expand_user_root(containerd_rootless, 1000, "", ""),
             "/run/user/1000/containerd/io.containerd.runtime.v2.task");
   EXPECT_EQ(expand_user_root("/host%h/%u/%U/100%%", 7, "bob", "/home/bob"),
             "/host/home/bob/bob/7/100%");
   // %h and %u need the passwd entry; %U never does.
   EXPECT_EQ(expand_user_root("%h/x", 1000, "alice", ""), std::nullopt);
   EXPECT_EQ(expand_user_root("/x/%u", 1000, "", "/home/alice"), std::nullopt);
-  EXPECT_EQ(check_user_root(defaults.podman_rootless), "");
-  EXPECT_EQ(check_user_root(defaults.containerd_rootless), "");
+  EXPECT_EQ(check_user_root(podman_rootless), "");
+  EXPECT_EQ(check_user_root(containerd_rootless), "");
 }
 
 }  // namespace

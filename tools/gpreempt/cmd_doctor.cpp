@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "cli.h"
+#include "doctor/config_trust.h"
 #include "doctor/doctor.h"
 
 namespace gpreempt::cli {
@@ -16,6 +17,7 @@ namespace {
 struct DoctorOptions {
   std::string device = "/dev/kfd";
   std::string root = "/";
+  std::string config = doctor::kDefaultConfigPath;
 };
 
 // Under `kfdsim run` (or LD_PRELOAD=$(kfdsim shim)): the KFD paths are the simulator's.
@@ -43,7 +45,7 @@ std::string lower(const char* s) {
 
 void run_doctor(const Globals& g, const DoctorOptions& o) {
   doctor::DoctorInputs in{doctor::SystemFiles(o.root), doctor::probe_kfd(o.device), on_simulator(),
-                          static_cast<int>(::getpid())};
+                          static_cast<int>(::getpid()), o.config};
   const auto results = doctor::run_checks(in);
 
   std::size_t counts[4] = {0, 0, 0, 0};
@@ -109,7 +111,8 @@ void register_doctor_commands(CLI::App& app, Globals& globals) {
       "  amdgpu.sched_policy), cwsr (amdgpu.cwsr_enable), queue_preemption_timeout, kernel\n"
       "  (>= 6.5 or amdgpu-dkms), ptrace_scope (Yama), cap_sys_ptrace, pid_namespace (the host's),\n"
       "  debugfs (kfd/mqds readable), and rocm_user_space for every GPU process (ROCm >= 5.7,\n"
-      "  read from the libhsa-runtime64 it maps; processes in containers are named as such).\n"
+      "  read from the libhsa-runtime64 it maps; processes in containers are named as such),\n"
+      "  and config_trust: what gpreemptd's config trusts (docs/security.md).\n"
       "Minimum stack: Linux >= 6.5 (or AMD's amdgpu-dkms driver) with ROCm >= 5.7 user space.\n"
       "Run it as gpreemptd will run (root, or with CAP_SYS_PTRACE): the ptrace and debugfs checks\n"
       "look at the caller's privileges. docs/doctor.md explains every check.\n"
@@ -117,6 +120,10 @@ void register_doctor_commands(CLI::App& app, Globals& globals) {
       "  kfdsim run -- gpreempt doctor                (the simulated machine)\n"
       "Exit codes: 0 nothing failed (WARN lines allowed), 1 at least one FAIL, 2 usage.");
   cmd->add_option("--device", opts->device, "KFD device node")->capture_default_str();
+  cmd->add_option("--config", opts->config,
+                  "gpreemptd's config: config_trust reports what it trusts (single_tenant, rootless "
+                  "roots, metrics address, control_group); '' leaves that check out")
+      ->capture_default_str();
   cmd->add_option("--root", opts->root,
                   "Read /proc, /sys and debugfs under this directory (a copied or fake tree)")
       ->capture_default_str();

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <fstream>
@@ -65,8 +66,10 @@ std::string daemon_config(const DaemonSetup& s, const std::string& socket_path) 
     if (s.max_suspension_ms) t << "max_suspension_ms = " << number(*s.max_suspension_ms) << "\n";
     if (s.grace_default_us) t << "grace_default_us = " << number(*s.grace_default_us) << "\n";
   }
-  t << "\n[[class]]\nname = \"online\"\npriority = 10\nmatch = { cmdline = "
-    << quoted(s.online_cmdline) << " }\ntrigger = " << quoted(s.trigger) << "\n"
+  // The online class preempts the offline one, so it names what a process cannot set itself
+  // (docs/security.md): the demo's workloads run as the user running the demo.
+  t << "\n[[class]]\nname = \"online\"\npriority = 10\nmatch = { uid = " << ::getuid()
+    << ", cmdline = " << quoted(s.online_cmdline) << " }\ntrigger = " << quoted(s.trigger) << "\n"
     << "\n[[class]]\nname = \"offline\"\npriority = 0\n"
     << "match = { env = \"GPREEMPT_CLASS=offline\" }\n";
   return t.str();
