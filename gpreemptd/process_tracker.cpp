@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "common/escape.h"
 #include "process_facts_reader.h"
 
 namespace gpreemptd {
@@ -40,7 +41,12 @@ void ProcessTracker::set_container_roots(std::optional<ContainerRoots> roots) {
 void ProcessTracker::start() {
   // The first pass here, before the loop serves anyone: the daemon is ready (sd_notify) knowing
   // the GPU processes already running.
-  scan();
+  try {
+    scan();
+  } catch (const std::exception& e) {
+    // Not fatal: the worker's passes list again (and count what fails).
+    spdlog::warn("process discovery: {}; trying again at the next pass", e.what());
+  }
   worker_.start([this](DiscoveryBatch b) {
     inbox_.post([this, b = std::move(b)]() mutable { apply(std::move(b)); });
   });
@@ -65,8 +71,8 @@ void ProcessTracker::seen(TrackedProcess p) {
     it = processes_.end();
   }
   if (it == processes_.end()) {
-    std::string cmd;
-    for (const auto& a : p.cmdline) cmd += (cmd.empty() ? "" : " ") + a;
+    // Another user's words, on their way to the journal and whoever reads it on a terminal.
+    const std::string cmd = gpreempt::printable_command_line(p.cmdline);
     if (p.class_name)
       spdlog::info(
           "GPU process {} ({}) is class {} ({}{})", sched::to_string(p.key), cmd, *p.class_name,

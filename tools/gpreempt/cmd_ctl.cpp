@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "common/escape.h"
 #include "client/connection.h"
 #include "common/error.h"
 
@@ -125,7 +126,10 @@ std::string render_status(const Json& doc) {
   out << "gpreemptd " << text(daemon, "version") << "  pid " << text(daemon, "pid") << "  up "
       << text(daemon, "uptime_s") << " s\n"
       << "  config " << text(daemon, "config_path") << "\n"
-      << "  socket " << text(daemon, "socket_path") << "\n\n";
+      << "  socket " << text(daemon, "socket_path") << "\n";
+  if (text(daemon, "view") == "own_processes")
+    out << "  (your own processes only: root and [daemon] control_group see every process)\n";
+  out << "\n";
 
   std::vector<std::vector<std::string>> class_rows;
   for (const auto& c : array_at(doc, "classes")) {
@@ -164,7 +168,7 @@ std::string render_status(const Json& doc) {
       const std::string hold = text(p, "operator_hold_s");
       rows.push_back({text(p, "pid"), text(p, "class"), text(p, "queues"), text(p, "suspended"),
                       text(p, "open_requests"), hold == "-" ? hold : hold + " s",
-                      text(p, "cmdline")});
+                      gpreempt::printable(text(p, "cmdline"))});
     }
     if (rows.empty()) {
       out << "  no GPU processes\n";

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "cli.h"
+#include "common/escape.h"
 #include "discovery/json.h"
 #include "discovery/process_discovery.h"
 #include "discovery/process_watch.h"
@@ -25,8 +26,7 @@ struct PsOptions {
 };
 
 std::string join(const std::vector<std::string>& v, std::size_t max) {
-  std::string s;
-  for (const auto& a : v) s += (s.empty() ? "" : " ") + a;
+  const std::string s = gpreempt::printable_command_line(v);
   return s.size() > max ? s.substr(0, max - 3) + "..." : s;
 }
 

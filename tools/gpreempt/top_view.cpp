@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "common/escape.h"
 
 namespace gpreempt::cli {
 
@@ -250,7 +251,7 @@ std::string render_top(const TopView& v, const TopStyle& style) {
     for (const auto& p : g.processes) {
       proc_rows.push_back({std::to_string(p.pid), p.class_name.empty() ? "(none)" : p.class_name,
                            std::to_string(p.queues), p.suspended ? "yes" : "no",
-                           std::to_string(p.open_requests), p.cmdline});
+                           std::to_string(p.open_requests), gpreempt::printable(p.cmdline)});
       proc_colours.push_back(p.suspended ? kYellow : nullptr);
     }
     if (proc_rows.empty())
