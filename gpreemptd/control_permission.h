@@ -1,5 +1,6 @@
-// Who may change gpreemptd's state over the socket (reload, operator suspend/resume): root, and
-// members of the configured `control_group`. Hints are not checked here (the peer's class decides).
+// Who may change gpreemptd's state over the socket (reload, operator suspend/resume) and read the
+// full status (every user's processes and command lines, the classes' rules): root, and members of
+// the configured `control_group`. Hints are not checked here (the peer's class decides).
 #pragma once
 
 #include <optional>
@@ -10,8 +11,9 @@
 namespace gpreemptd {
 
 // nullopt when `peer` may; otherwise the sentence saying why not (sent back as not_permitted).
-// Membership counts the peer's primary gid and its supplementary groups (/proc/PID/status).
+// Membership counts the peer's primary gid and the supplementary groups it had when it connected
+// (Peer::groups, SO_PEERGROUPS): never what its pid's /proc files say now.
 std::optional<std::string> control_refusal(const Peer& peer, const std::string& control_group,
-                                           const std::string& op, const std::string& proc_root);
+                                           const std::string& op);
 
 }  // namespace gpreemptd

@@ -87,6 +87,7 @@ Daemon::Daemon(DaemonOptions options, sched::Config config)
   tracker_->set_container_roots(config_.daemon.containers);
   tracker_->set_classifier(classifier_);
   timer_ = loop_.add_timer([this] { dispatch(sched::event::TimerFired{}); });
+  request_timer_ = loop_.add_timer([this] { expire_requests(); });
 }
 
 Daemon::~Daemon() {
@@ -125,7 +126,8 @@ int Daemon::run() {
       [this](uint64_t c, const Peer& p, const client::Message& m, Clock::time_point r) {
         return handle(c, p, m, r);
       },
-      [this](uint64_t c, const Peer& p) { connection_closed(c, p); });
+      [this](uint64_t c, const Peer& p) { connection_closed(c, p); },
+      socket_limits(config_.daemon));
   for (const auto& g : machine_.gpus) {
     GpuRecord& rec = gpus_[g.gpu];
     rec.name = g.name;
@@ -301,6 +303,9 @@ void Daemon::publish_metrics() {
   s.gpus = &gpus_;
   s.reloads = reloads_;
   s.failed_reloads = failed_reloads_;
+  s.requests_expired = requests_expired_;
+  s.hints_rate_limited = hints_rate_limited_;
+  s.socket = server_ ? &server_->counters() : nullptr;
   metrics_->publish(metrics_snapshot(s, start_time_unix_s_));
 }
 
@@ -431,6 +436,7 @@ std::vector<std::string> Daemon::reload() {
   // The core's backstop follows max_suspension like every other bound.
   for (auto& [gpu, context] : contexts_) context->set_watchdog_bound(watchdog_bound(config_.policy));
   apply_classes();
+  arm_request_expiry();  // max_request_ms may have changed
   check_policy_gpus();
   ++reloads_;
   spdlog::info("reloaded {}: {} classes{}", options_.config_path, config_.classes.size(),
@@ -513,6 +519,7 @@ std::vector<std::string> Daemon::apply_daemon_settings(sched::DaemonSettings& ne
       next.realtime_priority = now.realtime_priority;
     }
   }
+  if (server_) server_->set_limits(socket_limits(next));
   if (next.containers != now.containers) {
     // Another root may name the same ids differently: nothing cached stays (a new resolver).
     tracker_->set_container_roots(next.containers);
@@ -538,34 +545,55 @@ void Daemon::apply_classes() {
   for (const auto& [pid, p] : tracker_->processes()) sync_transparent(p);
 }
 
-const TrackedProcess* Daemon::hint_peer(uint64_t connection, int pid) {
-  // The hint path reads no /proc file once the connection's process is known: the tracker's scan
-  // (every discovery interval) drops an exited process and notices a reused pid, and the key
-  // remembered here must still be the tracker's for the pid.
-  if (auto c = hint_peers_.find(connection); c != hint_peers_.end()) {
-    const auto& all = tracker_->processes();
-    if (auto it = all.find(pid); it != all.end() && it->second.key == c->second) return &it->second;
-    hint_peers_.erase(c);
-  }
-  const TrackedProcess* p = tracker_->find(pid);
-  if (p) hint_peers_[connection] = p->key;
-  return p;
+SocketLimits Daemon::socket_limits(const sched::DaemonSettings& d) const {
+  SocketLimits l;
+  l.max_connections_per_uid = d.max_connections_per_uid;
+  l.idle_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(d.idle_timeout);
+  l.proc_root = options_.roots.proc;
+  return l;
 }
 
-std::optional<std::string> Daemon::hint_refusal(int pid, const TrackedProcess* p) const {
+const TrackedProcess* Daemon::hint_peer(uint64_t connection, const Peer& peer, std::string& why) {
+  const std::string who = "pid " + std::to_string(peer.pid);
+  if (!peer.start_time_ticks) {
+    why = who + " exited before gpreemptd accepted its connection: hints on it are ignored";
+    return nullptr;
+  }
+  // Its pid may name another process by now: that one gets none of this connection's rights.
+  if (server_->peer_exited(connection)) {
+    why = who + ", which opened this connection, has exited: hints on it are ignored";
+    return nullptr;
+  }
+  const sched::ProcessKey key{peer.pid, *peer.start_time_ticks};
+  const auto& all = tracker_->processes();
+  if (auto it = all.find(peer.pid); it != all.end() && it->second.key == key) return &it->second;
+  // Not reported by discovery yet (or its pid's record is older news): read it now, once.
+  const TrackedProcess* p = tracker_->find(peer.pid);
+  if (p && p->key == key) return p;
+  why = who +
+        " is not a GPU process gpreemptd knows (it has not opened /dev/kfd, or it exited): its "
+        "hints are ignored";
+  return nullptr;
+}
+
+std::optional<std::string> Daemon::hint_refusal(const Peer& peer, const TrackedProcess* p,
+                                                const std::string& not_found) const {
   // Checked first without building a sentence: this runs on every hint.
-  if (p && p->class_name) {
+  if (p && p->class_name && p->uid == peer.uid) {
     if (const sched::SchedClass* cls = scheduler_->class_named(*p->class_name);
         cls && cls->accepts(sched::RequestSource::kHint) &&
         std::any_of(config_.classes.begin(), config_.classes.end(),
                     [&](const auto& r) { return r.cls.priority < cls->priority; }))
       return std::nullopt;
   }
-  const std::string who = "pid " + std::to_string(pid);
-  if (!p)
-    return who +
-           " is not a GPU process gpreemptd knows (it has not opened /dev/kfd, or it exited): its "
-           "hints are ignored";
+  if (!p) return not_found;
+  const std::string who = "pid " + std::to_string(peer.pid);
+  // The connection's credentials, not the process's own: a process that changed its uid since it
+  // connected speaks with the rights it had then, and they must be the process's.
+  if (p->uid != peer.uid)
+    return who + " runs as uid " + std::to_string(p->uid) + " but connected as uid " +
+           std::to_string(peer.uid) +
+           ": a hint counts only from the user the process runs as, so its hints are ignored";
   if (!p->class_name) return who + " matches no class: its hints are ignored";
   const sched::SchedClass* cls = scheduler_->class_named(*p->class_name);
   if (!cls) return who + " matches no class: its hints are ignored";
@@ -580,18 +608,66 @@ std::optional<std::string> Daemon::hint_refusal(int pid, const TrackedProcess* p
   return std::nullopt;
 }
 
+bool Daemon::take_hint_token(uint64_t connection, Clock::time_point now) {
+  const double rate = config_.daemon.hint_rate, burst = config_.daemon.hint_burst;
+  auto [it, fresh] = hint_buckets_.try_emplace(connection, HintBucket{burst, now});
+  HintBucket& b = it->second;
+  if (!fresh) {
+    b.tokens = std::min(burst, b.tokens + rate * std::chrono::duration<double>(now - b.at).count());
+    b.at = now;
+  }
+  if (b.tokens < 1) return false;
+  b.tokens -= 1;
+  return true;
+}
+
+void Daemon::arm_request_expiry() {
+  std::optional<Clock::time_point> first;
+  for (const auto& [connection, open] : open_requests_)
+    for (const auto& [id, r] : open)
+      if (!first || r.started < *first) first = r.started;
+  request_deadline_ = first ? std::optional(*first + config_.policy.max_request) : std::nullopt;
+  loop_.arm_at(request_timer_, request_deadline_);
+}
+
+void Daemon::expire_requests() {
+  const auto now = Clock::now();
+  const auto limit = config_.policy.max_request;
+  std::vector<std::pair<uint64_t, uint64_t>> due;  // connection, client id
+  for (const auto& [connection, open] : open_requests_)
+    for (const auto& [id, r] : open)
+      if (now - r.started >= limit) due.emplace_back(connection, id);
+  for (const auto& [connection, client_id] : due) {
+    auto c = open_requests_.find(connection);
+    if (c == open_requests_.end()) continue;
+    auto it = c->second.find(client_id);
+    if (it == c->second.end()) continue;
+    const OpenRequest r = it->second;
+    c->second.erase(it);
+    ++requests_expired_;
+    auto& kept = expired_requests_[connection];
+    if (kept.size() >= kMaxExpiredKept) kept.erase(kept.begin());
+    kept.insert(client_id);
+    spdlog::warn("request {} of {} not ended within max_request_ms = {}: ending it", client_id,
+                 sched::to_string(r.key),
+                 std::chrono::duration_cast<std::chrono::milliseconds>(limit).count());
+    dispatch(sched::event::RequestFinished{r.key, r.id, sched::RequestSource::kHint});
+  }
+  arm_request_expiry();
+}
+
 client::Reply Daemon::handle(uint64_t connection, const Peer& peer, const client::Message& m,
                              Clock::time_point received) {
   using client::ErrorCode;
   using client::Op;
   if (client::needs_control_permission(m.op))
-    if (auto why = control_refusal(peer, config_.daemon.control_group, client::to_string(m.op),
-                                   options_.roots.proc))
+    if (auto why = control_refusal(peer, config_.daemon.control_group, client::to_string(m.op)))
       return client::error_reply(m.seq, ErrorCode::kNotPermitted, *why);
   switch (m.op) {
     case Op::kHello: {
-      const TrackedProcess* p = tracker_->find(peer.pid);
-      auto refusal = hint_refusal(peer.pid, p);
+      std::string not_found;
+      const TrackedProcess* p = hint_peer(connection, peer, not_found);
+      auto refusal = hint_refusal(peer, p, not_found);
       Json body = {{"daemon_version", GPREEMPT_VERSION_STRING},
                    {"protocol", client::kProtocolVersion},
                    {"pid", peer.pid},
@@ -608,13 +684,23 @@ client::Reply Daemon::handle(uint64_t connection, const Peer& peer, const client
       auto& open = open_requests_[connection];
       if (m.op == Op::kEnd) {
         auto it = open.find(m.request);
-        if (it == open.end())
+        if (it == open.end()) {
+          // Ended by the daemon already: the client's `end` is no mistake of its own.
+          if (auto x = expired_requests_.find(connection);
+              x != expired_requests_.end() && x->second.erase(m.request))
+            return client::ok_reply(
+                m.seq, {{"expired", true},
+                        {"max_request_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               config_.policy.max_request)
+                                               .count()}});
           return client::error_reply(
               m.seq, ErrorCode::kBadRequest,
               "request " + std::to_string(m.request) + " was not begun on this connection");
+        }
         const OpenRequest r = it->second;
         open.erase(it);
-        if (const TrackedProcess* p = hint_peer(connection, peer.pid); p && p->key == r.key) {
+        std::string ignored;
+        if (const TrackedProcess* p = hint_peer(connection, peer, ignored); p && p->key == r.key) {
           const std::string cls = p->class_name.value_or("");
           for (auto g : p->gpus()) {
             GpuRecord& rec = gpus_[g];
@@ -630,8 +716,19 @@ client::Reply Daemon::handle(uint64_t connection, const Peer& peer, const client
         dispatch(sched::event::RequestFinished{r.key, r.id, sched::RequestSource::kHint});
         return client::ok_reply(m.seq);
       }
-      const TrackedProcess* p = hint_peer(connection, peer.pid);
-      if (auto why = hint_refusal(peer.pid, p)) {
+      // Every begin and expect costs a token, refused or not: a flood of either is work.
+      if (!take_hint_token(connection, received)) {
+        ++hints_rate_limited_;
+        return client::error_reply(
+            m.seq, ErrorCode::kUnavailable,
+            std::string(client::to_string(m.op)) + " refused: this connection sends hints faster than " +
+                std::to_string(config_.daemon.hint_rate) + " per second (burst " +
+                std::to_string(config_.daemon.hint_burst) +
+                ", [daemon] hint_rate and hint_burst); it was not applied");
+      }
+      std::string not_found;
+      const TrackedProcess* p = hint_peer(connection, peer, not_found);
+      if (auto why = hint_refusal(peer, p, not_found)) {
         ++hints_refused_;
         return client::error_reply(m.seq, ErrorCode::kNotPermitted, *why);
       }
@@ -647,11 +744,19 @@ client::Reply Daemon::handle(uint64_t connection, const Peer& peer, const client
             "request " + std::to_string(m.request) + " is already open on this connection");
       OpenRequest r{next_request_++, p->key, received};
       open[m.request] = r;
+      if (auto x = expired_requests_.find(connection); x != expired_requests_.end())
+        x->second.erase(m.request);  // the id is reused: its `end` is this request's
       dispatch(sched::event::RequestStarted{r.key, r.id, sched::RequestSource::kHint}, received);
+      if (!request_deadline_) arm_request_expiry();
       return client::ok_reply(m.seq);
     }
-    case Op::kStatus:
-      return client::ok_reply(m.seq, status());
+    case Op::kStatus: {
+      // Everyone's processes and command lines, and the rules that classify them, only for those
+      // who may control the daemon; others see their own processes.
+      const bool full =
+          !control_refusal(peer, config_.daemon.control_group, client::to_string(m.op));
+      return client::ok_reply(m.seq, status(full ? nullptr : &peer));
+    }
     case Op::kReload: {
       notify_reloading();
       auto errors = reload();
@@ -749,7 +854,8 @@ client::Reply Daemon::operator_command(const client::Message& m) {
 }
 
 void Daemon::connection_closed(uint64_t connection, const Peer& peer) {
-  hint_peers_.erase(connection);
+  hint_buckets_.erase(connection);
+  expired_requests_.erase(connection);
   auto it = open_requests_.find(connection);
   if (it == open_requests_.end()) return;
   auto open = std::move(it->second);
@@ -761,8 +867,9 @@ void Daemon::connection_closed(uint64_t connection, const Peer& peer) {
     dispatch(sched::event::RequestFinished{r.key, r.id, sched::RequestSource::kHint});
 }
 
-Json Daemon::status() const {
+Json Daemon::status(const Peer* viewer) const {
   StatusSource s;
+  if (viewer) s.only_uid = viewer->uid;
   s.pid = static_cast<int>(::getpid());
   s.config_path = options_.config_path;
   s.socket_path = socket_path_;
@@ -780,6 +887,21 @@ Json Daemon::status() const {
   s.failed_reloads = failed_reloads_;
   Json doc = status_document(s);
   doc["daemon"]["hints_refused"] = hints_refused_;
+  doc["daemon"]["hints_rate_limited"] = hints_rate_limited_;
+  doc["daemon"]["requests_expired"] = requests_expired_;
+  doc["daemon"]["max_request_ms"] =
+      std::chrono::duration_cast<std::chrono::milliseconds>(config_.policy.max_request).count();
+  doc["daemon"]["discovery_listing_failures"] = tracker_->listing_failures();
+  if (server_) {
+    const SocketCounters& c = server_->counters();
+    doc["daemon"]["connections"] = {{"open", server_->connections()},
+                                    {"accepted", c.accepted},
+                                    {"refused_per_uid_cap", c.refused_per_uid_cap},
+                                    {"refused_no_descriptor", c.refused_no_descriptor},
+                                    {"dropped_slow_reader", c.dropped_slow_reader},
+                                    {"closed_idle", c.closed_idle},
+                                    {"unidentified", c.unidentified}};
+  }
   doc["daemon"]["hint_to_suspend_hops_us"] = {
       {"decide", latency_summary_json(hint_hops_.decide, true)},
       {"handoff", latency_summary_json(hint_hops_.handoff, true)},

@@ -109,12 +109,21 @@ class Daemon {
   // kSuspend / kResume: the operator trigger (the peer's permission is already checked).
   gpreempt::client::Reply operator_command(const gpreempt::client::Message& m);
   void connection_closed(uint64_t connection, const Peer& peer);
-  // The tracked process behind a connection's hints (nullptr: none), without reading /proc once
-  // the connection's process is known.
-  const TrackedProcess* hint_peer(uint64_t connection, int pid);
-  // Why hints from `p` are ignored (nullopt: they count).
-  std::optional<std::string> hint_refusal(int pid, const TrackedProcess* p) const;
-  nlohmann::ordered_json status() const;
+  // The tracked process that opened `connection` (nullptr: none, and `why` says so): the process
+  // identified when the connection was accepted, never whichever holds its pid now. Reads no /proc
+  // file once discovery knows the process.
+  const TrackedProcess* hint_peer(uint64_t connection, const Peer& peer, std::string& why);
+  // Why hints from `p` on a connection of `peer` are ignored (nullopt: they count).
+  std::optional<std::string> hint_refusal(const Peer& peer, const TrackedProcess* p,
+                                          const std::string& not_found) const;
+  // Takes a token of the connection's hint bucket; false when it is empty.
+  bool take_hint_token(uint64_t connection, Clock::time_point now);
+  // End the open requests begun more than max_request ago; re-arm the timer for the next one.
+  void expire_requests();
+  void arm_request_expiry();
+  // The status document as `viewer` may see it (nullptr: everything).
+  nlohmann::ordered_json status(const Peer* viewer) const;
+  SocketLimits socket_limits(const gpreempt::sched::DaemonSettings& d) const;
 
   DaemonOptions options_;
   gpreempt::sched::Config config_;
@@ -149,12 +158,26 @@ class Daemon {
   } hint_hops_;
   std::map<std::string, uint64_t> notices_;
   std::map<uint64_t, std::map<uint64_t, OpenRequest>> open_requests_;  // connection → client id →
+  // Requests the daemon ended at max_request, until their `end` comes (connection → client ids),
+  // at most kMaxExpiredKept per connection.
+  std::map<uint64_t, std::set<uint64_t>> expired_requests_;
+  static constexpr std::size_t kMaxExpiredKept = 1024;
+  gpreempt::EventLoop::Id request_timer_ = 0;
+  // When request_timer_ fires (nullopt: disarmed). A later begin never expires first, so a begin
+  // arms it only when it is disarmed; an end leaves it (a fire with nothing due re-arms).
+  std::optional<Clock::time_point> request_deadline_;
+  uint64_t requests_expired_ = 0;
+  struct HintBucket {
+    double tokens = 0;
+    Clock::time_point at{};
+  };
+  std::map<uint64_t, HintBucket> hint_buckets_;  // connection →
+  uint64_t hints_rate_limited_ = 0;
   uint64_t next_request_ = 1;
   uint64_t next_internal_action_ = 1;  // orphan resumes: ids with the top bit set
   SuspensionLedger ledger_{ledger_facts()};
   uint64_t reloads_ = 0, failed_reloads_ = 0;
   uint64_t hints_refused_ = 0;
-  std::map<uint64_t, gpreempt::sched::ProcessKey> hint_peers_;  // connection → its process
 };
 
 }  // namespace gpreemptd

@@ -1,5 +1,6 @@
 #include "discovery_worker.h"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
@@ -38,6 +39,7 @@ bool classify(const discovery::SystemRoots& roots, TrackedProcess& p,
   auto facts = read_process_facts(roots.proc, p.key.pid, containers);
   if (!facts || facts->key != p.key) return false;
   p.cmdline = facts->cmdline;
+  p.uid = facts->uid;
   std::optional<sched::Classification> c;
   if (classifier) c = classifier->classify(*facts, read_ancestors(roots.proc, *facts, containers));
   p.class_name = c ? std::optional<std::string>(c->class_name) : std::nullopt;
@@ -134,8 +136,13 @@ void DiscoveryWorker::main(Deliver deliver) {
       log_pass(stats_);
     } catch (const std::exception& e) {
       // Listing /sys/class/kfd/kfd/proc failed (one process's files are contained in visit):
-      // nothing is lost, the next pass lists again.
-      spdlog::warn("process discovery: {}; trying again at the next pass", e.what());
+      // nothing is lost, the next pass lists again. Logged once per 1000 while it lasts (a pass
+      // every interval).
+      const uint64_t n = listing_failures_.fetch_add(1, std::memory_order_relaxed) + 1;
+      if (n == 1 || n % 1000 == 0)
+        spdlog::warn("process discovery: {}; the processes known are kept, trying again at the "
+                     "next pass ({} failed passes so far)",
+                     e.what(), n);
     }
     if (!batch.empty()) deliver(std::move(batch));
   }
@@ -293,11 +300,28 @@ void DiscoveryWorker::reclassify_all(DiscoveryBatch& out) {
   }
 }
 
+bool DiscoveryWorker::reads_trustworthy() {
+  // Out of descriptors, every read fails as if the process or its queues were gone.
+  const int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ::close(fd);
+    return true;
+  }
+  if (errno != EMFILE && errno != ENFILE) return true;
+  const uint64_t n = listing_failures_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (n == 1 || n % 1000 == 0)
+    spdlog::warn("process discovery: out of file descriptors; the processes known are kept as "
+                 "they were ({} failed reads so far)",
+                 n);
+  return false;
+}
+
 void DiscoveryWorker::visit(int pid, DiscoveryBatch& out) {
   const auto read_at = std::chrono::steady_clock::now();
   auto key = read_process_key(roots_.proc, pid);
   auto it = known_.find(pid);
   if (!key) {  // listed by KFD but already gone from /proc
+    if (!reads_trustworthy()) return;
     if (it != known_.end()) {
       out.exited.push_back(it->second.key);
       known_.erase(it);
@@ -318,6 +342,7 @@ void DiscoveryWorker::visit(int pid, DiscoveryBatch& out) {
         if (a->first != b->first) return true;
       return false;
     }();
+    if (gpus_changed && !reads_trustworthy()) return;
     p.queues = std::move(queues);
     p.read_at = read_at;
     if (gpus_changed) out.seen.push_back(p);

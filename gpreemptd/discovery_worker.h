@@ -15,6 +15,7 @@
 // reports those whose class changed.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -36,6 +37,7 @@ namespace gpreemptd {
 struct TrackedProcess {
   gpreempt::sched::ProcessKey key;
   std::vector<std::string> cmdline;
+  uint32_t uid = 0;                       // real uid: whose hints count for it, whose status shows it
   std::optional<std::string> class_name;  // nullopt: matched no class (left alone)
   std::string rule;                       // the rule that matched (MatchRule::describe)
   // The ancestor whose rule gave the class (class covers process trees); nullopt: its own rule.
@@ -104,10 +106,18 @@ class DiscoveryWorker {
   // Known processes looked at again per pass (new ones are all looked at): see pass().
   static constexpr std::size_t kRevisitsPerPass = 4;
 
+  // Any thread: passes whose listing of the KFD's processes failed, and reads that found nothing
+  // for want of file descriptors (the known processes are then kept as they were, not reported
+  // exited or without queues).
+  uint64_t listing_failures() const { return listing_failures_.load(std::memory_order_relaxed); }
+
  private:
   void main(Deliver deliver);
   // Look at one listed pid: new, changed GPUs, or a reused pid.
   void visit(int pid, DiscoveryBatch& out);
+  // false (counted in listing_failures, logged now and then) when the process is out of file
+  // descriptors: a read that found nothing then says nothing about the process.
+  bool reads_trustworthy();
   // A new pid, classified from its /proc facts, its queues not read: added to known_ and to
   // out.seen (true), or gone (false).
   bool admit(int pid, DiscoveryBatch& out);
@@ -125,6 +135,7 @@ class DiscoveryWorker {
   // Shared with the other threads.
   std::mutex mu_;
   std::condition_variable cv_;
+  std::atomic<uint64_t> listing_failures_{0};
   bool stopping_ = false;
   bool woken_ = false;
   Classifier next_classifier_;

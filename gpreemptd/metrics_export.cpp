@@ -19,6 +19,14 @@ m::MetricsSnapshot metrics_snapshot(const StatusSource& s, double start_time_uni
   out.daemon.start_time_seconds = start_time_unix_s;
   out.daemon.config_reloads_total = s.reloads;
   out.daemon.config_reload_failures_total = s.failed_reloads;
+  out.daemon.requests_expired_total = s.requests_expired;
+  out.daemon.hints_rate_limited_total = s.hints_rate_limited;
+  if (s.socket) {
+    out.daemon.connections_refused_per_uid_cap_total = s.socket->refused_per_uid_cap;
+    out.daemon.connections_refused_no_descriptor_total = s.socket->refused_no_descriptor;
+    out.daemon.connections_dropped_slow_reader_total = s.socket->dropped_slow_reader;
+    out.daemon.connections_closed_idle_total = s.socket->closed_idle;
+  }
   for (const auto& [id, rec] : *s.gpus) {
     const sched::GpuArbiter* arb = s.scheduler->gpu(id);
     m::GpuMetrics g;

@@ -53,6 +53,8 @@ class ProcessTracker {
   const TrackedProcess* find(int pid);
   const std::map<int, TrackedProcess>& processes() const { return processes_; }
   const gpreempt::discovery::SystemRoots& roots() const { return roots_; }
+  // Passes whose listing of the KFD's processes failed (DiscoveryWorker::listing_failures).
+  uint64_t listing_failures() const { return worker_.listing_failures(); }
 
   // Applies one of the worker's batches (on the loop thread; public for tests). A record whose
   // queues were not read yet (TrackedProcess::queues_read) changes the class, never the GPUs.

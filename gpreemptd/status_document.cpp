@@ -58,6 +58,8 @@ Json status_document(const StatusSource& s) {
                  {"uptime_s", jc::round_to(s.uptime_s, 3)},
                  {"kfd_version", s.kfd_version.empty() ? Json() : Json(s.kfd_version)},
                  {"shutting_down", s.shutting_down},
+                 // "own_processes": a peer that may not control the daemon sees its own only.
+                 {"view", s.only_uid ? "own_processes" : "full"},
                  {"reloads", s.reloads},
                  {"failed_reloads", s.failed_reloads},
                  {"unknown_requests", s.scheduler->accounting().unknown_requests()},
@@ -71,9 +73,11 @@ Json status_document(const StatusSource& s) {
   for (const auto& rule : s.config->classes) {
     const auto& c = rule.cls;
     Json cj = {{"name", c.name}, {"priority", c.priority}, {"triggers", triggers_json(c)}};
-    Json match = Json::array();
-    for (const auto& m : rule.match) match.push_back(m.describe());
-    cj["match"] = match;
+    if (!s.only_uid) {
+      Json match = Json::array();
+      for (const auto& m : rule.match) match.push_back(m.describe());
+      cj["match"] = match;
+    }
     auto it = class_stats.find(c.name);
     cj["stats"] = usage_json(it == class_stats.end() ? sched::UsageStats{} : it->second);
     classes.push_back(cj);
@@ -95,6 +99,7 @@ Json status_document(const StatusSource& s) {
         if (m.state == sched::MemberState::kSuspended) ++suspended_now;
     Json procs = Json::array();
     for (const auto& [pid, p] : s.tracker->processes()) {
+      if (s.only_uid && p.uid != *s.only_uid) continue;
       const sched::GpuMember* m = nullptr;
       if (arb)
         if (auto mit = arb->members().find(p.key); mit != arb->members().end()) m = &mit->second;
@@ -147,8 +152,13 @@ Json status_document(const StatusSource& s) {
     }
     if (rec.priority_only) {
       Json ranks = Json::array();
-      for (const auto& [key, prio] : rec.priority_only->queue_priorities)
+      for (const auto& [key, prio] : rec.priority_only->queue_priorities) {
+        if (s.only_uid) {
+          auto it = s.tracker->processes().find(key.pid);
+          if (it == s.tracker->processes().end() || it->second.uid != *s.only_uid) continue;
+        }
         ranks.push_back({{"pid", key.pid}, {"queue_priority", prio}});
+      }
       g["priority_only"] = {{"reason", rec.priority_only->reason}, {"queue_priorities", ranks}};
     }
     gpus.push_back(g);

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "gpu_record.h"
 #include "process_tracker.h"
+#include "socket_server.h"
 #include "sched/config.h"
 #include "sched/latency_histogram.h"
 #include "sched/scheduler.h"
@@ -31,6 +33,12 @@ struct StatusSource {
   const std::map<std::string, uint64_t>* notices = nullptr;  // core notices by kind
   uint64_t reloads = 0;
   uint64_t failed_reloads = 0;
+  uint64_t requests_expired = 0;
+  uint64_t hints_rate_limited = 0;
+  const SocketCounters* socket = nullptr;  // null: no socket (yet)
+  // Set: the document for a peer of this uid that may not see everything — only that uid's
+  // processes, and no class's match rules (they tell how to be classified).
+  std::optional<uint32_t> only_uid;
 };
 
 nlohmann::ordered_json status_document(const StatusSource& s);

@@ -8,6 +8,9 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <vector>
 
 #include "common/error.h"
 #include "metrics/prometheus_text.h"
@@ -80,14 +83,86 @@ std::string why_bind_fails(const ListenAddress& a) {
   return why;
 }
 
+// httplib's ThreadPool queues every accepted connection without bound, each holding a descriptor
+// until a worker gets to it: a flood of idle connections would take the daemon's descriptors (and
+// with them its socket's). Here a connection beyond the queue's room is served on the accepting
+// thread itself, which meanwhile accepts nothing: the kernel's backlog holds the rest, and at most
+// workers + kMaxQueued + 1 connections are open at once.
+class BoundedPool : public httplib::TaskQueue {
+ public:
+  static constexpr std::size_t kWorkers = 2;
+  static constexpr std::size_t kMaxQueued = 8;
+
+  BoundedPool() {
+    for (std::size_t i = 0; i < kWorkers; ++i) threads_.emplace_back([this] { work(); });
+  }
+  ~BoundedPool() override { shutdown(); }
+
+  void enqueue(std::function<void()> fn) override {
+    {
+      std::unique_lock lock(mutex_);
+      if (!stopping_ && jobs_.size() < kMaxQueued) {
+        jobs_.push_back(std::move(fn));
+        cond_.notify_one();
+        return;
+      }
+    }
+    fn();  // full: the accepting thread serves (and closes) it
+  }
+
+  void shutdown() override {
+    {
+      std::unique_lock lock(mutex_);
+      if (stopping_ && threads_.empty()) return;
+      stopping_ = true;
+    }
+    cond_.notify_all();
+    for (auto& t : threads_)
+      if (t.joinable()) t.join();
+    threads_.clear();
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::function<void()> fn;
+      {
+        std::unique_lock lock(mutex_);
+        cond_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;  // stopping, and nothing left to close
+        fn = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      fn();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cond_;
+  std::deque<std::function<void()>> jobs_;
+  std::vector<std::thread> threads_;
+  bool stopping_ = false;
+};
+
 }  // namespace
 
 MetricsServer::MetricsServer(const ListenAddress& address)
     : address_(address),
       server_(std::make_unique<httplib::Server>()),
       snapshot_(std::make_shared<const MetricsSnapshot>()) {
-  // Two workers are plenty for a scraper or two, and a daemon should not idle eight threads.
-  server_->new_task_queue = [] { return new httplib::ThreadPool(2); };
+  // Two workers are plenty for a scraper or two, and a daemon should not idle eight threads; the
+  // connections waiting for them are bounded (BoundedPool).
+  server_->new_task_queue = [] { return new BoundedPool(); };
+  // A scrape is a GET with no body: anything else is refused before a body is read, and no body
+  // is buffered beyond a few KB whatever the method.
+  server_->set_payload_max_length(kMaxRequestBodyBytes);
+  server_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (req.method == "GET" || req.method == "HEAD") return httplib::Server::HandlerResponse::Unhandled;
+    res.status = 405;
+    res.set_header("Allow", "GET, HEAD");
+    res.set_content("gpreemptd: the metrics endpoint answers GET only\n", "text/plain; charset=utf-8");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   // One request per connection and short timeouts, so stop() never waits on an idle keep-alive
   // connection or a client that connected and said nothing.
   server_->set_keep_alive_max_count(1);

@@ -1,5 +1,7 @@
 // The Prometheus endpoint of gpreemptd: GET /metrics on a local TCP address, served from the
-// server's own threads with the latest published snapshot. The daemon's loop never waits for a
+// server's own threads with the latest published snapshot. Other methods are answered 405 before
+// any body is read, bodies are bounded, and so are the connections held open at once (the daemon's
+// descriptors are also its socket's). The daemon's loop never waits for a
 // scraper: publish() only swaps a pointer under a mutex, and rendering happens on the scrape.
 //
 //   MetricsServer server(parse_listen_address("127.0.0.1:9464"));  // binds now, or throws
@@ -7,6 +9,7 @@
 //   server.stop();                                                 // or let the destructor do it
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -23,6 +26,8 @@ class Server;
 namespace gpreempt::gpreemptd {
 
 inline constexpr const char* kDefaultMetricsAddress = "127.0.0.1:9464";
+// Request bodies are read at most this far (a scrape has none).
+inline constexpr std::size_t kMaxRequestBodyBytes = 4096;
 
 struct ListenAddress {
   std::string host;  // "127.0.0.1", "::1", "0.0.0.0", a name

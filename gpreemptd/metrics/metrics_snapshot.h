@@ -77,6 +77,13 @@ struct DaemonMetrics {
   double start_time_seconds = 0;    // Unix time the daemon started
   std::uint64_t config_reloads_total = 0;          // successful SIGHUP / `ctl reload`
   std::uint64_t config_reload_failures_total = 0;  // rejected configs (the old one kept)
+  // What the socket's bounds stopped (docs/gpreemptd.md, "The socket").
+  std::uint64_t requests_expired_total = 0;     // begins ended by max_request_ms
+  std::uint64_t hints_rate_limited_total = 0;   // begin/expect beyond the connection's bucket
+  std::uint64_t connections_refused_per_uid_cap_total = 0;
+  std::uint64_t connections_refused_no_descriptor_total = 0;
+  std::uint64_t connections_dropped_slow_reader_total = 0;
+  std::uint64_t connections_closed_idle_total = 0;
 };
 
 struct MetricsSnapshot {

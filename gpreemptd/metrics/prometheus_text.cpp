@@ -147,6 +147,25 @@ std::string render_prometheus_text(const MetricsSnapshot& s) {
                     "Configuration reloads rejected as invalid; the running configuration was kept.");
     rejected.sample({}, s.daemon.config_reload_failures_total);
     rejected.append_to(out);
+    Family expired("gpreempt_requests_expired_total", "counter",
+                   "Hinted requests gpreemptd ended because no end came within max_request_ms.");
+    expired.sample({}, s.daemon.requests_expired_total);
+    expired.append_to(out);
+    Family limited("gpreempt_hints_rate_limited_total", "counter",
+                   "begin/expect hints refused because their connection exceeded its hint rate.");
+    limited.sample({}, s.daemon.hints_rate_limited_total);
+    limited.append_to(out);
+    Family refused("gpreempt_socket_connections_refused_total", "counter",
+                   "Socket connections refused at accept, by reason.");
+    refused.sample({{"reason", "per_uid_cap"}}, s.daemon.connections_refused_per_uid_cap_total);
+    refused.sample({{"reason", "no_descriptor"}}, s.daemon.connections_refused_no_descriptor_total);
+    refused.append_to(out);
+    Family closed("gpreempt_socket_connections_closed_total", "counter",
+                  "Socket connections gpreemptd closed, by reason (a peer that does not read its "
+                  "replies, or sends nothing for idle_timeout_ms).");
+    closed.sample({{"reason", "slow_reader"}}, s.daemon.connections_dropped_slow_reader_total);
+    closed.sample({{"reason", "idle"}}, s.daemon.connections_closed_idle_total);
+    closed.append_to(out);
   }
 
   // Per GPU.

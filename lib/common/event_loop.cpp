@@ -36,12 +36,23 @@ EventLoop::Id EventLoop::add(int fd, Callback callback) {
   ev.events = EPOLLIN;
   ev.data.u64 = id;
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) fail("epoll_ctl");
-  watches_[id] = {fd, std::make_shared<Callback>(std::move(callback))};
+  watches_[id] = {fd, std::make_shared<Callback>(std::move(callback)), nullptr};
   return id;
 }
 
 EventLoop::Id EventLoop::watch(int fd, Callback on_readable) {
   return add(fd, std::move(on_readable));
+}
+
+void EventLoop::set_on_writable(Id id, Callback on_writable) {
+  auto it = watches_.find(id);
+  if (it == watches_.end()) return;
+  epoll_event ev{};
+  ev.events = on_writable ? EPOLLIN | EPOLLOUT : EPOLLIN;
+  ev.data.u64 = id;
+  if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, it->second.fd, &ev) != 0) fail("epoll_ctl");
+  it->second.on_writable =
+      on_writable ? std::make_shared<Callback>(std::move(on_writable)) : nullptr;
 }
 
 void EventLoop::unwatch(Id id) {
@@ -119,9 +130,17 @@ void EventLoop::run() {
       fail("epoll_wait");
     }
     for (int i = 0; i < n && !stop_; ++i) {
-      auto it = watches_.find(events[i].data.u64);
+      const Id id = events[i].data.u64;
+      auto it = watches_.find(id);
       if (it == watches_.end()) continue;  // removed earlier in this batch
-      auto cb = it->second.callback;       // the callback may remove its own watch
+      if ((events[i].events & EPOLLOUT) && it->second.on_writable) {
+        auto w = it->second.on_writable;  // it may remove its own watch
+        (*w)();
+        it = watches_.find(id);
+        // Writable and nothing else: the readable callback has nothing to read.
+        if (it == watches_.end() || events[i].events == EPOLLOUT) continue;
+      }
+      auto cb = it->second.callback;  // the callback may remove its own watch
       (*cb)();
     }
     if (after_batch_) after_batch_();

@@ -32,6 +32,9 @@ class EventLoop {
 
   // Calls `on_readable` whenever `fd` is readable (level-triggered). The fd stays the caller's.
   Id watch(int fd, Callback on_readable);
+  // Also call `on_writable` whenever the watched fd is writable (nullptr: stop). A peer that has
+  // not taken its bytes yet is waited for this way, never by blocking the loop.
+  void set_on_writable(Id id, Callback on_writable);
   void unwatch(Id id);
 
   // A timer, initially disarmed. Its expirations are consumed before `on_expiry` runs.
@@ -56,6 +59,7 @@ class EventLoop {
   struct Watch {
     int fd;
     std::shared_ptr<Callback> callback;  // shared: kept alive while it runs, without a copy
+    std::shared_ptr<Callback> on_writable;  // null: readable only
   };
   Id add(int fd, Callback callback);
 

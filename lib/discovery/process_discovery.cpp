@@ -68,7 +68,16 @@ std::vector<int> kfd_users(const SystemRoots& roots, std::size_t* unreadable) {
 }
 
 std::vector<int> kfd_sysfs_processes(const SystemRoots& roots) {
-  return numeric_dirs(fs::path(roots.kfd_sysfs) / "proc");
+  const fs::path dir = fs::path(roots.kfd_sysfs) / "proc";
+  std::vector<int> out;
+  std::error_code ec;
+  fs::directory_iterator it(dir, ec);
+  if (ec == std::errc::no_such_file_or_directory) return out;
+  for (fs::directory_iterator end; !ec && it != end; it.increment(ec))
+    if (auto pid = as_pid(it->path().filename().string())) out.push_back(*pid);
+  if (ec) throw std::system_error(ec, "cannot list " + dir.string());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 namespace {

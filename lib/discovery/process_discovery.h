@@ -36,6 +36,8 @@ struct ProcessInfo {
 std::vector<int> kfd_users(const SystemRoots& roots, std::size_t* unreadable = nullptr);
 
 // Pids with a directory under <kfd_sysfs>/proc (every process KFD knows, readable without root).
+// No such directory (no KFD): none. Throws std::system_error when it exists but cannot be listed
+// (out of descriptors, ...): an empty answer then would say that every GPU process exited.
 std::vector<int> kfd_sysfs_processes(const SystemRoots& roots);
 
 // Queues of one process from <kfd_sysfs>/proc/<pid>/queues/<id>/{type,gpuid,size}; a queue whose

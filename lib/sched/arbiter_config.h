@@ -22,6 +22,10 @@ struct ArbiterConfig {
   Duration resume_after_idle = 2ms;
   // No suspension lasts longer than this, whatever the higher class still has pending.
   Duration max_suspension = 500ms;
+  // A hinted request (`begin`) not ended within this is ended by gpreemptd as if its `end` had
+  // come: a client that crashes mid-request or never sends `end` does not keep lower classes
+  // suspended (at the starvation guard's duty cycle) for as long as its connection lives.
+  Duration max_request = 10s;
   // Starvation guard: in every `starvation_window`, each suspended process runs for at least
   // `starvation_min_run` (so it is suspended at most window - min_run of it), and a process
   // resumed by the guard or the hard bound runs at least `starvation_min_run` before it is

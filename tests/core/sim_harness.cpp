@@ -181,11 +181,15 @@ std::vector<std::string> Machine::env() const {
 }
 
 void Machine::open_to_everyone() const {
+  // Directories sticky, as /tmp: everyone may use them, nobody may replace another's files (and
+  // gpreemptd refuses a socket directory where that is possible).
   for (auto& e : fs::recursive_directory_iterator(dir_)) {
     std::error_code ec;
-    fs::permissions(e.path(), fs::perms::all, fs::perm_options::add, ec);
+    fs::permissions(e.path(),
+                    fs::perms::all | (e.is_directory(ec) ? fs::perms::sticky_bit : fs::perms::none),
+                    fs::perm_options::add, ec);
   }
-  fs::permissions(dir_, fs::perms::all, fs::perm_options::add);
+  fs::permissions(dir_, fs::perms::all | fs::perms::sticky_bit, fs::perm_options::add);
 }
 
 nlohmann::json Machine::queues() const {

@@ -5,8 +5,11 @@
 //   hello | status | reload | begin N | end N | expect US | suspend CLASS MS
 //                         send that message → the daemon's reply line, as received
 //   close                 close the connection → "ok"
+//   become UID            drop to that uid and gid (groups cleared) → "ok"; the connection keeps
+//                         the credentials it was opened with
 //   exit                  exit 0
 // Any extra arguments are ignored: tests use them to shape the command line a class matches.
+#include <grp.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -70,6 +73,13 @@ int main() {
         path.copy(a.sun_path, sizeof a.sun_path - 1);
         answer =
             ::connect(g_fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 ? "ok" : "err connect";
+      } else if (cmd == "become") {
+        unsigned id = 0;
+        in >> id;
+        answer = ::setgroups(0, nullptr) == 0 && ::setresgid(id, id, id) == 0 &&
+                         ::setresuid(id, id, id) == 0
+                     ? "ok"
+                     : "err become";
       } else if (cmd == "close") {
         ::close(g_fd);
         g_fd = -1;

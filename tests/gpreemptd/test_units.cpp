@@ -94,16 +94,18 @@ TEST(ProcessFactsReader, AnExitingOrGoneProcessIsToldFromALiveOne) {
 }
 
 TEST(ControlPermission, RootMayAndOthersAreToldWhy) {
-  EXPECT_FALSE(control_refusal({1, 0, 0}, "", "reload", "/proc"));
-  auto why = control_refusal({1, 1000, 1000}, "", "reload", "/proc");
+  EXPECT_FALSE(control_refusal({1, 0, 0, {}, {}}, "", "reload"));
+  auto why = control_refusal({1, 1000, 1000, {}, {}}, "", "reload");
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("uid 1000"), std::string::npos);
   EXPECT_NE(why->find("control_group"), std::string::npos);
-  auto missing = control_refusal({1, 1000, 1000}, "no-such-group-here", "reload", "/proc");
+  auto missing = control_refusal({1, 1000, 1000, {}, {}}, "no-such-group-here", "reload");
   ASSERT_TRUE(missing);
   EXPECT_NE(missing->find("does not exist"), std::string::npos);
   // gid 0's group (root) as the control group: a peer whose primary gid is 0 may.
-  EXPECT_FALSE(control_refusal({::getpid(), 1000, 0}, "root", "reload", "/proc"));
+  EXPECT_FALSE(control_refusal({::getpid(), 1000, 0, {}, {}}, "root", "reload"));
+  // ...and so does one with gid 0 among the supplementary groups it connected with.
+  EXPECT_FALSE(control_refusal({::getpid(), 1000, 1000, {4, 0}, {}}, "root", "reload"));
 }
 
 // A directory of the test's own, removed at its end: a per-pid name was left behind by every run,
