@@ -57,12 +57,14 @@ void FakeDaemon::start() {
 }
 
 FakeDaemon::~FakeDaemon() {
+  // The socket file goes first, as a dead daemon's socket stops answering all at once: a client
+  // whose connection the server thread closes below must not reach this daemon again.
+  ::unlink(path_.c_str());
   const uint64_t one = 1;
   [[maybe_unused]] auto n = ::write(stop_fd_, &one, sizeof(one));
   thread_.join();
   ::close(stop_fd_);
   ::close(listen_fd_);
-  ::unlink(path_.c_str());
   if (!dir_.empty()) ::rmdir(dir_.c_str());
 }
 

@@ -49,16 +49,20 @@ class FakeDaemon:
         return False
 
     def close(self):
+        # The socket leaves its path first, as a dead daemon's socket stops answering all at once:
+        # a client whose connection closes below must not reach this daemon again.
+        closing = self.path + ".closing"
+        os.rename(self.path, closing)
         self._stop = True
         try:
-            socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect(self.path)
+            socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect(closing)
         except OSError:
             pass
         self._accept.join(5)
         self._sock.close()
         for t in self._threads:
             t.join(5)
-        os.unlink(self.path)
+        os.unlink(closing)
         if self.dir is not None:
             os.rmdir(self.dir)
 

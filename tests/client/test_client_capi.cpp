@@ -41,6 +41,23 @@ struct Client {
   ~Client() { gpreempt_client_close(c); }
 };
 
+// Captures stderr (the client's warnings) until take(); released also when an assertion returns
+// early, so the next test can capture again.
+class StderrCapture {
+ public:
+  StderrCapture() { ::testing::internal::CaptureStderr(); }
+  ~StderrCapture() {
+    if (!taken_) ::testing::internal::GetCapturedStderr();
+  }
+  std::string take() {
+    taken_ = true;
+    return ::testing::internal::GetCapturedStderr();
+  }
+
+ private:
+  bool taken_ = false;
+};
+
 TEST(ClientCAbi, TheLibraryChoosesIdsWhenAskedAndKeepsTheCallersOtherwise) {
   FakeDaemon daemon;
   Client cl;
@@ -165,17 +182,17 @@ TEST(ClientCAbi, TheTimeoutOptionBoundsEachCall) {
   // Failing open, the same silent daemon costs that request its protection, not the request.
   Client lax;
   ASSERT_EQ(c_connect_with_timeout(daemon.path().c_str(), 30, &lax.c), 0) << gpreempt_last_error();
-  ::testing::internal::CaptureStderr();
+  StderrCapture capture;
   EXPECT_EQ(gpreempt_client_request_begin(lax.c, &id), 0) << gpreempt_last_error();
   EXPECT_EQ(gpreempt_client_request_end(lax.c, id), 0) << gpreempt_last_error();
-  const std::string err = ::testing::internal::GetCapturedStderr();
+  const std::string err = capture.take();
   EXPECT_NE(err.find("30 ms"), std::string::npos) << err;
   gpreempt_client_stats s{};
   ASSERT_EQ(c_stats(lax.c, &s), 0);
   EXPECT_EQ(s.requests_unprotected, 1u);
 }
 
-// How many lines of `text` contain `part`.
+// How many times `part` occurs in `text`.
 std::size_t lines_with(const std::string& text, const std::string& part) {
   std::size_t n = 0, at = 0;
   while ((at = text.find(part, at)) != std::string::npos) {
@@ -190,7 +207,7 @@ TEST(ClientCAbi, WithoutADaemonRequestsRunUnprotectedCountedWithOneWarning) {
   ASSERT_NE(::mkdtemp(tmpl), nullptr);
   const std::string path = std::string(tmpl) + "/gpreemptd.sock";
   Client cl;
-  ::testing::internal::CaptureStderr();
+  StderrCapture capture;
   ASSERT_EQ(gpreempt_client_connect(path.c_str(), nullptr, &cl.c), 0) << gpreempt_last_error();
   for (int i = 0; i < 4; ++i) {
     uint64_t id = 0;
@@ -199,7 +216,7 @@ TEST(ClientCAbi, WithoutADaemonRequestsRunUnprotectedCountedWithOneWarning) {
     EXPECT_NE(id, 0u);
     ASSERT_EQ(gpreempt_client_request_end(cl.c, id), 0) << gpreempt_last_error();
   }
-  const std::string err = ::testing::internal::GetCapturedStderr();
+  const std::string err = capture.take();
   EXPECT_EQ(lines_with(err, "gpreempt: warning:"), 1u) << err;
   EXPECT_NE(err.find(path), std::string::npos) << err;
   gpreempt_client_stats s{};
@@ -228,7 +245,7 @@ TEST(ClientCAbi, OverlappingRequestsFromTwoThreadsSurviveADaemonRestart) {
   std::atomic<int> failures{0};
   std::atomic<bool> stop{false};
   std::atomic<int> done[2] = {0, 0};
-  ::testing::internal::CaptureStderr();
+  StderrCapture capture;
   auto work = [&](int t) {
     while (!stop.load()) {
       uint64_t outer = 0, inner = 0;
@@ -257,7 +274,7 @@ TEST(ClientCAbi, OverlappingRequestsFromTwoThreadsSurviveADaemonRestart) {
   stop = true;
   a.join();
   b.join();
-  const std::string err = ::testing::internal::GetCapturedStderr();
+  const std::string err = capture.take();
   EXPECT_EQ(failures.load(), 0) << err;
   ASSERT_EQ(c_stats(cl.c, &s), 0);
   EXPECT_EQ(s.requests_open, 0u);
