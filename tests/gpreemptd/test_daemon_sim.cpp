@@ -729,7 +729,9 @@ std::string own_control_group() {
 RunResult ctl(DaemonRig& rig, std::vector<std::string> args, int uid = -1) {
   std::vector<std::string> argv{bin("gpreempt").string(), "ctl"};
   argv.insert(argv.end(), args.begin(), args.end());
-  argv.insert(argv.end(), {"--socket", rig.socket()});
+  // The reply is the event waited for: ctl's 5 s default is a deadline a loaded machine can miss
+  // (an operator suspension's first action includes the attach), which made this test flaky.
+  argv.insert(argv.end(), {"--socket", rig.socket(), "--timeout-ms", "120000"});
   return run(argv, {}, uid);
 }
 

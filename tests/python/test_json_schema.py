@@ -290,9 +290,11 @@ def test_ps_and_watch(target):
 def test_experiment(tmp_path):
     workload = str(BINARY_DIR / "bin" / "gpreempt-workload")
     out = tmp_path / "exp"
+    # The model must still run when the experiment's poll first sees it through the simulator:
+    # 0.3 s was missed at a load average of 18; 3 s leaves room for a slow start.
     doc = valid("experiment-queue-ids", cli(
         "experiment", "queue-ids", "--runs", "1", "--poll", "0.01", "--out", str(out),
-        "--model", f"{workload} offline --preset gemm2048 --duration 0.3"))
+        "--model", f"{workload} offline --preset gemm2048 --duration 3"))
     assert doc["runs"]
     valid("experiment-queue-ids", json.loads((out / "result.json").read_text()))
 
