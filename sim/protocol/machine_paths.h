@@ -24,6 +24,8 @@ struct MachinePaths {
 inline constexpr const char* kEnvDir = "KFDSIM_DIR";
 inline constexpr const char* kEnvSocket = "KFDSIM_SOCKET";
 inline constexpr const char* kEnvDaemon = "KFDSIM_DAEMON";  // path of kfdsimd (default: beside the shim)
+// "0": the shim never starts a daemon on demand (set by `kfdsim run` for its command's processes).
+inline constexpr const char* kEnvAutostart = "KFDSIM_AUTOSTART";
 
 // Pure: `getenv` is injected. Without KFDSIM_DIR the machine is the socket's directory when
 // KFDSIM_SOCKET is set, else $XDG_RUNTIME_DIR/kfdsim (or /tmp/kfdsim-<uid>).

@@ -113,7 +113,9 @@ int simrt_signal_wait_eq(const simrt_signal* s, int64_t value, uint64_t timeout_
   const auto t = timeout_ns == UINT64_MAX
                      ? std::chrono::nanoseconds::max()
                      : std::chrono::nanoseconds(static_cast<int64_t>(std::min<uint64_t>(timeout_ns, INT64_MAX)));
-  return s->s.wait_eq(value, t) ? 0 : -ETIMEDOUT;
+  bool done = false;
+  const int r = guarded([&] { done = s->s.wait_eq(value, t); });
+  return r != 0 ? r : done ? 0 : -ETIMEDOUT;
 }
 uint64_t simrt_signal_start_ts(const simrt_signal* s) { return s->s.start_ts(); }
 uint64_t simrt_signal_end_ts(const simrt_signal* s) { return s->s.end_ts(); }

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "gpreempt/kfd_abi.h"
@@ -41,11 +43,38 @@ std::atomic_ref<T> at(void* base, uint64_t off) {
   return std::atomic_ref<T>(*reinterpret_cast<T*>(static_cast<char*>(base) + off));
 }
 
+// The /dev/kfd descriptors of this process's open runtimes: what a wait asks whether the GPU
+// is still there.
+std::mutex g_open_mu;
+std::set<int> g_open_fds;
+
+// Memory the GPU writes says nothing when the GPU is gone (a simulated one whose kfdsimd died):
+// a long wait asks the device now and then. The KFD answers GET_VERSION for as long as its file
+// works; the simulator's shim fails it with ENODEV once the daemon behind it has gone (and says
+// on stderr which daemon, and why). Throws simrt::Error then.
+void check_device() {
+  std::lock_guard lk(g_open_mu);
+  for (int fd : g_open_fds) {
+    kfd::kfd_ioctl_get_version_args v{};
+    int r;
+    while ((r = ::ioctl(fd, kfd::AMDKFD_IOC_GET_VERSION, &v)) < 0 && errno == EINTR) {
+    }
+    if (r < 0) {
+      const int e = errno;
+      throw Error(e, std::string("the GPU went away while waiting for it (AMDKFD_IOC_GET_VERSION: ") +
+                         std::strerror(e) + ")");
+    }
+  }
+}
+
+constexpr auto kDeviceCheckPeriod = std::chrono::milliseconds(100);
+
 // Waiting on memory another process (the simulated CP) writes: spin briefly, then sleep in
 // growing steps, so short kernels are seen quickly and long waits cost little CPU.
 template <typename Pred>
 bool wait_until(Pred done, std::chrono::nanoseconds timeout) {
   const auto start = std::chrono::steady_clock::now();
+  auto next_check = start + kDeviceCheckPeriod;
   auto nap = std::chrono::microseconds(5);
   for (int spin = 0;; ++spin) {
     if (done()) return true;
@@ -53,6 +82,12 @@ bool wait_until(Pred done, std::chrono::nanoseconds timeout) {
         std::chrono::steady_clock::now() - start >= timeout)
       return false;
     if (spin < 200) continue;
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= next_check) {
+      check_device();
+      next_check = now + kDeviceCheckPeriod;
+      if (done()) return true;
+    }
     std::this_thread::sleep_for(nap);
     nap = std::min(nap * 2, std::chrono::microseconds(100));
   }
@@ -69,6 +104,7 @@ Signal::Signal(int64_t initial) : mem_(aligned_zeroed(64, aql::kSignalSize)) {
 Signal::~Signal() { std::free(mem_); }
 int64_t Signal::load() const { return at<int64_t>(mem_, aql::kSignalValue).load(std::memory_order_acquire); }
 void Signal::store(int64_t v) { at<int64_t>(mem_, aql::kSignalValue).store(v, std::memory_order_release); }
+// Throws simrt::Error when the GPU goes away during the wait (see check_device).
 bool Signal::wait_eq(int64_t v, std::chrono::nanoseconds timeout) const {
   return wait_until([&] { return load() == v; }, timeout);
 }
@@ -110,6 +146,8 @@ Runtime::Runtime(const Options& o) {
     ::close(fd_);
     throw;
   }
+  std::lock_guard lk(g_open_mu);
+  g_open_fds.insert(fd_);
 }
 
 Runtime::~Runtime() {
@@ -135,7 +173,11 @@ Runtime::~Runtime() {
     }
   }
   for (auto& [k, p] : descriptors_) std::free(p);
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) {
+    std::lock_guard lk(g_open_mu);
+    g_open_fds.erase(fd_);
+    ::close(fd_);
+  }
 }
 
 long Runtime::ioctl_retry(unsigned long request, void* args, const char* what) {

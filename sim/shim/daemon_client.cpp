@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <sys/file.h>
@@ -10,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -42,9 +44,20 @@ std::mutex g_mutex;
 int g_anchor_pid = 0;  // process that owns g_anchor_fd (0 = none yet)
 int g_anchor_fd = -1;
 bool g_reported = false;
+uint32_t g_session = 0;        // live_session(): 0 while the process has no daemon
+uint32_t g_sessions_made = 0;  // session numbers are never reused within a process
+int g_daemon_pid = 0;          // the daemon of g_session
+// A daemon that served this process has gone: the process starts none (its device is gone, a new
+// daemon would know nothing of it). Read without the mutex by the path that would start one.
+std::atomic<bool> g_lost{false};
+std::atomic<bool> g_lost_reported{false};
 std::string& g_root() {
   static std::string root;
   return root;
+}
+std::string& g_lost_message() {
+  static std::string message;
+  return message;
 }
 
 void report_once(const std::string& what) {
@@ -69,6 +82,48 @@ std::string daemon_path() {
     return dir + "/" GPREEMPT_LIB_TO_BIN "/kfdsimd";
   }
   return "kfdsimd";
+}
+
+// KFDSIM_AUTOSTART=0: never start a daemon (the processes of a `kfdsim run`).
+bool autostart_enabled() {
+  const char* v = std::getenv(protocol::kEnvAutostart);
+  return !(v && std::strcmp(v, "0") == 0);
+}
+
+// Why daemon `pid` of machine `dir` stopped, from the last word it wrote in its log: the daemon logs
+// why it stops (kfdsim stop, a signal, its owner gone, its last client gone) before it goes.
+std::string exit_reason(const std::string& dir, int pid) {
+  const std::string log = dir + "/kfdsimd.log";
+  int fd = REAL(open)(log.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return "its machine directory is gone (removed with the machine, e.g. by the `kfdsim run` it "
+           "belonged to, which has ended)";
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = REAL(read)(fd, buf, sizeof buf);
+    if (n <= 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > (1u << 20)) text.erase(0, text.size() - (64u << 10));
+  }
+  real_close_fd(fd);
+  const std::string prefix = "kfdsimd[" + std::to_string(pid) + "] ";
+  std::string why;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(at, end - at);
+    at = end + 1;
+    if (line.compare(0, prefix.size(), prefix) != 0) continue;
+    line.erase(0, prefix.size());
+    if (auto sp = line.find(' '); sp != std::string::npos) line.erase(0, sp + 1);  // the time
+    if (line.find("stopping") != std::string::npos || line.find("exiting") != std::string::npos ||
+        line.find("shutdown requested") != std::string::npos)
+      why = line;
+  }
+  if (!why.empty()) return why;
+  return "it ended without saying why in " + log + " (killed?)";
 }
 
 void make_dirs(const std::string& dir) {
@@ -119,9 +174,10 @@ int start_daemon_and_connect() {
   return s;
 }
 
-int connect_daemon() {
+// A connection to the machine's daemon; starts one only if this process may (see the header).
+int connect_daemon(bool may_start) {
   int s = protocol::connect_unix(paths().socket);
-  if (s < 0) s = start_daemon_and_connect();
+  if (s < 0 && may_start && !g_lost.load() && autostart_enabled()) s = start_daemon_and_connect();
   if (s >= 0) fd_table().set_internal(s, true);
   return s;
 }
@@ -173,15 +229,56 @@ void allow_daemon_to_trace(int daemon_pid) {
   if (restricted) prctl(PR_SET_PTRACER, static_cast<unsigned long>(daemon_pid), 0, 0, 0);
 }
 
+// The anchor never carries anything after the hello: readable means the daemon hung up (it
+// closes every connection as it stops, and the kernel closes them when it dies). `wait_ms` lets
+// a daemon that is going away finish closing. Caller holds g_mutex.
+bool anchor_hung_up_locked(int wait_ms) {
+  if (g_anchor_pid != getpid() || g_anchor_fd < 0) return false;
+  pollfd p{g_anchor_fd, POLLIN | POLLRDHUP, 0};
+  int r;
+  while ((r = poll(&p, 1, wait_ms)) < 0 && errno == EINTR) {
+  }
+  return r > 0;
+}
+
+// The daemon of the current session has gone. Caller holds g_mutex.
+void mark_lost_locked() {
+  if (g_session == 0) return;
+  g_lost_message() = "kfdsimd (pid " + std::to_string(g_daemon_pid) + ", machine " + paths().dir +
+                     ") exited: " + exit_reason(paths().dir, g_daemon_pid) +
+                     "; this process has lost its simulated GPU (its /dev/kfd calls fail with ENODEV)";
+  g_lost = true;
+  g_session = 0;
+  drop_internal(g_anchor_fd);
+  g_anchor_pid = 0;
+}
+
+// Whether the daemon of the current session has gone (then marked lost): after a connection to it
+// failed, which is also what a daemon does to a single connection it will not serve any more.
+bool check_lost() {
+  std::lock_guard lock(g_mutex);
+  if (!anchor_hung_up_locked(200)) return false;
+  mark_lost_locked();
+  return true;
+}
+
 // The anchor of the calling process, made on first use. Caller holds g_mutex.
 int ensure_process_locked() {
   int pid = getpid();
   if (g_anchor_pid == pid && g_anchor_fd >= 0) return 0;
   if (g_anchor_pid != pid) drop_internal(g_anchor_fd);  // a copy inherited across fork
+  g_session = 0;
   g_anchor_pid = pid;
-  int s = connect_daemon();
+  int s = connect_daemon(true);
   if (s < 0) {
-    report_once("cannot reach kfdsimd at " + paths().socket + ": " + std::strerror(-s));
+    // A lost daemon has been reported already; anything else is said once.
+    if (!g_lost.load()) {
+      std::string why = "cannot reach kfdsimd at " + paths().socket + ": " + std::strerror(-s);
+      if (!autostart_enabled())
+        why += " (KFDSIM_AUTOSTART=0: no daemon is started on demand; the machine of the `kfdsim "
+               "run` this process belongs to has ended)";
+      report_once(why);
+    }
     g_anchor_pid = 0;
     return s;
   }
@@ -197,6 +294,8 @@ int ensure_process_locked() {
   }
   g_anchor_fd = s;
   g_root() = hello->root_dir;
+  g_session = ++g_sessions_made;
+  g_daemon_pid = hello->daemon_pid;
   allow_daemon_to_trace(hello->daemon_pid);
   return 0;
 }
@@ -219,7 +318,8 @@ thread_local ThreadConnection t_conn;
 int thread_socket() {
   if (t_conn.fd >= 0 && t_conn.pid == getpid()) return t_conn.fd;
   if (t_conn.fd >= 0) drop_internal(t_conn.fd);  // inherited across fork
-  int s = connect_daemon();
+  // The daemon that has this process's anchor serves its threads too: none other is started.
+  int s = connect_daemon(false);
   if (s < 0) return s;
   t_conn.fd = s;
   t_conn.pid = getpid();
@@ -237,6 +337,7 @@ void atfork_child() {
   });
   g_anchor_fd = -1;
   g_anchor_pid = 0;
+  g_session = 0;
   t_conn.fd = -1;
   t_conn.pid = 0;
   g_mutex.unlock();
@@ -249,29 +350,47 @@ void install_fork_handler() {
   std::call_once(once, [] { pthread_atfork(atfork_prepare, atfork_parent, atfork_child); });
 }
 
-CallResult call(Op op, uint64_t arg, std::vector<uint8_t> payload) {
+uint32_t live_session() {
+  std::lock_guard lock(g_mutex);
+  return g_anchor_pid == getpid() ? g_session : 0;
+}
+
+void report_lost_daemon() {
+  if (!g_lost.load() || g_lost_reported.exchange(true)) return;
+  std::string message;
+  {
+    std::lock_guard lock(g_mutex);
+    message = g_lost_message();
+  }
+  std::fprintf(stderr, "kfdshim: %s\n", message.c_str());
+}
+
+CallResult call(Op op, uint64_t arg, std::vector<uint8_t> payload, uint32_t session) {
   install_fork_handler();
   CallResult r;
+  auto lost = [&] {
+    report_lost_daemon();
+    r.error = -ENODEV;
+    return r;
+  };
+  if (session != 0 && session != live_session()) return lost();
   if (int e = ensure_process(); e < 0) {
     r.error = e;
     return r;
   }
   int s = thread_socket();
   if (s < 0) {
+    if (check_lost()) return lost();
     r.error = s;
     return r;
   }
   protocol::Request req{op, getpid(), gettid(), arg, std::move(payload)};
   r = round_trip(s, req);
   if (r.error == -ECONNRESET || r.error == -EPIPE) {
-    // The daemon went away (kfdsim stop, crash): the next call reconnects and introduces the
-    // process again, to whichever daemon then serves the machine.
+    // The daemon went away (kfdsim stop, a crash), or dropped only this connection: the thread
+    // connects again next time, the process only if its daemon still serves it.
     drop_internal(t_conn.fd);
-    std::lock_guard lock(g_mutex);
-    if (g_anchor_pid == getpid()) {
-      drop_internal(g_anchor_fd);
-      g_anchor_pid = 0;
-    }
+    if (check_lost()) return lost();
   }
   return r;
 }

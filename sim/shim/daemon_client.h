@@ -6,7 +6,12 @@
 // while debugged, destroy of a suspended queue) never holds up another thread. After fork the
 // child drops the parent's connections and makes its own.
 //
-// The daemon is started on demand when the machine's socket does not answer.
+// The daemon is started on demand when the machine's socket does not answer — unless
+// KFDSIM_AUTOSTART=0 (a `kfdsim run` sets it: its command's processes belong to the run's machine
+// and must not start another once the run has ended), or the process has lost the daemon that
+// served it. A process whose daemon goes away has lost its device: its /dev/kfd files fail with
+// ENODEV from then on (as the kernel's do once their GPU is unplugged), and the shim says once,
+// on stderr, which daemon went away and why.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +29,17 @@ struct CallResult {
 };
 
 // Sends one request from the calling thread and waits for its reply (through signals).
-CallResult call(protocol::Op op, uint64_t arg, std::vector<uint8_t> payload);
+// `session` (non-zero): the request belongs to a /dev/kfd file opened in that session; it fails
+// with -ENODEV without being sent when the process is no longer in it.
+CallResult call(protocol::Op op, uint64_t arg, std::vector<uint8_t> payload, uint32_t session = 0);
+
+// The calling process's current session with a daemon: a number that changes each time the
+// process introduces itself to a daemon; 0 while it has none (never had one, or lost it).
+uint32_t live_session();
+
+// Says once, on stderr, that the daemon of this process has gone, which one (pid, machine) and
+// why (the last word of its log), if it has; a no-op otherwise.
+void report_lost_daemon();
 
 // Where the machine's files are materialised (asks the daemon once per process). Empty if the
 // daemon cannot be reached; the reason has been printed to stderr once.

@@ -7,20 +7,28 @@ int FdTable::kfd_opener(int fd) const {
   return kfd_[fd].load(std::memory_order_acquire);
 }
 
-bool FdTable::set_kfd(int fd, int opener_pid) {
+bool FdTable::set_kfd(int fd, int opener_pid, uint32_t session) {
   if (fd < 0 || fd >= kMaxFd) return false;
+  session_[fd].store(session, std::memory_order_release);
   kfd_[fd].store(opener_pid, std::memory_order_release);
   return true;
+}
+
+uint32_t FdTable::kfd_session(int fd) const {
+  if (fd < 0 || fd >= kMaxFd) return 0;
+  return session_[fd].load(std::memory_order_acquire);
 }
 
 void FdTable::clear(int fd) {
   if (fd < 0 || fd >= kMaxFd) return;
   kfd_[fd].store(0, std::memory_order_release);
+  session_[fd].store(0, std::memory_order_release);
   drm_[fd].store(0, std::memory_order_release);
 }
 
 void FdTable::copy(int from, int to) {
   if (to < 0 || to >= kMaxFd) return;
+  session_[to].store(kfd_session(from), std::memory_order_release);
   kfd_[to].store(kfd_opener(from), std::memory_order_release);
   drm_[to].store(drm_minor(from) + 1, std::memory_order_release);
 }

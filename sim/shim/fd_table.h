@@ -17,7 +17,10 @@ class FdTable {
   // fork, as the kernel's is), or 0 when `fd` is not a kfd file.
   int kfd_opener(int fd) const;
   // Returns false when `fd` is beyond the table (the caller must then not hand it out).
-  bool set_kfd(int fd, int opener_pid);
+  bool set_kfd(int fd, int opener_pid, uint32_t session);
+  // The daemon session (daemon_client.h, live_session) the kfd file was opened in: the file
+  // works only as long as that daemon serves this process.
+  uint32_t kfd_session(int fd) const;
   void clear(int fd);
   // dup/dup2/fcntl(F_DUPFD): `to` becomes whatever `from` is (or is cleared).
   void copy(int from, int to);
@@ -38,6 +41,7 @@ class FdTable {
 
  private:
   std::atomic<int32_t> kfd_[kMaxFd] = {};
+  std::atomic<uint32_t> session_[kMaxFd] = {};
   std::atomic<int32_t> drm_[kMaxFd] = {};  // minor + 1; 0 = not a DRM node
   std::atomic<uint8_t> internal_[kMaxFd] = {};
 };

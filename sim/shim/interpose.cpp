@@ -124,9 +124,11 @@ int kfd_open(int flags) {
   auto r = call(Op::kOpenKfd, 0, {});
   if (r.error) return set_errno(-ENODEV);
   if (r.reply.ret < 0) return set_errno(r.reply.ret);
+  const uint32_t session = live_session();
+  if (session == 0) return set_errno(-ENODEV);  // the daemon went away right after it answered
   int fd = REAL(open)("/dev/null", O_RDWR | (flags & O_CLOEXEC));
   if (fd < 0) return -1;
-  if (!fd_table().set_kfd(fd, getpid())) {
+  if (!fd_table().set_kfd(fd, getpid(), session)) {
     REAL(close)(fd);
     return set_errno(-EMFILE);
   }
@@ -141,8 +143,9 @@ int kfd_ioctl(int fd, unsigned long request, void* arg) {
   std::vector<uint8_t> args(size, 0);
   if (size && !copy_in(args.data(), arg, size) && (dir & kfd::IOC_WRITE)) return set_errno(-EFAULT);
   std::vector<uint8_t> sent = args;
-  auto r = call(Op::kIoctl, request, std::move(args));
-  if (r.error) return set_errno(-EIO);
+  auto r = call(Op::kIoctl, request, std::move(args), fd_table().kfd_session(fd));
+  // The daemon gone, the device is: ENODEV, as from the kernel's file of an unplugged GPU.
+  if (r.error) return set_errno(r.error == -ENODEV ? -ENODEV : -EIO);
   long ret = r.reply.ret;
   const auto& back = r.reply.payload;
   // Args are copied back even when the handler failed (docs/kfd-interface.md#ioctl-dispatch). Bytes
@@ -170,10 +173,13 @@ void* kfd_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
   uint64_t length = len;
   std::vector<uint8_t> payload(sizeof length);
   memcpy(payload.data(), &length, sizeof length);
-  auto r = call(Op::kMmap, static_cast<uint64_t>(off), std::move(payload));
+  auto r = call(Op::kMmap, static_cast<uint64_t>(off), std::move(payload), fd_table().kfd_session(fd));
   if (r.error || r.reply.ret < 0 || r.fd < 0) {
     if (r.fd >= 0) REAL(close)(r.fd);
-    errno = r.error ? EIO : r.reply.ret < 0 ? static_cast<int>(-r.reply.ret) : EINVAL;
+    errno = r.error == -ENODEV ? ENODEV
+            : r.error          ? EIO
+            : r.reply.ret < 0  ? static_cast<int>(-r.reply.ret)
+                               : EINVAL;
     return MAP_FAILED;
   }
   void* p = REAL(mmap)(addr, len, prot, flags, r.fd, 0);

@@ -59,7 +59,13 @@ OnlineResult run_online(simrt::Runtime& rt, const OnlineOptions& o) {
         p = std::move(fifo.front());
         fifo.pop_front();
       }
-      p.done->wait_eq(0);
+      try {
+        p.done->wait_eq(0);
+      } catch (...) {  // the GPU went away: the run ends with that error, as with the observer's
+        std::lock_guard lk(mu);
+        observer_error = std::current_exception();
+        return;
+      }
       const auto t = Clock::now();
       const auto lat = std::chrono::duration_cast<std::chrono::nanoseconds>(t - p.arrival).count();
       if (o.observer && !observer_error) {

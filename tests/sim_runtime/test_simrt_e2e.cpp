@@ -251,5 +251,39 @@ TEST(SimrtE2E, TargetKilledDuringAHungSuspendLeavesTheMachineUsable) {
   c->finish();
 }
 
+TEST(SimrtE2E, AWorkloadWhoseDaemonDiesEndsWithTheReasonInsteadOfWaitingForever) {
+  // The workload waits on completion signals only the simulated GPU writes: with kfdsimd gone
+  // nothing ever writes them, and the wait must notice that the device has gone. Killed outright
+  // (nothing in the log) and stopped by a signal (its log says so).
+  for (int sig : {SIGKILL, SIGTERM}) {
+    SCOPED_TRACE("daemon ended by signal " + std::to_string(sig));
+    Machine m(gpu_env());
+    auto c = m.spawn({"/bin/sh", "-c", "exec \"$0\" offline --preset cnn --duration 600 2>&1", workload()});
+    const int pid = c->pid();
+    ASSERT_TRUE(m.wait_queues([&](const nlohmann::json& q) {
+      for (const auto& e : q)
+        if (e["pid"] == pid) return true;
+      return false;
+    })) << "the workload never made a queue";
+    const int daemon = (*m.status())["daemon_pid"].get<int>();
+    ::kill(daemon, sig);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!process_ended(pid) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!process_ended(pid)) {
+      ADD_FAILURE() << "the workload still waits 30 s after its daemon died";
+      c->kill(SIGKILL);
+    }
+    const int status = c->wait_status();
+    const std::string out = c->rest();
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) != 0) << "status " << status << "\n" << out;
+    const std::string who = "kfdsimd (pid " + std::to_string(daemon) + ", machine " + m.dir().string() + ") exited: ";
+    EXPECT_NE(out.find(who), std::string::npos) << out;
+    EXPECT_NE(out.find(sig == SIGKILL ? "ended without saying why" : "signal 15: stopping"), std::string::npos) << out;
+    EXPECT_NE(out.find("the GPU went away while waiting for it"), std::string::npos) << out;
+    EXPECT_TRUE(daemons_in(m.dir()).empty()) << "a new daemon was started for a process whose daemon died";
+  }
+}
+
 }  // namespace
 }  // namespace gpreempt::testing

@@ -64,7 +64,8 @@ int simrt_signal_create(simrt_runtime* rt, int64_t initial, simrt_signal** out);
 void simrt_signal_destroy(simrt_signal* s);
 int64_t simrt_signal_load(const simrt_signal* s);
 void simrt_signal_store(simrt_signal* s, int64_t value);
-/* Waits until the value equals `value`: 0, or -ETIMEDOUT after timeout_ns (UINT64_MAX = never). */
+/* Waits until the value equals `value`: 0, or -ETIMEDOUT after timeout_ns (UINT64_MAX = never),
+ * or -errno (-ENODEV) when the GPU went away meanwhile (simrt_last_error says so). */
 int simrt_signal_wait_eq(const simrt_signal* s, int64_t value, uint64_t timeout_ns);
 /* Simulated-device timestamps the command processor wrote for the last packet (ns). */
 uint64_t simrt_signal_start_ts(const simrt_signal* s);

@@ -43,7 +43,8 @@ class Signal {
   Signal& operator=(const Signal&) = delete;
   int64_t load() const;
   void store(int64_t v);
-  // true once value == v; false on timeout.
+  // true once value == v; false on timeout. Throws Error when the GPU goes away meanwhile (the
+  // device of an open Runtime stops answering, e.g. the simulator's kfdsimd died).
   bool wait_eq(int64_t v, std::chrono::nanoseconds timeout = std::chrono::nanoseconds::max()) const;
   uint64_t handle() const { return reinterpret_cast<uint64_t>(mem_); }
   uint64_t start_ts() const;
