@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,7 +17,9 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include "common/json_conventions.h"
 #include "cli_common.h"
@@ -82,6 +85,17 @@ std::string preload_list(const std::string& shim) {
   return preload;
 }
 
+// The dynamic loader splits LD_PRELOAD at spaces and colons: a shim path with either loads
+// nothing (the loader only warns that the pieces cannot be preloaded).
+bool splits_preload(const std::string& path) { return path.find_first_of(" :") != std::string::npos; }
+
+std::string preload_split_advice(const std::string& shim) {
+  return "the simulator's shim is at '" + shim +
+         "', and the dynamic loader splits LD_PRELOAD at spaces and colons, so a program given that "
+         "path would start without the shim (on the real /dev/kfd, or on none). Use a checkout or "
+         "install whose path has neither, or point KFDSIM_SHIM at a link without them: ln -s '" +
+         shim + "' /tmp/libkfdshim.so; KFDSIM_SHIM=/tmp/libkfdshim.so kfdsim run ...";
+}
 
 void no_daemon(const protocol::MachinePaths& paths, int error) {
   std::fprintf(stderr, "kfdsim: no simulated machine answers at %s (%s); start one with `kfdsim start`\n",
@@ -106,10 +120,10 @@ std::vector<char*> child_env(const std::vector<std::string>& overrides, std::vec
 }
 
 // Starts a persistent daemon for `paths` unless one answers already. kOk / kFailed.
-// `owned_dir` (kfdsim run): the daemon follows this process and, should it end without stopping
-// the machine (SIGKILL), stops by itself and removes the private directory.
+// `owner` (kfdsim run, kfdsim start --owner-pid): the daemon stops when that process ends;
+// `owned_dir` (kfdsim run): it then also removes the private directory.
 int start_daemon(const protocol::MachinePaths& paths, const daemon::MachineOptions& m, bool* already,
-                 bool owned = false, bool owned_dir = false) {
+                 pid_t owner = 0, bool owned_dir = false) {
   std::error_code ec;
   fs::create_directories(paths.dir, ec);
   int lock = open(paths.lock().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
@@ -128,8 +142,8 @@ int start_daemon(const protocol::MachinePaths& paths, const daemon::MachineOptio
     std::vector<std::string> args = {exe, "--daemonize", "--persistent", "--dir=" + paths.dir,
                                      "--socket=" + paths.socket};
     for (auto& f : daemon::to_flags(m)) args.push_back(f);
-    if (owned) args.push_back("--owner-pid=" + std::to_string(getpid()));
-    if (owned && owned_dir) args.push_back("--remove-dir-with-owner");
+    if (owner > 0) args.push_back("--owner-pid=" + std::to_string(owner));
+    if (owner > 0 && owned_dir) args.push_back("--remove-dir-with-owner");
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -329,27 +343,86 @@ int stop_daemon(const protocol::MachinePaths& paths, bool quiet, bool json = fal
 }
 
 // `kfdsim run` stands between its caller and the command: SIGTERM and SIGHUP (`timeout`, a closed
-// terminal, a job scheduler) go on to the command, and run still stops its machine and removes its
-// directory once the command has exited. Killed outright (SIGKILL), run cleans up nothing: the
-// command gets SIGTERM from the kernel (PR_SET_PDEATHSIG), and the daemon run started follows
-// run's pid (--owner-pid), then stops and removes the private directory by itself. A signal that
-// comes before the command exists ends run before it.
+// terminal, a job scheduler), and a SIGINT sent to run alone, go on to the command (the terminal's
+// Ctrl-C reaches the whole foreground group, the command included, by itself). Once the command has
+// exited, whatever it left running (a server a script started in the background) is ended, then
+// run stops its machine and removes its directory. Killed outright (SIGKILL), run cleans up
+// nothing: the command gets SIGTERM from the kernel (PR_SET_PDEATHSIG), the daemon run started
+// follows run's pid (--owner-pid), then stops and removes the private directory by itself, and
+// what the command left running loses its device without starting another (KFDSIM_AUTOSTART=0).
+// A signal that comes before the command exists ends run before it.
 volatile sig_atomic_t g_command_pid = 0;
 volatile sig_atomic_t g_signal_before_command = 0;
 
-extern "C" void forward_to_command(int sig) {
+extern "C" void forward_to_command(int sig, siginfo_t* info, void*) {
+  // The terminal's SIGINT (sent by the kernel) has reached the command already.
+  if (sig == SIGINT && info && info->si_code == SI_KERNEL && g_command_pid > 0) return;
   if (g_command_pid > 0)
     kill(g_command_pid, sig);
   else
     g_signal_before_command = sig;
 }
 
+constexpr int kForwardedSignals[] = {SIGTERM, SIGHUP, SIGINT};
+
+// A signal run was started with ignored (nohup, a background job of a non-interactive shell) stays
+// ignored, for run and for the command: a handler would be reset to the default by exec.
 void forward_termination_signals() {
   struct sigaction sa {};
-  sa.sa_handler = forward_to_command;
+  sa.sa_sigaction = forward_to_command;
+  sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGHUP, &sa, nullptr);
+  for (int sig : kForwardedSignals) {
+    struct sigaction old {};
+    if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    sigaction(sig, &sa, nullptr);
+  }
+}
+
+// Processes whose parent is run: after the command has gone, every process it left running
+// (run is their nearest subreaper, so the orphans of the command's tree come to it).
+std::vector<pid_t> own_children() {
+  std::vector<pid_t> out;
+  const std::string self = std::to_string(getpid());
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat;
+    if (!std::getline(in, stat)) continue;
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    std::string state, ppid;
+    rest >> state >> ppid;
+    if (ppid == self) out.push_back(static_cast<pid_t>(std::stoi(name)));
+  }
+  return out;
+}
+
+// Ends what the command left running: SIGTERM (and SIGCONT, should it be stopped), SIGKILL for
+// whatever is still there after kLeftoverGrace. Their own children come to run as they go.
+constexpr auto kLeftoverGrace = std::chrono::seconds(5);
+void end_leftovers() {
+  std::set<pid_t> asked;
+  const auto deadline = std::chrono::steady_clock::now() + kLeftoverGrace;
+  for (;;) {
+    while (waitpid(-1, nullptr, WNOHANG) > 0) {
+    }
+    const auto left = own_children();
+    if (left.empty()) return;
+    const bool late = std::chrono::steady_clock::now() >= deadline;
+    for (pid_t pid : left) {
+      if (late) {
+        kill(pid, SIGKILL);
+      } else if (asked.insert(pid).second) {
+        kill(pid, SIGTERM);
+        kill(pid, SIGCONT);
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 // Starts the command with `mask` as its signal mask; 0 or the errno of fork/exec. Not posix_spawn:
@@ -370,8 +443,10 @@ int spawn_command(char* const argv[], char* const envp[], const sigset_t& mask, 
     close(report[0]);
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != run) _exit(128 + SIGTERM);  // run died before prctl took effect
-    signal(SIGTERM, SIG_DFL);  // not the forwarding handler, before the mask lets them in
-    signal(SIGHUP, SIG_DFL);
+    for (int sig : kForwardedSignals) {  // not the forwarding handler, before the mask lets them in
+      struct sigaction old {};
+      if (sigaction(sig, nullptr, &old) == 0 && old.sa_handler != SIG_IGN) signal(sig, SIG_DFL);
+    }
     sigprocmask(SIG_SETMASK, &mask, nullptr);
     execvpe(argv[0], argv, envp);
     const int e = errno;
@@ -399,6 +474,15 @@ int run_command(protocol::MachinePaths paths, bool private_dir, const daemon::Ma
     std::fprintf(stderr, "kfdsim run: nothing to run; usage: kfdsim run [options] -- COMMAND [ARGS...]\n");
     return kUsage;
   }
+  const std::string shim = shim_library();
+  if (!fs::exists(shim)) {
+    std::fprintf(stderr, "kfdsim run: shim %s not found (set KFDSIM_SHIM)\n", shim.c_str());
+    return kFailed;
+  }
+  if (splits_preload(shim)) {
+    std::fprintf(stderr, "kfdsim run: %s\n", preload_split_advice(shim).c_str());
+    return kFailed;
+  }
   if (private_dir) {
     std::string tmpl = (fs::temp_directory_path() / "kfdsim-run-XXXXXX").string();
     if (!mkdtemp(tmpl.data())) {
@@ -415,19 +499,13 @@ int run_command(protocol::MachinePaths paths, bool private_dir, const daemon::Ma
   };
   forward_termination_signals();
   bool already = false;
-  if (start_daemon(paths, m, &already, true, private_dir && !keep) != kOk) {
+  if (start_daemon(paths, m, &already, getpid(), private_dir && !keep) != kOk) {
     remove_private_dir();  // start_daemon showed the log's last line
     return kFailed;
   }
-  std::string shim = shim_library();
-  if (!fs::exists(shim)) {
-    std::fprintf(stderr, "kfdsim run: shim %s not found (set KFDSIM_SHIM)\n", shim.c_str());
-    if (!already) stop_daemon(paths, true);
-    remove_private_dir();
-    return kFailed;
-  }
   std::vector<std::string> storage;
-  auto envp = child_env({"LD_PRELOAD=" + preload_list(shim), "KFDSIM_DIR=" + paths.dir, "KFDSIM_SOCKET=" + paths.socket},
+  auto envp = child_env({"LD_PRELOAD=" + preload_list(shim), "KFDSIM_DIR=" + paths.dir, "KFDSIM_SOCKET=" + paths.socket,
+                         std::string(protocol::kEnvAutostart) + "=0"},
                         storage);
   std::vector<char*> argv;
   for (auto& a : command) argv.push_back(a.data());
@@ -437,9 +515,11 @@ int run_command(protocol::MachinePaths paths, bool private_dir, const daemon::Ma
   // starts) or forwarded to the command; the command starts with them unblocked.
   sigset_t term, old_mask;
   sigemptyset(&term);
-  sigaddset(&term, SIGTERM);
-  sigaddset(&term, SIGHUP);
+  for (int sig : kForwardedSignals) sigaddset(&term, sig);
   sigprocmask(SIG_BLOCK, &term, &old_mask);
+  // Orphans of the command's tree come to run, not to init, so that run can end them. After the
+  // daemon's start: kfdsimd --daemonize detaches, and must not become run's.
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
   int err = g_signal_before_command ? ECANCELED : spawn_command(argv.data(), envp.data(), old_mask, &pid);
   if (err == 0) g_command_pid = pid;
   sigprocmask(SIG_SETMASK, &old_mask, nullptr);
@@ -450,14 +530,19 @@ int run_command(protocol::MachinePaths paths, bool private_dir, const daemon::Ma
     std::fprintf(stderr, "kfdsim run: cannot run %s: %s\n", argv[0], std::strerror(err));
     rc = 127;
   } else {
-    // Ctrl-C goes to the whole foreground group; the command decides, we wait for it.
-    signal(SIGINT, SIG_IGN);
+    // Ctrl-\\ goes to the whole foreground group; the command decides, we wait for it.
     signal(SIGQUIT, SIG_IGN);
+    // Reaps the orphans that end meanwhile too, until the command itself has ended.
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    for (;;) {
+      const pid_t done = waitpid(-1, &status, 0);
+      if (done == pid || (done < 0 && errno == ECHILD)) break;
     }
     rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
+  // Before the machine stops: what is left may still need the device to end cleanly (gpreemptd
+  // resumes the queues it suspended).
+  end_leftovers();
   if (!already) stop_daemon(paths, true);
   if (private_dir && keep) std::fprintf(stderr, "kfdsim run: machine directory kept: %s\n", paths.dir.c_str());
   remove_private_dir();
@@ -530,6 +615,12 @@ int main(int argc, char** argv) {
   auto* start = app.add_subcommand("start", "start a persistent simulated machine (idempotent)");
   add_machine_options(start);
   start->add_flag("--json", json, "machine-readable output (the status after starting)");
+  int owner_pid = 0;
+  start->add_option("--owner-pid", owner_pid,
+                    "stop the machine when process PID ends, however it ends (a test harness passes "
+                    "its own pid, so that a crashed test leaves no machine running); applies to a "
+                    "machine this start creates, not to one already running")
+      ->check(CLI::PositiveNumber);
   auto* stop = app.add_subcommand("stop", "stop the machine's daemon (its processes lose the device)");
   stop->add_flag("--json", json, "machine-readable output");
   auto* status = app.add_subcommand("status", "show the machine: profile, GPUs, KFD version, clients");
@@ -573,8 +664,15 @@ int main(int argc, char** argv) {
     if (*run) return run_command(paths, !explicit_dir, machine, command, keep);
     if (*start) {
       (void)make_profile(machine.profile, machine.gpus);  // reject bad options before forking
+      if (owner_pid > 0 && kill(owner_pid, 0) != 0 && errno == ESRCH) {
+        std::fprintf(stderr, "kfdsim start: --owner-pid %d: no such process\n", owner_pid);
+        return kUsage;
+      }
       bool already = false;
-      if (start_daemon(paths, machine, &already) != kOk) return kFailed;
+      if (start_daemon(paths, machine, &already, owner_pid) != kOk) return kFailed;
+      if (already && owner_pid > 0)
+        std::fprintf(stderr, "kfdsim start: a machine already runs at %s; it does not follow --owner-pid %d\n",
+                     paths.dir.c_str(), owner_pid);
       if (already && !json) std::printf("already running: ");
       return print_status(paths, json);
     }
@@ -584,7 +682,9 @@ int main(int argc, char** argv) {
     if (*files) return show_files(paths, which, json);
     if (*stats) return print_gpu_stats(paths, since, json);
     if (app.got_subcommand("shim")) {
-      std::printf("%s\n", shim_library().c_str());
+      const std::string shim = shim_library();
+      if (splits_preload(shim)) std::fprintf(stderr, "kfdsim shim: warning: %s\n", preload_split_advice(shim).c_str());
+      std::printf("%s\n", shim.c_str());
       return kOk;
     }
   } catch (const std::exception& e) {

@@ -160,6 +160,9 @@ Machine::Machine(const std::vector<std::string>& options) {
   dir_ = tmpl;
   std::vector<std::string> argv{bin("kfdsim").string(), "--dir", dir_.string(), "start"};
   for (const auto& o : options) argv.push_back(o);
+  // A test that crashes (or is killed by ctest's timeout) runs no destructor: the machine follows
+  // the test process and stops with it all the same.
+  argv.insert(argv.end(), {"--owner-pid", std::to_string(::getpid())});
   auto r = run(argv, {});
   if (r.code != 0) throw std::runtime_error("kfdsim start failed: " + r.err);
 }

@@ -347,3 +347,154 @@ TEST(Kfdsim, RunKilledOutrightLeavesNoMachineBehind) {
   EXPECT_TRUE(gpreempt::testing::process_ended(command)) << "the command of a killed run kept running";
   if (!gpreempt::testing::process_ended(command)) ::kill(command, SIGKILL);
 }
+
+namespace {
+
+// What a run's command leaves behind in the background, as a script that starts gpreemptd with `&`
+// does: a process that uses the machine in a loop (a sysfs lookup, through the shim, counted in
+// `count`) and ignores SIGHUP and SIGINT (a background job of a non-interactive shell ignores
+// SIGINT; gpreemptd takes SIGHUP as "reload"). The command prints its pid first.
+std::string leaves_a_user_behind(const std::filesystem::path& count) {
+  return "COUNT='" + count.string() + "'; (trap '' HUP INT; while :; do "
+         "cat /sys/class/kfd/kfd/topology/generation_id >/dev/null 2>&1; echo . >> \"$COUNT\"; "
+         "sleep 0.05; done) & echo $!; ";
+}
+
+std::size_t lines_in(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::size_t n = 0;
+  for (std::string l; std::getline(in, l);) ++n;
+  return n;
+}
+
+// Waits (bounded) until `pid` has ended; kills it if it has not, and says whether it had.
+bool ended_or_killed(int pid) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!gpreempt::testing::process_ended(pid) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  if (gpreempt::testing::process_ended(pid)) return true;
+  ::kill(pid, SIGKILL);
+  return false;
+}
+
+}  // namespace
+
+TEST(Kfdsim, RunLeavesNothingBehindHoweverItEnds) {
+  // Normal exit, a signal to run (SIGTERM: `timeout`; SIGHUP: the terminal closed; SIGINT sent to
+  // run alone), and the command killed: the process the command left in the background ends, then
+  // the machine (daemon and directory) goes.
+  struct Ending {
+    std::string name;
+    std::string command_tail;  // after the background user has been started
+    int signal_to_run = 0;     // 0: none
+    bool kill_command = false;
+    int exit_code;
+  };
+  const std::vector<Ending> endings = {
+      {"normal exit", "echo $$; while [ ! -s \"$COUNT\" ]; do sleep 0.01; done; exit 3", 0, false, 3},
+      {"SIGTERM", "echo $$; exec sleep 600", SIGTERM, false, 128 + SIGTERM},
+      {"SIGHUP", "echo $$; exec sleep 600", SIGHUP, false, 128 + SIGHUP},
+      {"SIGINT", "echo $$; exec sleep 600", SIGINT, false, 128 + SIGINT},
+      {"command killed", "echo $$; exec sleep 600", 0, true, 128 + SIGKILL},
+  };
+  Machine m;
+  const auto env = run_env(m);
+  const auto tmp = m.dir() / "tmp";
+  for (const auto& e : endings) {
+    SCOPED_TRACE(e.name);
+    const auto count = m.dir() / ("count-" + std::to_string(&e - endings.data()));
+    Child r({build_path("bin/kfdsim").string(), "run", "--", "/bin/sh", "-c",
+             leaves_a_user_behind(count) + e.command_tail},
+            env);
+    const auto user = r.line();
+    const auto command = r.line();
+    ASSERT_TRUE(user && command) << "the command did not start";
+    const int user_pid = std::stoi(*user);
+    const auto started = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (lines_in(count) == 0 && std::chrono::steady_clock::now() < started)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_GT(lines_in(count), 0u) << "the background user never used the machine";
+    if (e.signal_to_run) r.kill(e.signal_to_run);
+    if (e.kill_command) ::kill(std::stoi(*command), SIGKILL);
+    const int status = r.finish();
+    ASSERT_TRUE(WIFEXITED(status)) << "kfdsim itself was killed: status " << status;
+    EXPECT_EQ(WEXITSTATUS(status), e.exit_code);
+    EXPECT_TRUE(gpreempt::testing::process_ended(user_pid)) << "the command's background process outlived the run";
+    EXPECT_TRUE(ended_or_killed(user_pid));
+    EXPECT_TRUE(daemons_in(tmp).empty()) << "the run's daemon outlived it";
+    EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "the private machine directory was left behind";
+  }
+}
+
+TEST(Kfdsim, WhatAKilledRunLeftBehindStartsNoNewMachine) {
+  // Killed outright, run ends nothing itself: its daemon stops by itself (it follows run's pid),
+  // and a process the command left in the background keeps using the machine's paths. The shim
+  // must not start a daemon for it (a machine nobody stops, in a directory nobody removes).
+  Machine m;
+  const auto env = run_env(m);
+  const auto tmp = m.dir() / "tmp";
+  const auto count = m.dir() / "count";
+  Child r({build_path("bin/kfdsim").string(), "run", "--", "/bin/sh", "-c",
+           leaves_a_user_behind(count) + "exec sleep 600"},
+          env);
+  const auto user = r.line();
+  ASSERT_TRUE(user) << "the command did not start";
+  const int user_pid = std::stoi(*user);
+  ASSERT_EQ(daemons_in(tmp).size(), 1u) << "the run's daemon is up";
+  r.kill(SIGKILL);
+  r.wait_status();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while ((!daemons_in(tmp).empty() || !std::filesystem::is_empty(tmp)) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(daemons_in(tmp).empty() && std::filesystem::is_empty(tmp)) << "the killed run's machine did not go";
+  // A few more lookups by the process left behind, after its machine has gone.
+  const std::size_t before = lines_in(count);
+  deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (lines_in(count) < before + 3 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_GE(lines_in(count), before + 3) << "the process left behind stopped looking";
+  EXPECT_TRUE(daemons_in(tmp).empty()) << "a daemon was started for the process a killed run left behind";
+  EXPECT_TRUE(std::filesystem::is_empty(tmp)) << "the killed run's machine directory was made again";
+  ::kill(user_pid, SIGKILL);
+  ended_or_killed(user_pid);
+}
+
+TEST(Kfdsim, StartWithAnOwnerStopsWhenTheOwnerEnds) {
+  Machine m;
+  Child owner({"/bin/sleep", "600"}, {});
+  auto start = kfdsim(m, {"start", "--owner-pid", std::to_string(owner.pid())});
+  ASSERT_EQ(WEXITSTATUS(start->finish()), 0) << start->rest();
+  auto s = m.status();
+  ASSERT_TRUE(s) << "no daemon answers after kfdsim start --owner-pid";
+  const int daemon = (*s)["daemon_pid"].get<int>();
+  owner.kill(SIGKILL);
+  owner.wait_status();
+  EXPECT_TRUE(m.wait_daemon_gone(daemon)) << "the machine outlived its owner";
+  // An owner that does not exist is refused before anything starts.
+  auto bad = kfdsim(m, {"start", "--owner-pid", std::to_string(owner.pid())});
+  EXPECT_EQ(WEXITSTATUS(bad->finish()), 2);
+  EXPECT_FALSE(m.status()) << "a machine was started for an owner that does not exist";
+}
+
+TEST(Kfdsim, RunRefusesAShimPathTheLoaderWouldSplit) {
+  // The dynamic loader splits LD_PRELOAD at spaces and colons: a checkout path with either would
+  // run the program without the shim. run names the path, says why, and what to do.
+  Machine m;
+  const auto env0 = run_env(m);
+  for (const std::string dir : {"with space", "with:colon"}) {
+    SCOPED_TRACE(dir);
+    const auto lib = m.dir() / dir / "libkfdshim.so";
+    std::filesystem::create_directories(lib.parent_path());
+    std::filesystem::create_symlink(build_path("lib/libkfdshim.so"), lib);
+    auto env = env0;
+    env["KFDSIM_SHIM"] = lib.string();
+    Child r({"/bin/sh", "-c", "exec \"$0\" run -- /bin/true 2>&1", build_path("bin/kfdsim").string()}, env);
+    const int status = r.finish();
+    const std::string out = r.rest();
+    EXPECT_EQ(WEXITSTATUS(status), 1) << out;
+    EXPECT_NE(out.find("'" + lib.string() + "'"), std::string::npos) << out;
+    EXPECT_NE(out.find("splits LD_PRELOAD at spaces and colons"), std::string::npos) << out;
+    EXPECT_NE(out.find("KFDSIM_SHIM="), std::string::npos) << out;
+    EXPECT_TRUE(std::filesystem::is_empty(m.dir() / "tmp")) << "a machine was made for a run refused";
+  }
+}
