@@ -243,8 +243,21 @@ void Server::on_conn(int fd) {
     close_conn(fd);
     return;
   }
+  const auto start = Clock::now();
+  const int pid = req->pid;
+  const auto op = static_cast<int>(req->op);
   handle(fd, *req);
+  char what[48];
+  std::snprintf(what, sizeof what, "request (op %d)", op);
+  log_if_slow(start, what, pid);
   tick_hardware();
+}
+
+void Server::log_if_slow(Clock::time_point start, const char* what, int pid) const {
+  const auto took = Clock::now() - start;
+  if (took < kSlowTurn) return;
+  log("slow turn: %s of pid %d held the loop for %.3f s (every other client waited as long)", what, pid,
+      std::chrono::duration<double>(took).count());
 }
 
 void Server::Cost::add(Clock::duration d) {
@@ -258,6 +271,7 @@ void Server::tick_hardware() {
   const auto start = Clock::now();
   hardware_->tick(start);
   tick_cost_.add(Clock::now() - start);
+  log_if_slow(start, "the GPU model's tick", getpid());
   if (hardware_->ticks_change_state()) ++state_gen_;
 }
 
@@ -305,10 +319,14 @@ void Server::refresh_files(const std::string& guest_path) {
 void Server::reply(int fd, int64_t ret, std::vector<uint8_t> payload, int pass_fd) {
   protocol::Reply r{ret, std::move(payload)};
   auto msg = protocol::encode(r);
-  const int err = protocol::send_message(fd, msg, pass_fd);
+  // Never waits: a client that does not take its answers (it pipelines requests and reads none)
+  // would otherwise fill the send buffer and stop the loop, every other client's calls with it.
+  // One call at a time per connection leaves at most one answer unread, which always fits.
+  const int err = protocol::send_message(fd, msg, pass_fd, /*nonblocking=*/true);
   if (err == 0 || err == -EPIPE || err == -ECONNRESET) return;  // a peer that is gone shows up as a hang-up
-  // An answer that cannot be delivered (e.g. larger than the socket's send buffer) must not leave
-  // the caller waiting for ever: end its connection, which it sees as the daemon hanging up.
+  // An answer that cannot be delivered (larger than the socket's send buffer, or the buffer full
+  // of answers the client has not read) must not leave the caller waiting for ever: end its
+  // connection, which it sees as the daemon hanging up.
   log("cannot answer pid %d (%zu bytes): %s", conns_.count(fd) ? conns_[fd]->peer_pid : 0, msg.size(),
       std::strerror(-err));
   ::shutdown(fd, SHUT_RDWR);

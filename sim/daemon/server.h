@@ -63,6 +63,10 @@ class Server {
   struct Mapping;
   struct Proc;
   static constexpr int kHousekeepingSeconds = 5;
+  // A request or a hardware tick that holds the loop this long is logged (what, whose, how long):
+  // every other client waited as long, and the log then says who made them wait.
+  static constexpr auto kSlowTurn = std::chrono::seconds(1);
+  void log_if_slow(Clock::time_point start, const char* what, int pid) const;
 
   void on_listen();
   void on_conn(int fd);

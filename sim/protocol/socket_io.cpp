@@ -11,7 +11,7 @@
 
 namespace gpreempt::sim::protocol {
 
-int send_message(int sock, std::span<const uint8_t> msg, int pass_fd) {
+int send_message(int sock, std::span<const uint8_t> msg, int pass_fd, bool nonblocking) {
   iovec iov{const_cast<uint8_t*>(msg.data()), msg.size()};
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
   msghdr mh{};
@@ -27,7 +27,7 @@ int send_message(int sock, std::span<const uint8_t> msg, int pass_fd) {
     std::memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
   }
   for (;;) {
-    ssize_t n = ::sendmsg(sock, &mh, MSG_NOSIGNAL);
+    ssize_t n = ::sendmsg(sock, &mh, MSG_NOSIGNAL | (nonblocking ? MSG_DONTWAIT : 0));
     if (n >= 0) return static_cast<std::size_t>(n) == msg.size() ? 0 : -EMSGSIZE;
     if (errno == EINTR) continue;
     return -errno;

@@ -10,8 +10,9 @@
 
 namespace gpreempt::sim::protocol {
 
-// 0 or -errno.
-int send_message(int sock, std::span<const uint8_t> msg, int pass_fd = -1);
+// 0 or -errno. `nonblocking`: -EAGAIN instead of waiting when the socket's send buffer is full
+// (the peer has not taken what it was sent before).
+int send_message(int sock, std::span<const uint8_t> msg, int pass_fd = -1, bool nonblocking = false);
 
 // Receives one whole message into `out`. 0 on success, -ECONNRESET when the peer has gone,
 // -EMSGSIZE if it exceeds kMaxMessage, else -errno. `received_fd` gets a passed descriptor or -1.

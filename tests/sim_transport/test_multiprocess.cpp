@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -10,6 +14,8 @@
 #include <thread>
 
 #include "machine_fixture.h"
+#include "sim/protocol/messages.h"
+#include "sim/protocol/socket_io.h"
 
 using gpreempt::testing::Child;
 using gpreempt::testing::Machine;
@@ -199,4 +205,43 @@ TEST(MultiProcess, ExecEndsTheKfdProcess) {  // FACTS §3: the kfd_process lives
   EXPECT_EQ(first_field(p->call("getpid")), pid) << "same process, new image";
   p->call("open");
   EXPECT_EQ(p->call("create"), "0 0 0") << "a fresh kfd_process: queue ids start over";
+}
+
+TEST(Multiprocess, AClientThatReadsNoAnswersDoesNotStallTheOthers) {
+  // A client that sends request after request and reads none of the answers fills its
+  // connection's send buffer in the daemon. The daemon's loop must not wait for it to make room:
+  // another client's `queues` is answered, and the stuck client is the one cut off.
+  Machine m;
+  auto first = m.probe();  // starts the (on-demand) daemon and keeps it up
+  first->call("open");
+  const int stuck = gpreempt::sim::protocol::connect_unix((m.dir() / "kfdsim.sock").string());
+  ASSERT_GE(stuck, 0);
+  const auto request = gpreempt::sim::protocol::encode(
+      gpreempt::sim::protocol::Request{gpreempt::sim::protocol::Op::kStatus, ::getpid(), ::gettid(), 0, {}});
+  // Far more answers than the daemon's send buffer holds; sent without waiting (the daemon
+  // takes requests only as fast as it answers them), until the daemon hangs up on us.
+  int sent = 0;
+  for (int tries = 0; sent < 4000 && tries < 200000; ++tries) {
+    const ssize_t n = ::send(stuck, request.data(), request.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0 && errno != EAGAIN) break;  // EPIPE: cut off
+    if (n < 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    ++sent;
+  }
+  // `kfdsim queues`, with a bounded wait for the answer.
+  const int other = gpreempt::sim::protocol::connect_unix((m.dir() / "kfdsim.sock").string());
+  ASSERT_GE(other, 0);
+  timeval wait{20, 0};
+  ::setsockopt(other, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof wait);
+  const auto query = gpreempt::sim::protocol::encode(
+      gpreempt::sim::protocol::Request{gpreempt::sim::protocol::Op::kQueues, ::getpid(), ::gettid(), 0, {}});
+  ASSERT_EQ(gpreempt::sim::protocol::send_message(other, query), 0);
+  std::vector<uint8_t> answer;
+  EXPECT_EQ(gpreempt::sim::protocol::recv_message(other, answer), 0)
+      << "the daemon stopped answering while one client read no answers (" << sent << " requests sent)";
+  ::close(other);
+  ::close(stuck);
+  EXPECT_EQ(first->call("create"), "0 0 0") << "the well-behaved client lost its daemon";
 }
