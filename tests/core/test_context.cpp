@@ -375,6 +375,25 @@ TEST(CoreContext, WatchdogResumesOldSuspensions) {
   EXPECT_NE(notices[0].message.find("watchdog"), std::string::npos) << notices[0].message;
 }
 
+// gpreemptd's reload: a new bound applies from the next tick, to suspensions already held.
+TEST(CoreContext, TheWatchdogBoundFollowsASetBound) {
+  Fixture f(std::chrono::milliseconds(1000));
+  f.kfd->create_queue(kPid);
+  f.ctx->attach(kPid);
+  f.ctx->suspend(kPid, std::nullopt, 0);
+  f.ctx->set_watchdog_bound(std::chrono::milliseconds(200));
+  EXPECT_EQ(f.ctx->watchdog_bound(), std::chrono::milliseconds(200));
+  f.now_ms = 200;
+  wait_whole_tick(f);
+  ASSERT_TRUE(f.kfd->suspended(kPid, 0)) << "the watchdog fired at the bound, not after it";
+  f.now_ms = 201;
+  EXPECT_TRUE(eventually([&] { return !f.kfd->suspended(kPid, 0); }))
+      << "a suspension held past the new bound (the old one was 1000 ms)";
+  auto notices = f.ctx->take_notices();
+  ASSERT_FALSE(notices.empty());
+  EXPECT_NE(notices[0].message.find("longer than 200 ms"), std::string::npos) << notices[0].message;
+}
+
 TEST(CoreContext, FailedDisableRestampsTheLedger) {
   // After a failed resume and a failed DISABLE the watchdog retries one bound after the failure,
   // not one bound after the original suspend (that would retry on every tick).
