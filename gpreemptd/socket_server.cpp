@@ -320,6 +320,10 @@ bool SocketServer::flush(uint64_t id) {
     close_connection(id, true);
     return false;
   }
+  if (c.out.empty() && c.draining) {
+    close_connection(id, true);
+    return false;
+  }
   if (!c.out.empty() && !c.waiting_writable) {
     c.waiting_writable = true;
     loop_.set_on_writable(c.watch, [this, id] { writable(id); });
@@ -337,9 +341,21 @@ void SocketServer::writable(uint64_t id) {
 void SocketServer::readable(uint64_t id) {
   auto it = connections_.find(id);
   if (it == connections_.end()) return;
+  if (it->second.draining) {  // watched for writability only: a hang-up or an error
+    close_connection(id, true);
+    return;
+  }
   const auto received = Clock::now();
   char buf[8192];
   ssize_t n = ::recv(it->second.fd, buf, sizeof buf, 0);
+  if (n == 0 && !it->second.out.empty()) {
+    // `echo '{...}' | socat - UNIX-CONNECT:...` shuts its side down after the request: its
+    // replies still go out, then the connection closes.
+    it->second.draining = true;
+    it->second.waiting_writable = true;
+    loop_.set_on_writable(it->second.watch, [this, id] { writable(id); }, false);
+    return;
+  }
   if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
     close_connection(id, true);
     return;

@@ -108,6 +108,9 @@ class SocketServer {
     gpreempt::client::LineReader reader;
     std::string out;  // replies the kernel has not taken yet
     bool waiting_writable = false;
+    // The peer has finished sending (end of file) and its replies are still being written: the
+    // connection closes once they are.
+    bool draining = false;
     Clock::time_point last_received;
   };
   void accept_all();

@@ -44,11 +44,11 @@ EventLoop::Id EventLoop::watch(int fd, Callback on_readable) {
   return add(fd, std::move(on_readable));
 }
 
-void EventLoop::set_on_writable(Id id, Callback on_writable) {
+void EventLoop::set_on_writable(Id id, Callback on_writable, bool readable) {
   auto it = watches_.find(id);
   if (it == watches_.end()) return;
   epoll_event ev{};
-  ev.events = on_writable ? EPOLLIN | EPOLLOUT : EPOLLIN;
+  ev.events = (readable ? EPOLLIN : 0u) | (on_writable ? EPOLLOUT : 0u);
   ev.data.u64 = id;
   if (epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, it->second.fd, &ev) != 0) fail("epoll_ctl");
   it->second.on_writable =

@@ -33,8 +33,10 @@ class EventLoop {
   // Calls `on_readable` whenever `fd` is readable (level-triggered). The fd stays the caller's.
   Id watch(int fd, Callback on_readable);
   // Also call `on_writable` whenever the watched fd is writable (nullptr: stop). A peer that has
-  // not taken its bytes yet is waited for this way, never by blocking the loop.
-  void set_on_writable(Id id, Callback on_writable);
+  // not taken its bytes yet is waited for this way, never by blocking the loop. With `readable`
+  // false the fd is watched for writability only (its readable callback then runs on hang-up or
+  // error alone): a peer that has finished sending leaves its end-of-file readable for ever.
+  void set_on_writable(Id id, Callback on_writable, bool readable = true);
   void unwatch(Id id);
 
   // A timer, initially disarmed. Its expirations are consumed before `on_expiry` runs.

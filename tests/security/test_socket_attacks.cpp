@@ -10,7 +10,9 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <linux/sockios.h>
 #include <sys/inotify.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -295,6 +297,24 @@ TEST(SocketAttacks, ASlowReaderNeitherStallsTheLoopNorLosesItsReplies) {
     EXPECT_EQ(replies.back()["seq"], kAsked);
   }
   ::close(slow);
+
+  // One that sends its requests, shuts its sending side (as `echo ... | socat` does) and only then
+  // reads: every reply still comes, then the end of the stream.
+  const int half = connect_fd(rig.socket());
+  ASSERT_GE(half, 0);
+  ASSERT_TRUE(write_all(half, burst));
+  ASSERT_EQ(::shutdown(half, SHUT_WR), 0);
+  // The daemon has read every request (nothing of ours is left in its queue), then its end of file:
+  // readable since before this hello, which it answers after it.
+  ASSERT_TRUE(eventually([&] {
+    int unread = -1;
+    return ::ioctl(half, SIOCOUTQ, &unread) == 0 && unread == 0;
+  }));
+  ASSERT_EQ(ask_on(other, "hello", 2)["ok"], true);
+  auto all = read_replies(half, kAsked + 1, &closed);
+  EXPECT_EQ(all.size(), static_cast<std::size_t>(kAsked)) << "closed: " << closed;
+  EXPECT_TRUE(closed);
+  ::close(half);
 
   // One that never reads: dropped at the bound, and counted.
   const int never = connect_fd(rig.socket());
