@@ -8,6 +8,8 @@
 
 #include <cerrno>
 
+#include "common/text_file.h"
+
 namespace gpreemptd {
 
 namespace {
@@ -21,26 +23,10 @@ std::optional<std::string> read_bounded(int fd, std::size_t max_bytes) {
     errno = e;
     return std::nullopt;
   }
-  std::string out;
-  char buf[16384];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int e = errno;
-      ::close(fd);
-      errno = e;
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-    if (out.size() > max_bytes) {
-      ::close(fd);
-      errno = EFBIG;
-      return std::nullopt;
-    }
-  }
+  auto out = gpreempt::read_descriptor(fd, max_bytes);
+  const int e = errno;
   ::close(fd);
+  errno = e;
   return out;
 }
 

@@ -66,6 +66,21 @@ ssize_t read_some(int fd, char* buf, std::size_t n) {
 
 }  // namespace
 
+std::optional<std::string> read_descriptor(int fd, std::size_t max_bytes) {
+  std::string out;
+  char buf[16384];
+  for (;;) {
+    const ssize_t n = read_some(fd, buf, sizeof buf);
+    if (n < 0) return std::nullopt;
+    if (n == 0) return out;
+    if (static_cast<std::size_t>(n) > max_bytes - out.size()) {
+      errno = EFBIG;
+      return std::nullopt;
+    }
+    out.append(buf, static_cast<std::size_t>(n));
+  }
+}
+
 std::optional<std::string> read_text_file(const std::string& path) {
   std::optional<FileError> err;
   const int fd = open_regular_file(path, err);
@@ -73,20 +88,10 @@ std::optional<std::string> read_text_file(const std::string& path) {
     errno = err->error != 0 ? err->error : EINVAL;
     return std::nullopt;
   }
-  std::string out;
-  char buf[4096];
-  for (;;) {
-    const ssize_t n = read_some(fd, buf, sizeof buf);
-    if (n < 0) {
-      const int saved = errno;
-      ::close(fd);
-      errno = saved;
-      return std::nullopt;
-    }
-    if (n == 0) break;
-    out.append(buf, static_cast<std::size_t>(n));
-  }
+  auto out = read_descriptor(fd);
+  const int saved = errno;
   ::close(fd);
+  errno = saved;
   return out;
 }
 

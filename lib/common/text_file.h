@@ -23,6 +23,10 @@ namespace gpreempt {
 // Whole file, or nullopt (errno set: EISDIR for a directory, EINVAL for another non-regular file)
 // when it cannot be opened or read.
 std::optional<std::string> read_text_file(const std::string& path);
+// The rest of an open descriptor, to its end: nullopt (errno set) when a read fails, or EFBIG when
+// it holds more than `max_bytes` (refused, not cut: a half-read value must match nothing). The
+// caller keeps the descriptor (and closes it).
+std::optional<std::string> read_descriptor(int fd, std::size_t max_bytes = SIZE_MAX);
 // Entry names of a directory except "." and "..", sorted; nullopt (errno set) if it cannot be opened.
 std::optional<std::vector<std::string>> list_directory(const std::string& path);
 

@@ -785,27 +785,16 @@ ConfigResult check_config(const std::string& path) {
   }
   // A config is a few kilobytes; a bound keeps a huge file from exhausting the daemon's memory.
   constexpr std::size_t kMaxConfigBytes = 1 << 20;
-  std::string text;
-  char buf[16384];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int e = errno;
-      ::close(fd);
-      r.errors.push_back({path, 0, std::string("cannot read: ") + std::strerror(e)});
-      return r;
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxConfigBytes) {
-      ::close(fd);
-      r.errors.push_back({path, 0, "larger than " + std::to_string(kMaxConfigBytes) + " bytes"});
-      return r;
-    }
-  }
+  auto text = read_descriptor(fd, kMaxConfigBytes);
+  const int e = errno;
   ::close(fd);
-  return load_config(text, path);
+  if (!text) {
+    r.errors.push_back({path, 0,
+                        e == EFBIG ? "larger than " + std::to_string(kMaxConfigBytes) + " bytes"
+                                   : std::string("cannot read: ") + std::strerror(e)});
+    return r;
+  }
+  return load_config(*text, path);
 }
 
 }  // namespace gpreempt::sched
