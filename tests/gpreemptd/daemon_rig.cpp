@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include <gtest/gtest.h>
+
 namespace gpreempt::testing {
 
 bool eventually(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
@@ -154,6 +156,14 @@ nlohmann::json command(Child& peer, const std::string& line) {
   if (!l) return "no answer";
   auto j = nlohmann::json::parse(*l, nullptr, false);
   return j.is_discarded() ? nlohmann::json(*l) : j;
+}
+
+void wait_classified(DaemonRig& rig, int pid, const std::string& cls) {
+  ASSERT_TRUE(eventually([&] {
+    auto p = rig.process(pid);
+    return !p.is_null() && p["class"] == cls && p["queues"].get<int>() > 0;
+  })) << "pid "
+      << pid << " never listed as " << cls << ": " << rig.status().dump();
 }
 
 }  // namespace gpreempt::testing

@@ -57,6 +57,9 @@ class DaemonRig {
   std::unique_ptr<Machine> machine_;
 };
 
+// Waits (a gtest assertion) until the daemon lists `pid` under `cls` with its queues found.
+void wait_classified(DaemonRig& rig, int pid, const std::string& cls);
+
 inline client::Message message(client::Op op) {
   client::Message m;
   m.op = op;

@@ -29,15 +29,6 @@ std::string own_uid() {
   return "uid = " + std::to_string(::getuid()) + ", ";
 }
 
-// A workload whose queues exist, and that the daemon lists under `cls`.
-void wait_classified(DaemonRig& rig, int pid, const std::string& cls) {
-  ASSERT_TRUE(eventually([&] {
-    auto p = rig.process(pid);
-    return !p.is_null() && p["class"] == cls && p["queues"].get<int>() > 0;
-  })) << "pid "
-      << pid << " never listed as " << cls << ": " << rig.status().dump();
-}
-
 std::unique_ptr<Child> online_peer(DaemonRig& rig, uint32_t gpu = 0,
                                    std::vector<std::string> env = {"GPREEMPT_CLASS=online"}) {
   auto p = rig.peer(env, gpu);

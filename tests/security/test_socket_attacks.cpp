@@ -51,14 +51,6 @@ std::unique_ptr<Child> daemon_with(DaemonRig& rig, const std::string& text) {
   return rig.start_daemon({"--config", config.string()});
 }
 
-void wait_classified(DaemonRig& rig, int pid, const std::string& cls) {
-  ASSERT_TRUE(eventually([&] {
-    auto p = rig.process(pid);
-    return !p.is_null() && p["class"] == cls && p["queues"].get<int>() > 0;
-  })) << "pid "
-      << pid << " never listed as " << cls << ": " << rig.status().dump();
-}
-
 int connect_fd(const std::string& path) {
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_un a{};
