@@ -1,11 +1,12 @@
 #include "discovery_worker.h"
 
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <set>
+#include <system_error>
 
 #include "process_facts_reader.h"
 
@@ -300,14 +301,11 @@ void DiscoveryWorker::reclassify_all(DiscoveryBatch& out) {
   }
 }
 
-bool DiscoveryWorker::reads_trustworthy() {
-  // Out of descriptors, every read fails as if the process or its queues were gone.
-  const int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    ::close(fd);
-    return true;
-  }
-  if (errno != EMFILE && errno != ENFILE) return true;
+bool DiscoveryWorker::reads_trustworthy(int error) {
+  // Out of descriptors, every read fails as if the process or its queues were gone. Decided from
+  // the failed read's own errno: a probe made after it races with the descriptors other threads
+  // free meanwhile (a refused peer's), and would report a live process exited.
+  if (error != EMFILE && error != ENFILE) return true;
   const uint64_t n = listing_failures_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (n == 1 || n % 1000 == 0)
     spdlog::warn("process discovery: out of file descriptors; the processes known are kept as "
@@ -318,10 +316,11 @@ bool DiscoveryWorker::reads_trustworthy() {
 
 void DiscoveryWorker::visit(int pid, DiscoveryBatch& out) {
   const auto read_at = std::chrono::steady_clock::now();
+  errno = 0;
   auto key = read_process_key(roots_.proc, pid);
   auto it = known_.find(pid);
   if (!key) {  // listed by KFD but already gone from /proc
-    if (!reads_trustworthy()) return;
+    if (!reads_trustworthy(errno)) return;
     if (it != known_.end()) {
       out.exited.push_back(it->second.key);
       known_.erase(it);
@@ -335,14 +334,19 @@ void DiscoveryWorker::visit(int pid, DiscoveryBatch& out) {
   }
   if (it != known_.end()) {
     TrackedProcess& p = it->second;
-    auto queues = queues_of(roots_, pid, &stats_.sysfs_reads);
+    std::map<sched::GpuId, int> queues;
+    try {
+      queues = queues_of(roots_, pid, &stats_.sysfs_reads);
+    } catch (const std::system_error& e) {
+      if (!reads_trustworthy(e.code().value())) return;
+      throw;
+    }
     const bool gpus_changed = [&] {
       if (queues.size() != p.queues.size()) return true;
       for (auto a = queues.begin(), b = p.queues.begin(); a != queues.end(); ++a, ++b)
         if (a->first != b->first) return true;
       return false;
     }();
-    if (gpus_changed && !reads_trustworthy()) return;
     p.queues = std::move(queues);
     p.read_at = read_at;
     if (gpus_changed) out.seen.push_back(p);

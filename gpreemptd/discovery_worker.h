@@ -115,9 +115,10 @@ class DiscoveryWorker {
   void main(Deliver deliver);
   // Look at one listed pid: new, changed GPUs, or a reused pid.
   void visit(int pid, DiscoveryBatch& out);
-  // false (counted in listing_failures, logged now and then) when the process is out of file
-  // descriptors: a read that found nothing then says nothing about the process.
-  bool reads_trustworthy();
+  // false (counted in listing_failures, logged now and then) when `error`, the errno of a read
+  // that failed, says the daemon is out of file descriptors: the read then says nothing about
+  // the process.
+  bool reads_trustworthy(int error);
   // A new pid, classified from its /proc facts, its queues not read: added to known_ and to
   // out.seen (true), or gone (false).
   bool admit(int pid, DiscoveryBatch& out);

@@ -131,9 +131,20 @@ std::vector<QueueGpu> sysfs_queue_gpus(const SystemRoots& roots, int pid,
                                        std::vector<std::string>* problems) {
   std::vector<QueueGpu> out;
   const fs::path dir = fs::path(roots.kfd_sysfs) / "proc" / std::to_string(pid) / "queues";
-  for (int id : numeric_dirs(dir)) {
+  // Only a missing file means a missing queue: a reader out of descriptors (or memory) would
+  // otherwise report a process's queues gone, and its scheduler would stop counting them.
+  auto unexplained = [](int error) { return error != ENOENT && error != ENOTDIR && error != ESRCH; };
+  std::vector<int> ids;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (auto id = as_pid(it->path().filename().string())) ids.push_back(*id);
+  if (ec && unexplained(ec.value())) throw std::system_error(ec, "cannot list " + dir.string());
+  std::sort(ids.begin(), ids.end());
+  for (int id : ids) {
     const fs::path file = dir / std::to_string(id) / "gpuid";
     auto text = slurp(file);
+    if (!text && unexplained(errno))
+      throw std::system_error(errno, std::generic_category(), "cannot read " + file.string());
     if (!text) continue;  // the queue was destroyed meanwhile
     auto gpu = parse_sysfs_gpu_id(*text);
     if (!gpu) {

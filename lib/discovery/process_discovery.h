@@ -49,6 +49,8 @@ std::vector<KnownQueue> sysfs_queues(const SystemRoots& roots, int pid, std::vec
 // process uses (gpreemptd's discovery; under the simulator every sysfs read is a round trip to
 // kfdsimd). Ascending queue ids; a queue that vanished while it was read is left out, one whose
 // gpuid is malformed too, described in `problems`. No directory (no such KFD process): empty.
+// Throws std::system_error when the files are there but could not be read (EMFILE, EACCES, ...):
+// a partial answer would say queues vanished that did not.
 struct QueueGpu {
   std::uint32_t queue_id = 0;
   std::uint32_t gpu_id = 0;

@@ -1,8 +1,11 @@
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <system_error>
 
 #include "discovery/json.h"
 #include "discovery/proc_parse.h"
@@ -140,6 +143,28 @@ TEST(ProcessDiscovery, SysfsQueueGpusReadsOnlyEachQueuesGpuid) {
   EXPECT_NE(problems[0].find("queues/5/gpuid"), std::string::npos) << problems[0];
   EXPECT_NE(problems[0].find("4294967296"), std::string::npos) << problems[0];
   EXPECT_TRUE(sysfs_queue_gpus(sys.roots, 100).empty()) << "no KFD directory: no queues";
+}
+
+// A reader out of descriptors learns nothing about the queues: it says so (gpreemptd then keeps
+// the GPUs it knew) rather than answering "no queues", which would read as the queues gone.
+TEST(ProcessDiscovery, SysfsQueueGpusOutOfDescriptorsThrowsRatherThanAnswersNone) {
+  FakeSystem sys;
+  rlimit normal{};
+  ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &normal), 0);
+  const int lowest_free = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(lowest_free, 0);
+  ::close(lowest_free);
+  const rlimit none_left{static_cast<rlim_t>(lowest_free), normal.rlim_max};
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &none_left), 0);
+  int error = 0;
+  try {
+    (void)sysfs_queue_gpus(sys.roots, 200);
+  } catch (const std::system_error& e) {
+    error = e.code().value();
+  }
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &normal), 0);
+  EXPECT_EQ(error, EMFILE);
+  EXPECT_EQ(sysfs_queue_gpus(sys.roots, 200).size(), 2u) << "descriptors back: the queues again";
 }
 
 TEST(ProcessDiscovery, ExampleSysfsTree) {
