@@ -1,10 +1,12 @@
 // kfdsim: start, stop, inspect a simulated AMD GPU machine, and run unmodified programs on it.
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -329,8 +331,33 @@ int show_files(const protocol::MachinePaths& paths, const std::string& which, bo
   return kOk;
 }
 
+// How long stop waits for the daemon's process to exit after it has agreed to stop.
+constexpr int kStopWaitMs = 10000;
+
+// Asks the daemon to stop and waits until its process has exited: it writes its records
+// (gpu-stats.json) and removes its socket on the way out, and a caller that removes the machine
+// directory next (run, a script's rm -rf) must not race with those writes.
 int stop_daemon(const protocol::MachinePaths& paths, bool quiet, bool json = false) {
+  int pidfd = -1;
+  int daemon_pid = 0;
+  if (auto s = protocol::query(paths.socket, Op::kStatus); s.error == 0) {
+    auto j = nlohmann::json::parse(s.payload, nullptr, false);
+    if (j.is_object() && j.contains("daemon_pid") && j["daemon_pid"].is_number_integer()) {
+      daemon_pid = j["daemon_pid"].get<int>();
+      pidfd = static_cast<int>(syscall(SYS_pidfd_open, daemon_pid, 0));
+    }
+  }
   auto r = protocol::query(paths.socket, Op::kShutdown);
+  if (pidfd >= 0) {
+    pollfd exited{pidfd, POLLIN, 0};
+    int n;
+    while ((n = poll(&exited, 1, kStopWaitMs)) < 0 && errno == EINTR) {
+    }
+    if (r.error == 0 && n == 0)
+      std::fprintf(stderr, "kfdsim: kfdsimd (pid %d) has not exited %d ms after agreeing to stop\n",
+                   daemon_pid, kStopWaitMs);
+    close(pidfd);
+  }
   if (json) {
     print_document({{"was_running", r.error == 0}, {"running", false}, {"dir", paths.dir}});
   } else if (!quiet) {
