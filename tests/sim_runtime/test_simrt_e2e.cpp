@@ -138,12 +138,32 @@ uint64_t completed(const Preempted& p) {
   return 0;
 }
 
+// Whether the GEMM queue has a packet fetched and not yet completed (a dispatch on the GPU).
+bool in_flight(const Preempted& p) {
+  auto j = p.m.gpu_stats();
+  if (!j) return false;
+  for (const auto& q : (*j)["queues"])
+    if (q["pid"] == p.target->pid()) return q["fetched"].get<uint64_t>() > q["completed"].get<uint64_t>();
+  return false;
+}
+
 TEST(SimrtE2E, SuspendedWorkloadMakesNoProgressUntilResumed) {
   Preempted p({});
-  ASSERT_EQ(p.debugger->call("suspend " + p.pid + " 0"), "1 0 0x0 ");
-  const auto r = p.last_record();
-  EXPECT_EQ(r["kind"], "suspend");
-  EXPECT_GT(r["waves_saved"].get<uint64_t>(), 0u);  // the GEMM was caught in flight
+  // Suspended with a GEMM on the GPU, so that its waves are saved and later restored. The host
+  // loop has gaps between packets, and a slow (sanitized, loaded) run can land the suspend in
+  // one: a suspend that caught nothing is resumed and tried again at the next dispatch.
+  nlohmann::json r;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!in_flight(p) && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_EQ(p.debugger->call("suspend " + p.pid + " 0"), "1 0 0x0 ");
+    r = p.last_record();
+    ASSERT_EQ(r["kind"], "suspend");
+    if (r["waves_saved"].get<uint64_t>() > 0) break;
+    ASSERT_EQ(p.debugger->call("resume " + p.pid + " 0"), "1 0 0x0 ");
+  }
+  ASSERT_GT(r["waves_saved"].get<uint64_t>(), 0u) << "no suspend caught the GEMM in flight";
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   const uint64_t frozen = completed(p);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
