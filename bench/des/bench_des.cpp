@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "common/latency_summary.h"
 #include "eval/des/simulation.h"
 #include "eval/des/spec.h"
 
@@ -119,7 +120,7 @@ int main(int argc, char** argv) {
                 b.c_str(), r.sim_seconds, wall, cpu, r.sim_seconds / wall, r.sim_seconds / cpu,
                 static_cast<unsigned long long>(r.events),
                 static_cast<double>(r.events) / wall / 1e6,
-                static_cast<double>(r.events) / cpu / 1e6, des::percentile(r.latencies_ms, 99),
+                static_cast<double>(r.events) / cpu / 1e6, gpreempt::percentile(r.latencies_ms, 99),
                 static_cast<double>(r.offline_iterations) / r.sim_seconds);
   }
   return 0;

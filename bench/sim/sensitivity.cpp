@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/latency_summary.h"
 #include "eval/des/simulation.h"
 #include "eval/des/spec.h"
 
@@ -33,7 +34,7 @@ ordered_json base() {
   })");
 }
 
-double pct(std::vector<double> v, double q) { return v.empty() ? 0 : des::percentile(std::move(v), q); }
+double pct(std::vector<double> v, double q) { return v.empty() ? 0 : gpreempt::percentile(std::move(v), q); }
 
 void row(const std::string& label, const ordered_json& doc) {
   const auto r = des::run_simulation(des::parse_spec(doc));

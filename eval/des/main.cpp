@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common/json_conventions.h"
+#include "common/latency_summary.h"
 #include "eval/des/result.h"
 #include "eval/des/simulation.h"
 #include "eval/des/spec.h"
@@ -115,7 +116,7 @@ int main(int argc, char** argv) {
       const auto s = des::run_simulation(alone);
       std::vector<double> all;
       for (const auto& c : s.clients) all.insert(all.end(), c.latencies_ms.begin(), c.latencies_ms.end());
-      if (!all.empty()) info.solo_p50_ms = des::percentile(all, 50);
+      if (!all.empty()) info.solo_p50_ms = gpreempt::percentile(all, 50);
     }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!no_wall) info.wall_seconds = wall;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/json_conventions.h"
+#include "common/latency_summary.h"
 
 namespace gpreempt::eval::des {
 

@@ -716,15 +716,6 @@ RunResult Simulation::run() {
 
 }  // namespace
 
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return std::nan("");
-  std::sort(v.begin(), v.end());
-  const double pos = p / 100.0 * static_cast<double>(v.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(pos));
-  const std::size_t hi = std::min(lo + 1, v.size() - 1);
-  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
-}
-
 RunResult run_simulation(const Spec& spec, Observer* observer) {
   Simulation s(spec, observer);
   return s.run();

@@ -77,8 +77,4 @@ struct RunResult {
 
 RunResult run_simulation(const Spec& spec, Observer* observer = nullptr);
 
-// Percentile (0..100) with linear interpolation between order statistics (numpy's default);
-// NaN for an empty sample.
-double percentile(std::vector<double> v, double p);
-
 }  // namespace gpreempt::eval::des

@@ -7,11 +7,21 @@
 
 namespace gpreempt {
 
-static double percentile(const std::vector<double>& sorted, double q) {
+namespace {
+
+double percentile_of_sorted(const std::vector<double>& sorted, double q) {
   const double pos = q / 100.0 * static_cast<double>(sorted.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(pos));
   const auto hi = std::min(lo + 1, sorted.size() - 1);
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+}
+
+}  // namespace
+
+double percentile(std::vector<double> values, double q) {
+  if (values.empty()) return std::nan("");
+  std::sort(values.begin(), values.end());
+  return percentile_of_sorted(values, q);
 }
 
 LatencySummary summarize(std::vector<double> v) {
@@ -27,9 +37,9 @@ LatencySummary summarize(std::vector<double> v) {
   s.std = std::sqrt(sq / static_cast<double>(v.size()));
   s.min = v.front();
   s.max = v.back();
-  s.p50 = percentile(v, 50);
-  s.p95 = percentile(v, 95);
-  s.p99 = percentile(v, 99);
+  s.p50 = percentile_of_sorted(v, 50);
+  s.p95 = percentile_of_sorted(v, 95);
+  s.p99 = percentile_of_sorted(v, 99);
   return s;
 }
 

@@ -17,6 +17,9 @@ struct LatencySummary {
 // Percentiles interpolate linearly between order statistics (numpy's default); std is the
 // population standard deviation. All zero for an empty input.
 LatencySummary summarize(std::vector<double> values);
+// The q-th percentile (0..100) of `values` by the same definition; NaN for an empty sample (the
+// evaluation's rows show it as null: no request, no latency).
+double percentile(std::vector<double> values, double q);
 // Every figure rounded to `decimals` places (json_conventions::round_to): 3 for the _ms and _us
 // documents of the project. The unit is in the name of the key that holds the summary.
 nlohmann::json to_json(const LatencySummary& s, int decimals = 3);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/latency_summary.h"
 #include "eval/des/simulation.h"
 #include "points.h"
 
@@ -69,7 +70,7 @@ TEST(DesAllReduce, TheSlowestShardGatesEveryShardsNextKernel) {
 TEST(DesAllReduce, SuspendingOnTheOneContendedGpuHelpsTheWholeRequest) {
   // Offline shares GPU 1 only, so gpreempt suspends there only (no decision names GPU 0), yet
   // the request — every step of which waits for GPU 1's shard — is faster than without control.
-  auto p50 = [](const RunResult& r) { return percentile(r.latencies_ms, 50); };
+  auto p50 = [](const RunResult& r) { return gpreempt::percentile(r.latencies_ms, 50); };
   const auto none = run_simulation(parse_spec(tp2_point("none", 50)));
   const auto hint = run_simulation(parse_spec(tp2_point("gpreempt-hint", 50)));
   EXPECT_LT(p50(hint), p50(none));

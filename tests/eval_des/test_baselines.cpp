@@ -4,13 +4,14 @@
 #include <map>
 
 #include "eval/des/result.h"
+#include "common/latency_summary.h"
 #include "eval/des/simulation.h"
 #include "points.h"
 
 namespace gpreempt::eval::des {
 namespace {
 
-double p99(const RunResult& r) { return percentile(r.latencies_ms, 99); }
+double p99(const RunResult& r) { return gpreempt::percentile(r.latencies_ms, 99); }
 
 TEST(DesBaselines, OracleBoundsGpreemptWhichBeatsNoControl) {
   const auto none = run_simulation(testing::small_spec("none"));
@@ -30,7 +31,7 @@ TEST(DesBaselines, EarlyHintIsNoWorseThanHint) {
   const auto hint = run_simulation(testing::small_spec("gpreempt-hint"));
   const auto early = run_simulation(testing::small_spec("gpreempt-early"));
   EXPECT_LE(p99(early), p99(hint));
-  EXPECT_LE(percentile(early.latencies_ms, 50), percentile(hint.latencies_ms, 50));
+  EXPECT_LE(gpreempt::percentile(early.latencies_ms, 50), gpreempt::percentile(hint.latencies_ms, 50));
 }
 
 TEST(DesBaselines, TransparentDetectsRequestsByPolling) {
@@ -55,7 +56,7 @@ TEST(DesBaselines, ThrottleNeverHasMoreThanMaxInFlightOfflineKernels) {
   const auto r = run_simulation(parse_spec(doc), &seen);
   EXPECT_EQ(seen.peak, 1u);
   const auto none = run_simulation(testing::small_spec("none"));
-  EXPECT_LT(percentile(r.latencies_ms, 50), percentile(none.latencies_ms, 50));
+  EXPECT_LT(gpreempt::percentile(r.latencies_ms, 50), gpreempt::percentile(none.latencies_ms, 50));
   EXPECT_EQ(r.suspensions, 0u);
 }
 
@@ -97,7 +98,7 @@ TEST(DesBaselines, PriorityDoesNotPreemptRunningWaves) {
   EXPECT_EQ(prio.waves_saved, 0u);  // no wave is ever context-saved
   EXPECT_EQ(prio.suspensions, 0u);
   // ... yet freed slots go to the online queue first.
-  EXPECT_LT(percentile(prio.latencies_ms, 50), percentile(none.latencies_ms, 50));
+  EXPECT_LT(gpreempt::percentile(prio.latencies_ms, 50), gpreempt::percentile(none.latencies_ms, 50));
   const auto hint = run_simulation(testing::small_spec("gpreempt-hint"));
   EXPECT_GT(hint.waves_saved, 0u);  // the contrast: a suspend saves waves
 }

@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -41,6 +42,20 @@ TEST(LatencyStats, EmptyAndSingle) {
   const auto s = summarize({3.5});
   EXPECT_DOUBLE_EQ(s.p99, 3.5);
   EXPECT_DOUBLE_EQ(s.std, 0);
+}
+
+// The evaluation's rows (gpreempt-des) use the same definition as the summaries, unsorted input
+// included; an empty sample has no percentile (NaN, a null in results.json).
+TEST(LatencyStats, PercentileIsTheSummarysDefinition) {
+  std::vector<double> v;
+  for (int i = 100; i >= 1; --i) v.push_back(i);
+  const auto s = summarize(v);
+  EXPECT_DOUBLE_EQ(gpreempt::percentile(v, 50), s.p50);
+  EXPECT_DOUBLE_EQ(gpreempt::percentile(v, 95), s.p95);
+  EXPECT_DOUBLE_EQ(gpreempt::percentile(v, 99), s.p99);
+  EXPECT_DOUBLE_EQ(gpreempt::percentile(v, 0), 1);
+  EXPECT_DOUBLE_EQ(gpreempt::percentile(v, 100), 100);
+  EXPECT_TRUE(std::isnan(gpreempt::percentile({}, 50)));
 }
 
 TEST(Presets, FollowTheUsersCases) {
