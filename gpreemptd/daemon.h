@@ -23,6 +23,7 @@
 #include "discovery/process_discovery.h"
 #include "gpu_capability.h"
 #include "gpu_record.h"
+#include "hint_requests.h"
 #include "metrics/metrics_server.h"
 #include "process_tracker.h"
 #include "sched/classifier.h"
@@ -59,15 +60,15 @@ class Daemon {
 
  private:
   using Clock = std::chrono::steady_clock;
-  struct OpenRequest {
-    uint64_t id = 0;  // the scheduler's request id (unique across connections)
-    gpreempt::sched::ProcessKey key;
-    Clock::time_point started;
-  };
 
+  // The core's watchdog: a backstop behind the scheduler's hard bound, never the policy.
+  static std::chrono::milliseconds watchdog_bound(const gpreempt::sched::ArbiterConfig& c);
   gpreempt::sched::Time now() const;
   void dispatch(const gpreempt::sched::Event& e,
                 std::optional<Clock::time_point> hint_received = {});
+  // The event at time `t` (a transparent sample's read time; dispatch: now).
+  void dispatch_at(gpreempt::sched::Time t, const gpreempt::sched::Event& e,
+                   std::optional<Clock::time_point> hint_received);
   void perform(std::vector<gpreempt::sched::Action> actions,
                std::optional<Clock::time_point> hint_received);
   void on_tracker_event(gpreempt::sched::Event e);
@@ -116,8 +117,6 @@ class Daemon {
   // Why hints from `p` on a connection of `peer` are ignored (nullopt: they count).
   std::optional<std::string> hint_refusal(const Peer& peer, const TrackedProcess* p,
                                           const std::string& not_found) const;
-  // Takes a token of the connection's hint bucket; false when it is empty.
-  bool take_hint_token(uint64_t connection, Clock::time_point now);
   // End the open requests begun more than max_request ago; re-arm the timer for the next one.
   void expire_requests();
   void arm_request_expiry();
@@ -157,23 +156,11 @@ class Daemon {
     gpreempt::sched::LatencyHistogram decide, handoff, prepare;
   } hint_hops_;
   std::map<std::string, uint64_t> notices_;
-  std::map<uint64_t, std::map<uint64_t, OpenRequest>> open_requests_;  // connection → client id →
-  // Requests the daemon ended at max_request, until their `end` comes (connection → client ids),
-  // at most kMaxExpiredKept per connection.
-  std::map<uint64_t, std::set<uint64_t>> expired_requests_;
-  static constexpr std::size_t kMaxExpiredKept = 1024;
+  HintRequests hints_;
   gpreempt::EventLoop::Id request_timer_ = 0;
   // When request_timer_ fires (nullopt: disarmed). A later begin never expires first, so a begin
   // arms it only when it is disarmed; an end leaves it (a fire with nothing due re-arms).
   std::optional<Clock::time_point> request_deadline_;
-  uint64_t requests_expired_ = 0;
-  struct HintBucket {
-    double tokens = 0;
-    Clock::time_point at{};
-  };
-  std::map<uint64_t, HintBucket> hint_buckets_;  // connection →
-  uint64_t hints_rate_limited_ = 0;
-  uint64_t next_request_ = 1;
   uint64_t next_internal_action_ = 1;  // orphan resumes: ids with the top bit set
   SuspensionLedger ledger_{ledger_facts()};
   uint64_t reloads_ = 0, failed_reloads_ = 0;
