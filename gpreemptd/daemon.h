@@ -138,8 +138,8 @@ class Daemon {
   std::unique_ptr<Actuator> actuator_;
   std::unique_ptr<ProcessTracker> tracker_;
   std::unique_ptr<SocketServer> server_;
-  std::unique_ptr<gpreempt::daemon::TransparentTrigger> transparent_;
-  std::unique_ptr<gpreempt::gpreemptd::MetricsServer> metrics_;
+  std::unique_ptr<gpreemptd::TransparentTrigger> transparent_;
+  std::unique_ptr<gpreemptd::MetricsServer> metrics_;
   std::vector<std::string> reload_not_applied_;  // of the last reload
   Clock::time_point last_publish_{};
   double start_time_unix_s_ = 0;

@@ -159,8 +159,8 @@ void Daemon::start_metrics(const std::string& address) {
     return;
   }
   // Bound before the running server (if any) is stopped: a failure leaves it serving.
-  auto next = std::make_unique<gpreempt::gpreemptd::MetricsServer>(
-      gpreempt::gpreemptd::parse_listen_address(address));
+  auto next = std::make_unique<gpreemptd::MetricsServer>(
+      gpreemptd::parse_listen_address(address));
   metrics_ = std::move(next);
   last_publish_ = {};
   spdlog::info("metrics on http://{}:{}/metrics", metrics_->address().host, metrics_->port());

@@ -140,7 +140,7 @@ client::Reply Daemon::handle(uint64_t connection, const Peer& peer, const client
             ++rec.by_class[cls].requests;
             ++rec.by_process[r.key].requests;
             auto h = rec.class_latency
-                         .try_emplace(cls, gpreempt::gpreemptd::Histogram::request_latency())
+                         .try_emplace(cls, gpreemptd::Histogram::request_latency())
                          .first;
             h->second.observe(std::chrono::duration<double>(received - r.started).count());
           }

@@ -19,14 +19,14 @@ void Daemon::sync_transparent(const TrackedProcess& p) {
     return;
   }
   if (!transparent_) {
-    gpreempt::daemon::TransparentTriggerConfig tc;
+    gpreemptd::TransparentTriggerConfig tc;
     tc.poll_interval = config_.daemon.poll_interval;
     tc.sources.kfd_sysfs = options_.roots.kfd_sysfs;
     tc.log = [](const std::string& line) { spdlog::info("transparent: {}", line); };
     tc.on_unwatched = [](const sched::ProcessKey& key, const std::string& why) {
       spdlog::info("transparent: no longer watching {}: {}", sched::to_string(key), why);
     };
-    transparent_ = std::make_unique<gpreempt::daemon::TransparentTrigger>(
+    transparent_ = std::make_unique<gpreemptd::TransparentTrigger>(
         loop_, tc,
         [this](sched::Time t, sched::Event e) { on_transparent_event(t, std::move(e)); });
   }

@@ -33,10 +33,10 @@ struct GpuRecord {
     uint64_t requests = 0;
   };
   std::map<std::string, Tally> by_class;
-  std::map<std::string, gpreempt::gpreemptd::Histogram> class_latency;
+  std::map<std::string, gpreemptd::Histogram> class_latency;
   std::map<gpreempt::sched::ProcessKey, Tally> by_process;
   uint64_t suspend_failures = 0, suspend_timeouts = 0, resume_failures = 0, resume_timeouts = 0;
-  gpreempt::gpreemptd::Histogram ioctl_latency = gpreempt::gpreemptd::Histogram::suspend_latency();
+  gpreemptd::Histogram ioctl_latency = gpreemptd::Histogram::suspend_latency();
 
   gpreempt::sched::Duration suspended_total_at(gpreempt::sched::Time now) const {
     gpreempt::sched::Duration d = suspended_total;

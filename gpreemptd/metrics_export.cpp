@@ -5,7 +5,7 @@
 namespace gpreemptd {
 
 namespace sched = gpreempt::sched;
-namespace m = gpreempt::gpreemptd;
+namespace m = gpreemptd;
 
 namespace {
 double seconds(sched::Duration d) {

@@ -8,7 +8,7 @@
 
 namespace gpreemptd {
 
-gpreempt::gpreemptd::MetricsSnapshot metrics_snapshot(const StatusSource& s,
+gpreemptd::MetricsSnapshot metrics_snapshot(const StatusSource& s,
                                                       double start_time_unix_s);
 
 }  // namespace gpreemptd

@@ -15,7 +15,10 @@
 #include "common/error.h"
 #include "metrics/prometheus_text.h"
 
-namespace gpreempt::gpreemptd {
+namespace gpreemptd {
+
+using gpreempt::Error;
+using gpreempt::errno_text;
 
 std::string ListenAddress::to_string() const {
   const bool v6 = host.find(':') != std::string::npos;
@@ -228,4 +231,4 @@ void MetricsServer::stop() {
   thread_.join();
 }
 
-}  // namespace gpreempt::gpreemptd
+}  // namespace gpreemptd

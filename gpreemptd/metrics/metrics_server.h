@@ -23,7 +23,7 @@ namespace httplib {
 class Server;
 }
 
-namespace gpreempt::gpreemptd {
+namespace gpreemptd {
 
 inline constexpr const char* kDefaultMetricsAddress = "127.0.0.1:9464";
 // Request bodies are read at most this far (a scrape has none).
@@ -72,4 +72,4 @@ class MetricsServer {
   std::shared_ptr<const MetricsSnapshot> snapshot_;
 };
 
-}  // namespace gpreempt::gpreemptd
+}  // namespace gpreemptd

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace gpreempt::gpreemptd {
+namespace gpreemptd {
 
 Histogram Histogram::with_bounds(std::vector<double> bounds) {
   for (std::size_t i = 0; i < bounds.size(); ++i) {
@@ -46,4 +46,4 @@ std::uint64_t Histogram::count() const {
   return n;
 }
 
-}  // namespace gpreempt::gpreemptd
+}  // namespace gpreemptd

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace gpreempt::gpreemptd {
+namespace gpreemptd {
 
 // A Prometheus histogram in seconds. `bucket_counts[i]` counts the observations in
 // (upper_bounds[i-1], upper_bounds[i]] — per bucket, not cumulative — and the extra last entry the
@@ -93,4 +93,4 @@ struct MetricsSnapshot {
   std::vector<ProcessMetrics> processes;
 };
 
-}  // namespace gpreempt::gpreemptd
+}  // namespace gpreemptd

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-namespace gpreempt::gpreemptd {
+namespace gpreemptd {
 
 std::string escape_label_value(std::string_view value) {
   std::string out;
@@ -247,4 +247,4 @@ std::string render_prometheus_text(const MetricsSnapshot& s) {
   return out;
 }
 
-}  // namespace gpreempt::gpreemptd
+}  // namespace gpreemptd

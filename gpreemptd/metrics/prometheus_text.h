@@ -10,7 +10,7 @@
 
 #include "metrics/metrics_snapshot.h"
 
-namespace gpreempt::gpreemptd {
+namespace gpreemptd {
 
 // The Content-Type of render_prometheus_text's output.
 inline constexpr const char* kPrometheusContentType = "text/plain; version=0.0.4; charset=utf-8";
@@ -29,4 +29,4 @@ std::string escape_help(std::string_view text);
 // reads back as the same double.
 std::string format_value(double value);
 
-}  // namespace gpreempt::gpreemptd
+}  // namespace gpreemptd

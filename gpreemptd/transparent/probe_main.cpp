@@ -100,21 +100,21 @@ int main(int argc, char** argv) {
   if (duration <= 0 && !until_unwatched) until_unwatched = true;
 
   EventLoop loop;
-  daemon::TransparentTriggerConfig cfg;
+  gpreemptd::TransparentTriggerConfig cfg;
   cfg.poll_interval = std::chrono::microseconds(interval_us);
   cfg.settle = std::chrono::microseconds(settle_us);
   cfg.queue_check_interval = std::chrono::milliseconds(queue_check_ms);
   cfg.kernel_lengths = kernels;
   cfg.sources.debugfs = debugfs;
   cfg.log = [](const std::string& s) { print({{"event", "note"}, {"message", s}}); };
-  std::unique_ptr<daemon::TransparentTrigger> trigger;
+  std::unique_ptr<gpreemptd::TransparentTrigger> trigger;
   std::size_t unwatched = 0;
   cfg.on_unwatched = [&](const sched::ProcessKey& k, const std::string& why) {
     print({{"event", "unwatched"}, {"pid", k.pid}, {"reason", why}});
     if (until_unwatched && ++unwatched == pids.size()) loop.stop();
   };
   try {
-    trigger = std::make_unique<daemon::TransparentTrigger>(
+    trigger = std::make_unique<gpreemptd::TransparentTrigger>(
         loop, cfg, [](sched::Time t, sched::Event e) { print(to_json(t, e)); });
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "gpreempt-transparent-probe: %s\n", e.what());

@@ -11,7 +11,11 @@
 #include "common/text_file.h"
 #include "discovery/proc_parse.h"
 
-namespace gpreempt::daemon {
+namespace gpreemptd {
+
+using gpreempt::Error;
+using gpreempt::list_directory;
+using gpreempt::read_text_file;
 
 namespace {
 
@@ -244,4 +248,4 @@ std::string TransparentTrigger::read_method_note(const sched::ProcessKey& key) c
                                                     : it->second.reader->method_note();
 }
 
-}  // namespace gpreempt::daemon
+}  // namespace gpreemptd

@@ -19,7 +19,11 @@
 #include "sched/event.h"
 #include "sched/process_key.h"
 
-namespace gpreempt::daemon {
+namespace gpreemptd {
+
+namespace sched = gpreempt::sched;
+namespace discovery = gpreempt::discovery;
+using gpreempt::EventLoop;
 
 struct TransparentTriggerConfig {
   static constexpr std::chrono::microseconds kMinPollInterval{100};
@@ -116,4 +120,4 @@ class TransparentTrigger {
   std::vector<sched::QueueActivitySample> activity_;
 };
 
-}  // namespace gpreempt::daemon
+}  // namespace gpreemptd

@@ -13,7 +13,10 @@
 #include "metrics/metrics_server.h"
 #include "metrics/prometheus_text.h"
 
-namespace gpreempt::gpreemptd {
+namespace gpreemptd {
+
+using gpreempt::Error;
+using gpreempt::errno_text;
 namespace {
 
 // One HTTP/1.0 request on 127.0.0.1:port; the whole response (headers and body).
@@ -109,4 +112,4 @@ TEST(MetricsServer, ListenAddressParsing) {
 }
 
 }  // namespace
-}  // namespace gpreempt::gpreemptd
+}  // namespace gpreemptd

@@ -9,7 +9,7 @@
 
 #include "metrics/prometheus_text.h"
 
-namespace gpreempt::gpreemptd {
+namespace gpreemptd {
 namespace {
 
 TEST(PrometheusText, SmallSnapshotExactText) {
@@ -216,4 +216,4 @@ TEST(PrometheusText, ValuesFormatAsTheFormatReadsThem) {
 }
 
 }  // namespace
-}  // namespace gpreempt::gpreemptd
+}  // namespace gpreemptd

@@ -15,7 +15,9 @@
 #include "seq_hex_dump.h"
 #include "transparent/transparent_trigger.h"
 
-namespace gpreempt::daemon {
+namespace gpreemptd {
+
+using gpreempt::Error;
 namespace {
 
 namespace fs = std::filesystem;
@@ -99,7 +101,7 @@ class FakeKfd {
       d[m::cp_hqd_pq_rptr_report_addr_hi] = static_cast<uint32_t>(r >> 32);
       d[m::cp_hqd_pq_wptr_poll_addr_lo] = static_cast<uint32_t>(w);
       d[m::cp_hqd_pq_wptr_poll_addr_hi] = static_cast<uint32_t>(w >> 32);
-      mqds += "  Compute queue on device 1a2b\n" + testing::seq_hex_dump(d, "    ");
+      mqds += "  Compute queue on device 1a2b\n" + gpreempt::testing::seq_hex_dump(d, "    ");
       const fs::path q =
           dir_ / "sysfs" / "proc" / std::to_string(pid) / "queues" / std::to_string(i);
       fs::create_directories(q);
@@ -281,4 +283,4 @@ TEST(TransparentTrigger, PollIntervalOutsideTheRangeIsRefused) {
 }
 
 }  // namespace
-}  // namespace gpreempt::daemon
+}  // namespace gpreemptd
