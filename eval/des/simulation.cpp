@@ -14,6 +14,7 @@
 #include "eval/des/arrivals.h"
 #include "eval/des/program.h"
 #include "eval/des/scheduler_setup.h"
+#include "sched/activity_detector.h"
 #include "sched/config.h"
 #include "sched/scheduler.h"
 #include "sim/device/device_profile.h"
@@ -89,8 +90,6 @@ struct Client {
   uint64_t current = 0;  // instance number of the running request
   uint64_t completed = 0;
   std::vector<double> latencies_ms;
-  bool transparent_open = false;
-  uint64_t transparent_id = 0;
   // Tensor-parallel collective (spec AllReduceDef): the steps followed by an all-reduce, its
   // length, and per (request, step) how many shards have finished that step.
   std::vector<uint8_t> allreduce_after;
@@ -186,6 +185,8 @@ class Simulation {
   std::vector<bool> offline_held_;     // oracle: offline queues switched out on that GPU
   std::vector<SimTime> oracle_since_;
   std::optional<sched::Scheduler> sched_;
+  // The transparent trigger gpreemptd ships (gpreemptd/transparent), fed the same pointer samples.
+  sched::ActivityDetector detector_;
   std::optional<SimActuator> actuator_;
   uint64_t timer_gen_ = 0;
   RunResult res_;
@@ -398,7 +399,8 @@ void Simulation::kernel_done(Client& c, uint32_t copy, uint64_t inst, uint32_t s
   if (spec_.record.timeline && r.started >= static_cast<SimTime>(spec_.record.timeline_from_s * 1e9) &&
       static_cast<double>(r.started) <= spec_.record.timeline_to_s * 1e9)
     res_.timeline.push_back({cp.gpu, "kernel", c.name, r.started, r.finished});
-  if (sched_) feed(sched::event::KernelObserved{gpu_ids_[cp.gpu], c.key, sched::Duration(r.finished - r.started)});
+  // No KernelObserved from here: gpreemptd never learns a kernel's exact length. What it learns,
+  // from the transparent trigger's pointer samples, poll_queues feeds.
   auto it = cp.instances.find(inst);
   if (it != cp.instances.end()) {
     ++it->second.done;
@@ -599,23 +601,23 @@ void Simulation::perform(const std::vector<sched::Action>& actions) {
 }
 
 void Simulation::poll_queues() {
-  // The transparent trigger: the daemon reads each online queue's read and write pointers; work
-  // is pending while any queue has rptr != wptr (a packet launched and not finished).
+  // The transparent trigger as gpreemptd runs it: each online queue's read and write pointers,
+  // read every poll interval, go to the ActivityDetector, whose request and kernel-length events
+  // go to the scheduler. A queue's packets are its jobs: the read pointer counts those retired,
+  // the write pointer those submitted.
   for (auto& c : clients_) {
     if (!c.online) continue;
-    bool busy = false;
+    std::vector<sched::QueueActivitySample> samples;
     for (const auto& cp : c.copies)
       for (const auto& q : cp.queues) {
-        auto st = engines_[cp.gpu]->queue_state(q);
-        busy |= st && st->jobs > 0;
+        const uint32_t gpu = cp.gpu;
+        auto st = engines_[gpu]->queue_state(q);
+        if (!st) continue;
+        // Unique within the process: the engine's queue id is per GPU.
+        const uint64_t queue = (static_cast<uint64_t>(gpu) << 32) | q.queue_id;
+        samples.push_back({gpu_ids_[gpu], queue, st->completed, st->completed + st->jobs});
       }
-    if (busy && !c.transparent_open) {
-      c.transparent_open = true;
-      feed(sched::event::RequestStarted{c.key, ++c.transparent_id, sched::RequestSource::kTransparent});
-    } else if (!busy && c.transparent_open) {
-      c.transparent_open = false;
-      feed(sched::event::RequestFinished{c.key, c.transparent_id, sched::RequestSource::kTransparent});
-    }
+    for (const auto& e : detector_.update(to_sched(now_), c.key, samples)) feed(e);
   }
 }
 

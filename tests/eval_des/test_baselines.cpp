@@ -41,6 +41,27 @@ TEST(DesBaselines, TransparentDetectsRequestsByPolling) {
   EXPECT_LT(p99(tr), p99(none));
 }
 
+// The DES's transparent trigger is gpreemptd's ActivityDetector: besides the requests, it infers
+// the online kernels' lengths from the pointer samples and hands them to the grace estimator
+// (a busy/idle check of its own would report none).
+class TransparentEvents : public Observer {
+ public:
+  void scheduler_event(sched::Time, const sched::Event& e) override {
+    if (const auto* s = std::get_if<sched::event::RequestStarted>(&e))
+      started += s->source == sched::RequestSource::kTransparent;
+    if (std::holds_alternative<sched::event::KernelObserved>(e)) ++kernels;
+  }
+  uint64_t started = 0, kernels = 0;
+};
+
+TEST(DesBaselines, TransparentRunsTheShippedDetectorWithKernelLengths) {
+  TransparentEvents seen;
+  const auto r = run_simulation(testing::small_spec("gpreempt-transparent"), &seen);
+  EXPECT_GT(seen.started, 0u);
+  EXPECT_GT(seen.kernels, seen.started) << "every request runs kernels; their lengths are observed";
+  EXPECT_GT(r.suspensions, 0u);
+}
+
 class InFlight : public Observer {
  public:
   void offline_in_flight(sim::gpu::SimTime, uint32_t, const std::string&, uint32_t n) override {
