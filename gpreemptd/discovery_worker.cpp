@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <set>
-#include <system_error>
 
 #include "process_facts_reader.h"
 
@@ -25,10 +25,12 @@ namespace {
 
 // Only each queue's GPU is read (1 + one file per queue): on the simulator every sysfs read is a
 // round trip to kfdsimd, and a pass's reads are what delays its new processes. `reads` counts them.
+// *error: the errno of a read that failed (the answer is then to be ignored), or 0.
 std::map<sched::GpuId, int> queues_of(const discovery::SystemRoots& roots, int pid,
-                                      std::size_t* reads = nullptr) {
+                                      std::size_t* reads, int* error) {
   std::map<sched::GpuId, int> queues;
-  const auto listed = discovery::sysfs_queue_gpus(roots, pid);
+  const auto listed = discovery::sysfs_queue_gpus(roots, pid, nullptr, error);
+  if (*error) return queues;
   for (const auto& q : listed) ++queues[q.gpu_id];
   if (reads) *reads += 1 + listed.size();
   return queues;
@@ -65,7 +67,9 @@ std::optional<TrackedProcess> read_tracked_process(const discovery::SystemRoots&
   TrackedProcess p;
   p.key = *key;
   p.read_at = read_at;
-  p.queues = queues_of(roots, pid, sysfs_reads);
+  int error = 0;
+  p.queues = queues_of(roots, pid, sysfs_reads, &error);
+  if (error) return std::nullopt;  // unreadable now: a pass tries again
   if (!classify(roots, p, classifier, containers)) return std::nullopt;
   return p;
 }
@@ -136,21 +140,16 @@ void DiscoveryWorker::main(Deliver deliver) {
       batch = pass(deliver);
       log_pass(stats_);
     } catch (const std::exception& e) {
-      // Listing /sys/class/kfd/kfd/proc failed (one process's files are contained in visit):
-      // nothing is lost, the next pass lists again. Logged once per 1000 while it lasts (a pass
-      // every interval).
-      const uint64_t n = listing_failures_.fetch_add(1, std::memory_order_relaxed) + 1;
-      if (n == 1 || n % 1000 == 0)
-        spdlog::warn("process discovery: {}; the processes known are kept, trying again at the "
-                     "next pass ({} failed passes so far)",
-                     e.what(), n);
+      // What a process's files throw is contained in visit; this is anything else (memory).
+      listing_failed(e.what());
     }
     if (!batch.empty()) deliver(std::move(batch));
   }
 }
 
 DiscoveryBatch DiscoveryWorker::pass(const Deliver& early) {
-  bool reclassify = false;
+  bool reclassify = reclassify_pending_;
+  reclassify_pending_ = false;
   std::vector<TrackedProcess> adopted;
   {
     std::lock_guard lock(mu_);
@@ -177,7 +176,15 @@ DiscoveryBatch DiscoveryWorker::pass(const Deliver& early) {
   DiscoveryBatch out;
   stats_ = {};
   const auto started = std::chrono::steady_clock::now();
-  const std::vector<int> listed = discovery::kfd_sysfs_processes(roots_);
+  int listing_error = 0;
+  const std::vector<int> listed = discovery::kfd_sysfs_processes(roots_, &listing_error);
+  if (listing_error) {
+    // Nothing is lost: the processes known are kept, and the next pass lists again (and
+    // reclassifies them, if a new classifier came with this one).
+    listing_failed(listing_error);
+    reclassify_pending_ = reclassify;
+    return out;
+  }
   stats_.listed = listed.size();
   stats_.sysfs_reads = 1;
   stats_.listing = std::chrono::steady_clock::now() - started;
@@ -230,13 +237,11 @@ DiscoveryBatch DiscoveryWorker::pass(const Deliver& early) {
     if (it == known_.end()) continue;
     TrackedProcess& p = it->second;
     p.read_at = std::chrono::steady_clock::now();
-    try {
-      p.queues = queues_of(roots_, pid, &stats_.sysfs_reads);
-    } catch (const std::exception& e) {
-      // Looked at again by the next pass (as a process without queues).
+    int error = 0;
+    p.queues = queues_of(roots_, pid, &stats_.sysfs_reads, &error);
+    if (error && reads_trustworthy(error))  // looked at again by the next pass
       spdlog::warn("reading the queues of pid {} failed: {}; trying again at the next pass", pid,
-                   e.what());
-    }
+                   std::strerror(error));
     p.queues_read = true;
     if (early)
       out.seen.push_back(p);
@@ -301,6 +306,19 @@ void DiscoveryWorker::reclassify_all(DiscoveryBatch& out) {
   }
 }
 
+void DiscoveryWorker::listing_failed(const std::string& why) {
+  // Logged once per 1000 while it lasts (a pass every interval).
+  const uint64_t n = listing_failures_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (n == 1 || n % 1000 == 0)
+    spdlog::warn("process discovery: {}; the processes known are kept, trying again at the next "
+                 "pass ({} failed passes so far)",
+                 why, n);
+}
+
+void DiscoveryWorker::listing_failed(int error) {
+  listing_failed("cannot list " + roots_.kfd_sysfs + "/proc: " + std::strerror(error));
+}
+
 bool DiscoveryWorker::reads_trustworthy(int error) {
   // Out of descriptors, every read fails as if the process or its queues were gone. Decided from
   // the failed read's own errno: a probe made after it races with the descriptors other threads
@@ -334,12 +352,13 @@ void DiscoveryWorker::visit(int pid, DiscoveryBatch& out) {
   }
   if (it != known_.end()) {
     TrackedProcess& p = it->second;
-    std::map<sched::GpuId, int> queues;
-    try {
-      queues = queues_of(roots_, pid, &stats_.sysfs_reads);
-    } catch (const std::system_error& e) {
-      if (!reads_trustworthy(e.code().value())) return;
-      throw;
+    int error = 0;
+    auto queues = queues_of(roots_, pid, &stats_.sysfs_reads, &error);
+    if (error) {  // the GPUs it had are kept; the next pass reads again
+      if (reads_trustworthy(error))
+        spdlog::warn("reading the queues of pid {} failed: {}; trying again at the next pass", pid,
+                     std::strerror(error));
+      return;
     }
     const bool gpus_changed = [&] {
       if (queues.size() != p.queues.size()) return true;

@@ -62,7 +62,7 @@ struct DiscoveryBatch {
 };
 
 // Reads and classifies one process as a pass does (nullopt: gone, or unreadable: a pass tries it
-// again). Throws what the files' readers throw.
+// again). Throws what the classifier's file readers throw.
 std::optional<TrackedProcess> read_tracked_process(const gpreempt::discovery::SystemRoots& roots,
                                                    int pid,
                                                    const gpreempt::sched::Classifier* classifier,
@@ -119,6 +119,10 @@ class DiscoveryWorker {
   // that failed, says the daemon is out of file descriptors: the read then says nothing about
   // the process.
   bool reads_trustworthy(int error);
+  // A pass that could not list the KFD's processes (counted in listing_failures, logged now and
+  // then): the processes known are kept.
+  void listing_failed(int error);
+  void listing_failed(const std::string& why);
   // A new pid, classified from its /proc facts, its queues not read: added to known_ and to
   // out.seen (true), or gone (false).
   bool admit(int pid, DiscoveryBatch& out);
@@ -137,6 +141,8 @@ class DiscoveryWorker {
   std::mutex mu_;
   std::condition_variable cv_;
   std::atomic<uint64_t> listing_failures_{0};
+  // A new classifier's reclassification that a failed listing put off to the next pass.
+  bool reclassify_pending_ = false;
   bool stopping_ = false;
   bool woken_ = false;
   Classifier next_classifier_;

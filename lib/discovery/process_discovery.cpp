@@ -67,15 +67,33 @@ std::vector<int> kfd_users(const SystemRoots& roots, std::size_t* unreadable) {
   return out;
 }
 
-std::vector<int> kfd_sysfs_processes(const SystemRoots& roots) {
+namespace {
+
+// A read failure `error` (an errno) goes to *out, or is thrown when the caller gave none.
+// Compared by value: std::error_code's comparisons call its category's virtual functions.
+void read_failed(int error, const std::string& what, int* out) {
+  if (out) {
+    *out = error;
+    return;
+  }
+  throw std::system_error(error, std::generic_category(), what);
+}
+
+}  // namespace
+
+std::vector<int> kfd_sysfs_processes(const SystemRoots& roots, int* error) {
+  if (error) *error = 0;
   const fs::path dir = fs::path(roots.kfd_sysfs) / "proc";
   std::vector<int> out;
   std::error_code ec;
   fs::directory_iterator it(dir, ec);
-  if (ec == std::errc::no_such_file_or_directory) return out;
+  if (ec.value() == ENOENT) return out;
   for (fs::directory_iterator end; !ec && it != end; it.increment(ec))
     if (auto pid = as_pid(it->path().filename().string())) out.push_back(*pid);
-  if (ec) throw std::system_error(ec, "cannot list " + dir.string());
+  if (ec) {
+    read_failed(ec.value(), "cannot list " + dir.string(), error);
+    return {};
+  }
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -128,7 +146,8 @@ std::vector<KnownQueue> sysfs_queues(const SystemRoots& roots, int pid, std::vec
 }
 
 std::vector<QueueGpu> sysfs_queue_gpus(const SystemRoots& roots, int pid,
-                                       std::vector<std::string>* problems) {
+                                       std::vector<std::string>* problems, int* error) {
+  if (error) *error = 0;
   std::vector<QueueGpu> out;
   const fs::path dir = fs::path(roots.kfd_sysfs) / "proc" / std::to_string(pid) / "queues";
   // Only a missing file means a missing queue: a reader out of descriptors (or memory) would
@@ -138,13 +157,18 @@ std::vector<QueueGpu> sysfs_queue_gpus(const SystemRoots& roots, int pid,
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
     if (auto id = as_pid(it->path().filename().string())) ids.push_back(*id);
-  if (ec && unexplained(ec.value())) throw std::system_error(ec, "cannot list " + dir.string());
+  if (ec && unexplained(ec.value())) {
+    read_failed(ec.value(), "cannot list " + dir.string(), error);
+    return {};
+  }
   std::sort(ids.begin(), ids.end());
   for (int id : ids) {
     const fs::path file = dir / std::to_string(id) / "gpuid";
     auto text = slurp(file);
-    if (!text && unexplained(errno))
-      throw std::system_error(errno, std::generic_category(), "cannot read " + file.string());
+    if (const int e = errno; !text && unexplained(e)) {
+      read_failed(e, "cannot read " + file.string(), error);
+      return {};
+    }
     if (!text) continue;  // the queue was destroyed meanwhile
     auto gpu = parse_sysfs_gpu_id(*text);
     if (!gpu) {

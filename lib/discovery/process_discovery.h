@@ -36,9 +36,12 @@ struct ProcessInfo {
 std::vector<int> kfd_users(const SystemRoots& roots, std::size_t* unreadable = nullptr);
 
 // Pids with a directory under <kfd_sysfs>/proc (every process KFD knows, readable without root).
-// No such directory (no KFD): none. Throws std::system_error when it exists but cannot be listed
-// (out of descriptors, ...): an empty answer then would say that every GPU process exited.
-std::vector<int> kfd_sysfs_processes(const SystemRoots& roots);
+// No such directory (no KFD): none. When it exists but cannot be listed (out of descriptors, ...)
+// an empty answer would say that every GPU process exited: with `error`, *error is that errno
+// (0 when listed) and the answer is to be ignored; without, it throws std::system_error. A
+// caller that may run out of descriptors passes `error`: catching an exception needs none, but
+// an UBSan build checks the exception's type through a pipe, which then fails.
+std::vector<int> kfd_sysfs_processes(const SystemRoots& roots, int* error = nullptr);
 
 // Queues of one process from <kfd_sysfs>/proc/<pid>/queues/<id>/{type,gpuid,size}; a queue whose
 // files are unreadable or malformed is left out and described in `problems`.
@@ -49,14 +52,16 @@ std::vector<KnownQueue> sysfs_queues(const SystemRoots& roots, int pid, std::vec
 // process uses (gpreemptd's discovery; under the simulator every sysfs read is a round trip to
 // kfdsimd). Ascending queue ids; a queue that vanished while it was read is left out, one whose
 // gpuid is malformed too, described in `problems`. No directory (no such KFD process): empty.
-// Throws std::system_error when the files are there but could not be read (EMFILE, EACCES, ...):
-// a partial answer would say queues vanished that did not.
+// When the files are there but could not be read (EMFILE, EACCES, ...) a partial answer would say
+// queues vanished that did not: with `error`, *error is that errno (0 when read) and the answer is
+// to be ignored; without, it throws std::system_error.
 struct QueueGpu {
   std::uint32_t queue_id = 0;
   std::uint32_t gpu_id = 0;
 };
 std::vector<QueueGpu> sysfs_queue_gpus(const SystemRoots& roots, int pid,
-                                       std::vector<std::string>* problems = nullptr);
+                                       std::vector<std::string>* problems = nullptr,
+                                       int* error = nullptr);
 
 // The same files, raw, for callers that want the kernel's numbers (the C ABI's
 // gpreempt_sysfs_queue) and an error rather than a partial answer.

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <exception>
 #include <system_error>
 
 #include "discovery/json.h"
@@ -147,7 +148,7 @@ TEST(ProcessDiscovery, SysfsQueueGpusReadsOnlyEachQueuesGpuid) {
 
 // A reader out of descriptors learns nothing about the queues: it says so (gpreemptd then keeps
 // the GPUs it knew) rather than answering "no queues", which would read as the queues gone.
-TEST(ProcessDiscovery, SysfsQueueGpusOutOfDescriptorsThrowsRatherThanAnswersNone) {
+TEST(ProcessDiscovery, OutOfDescriptorsIsAnErrorNotAnEmptyAnswer) {
   FakeSystem sys;
   rlimit normal{};
   ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &normal), 0);
@@ -156,15 +157,30 @@ TEST(ProcessDiscovery, SysfsQueueGpusOutOfDescriptorsThrowsRatherThanAnswersNone
   ::close(lowest_free);
   const rlimit none_left{static_cast<rlim_t>(lowest_free), normal.rlim_max};
   ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &none_left), 0);
-  int error = 0;
+  // The answers are looked at once descriptors are back: an UBSan build checks a polymorphic
+  // object's type (the exception, the error code's category) through a pipe.
+  int queues_error = 0, listing_error = 0;
+  std::exception_ptr thrown;
+  (void)sysfs_queue_gpus(sys.roots, 200, nullptr, &queues_error);
+  (void)kfd_sysfs_processes(sys.roots, &listing_error);
   try {
     (void)sysfs_queue_gpus(sys.roots, 200);
+  } catch (...) {
+    thrown = std::current_exception();
+  }
+  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &normal), 0);
+  EXPECT_EQ(queues_error, EMFILE);
+  EXPECT_EQ(listing_error, EMFILE);
+  int error = 0;
+  try {
+    if (thrown) std::rethrow_exception(thrown);
   } catch (const std::system_error& e) {
     error = e.code().value();
   }
-  ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &normal), 0);
-  EXPECT_EQ(error, EMFILE);
-  EXPECT_EQ(sysfs_queue_gpus(sys.roots, 200).size(), 2u) << "descriptors back: the queues again";
+  EXPECT_EQ(error, EMFILE) << "without an error out-parameter, the failure is thrown";
+  EXPECT_EQ(sysfs_queue_gpus(sys.roots, 200, nullptr, &queues_error).size(), 2u)
+      << "descriptors back: the queues again";
+  EXPECT_EQ(queues_error, 0);
 }
 
 TEST(ProcessDiscovery, ExampleSysfsTree) {
