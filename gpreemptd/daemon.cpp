@@ -162,7 +162,7 @@ void Daemon::perform(std::vector<sched::Action> actions,
     if (auto* s = std::get_if<sched::action::Suspend>(&a)) {
       if (hint_received) hinted_suspends_[s->id] = *hint_received;
       // Hand the action over first: the log line is not on the path to the ioctl.
-      ledger_.posted(s->gpu, s->targets);
+      suspensions_.posted(s->gpu, s->targets);
       actuator_->suspend(*s);
       if (spdlog::should_log(spdlog::level::debug)) {
         std::string t;
@@ -172,7 +172,7 @@ void Daemon::perform(std::vector<sched::Action> actions,
                       std::chrono::duration_cast<std::chrono::microseconds>(s->grace).count());
       }
     } else if (auto* r = std::get_if<sched::action::Resume>(&a)) {
-      ledger_.posted(r->gpu, r->targets);
+      suspensions_.posted(r->gpu, r->targets);
       actuator_->resume(*r);
       if (spdlog::should_log(spdlog::level::debug)) {
         std::string t;
@@ -197,7 +197,7 @@ void Daemon::perform(std::vector<sched::Action> actions,
 void Daemon::on_tracker_event(sched::Event e) {
   if (auto* x = std::get_if<sched::event::ProcessExited>(&e)) {
     const auto key = x->key;
-    ledger_.exited(gpus_, key, now());
+    suspensions_.exited(gpus_, key, now());
     actuator_->forget(key);
     if (transparent_ && transparent_->watching(key)) transparent_->unwatch(key);
     hints_.forget_process(key);
@@ -224,7 +224,7 @@ std::string Daemon::class_of(const sched::ProcessKey& key) const {
   return it->second.class_name.value_or("");
 }
 
-SuspensionLedger::Facts Daemon::ledger_facts() {
+GpuSuspensions::Facts Daemon::suspension_facts() {
   return {[this](const sched::ProcessKey& key) {
             const auto& known = tracker_->processes();
             auto it = known.find(key.pid);
@@ -241,7 +241,7 @@ void Daemon::on_actuation(ActuationReport r) {
   const auto& c = r.completed;
   const sched::Time t = now();
   GpuRecord& rec = gpus_[c.gpu];
-  ledger_.completed(rec, c, r.suspend, t);
+  suspensions_.completed(rec, c, r.suspend, t);
   if (r.suspend) {
     for (double sec : r.ioctl_seconds) rec.ioctl_latency.observe(sec);
     if (auto h = hinted_suspends_.find(c.action); h != hinted_suspends_.end()) {
@@ -293,7 +293,7 @@ void Daemon::on_notice(const gpreempt::preempt::Notice& n) {
 
 void Daemon::resume_orphans() {
   for (auto& [gpu, rec] : gpus_) {
-    const std::vector<sched::ProcessKey> orphans = ledger_.orphans(rec, gpu);
+    const std::vector<sched::ProcessKey> orphans = suspensions_.orphans(rec, gpu);
     if (orphans.empty()) continue;
     sched::action::Resume r;
     r.id = kInternalAction | next_internal_action_++;
@@ -303,7 +303,7 @@ void Daemon::resume_orphans() {
     for (const auto& k : orphans)
       spdlog::info("GPU {}: {} is suspended but no longer managed ({}); resuming it", gpu,
                    sched::to_string(k), orphan_reason(gpu, k));
-    ledger_.posted(gpu, r.targets);
+    suspensions_.posted(gpu, r.targets);
     actuator_->resume(r);
   }
 }

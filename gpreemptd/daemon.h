@@ -30,7 +30,7 @@
 #include "sched/config.h"
 #include "sched/scheduler.h"
 #include "socket_server.h"
-#include "suspension_ledger.h"
+#include "gpu_suspensions.h"
 #include "transparent/transparent_trigger.h"
 
 namespace gpreemptd {
@@ -77,8 +77,8 @@ class Daemon {
   void on_transparent_event(gpreempt::sched::Time t, gpreempt::sched::Event e);
   // The class `key` is in now ("" when none or unknown), for the per-class figures.
   std::string class_of(const gpreempt::sched::ProcessKey& key) const;
-  // What the ledger asks of the tracker and the scheduler.
-  SuspensionLedger::Facts ledger_facts();
+  // What the suspensions record asks of the tracker and the scheduler.
+  GpuSuspensions::Facts suspension_facts();
   void publish_metrics();
   void on_actuation(ActuationReport r);
   void on_notice(const gpreempt::preempt::Notice& n);
@@ -162,7 +162,7 @@ class Daemon {
   // arms it only when it is disarmed; an end leaves it (a fire with nothing due re-arms).
   std::optional<Clock::time_point> request_deadline_;
   uint64_t next_internal_action_ = 1;  // orphan resumes: ids with the top bit set
-  SuspensionLedger ledger_{ledger_facts()};
+  GpuSuspensions suspensions_{suspension_facts()};
   uint64_t reloads_ = 0, failed_reloads_ = 0;
   uint64_t hints_refused_ = 0;
 };

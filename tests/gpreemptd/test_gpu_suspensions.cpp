@@ -1,9 +1,9 @@
 // The daemon's suspension books against the scheduler's, through the orders of events the soak
 // met: a completion that arrives after its target exited, or after it closed its queues while its
 // resume was in flight. A real sched::Scheduler decides; this driver plays the daemon's part
-// (Daemon::perform, on_actuation, resume_orphans, on_tracker_event) around the ledger, holding
+// (Daemon::perform, on_actuation, resume_orphans, on_tracker_event) around the suspensions, holding
 // each action "in flight" until the test completes it.
-#include "suspension_ledger.h"
+#include "gpu_suspensions.h"
 
 #include <gtest/gtest.h>
 
@@ -35,7 +35,7 @@ struct Books {
   sched::Scheduler scheduler{classifier.classes(), config.policy};
   std::map<sched::ProcessKey, std::string> live;  // key → class
   std::map<sched::GpuId, GpuRecord> gpus;
-  SuspensionLedger ledger{{
+  GpuSuspensions suspensions{{
       [this](const sched::ProcessKey& k) { return live.count(k) != 0; },
       [this](sched::GpuId g, const sched::ProcessKey& k) {
         const sched::GpuArbiter* a = scheduler.gpu(g);
@@ -60,14 +60,14 @@ struct Books {
           ++decided[k]["suspend"];
           suspended[k] = true;
         }
-        ledger.posted(s->gpu, s->targets);
+        suspensions.posted(s->gpu, s->targets);
         in_flight.push_back({true, false, s->id, s->targets});
       } else if (auto* r = std::get_if<sched::action::Resume>(&a)) {
         for (const auto& k : r->targets) {
           ++decided[k]["resume"];
           suspended[k] = false;
         }
-        ledger.posted(r->gpu, r->targets);
+        suspensions.posted(r->gpu, r->targets);
         in_flight.push_back({false, false, r->id, r->targets});
       }
     }
@@ -75,13 +75,13 @@ struct Books {
   }
   void resume_orphans() {
     for (auto& [gpu, rec] : gpus) {
-      auto orphans = ledger.orphans(rec, gpu);
+      auto orphans = suspensions.orphans(rec, gpu);
       if (orphans.empty()) continue;
       for (const auto& k : orphans) {
         ++decided[k]["orphan_resume"];
         suspended[k] = false;
       }
-      ledger.posted(gpu, orphans);
+      suspensions.posted(gpu, orphans);
       in_flight.push_back({false, true, next_internal++, orphans});
     }
   }
@@ -94,7 +94,7 @@ struct Books {
     live.erase(k);
     if (suspended[k]) ++decided[k]["exit"];
     suspended[k] = false;
-    ledger.exited(gpus, k, t);
+    suspensions.exited(gpus, k, t);
     event(sched::event::ProcessExited{k});
   }
   // Completes the oldest action in flight, every target done.
@@ -104,7 +104,7 @@ struct Books {
     sched::event::ActuationCompleted c{p.id, kGpu, {}};
     for (const auto& k : p.targets) c.outcomes.push_back({k, sched::event::Outcome::kDone, 0});
     t += 1ms;
-    ledger.completed(gpus[kGpu], c, p.suspend, t);
+    suspensions.completed(gpus[kGpu], c, p.suspend, t);
     if (p.internal)
       resume_orphans();
     else
@@ -142,7 +142,7 @@ void begin_request(Books& b) {
   ASSERT_EQ(b.in_flight.front().targets, std::vector<sched::ProcessKey>{kOffline});
 }
 
-TEST(SuspensionLedger, ASuspendCompletingAfterItsProcessExitedBooksNothing) {
+TEST(GpuSuspensions, ASuspendCompletingAfterItsProcessExitedBooksNothing) {
   Books b;
   begin_request(b);
   b.exit(kOffline);
@@ -154,7 +154,7 @@ TEST(SuspensionLedger, ASuspendCompletingAfterItsProcessExitedBooksNothing) {
   b.expect_consistent();
 }
 
-TEST(SuspensionLedger, AProcessClosingItsQueuesWhileItsResumeIsInFlightIsResumedOnce) {
+TEST(GpuSuspensions, AProcessClosingItsQueuesWhileItsResumeIsInFlightIsResumedOnce) {
   Books b;
   begin_request(b);
   b.complete();
@@ -168,8 +168,8 @@ TEST(SuspensionLedger, AProcessClosingItsQueuesWhileItsResumeIsInFlightIsResumed
   ASSERT_FALSE(b.in_flight.front().suspend) << "the scheduler's resume, in flight";
   // The offline process closes its queues meanwhile: the arbiter drops it.
   b.event(sched::event::ProcessClassified{kOffline, "offline", {}});
-  EXPECT_TRUE(b.ledger.in_flight(kGpu, kOffline));
-  EXPECT_TRUE(b.ledger.orphans(b.gpus[kGpu], kGpu).empty());
+  EXPECT_TRUE(b.suspensions.in_flight(kGpu, kOffline));
+  EXPECT_TRUE(b.suspensions.orphans(b.gpus[kGpu], kGpu).empty());
   b.settle();
   EXPECT_EQ(b.decided[kOffline]["resume"], 1);
   EXPECT_EQ(b.decided[kOffline]["orphan_resume"], 0) << "one resume for one suspension";
@@ -177,7 +177,7 @@ TEST(SuspensionLedger, AProcessClosingItsQueuesWhileItsResumeIsInFlightIsResumed
   b.expect_consistent();
 }
 
-TEST(SuspensionLedger, ASuspendCompletingAfterItsProcessLeftTheGpuIsResumedNotCounted) {
+TEST(GpuSuspensions, ASuspendCompletingAfterItsProcessLeftTheGpuIsResumedNotCounted) {
   Books b;
   begin_request(b);
   b.event(sched::event::ProcessClassified{kOffline, "offline", {}});  // closed its queues
@@ -188,7 +188,7 @@ TEST(SuspensionLedger, ASuspendCompletingAfterItsProcessLeftTheGpuIsResumedNotCo
   b.expect_consistent();
 }
 
-TEST(SuspensionLedger, ASuspensionEndedByTheExitIsCountedOnceEverywhere) {
+TEST(GpuSuspensions, ASuspensionEndedByTheExitIsCountedOnceEverywhere) {
   Books b;
   begin_request(b);
   b.complete();

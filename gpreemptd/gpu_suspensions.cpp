@@ -1,4 +1,4 @@
-#include "suspension_ledger.h"
+#include "gpu_suspensions.h"
 
 #include <spdlog/spdlog.h>
 
@@ -6,11 +6,11 @@ namespace gpreemptd {
 
 namespace sched = gpreempt::sched;
 
-void SuspensionLedger::posted(sched::GpuId gpu, const std::vector<sched::ProcessKey>& targets) {
+void GpuSuspensions::posted(sched::GpuId gpu, const std::vector<sched::ProcessKey>& targets) {
   for (const auto& k : targets) ++in_flight_[{gpu, k}];
 }
 
-void SuspensionLedger::completed(GpuRecord& rec, const sched::event::ActuationCompleted& c,
+void GpuSuspensions::completed(GpuRecord& rec, const sched::event::ActuationCompleted& c,
                                  bool suspend, sched::Time now) {
   for (const auto& o : c.outcomes) {
     // The actuator answers every target of an action once.
@@ -38,7 +38,7 @@ void SuspensionLedger::completed(GpuRecord& rec, const sched::event::ActuationCo
   }
 }
 
-void SuspensionLedger::exited(std::map<sched::GpuId, GpuRecord>& gpus, const sched::ProcessKey& key,
+void GpuSuspensions::exited(std::map<sched::GpuId, GpuRecord>& gpus, const sched::ProcessKey& key,
                               sched::Time now) const {
   for (auto& [gpu, rec] : gpus) {
     if (auto it = rec.suspended_since.find(key); it != rec.suspended_since.end()) {
@@ -49,7 +49,7 @@ void SuspensionLedger::exited(std::map<sched::GpuId, GpuRecord>& gpus, const sch
   }
 }
 
-std::vector<sched::ProcessKey> SuspensionLedger::orphans(const GpuRecord& rec,
+std::vector<sched::ProcessKey> GpuSuspensions::orphans(const GpuRecord& rec,
                                                          sched::GpuId gpu) const {
   std::vector<sched::ProcessKey> out;
   for (const auto& [key, since] : rec.suspended_since)
@@ -57,7 +57,7 @@ std::vector<sched::ProcessKey> SuspensionLedger::orphans(const GpuRecord& rec,
   return out;
 }
 
-void SuspensionLedger::ended(GpuRecord& rec, const sched::ProcessKey& key, sched::Duration d) const {
+void GpuSuspensions::ended(GpuRecord& rec, const sched::ProcessKey& key, sched::Duration d) const {
   rec.suspended_total += d;
   rec.by_class[facts_.class_of(key)].suspended += d;
   if (auto p = rec.by_process.find(key); p != rec.by_process.end()) p->second.suspended += d;

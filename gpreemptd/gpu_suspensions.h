@@ -28,7 +28,7 @@
 
 namespace gpreemptd {
 
-class SuspensionLedger {
+class GpuSuspensions {
  public:
   struct Facts {
     // Whether the process has not exited (the tracker still knows it).
@@ -39,7 +39,7 @@ class SuspensionLedger {
     std::function<std::string(const gpreempt::sched::ProcessKey&)> class_of;
   };
 
-  explicit SuspensionLedger(Facts facts) : facts_(std::move(facts)) {}
+  explicit GpuSuspensions(Facts facts) : facts_(std::move(facts)) {}
 
   // A suspend or resume of `targets` on `gpu` was handed to the actuator.
   void posted(gpreempt::sched::GpuId gpu, const std::vector<gpreempt::sched::ProcessKey>& targets);
