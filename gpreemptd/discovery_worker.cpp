@@ -239,9 +239,7 @@ DiscoveryBatch DiscoveryWorker::pass(const Deliver& early) {
     p.read_at = std::chrono::steady_clock::now();
     int error = 0;
     p.queues = queues_of(roots_, pid, &stats_.sysfs_reads, &error);
-    if (error && reads_trustworthy(error))  // looked at again by the next pass
-      spdlog::warn("reading the queues of pid {} failed: {}; trying again at the next pass", pid,
-                   std::strerror(error));
+    if (error) queues_unreadable(pid, error);  // looked at again by the next pass
     p.queues_read = true;
     if (early)
       out.seen.push_back(p);
@@ -332,6 +330,12 @@ bool DiscoveryWorker::reads_trustworthy(int error) {
   return false;
 }
 
+void DiscoveryWorker::queues_unreadable(int pid, int error) {
+  if (reads_trustworthy(error))
+    spdlog::warn("reading the queues of pid {} failed: {}; trying again at the next pass", pid,
+                 std::strerror(error));
+}
+
 void DiscoveryWorker::visit(int pid, DiscoveryBatch& out) {
   const auto read_at = std::chrono::steady_clock::now();
   errno = 0;
@@ -355,9 +359,7 @@ void DiscoveryWorker::visit(int pid, DiscoveryBatch& out) {
     int error = 0;
     auto queues = queues_of(roots_, pid, &stats_.sysfs_reads, &error);
     if (error) {  // the GPUs it had are kept; the next pass reads again
-      if (reads_trustworthy(error))
-        spdlog::warn("reading the queues of pid {} failed: {}; trying again at the next pass", pid,
-                     std::strerror(error));
+      queues_unreadable(pid, error);
       return;
     }
     const bool gpus_changed = [&] {

@@ -119,6 +119,8 @@ class DiscoveryWorker {
   // that failed, says the daemon is out of file descriptors: the read then says nothing about
   // the process.
   bool reads_trustworthy(int error);
+  // Reading pid's queues failed with `error`: counted as above, or logged.
+  void queues_unreadable(int pid, int error);
   // A pass that could not list the KFD's processes (counted in listing_failures, logged now and
   // then): the processes known are kept.
   void listing_failed(int error);

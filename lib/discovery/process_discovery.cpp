@@ -28,11 +28,14 @@ std::optional<int> as_pid(const std::string& name) {
   return static_cast<int>(*v);
 }
 
-std::vector<int> numeric_dirs(const fs::path& dir) {
+// The numerically named entries of `dir`, ascending. A listing that failed gives what was read
+// before; `error` (when given) gets its errno, 0 when the listing was whole.
+std::vector<int> numeric_dirs(const fs::path& dir, int* error = nullptr) {
   std::vector<int> out;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
     if (auto pid = as_pid(it->path().filename().string())) out.push_back(*pid);
+  if (error) *error = ec.value();
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -84,17 +87,13 @@ void read_failed(int error, const std::string& what, int* out) {
 std::vector<int> kfd_sysfs_processes(const SystemRoots& roots, int* error) {
   if (error) *error = 0;
   const fs::path dir = fs::path(roots.kfd_sysfs) / "proc";
-  std::vector<int> out;
-  std::error_code ec;
-  fs::directory_iterator it(dir, ec);
-  if (ec.value() == ENOENT) return out;
-  for (fs::directory_iterator end; !ec && it != end; it.increment(ec))
-    if (auto pid = as_pid(it->path().filename().string())) out.push_back(*pid);
-  if (ec) {
-    read_failed(ec.value(), "cannot list " + dir.string(), error);
+  int listing = 0;
+  std::vector<int> out = numeric_dirs(dir, &listing);
+  if (listing == ENOENT) return {};
+  if (listing) {
+    read_failed(listing, "cannot list " + dir.string(), error);
     return {};
   }
-  std::sort(out.begin(), out.end());
   return out;
 }
 
@@ -153,15 +152,12 @@ std::vector<QueueGpu> sysfs_queue_gpus(const SystemRoots& roots, int pid,
   // Only a missing file means a missing queue: a reader out of descriptors (or memory) would
   // otherwise report a process's queues gone, and its scheduler would stop counting them.
   auto unexplained = [](int error) { return error != ENOENT && error != ENOTDIR && error != ESRCH; };
-  std::vector<int> ids;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-    if (auto id = as_pid(it->path().filename().string())) ids.push_back(*id);
-  if (ec && unexplained(ec.value())) {
-    read_failed(ec.value(), "cannot list " + dir.string(), error);
+  int listing = 0;
+  const std::vector<int> ids = numeric_dirs(dir, &listing);
+  if (listing && unexplained(listing)) {
+    read_failed(listing, "cannot list " + dir.string(), error);
     return {};
   }
-  std::sort(ids.begin(), ids.end());
   for (int id : ids) {
     const fs::path file = dir / std::to_string(id) / "gpuid";
     auto text = slurp(file);
