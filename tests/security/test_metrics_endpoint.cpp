@@ -43,12 +43,17 @@ std::string http_exchange(const std::string& address, const std::string& request
   return out;
 }
 
+// The daemon's open sockets: what connections hold. Files its other threads open and close
+// meanwhile (discovery's /proc reads) would make a count of every descriptor race.
 std::size_t open_descriptors(pid_t pid) {
   std::size_t n = 0;
   std::error_code ec;
   for (std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/fd", ec), end;
-       !ec && it != end; it.increment(ec))
-    ++n;
+       !ec && it != end; it.increment(ec)) {
+    std::error_code link_ec;
+    const auto target = std::filesystem::read_symlink(it->path(), link_ec).string();
+    if (!link_ec && target.rfind("socket:", 0) == 0) ++n;
+  }
   return n;
 }
 
