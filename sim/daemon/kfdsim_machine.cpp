@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <spawn.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -91,6 +92,16 @@ void no_daemon(const protocol::MachinePaths& paths, int error) {
                paths.socket.c_str(), std::strerror(-error));
 }
 
+void not_admin(const protocol::MachinePaths& paths, const char* what) {
+  struct stat st {};
+  const std::string owner =
+      ::stat(paths.socket.c_str(), &st) == 0 ? " (uid " + std::to_string(st.st_uid) + ")" : "";
+  std::fprintf(stderr,
+               "kfdsim: only the owner of the machine at %s%s and root may %s (as only root reads "
+               "debugfs or unloads the driver on a real node); you are uid %u\n",
+               paths.dir.c_str(), owner.c_str(), what, ::getuid());
+}
+
 std::vector<char*> child_env(const std::vector<std::string>& overrides, std::vector<std::string>& storage) {
   for (char** e = environ; *e; ++e) {
     std::string kv = *e;
@@ -174,6 +185,11 @@ int stop_daemon(const protocol::MachinePaths& paths, bool quiet, bool json) {
     }
   }
   auto r = protocol::query(paths.socket, Op::kShutdown);
+  if (r.error == 0 && r.ret == -EPERM) {
+    if (pidfd >= 0) close(pidfd);
+    not_admin(paths, "stop it");
+    return kFailed;
+  }
   if (pidfd >= 0) {
     pollfd exited{pidfd, POLLIN, 0};
     int n;

@@ -29,6 +29,8 @@ std::string preload_list(const std::string& shim);
 bool splits_preload(const std::string& path);
 std::string preload_split_advice(const std::string& shim);
 void no_daemon(const protocol::MachinePaths& paths, int error);
+// The daemon refused `what` (EPERM): only the owner of a shared machine and root may do it.
+void not_admin(const protocol::MachinePaths& paths, const char* what);
 // This process's environment with `overrides` ("KEY=value"; "KEY=" removes KEY) applied; the
 // strings live in `storage`.
 std::vector<char*> child_env(const std::vector<std::string>& overrides, std::vector<std::string>& storage);

@@ -62,6 +62,10 @@ int print_queues(const protocol::MachinePaths& paths, bool json) {
     no_daemon(paths, r.error);
     return kFailed;
   }
+  if (r.ret == -EPERM) {
+    not_admin(paths, "list every process's queues");
+    return kFailed;
+  }
   auto a = nlohmann::json::parse(r.payload);
   static const char* types[] = {"compute", "sdma", "compute_aql", "sdma_xgmi", "sdma_by_eng"};
   if (json) {
@@ -104,6 +108,10 @@ int print_gpu_stats(const protocol::MachinePaths& paths, uint64_t since, bool js
   if (r.error == -ENODEV) {
     std::fprintf(stderr, "kfdsim: the machine at %s runs --hardware instant, which records nothing "
                  "(start it with --hardware gpu)\n", paths.dir.c_str());
+    return kFailed;
+  }
+  if (r.error == -EPERM) {
+    not_admin(paths, "read the GPU's records");
     return kFailed;
   }
   if (r.error) {
@@ -219,6 +227,8 @@ int main(int argc, char** argv) {
       "  kfdsim run -- sh -c 'gpreempt-workload offline --preset cnn --duration 5 & sleep 1;\n"
       "                       gpreempt suspend --pid $! --for 500'\n"
       "  kfdsim start && kfdsim files /sys/kernel/debug/kfd/mqds && kfdsim stop\n"
+      "  sudo kfdsim --dir /run/kfdsim start --shared    a node every user's programs share:\n"
+      "    KFDSIM_DIR=/run/kfdsim LD_PRELOAD=$(kfdsim shim) ./prog    (as any user)\n"
       "Exit codes: run: the command's (128+signal if killed); others: 0 ok, 1 failure, 2 usage.");
   app.require_subcommand(1);
   gpreempt::cli_common::add_version_flag(app, "kfdsim");
@@ -249,6 +259,11 @@ int main(int argc, char** argv) {
                     "'profile' the captured machine (to compare files with real captures)")
         ->check(CLI::IsMember({"host", "profile"}))
         ->capture_default_str();
+    sub->add_flag("--shared", machine.shared,
+                  "let every uid use the machine, as every user may open a real node's /dev/kfd "
+                  "(set KFDSIM_DIR to its directory): KFD calls still act only on the caller's own "
+                  "processes (the debugger calls need ptrace, as on a real node); queues, stats "
+                  "and stop stay the owner's and root's");
   };
   bool json = false;
   auto* start = app.add_subcommand("start", "start a persistent simulated machine (idempotent)");

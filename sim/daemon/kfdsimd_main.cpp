@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -63,6 +64,10 @@ int main(int argc, char** argv) {
   app.add_option("--hardware", cfg.machine.hardware, "GPU model behind the KFD (instant, gpu)");
   app.add_option("--cpu-nodes", cfg.machine.cpu_nodes, "CPU nodes: host (this host's) or profile (captured)")
       ->check(CLI::IsMember({"host", "profile"}));
+  app.add_flag("--shared", cfg.machine.shared,
+               "every uid may use the machine, as every user may open a real /dev/kfd: the "
+               "directory readable, the socket connectable by all; KFD calls still act only on "
+               "the caller's own processes, and queues/stats/stop stay the owner's and root's");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -79,6 +84,9 @@ int main(int argc, char** argv) {
   }
   if (!socket.empty()) cfg.paths.socket = protocol::normalize_dir(socket);
   cfg.owner_pid = owner_pid;
+  // Every file the machine materialises must be readable by the other users of a shared one,
+  // whatever umask its owner runs with (debugfs is closed again by share_machine()).
+  if (cfg.machine.shared) ::umask(022);
 
   int ready = -1;
   if (daemonize) {

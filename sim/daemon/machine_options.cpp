@@ -38,10 +38,12 @@ std::string apply_environment(MachineOptions& o,
 }
 
 std::vector<std::string> to_flags(const MachineOptions& o) {
-  return {"--profile=" + o.profile, "--gpus=" + std::to_string(o.gpus),
-          "--kfd-minor=" + std::to_string(o.kfd_minor),
-          "--sched-policy=" + std::to_string(o.sched_policy), "--hardware=" + o.hardware,
-          "--cpu-nodes=" + o.cpu_nodes};
+  std::vector<std::string> flags{"--profile=" + o.profile, "--gpus=" + std::to_string(o.gpus),
+                                 "--kfd-minor=" + std::to_string(o.kfd_minor),
+                                 "--sched-policy=" + std::to_string(o.sched_policy),
+                                 "--hardware=" + o.hardware, "--cpu-nodes=" + o.cpu_nodes};
+  if (o.shared) flags.push_back("--shared");
+  return flags;
 }
 
 }  // namespace gpreempt::sim::daemon

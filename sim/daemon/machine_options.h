@@ -20,6 +20,9 @@ struct MachineOptions {
   // CPU nodes of the topology: "host" describes this host's NUMA nodes and CPUs (what libhsakmt and
   // ROCr cross-check), "profile" keeps the captured machine's (for comparing files with captures).
   std::string cpu_nodes = "host";
+  // Every uid may use the machine, as every user may open a real node's /dev/kfd
+  // (peer_access.h); otherwise it is its owner's alone.
+  bool shared = false;
 };
 
 // KFDSIM_PROFILE, KFDSIM_GPUS, KFDSIM_KFD_MINOR, KFDSIM_SCHED_POLICY, KFDSIM_HARDWARE,

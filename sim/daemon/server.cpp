@@ -26,6 +26,7 @@
 #include "gpreempt/kfd_abi.h"
 #include "sim/daemon/drm_files.h"
 #include "sim/daemon/host_cpu_topology.h"
+#include "sim/daemon/peer_access.h"
 #include "sim/protocol/socket_io.h"
 
 namespace gpreempt::sim::daemon {
@@ -64,6 +65,9 @@ struct Server::Conn {
   int fd = -1;
   uint64_t watch = 0;
   int peer_pid = 0;
+  uid_t peer_uid = 0;
+  // Pids this peer has been allowed to act as (peer_access.h): checked once per connection.
+  std::vector<int> acts_as;
   int anchor_of = 0;  // pid whose anchor this is, 0 for request connections
   std::optional<CallToken> pending;
 };
@@ -175,9 +179,11 @@ void Server::listen() {
   listen_watch_ = loop_.watch(listen_fd_, [this] { on_listen(); });
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) socket_inode_ = st.st_ino;
-  log("serving %s: profile %s, %zu GPU(s), KFD 1.%u, sched_policy %d, %s", path.c_str(),
+  if (config_.machine.shared) share_machine(config_.paths);
+  log("serving %s: profile %s, %zu GPU(s), KFD 1.%u, sched_policy %d, %s, %s", path.c_str(),
       profile_.name.c_str(), profile_.gpus.size(), config_.machine.kfd_minor,
-      config_.machine.sched_policy, config_.persistent ? "persistent" : "exits after last client");
+      config_.machine.sched_policy, config_.persistent ? "persistent" : "exits after last client",
+      config_.machine.shared ? "shared with every uid" : "private to its owner");
 }
 
 int Server::run() {
@@ -224,7 +230,14 @@ void Server::on_listen() {
     c->fd = fd;
     ucred cred{};
     socklen_t len = sizeof cred;
-    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) c->peer_pid = cred.pid;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
+      // Without the peer's credentials nothing it asks can be checked.
+      log("dropping a connection whose peer is unknown: %s", std::strerror(errno));
+      ::close(fd);
+      continue;
+    }
+    c->peer_pid = cred.pid;
+    c->peer_uid = cred.uid;
     c->watch = loop_.watch(fd, [this, fd] { on_conn(fd); });
     conns_[fd] = std::move(c);
   }
@@ -246,6 +259,11 @@ void Server::on_conn(int fd) {
   const auto start = Clock::now();
   const int pid = req->pid;
   const auto op = static_cast<int>(req->op);
+  if (!permitted(*conns_[fd], *req)) {
+    // An ioctl's caller expects its argument bytes back whatever the result.
+    reply(fd, -EPERM, req->op == Op::kIoctl ? std::move(req->payload) : std::vector<uint8_t>{});
+    return;
+  }
   handle(fd, *req);
   char what[48];
   std::snprintf(what, sizeof what, "request (op %d)", op);
@@ -330,6 +348,39 @@ void Server::reply(int fd, int64_t ret, std::vector<uint8_t> payload, int pass_f
   log("cannot answer pid %d (%zu bytes): %s", conns_.count(fd) ? conns_[fd]->peer_pid : 0, msg.size(),
       std::strerror(-err));
   ::shutdown(fd, SHUT_RDWR);
+}
+
+bool Server::permitted(Conn& conn, const protocol::Request& req) {
+  switch (req.op) {
+    case Op::kHelloProcess:
+    case Op::kOpenKfd:
+    case Op::kIoctl:
+    case Op::kMmap: {
+      if (std::find(conn.acts_as.begin(), conn.acts_as.end(), req.pid) != conn.acts_as.end())
+        return true;
+      const std::string why = may_act_as(conn.peer_uid, req.pid);
+      if (why.empty()) {
+        conn.acts_as.push_back(req.pid);
+        return true;
+      }
+      log("refused op %d of pid %d (uid %u) as pid %d: %s", static_cast<int>(req.op), conn.peer_pid,
+          static_cast<unsigned>(conn.peer_uid), req.pid, why.c_str());
+      return false;
+    }
+    case Op::kQueues:
+    case Op::kGpuStats:
+    case Op::kShutdown:
+      if (is_machine_admin(conn.peer_uid)) return true;
+      log("refused op %d of pid %d: uid %u is neither the machine's owner (uid %u) nor root",
+          static_cast<int>(req.op), conn.peer_pid, static_cast<unsigned>(conn.peer_uid),
+          static_cast<unsigned>(::geteuid()));
+      return false;
+    case Op::kRefreshFiles:
+    case Op::kStatus:
+    case Op::kDrmDevice:
+      return true;
+  }
+  return false;
 }
 
 void Server::handle(int fd, protocol::Request& req) {
@@ -624,6 +675,8 @@ std::string Server::status_json() const {
   j["cpu_nodes"] = {{"source", config_.machine.cpu_nodes}, {"count", profile_.cpu_nodes},
                     {"cores_per_node", profile_.cpu_cores_per_node}};
   j["persistent"] = config_.persistent;
+  j["shared"] = config_.machine.shared;
+  j["owner_uid"] = ::geteuid();
   nlohmann::json gpus = nlohmann::json::array();
   for (const auto& g : profile_.gpus)
     gpus.push_back({{"gpu_id", g.gpu_id}, {"location_id", g.location_id},

@@ -69,6 +69,8 @@ class Server {
   void log_if_slow(Clock::time_point start, const char* what, int pid) const;
 
   void on_listen();
+  // Whether the connection's peer may make this request (peer_access.h); refusals are logged.
+  bool permitted(Conn& conn, const protocol::Request& req);
   void on_conn(int fd);
   void on_pidfd(int pid);
   void close_conn(int fd);

@@ -26,8 +26,8 @@ QueryResult query(const std::string& socket_path, Op op, uint64_t arg) {
       r.error = -EPROTO;
     }
   }
-  if (op == Op::kShutdown && r.error == 0) {
-    // The daemon closes every connection as it exits: wait for that.
+  if (op == Op::kShutdown && r.error == 0 && r.ret == 0) {
+    // The daemon closes every connection as it exits: wait for that (not after a refusal).
     std::vector<uint8_t> rest;
     while (recv_message(s, rest) == 0) {
     }

@@ -139,11 +139,19 @@ int start_daemon_and_connect() {
   const auto& p = paths();
   make_dirs(p.dir);
   int lock = REAL(open)(p.lock().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  // Another user's shared machine (kfdsim start --shared): its lock is read-only to us, which
+  // flock allows, and its daemon is its owner's to start, never ours.
+  const bool ours = lock >= 0;
+  if (!ours && errno == EACCES) lock = REAL(open)(p.lock().c_str(), O_RDONLY | O_CLOEXEC);
   if (lock < 0) return -errno;
   while (flock(lock, LOCK_EX) != 0 && errno == EINTR) {
   }
   int s = protocol::connect_unix(p.socket);
-  if (s < 0) {
+  if (s < 0 && !ours) {
+    report_once("the machine at " + p.dir + " is another user's and its kfdsimd does not answer (" +
+                std::strerror(-s) + "): its owner starts it with `kfdsim --dir " + p.dir +
+                " start --shared`");
+  } else if (s < 0) {
     std::string exe = daemon_path();
     // The daemon must not load the shim itself, so LD_PRELOAD is dropped from its environment.
     std::vector<char*> env;

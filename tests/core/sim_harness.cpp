@@ -183,18 +183,6 @@ std::vector<std::string> Machine::env() const {
           "KFDSIM_DIR=" + dir_.string()};
 }
 
-void Machine::open_to_everyone() const {
-  // Directories sticky, as /tmp: everyone may use them, nobody may replace another's files (and
-  // gpreemptd refuses a socket directory where that is possible).
-  for (auto& e : fs::recursive_directory_iterator(dir_)) {
-    std::error_code ec;
-    fs::permissions(e.path(),
-                    fs::perms::all | (e.is_directory(ec) ? fs::perms::sticky_bit : fs::perms::none),
-                    fs::perm_options::add, ec);
-  }
-  fs::permissions(dir_, fs::perms::all | fs::perms::sticky_bit, fs::perm_options::add);
-}
-
 nlohmann::json Machine::queues() const {
   auto r = run({bin("kfdsim").string(), "--dir", dir_.string(), "queues", "--json"}, {});
   if (r.code != 0) throw std::runtime_error("kfdsim queues failed: " + r.err);

@@ -47,13 +47,13 @@ class Child {
 
 class Machine {
  public:
+  // options: kfdsim start's, e.g. --shared (other uids may use the machine, as a real node's
+  // /dev/kfd).
   explicit Machine(const std::vector<std::string>& options = {});
   ~Machine();
   const std::filesystem::path& dir() const { return dir_; }
   // LD_PRELOAD + KFDSIM_DIR for a process on this machine.
   std::vector<std::string> env() const;
-  // Make the machine usable by other users (permission tests).
-  void open_to_everyone() const;
   // `kfdsim queues --json`.
   nlohmann::json queues() const;
   // Suspended flag of (pid, queue id) in the device, nullopt when the queue does not exist.

@@ -283,10 +283,9 @@ TEST_F(CoreSim, AlreadyTracedTargetNamesTheTracer) {
 TEST_F(CoreSim, PermissionDeniedIsExplained) {
   if (::getuid() != 0) GTEST_SKIP() << "needs root to run the controller as another user";
   if (!can_run_as(65534, "gpreempt")) GTEST_SKIP() << "uid 65534 cannot reach the build's programs";
-  Machine m;
+  Machine m({"--shared"});
   Child target(target_argv(1), m.env());
   ready_ids(target);
-  m.open_to_everyone();
   auto r = run({bin("gpreempt").string(), "queues", "--pid", std::to_string(target.pid())}, m.env(),
                65534);
   EXPECT_EQ(r.code, 1) << r.out << r.err;

@@ -693,8 +693,7 @@ TEST(GpreemptdSim, ControlOpsFromANonRootPeerAreRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a peer as another uid";
   if (!can_run_as(65534, "gpreemptd_test_peer"))
     GTEST_SKIP() << "uid 65534 cannot reach the build's programs";
-  DaemonRig rig;
-  rig.machine().open_to_everyone();
+  DaemonRig rig({"--shared"});
   auto daemon = rig.start_daemon();
   auto nobody = rig.peer({}, 0, {}, 65534);
   EXPECT_EQ(command(*nobody, "connect"), "ok");
@@ -778,8 +777,7 @@ TEST(GpreemptdSim, CtlSuspendHoldsAClassForItsTimeAndCtlResumeEndsItEarly) {
 }
 
 TEST(GpreemptdSim, CtlSuspendRefusesUnknownTargetsAndNonRootPeers) {
-  DaemonRig rig;
-  rig.machine().open_to_everyone();
+  DaemonRig rig({"--shared"});
   // The built-in classes; an ordinary user running the suite gets past the permission check to
   // the target's (root needs nothing: its part below checks that uid 65534 is refused).
   const auto config = rig.file("ctl.toml");

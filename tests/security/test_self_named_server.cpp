@@ -18,8 +18,7 @@ TEST(SelfNamedServer, GetsNoOnlineClassUnderTheShippedConfig) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to run the attacker as uid 65534";
   if (!can_run_as(65534, "gpreemptd_test_peer"))
     GTEST_SKIP() << "uid 65534 cannot reach the build's programs";
-  DaemonRig rig;
-  rig.machine().open_to_everyone();
+  DaemonRig rig({"--shared"});
   // deploy/systemd/gpreemptd.toml as shipped, on this machine's socket, without the metrics port
   // and the SCHED_FIFO priority a test does not need.
   std::string text = read_file(source_dir() / "deploy/systemd/gpreemptd.toml");

@@ -117,10 +117,9 @@ RunResult ctl(DaemonRig& rig, std::vector<std::string> args, int uid = -1) {
 // An unprivileged online process that begins a request and never ends it (nor closes its
 // connection): the daemon ends it at max_request_ms, and counts it.
 TEST(SocketAttacks, ABeginWithoutAnEndExpires) {
-  DaemonRig rig;
   // An ordinary user when the test may run one (root's own processes otherwise).
   const bool as_nobody = ::geteuid() == 0 && can_run_as(65534, "gpreemptd_test_peer");
-  if (as_nobody) rig.machine().open_to_everyone();
+  DaemonRig rig(as_nobody ? std::vector<std::string>{"--shared"} : std::vector<std::string>{});
   const int uid = as_nobody ? 65534 : static_cast<int>(::geteuid());
   auto daemon = daemon_with(rig, classes(uid) + "max_request_ms = 300\n");
   ASSERT_TRUE(rig.status().is_object()) << daemon->stderr_text();
@@ -187,8 +186,7 @@ TEST(SocketAttacks, AHintFromAnotherUidThanTheProcessIsRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to change the peer's uid";
   if (!can_run_as(65534, "gpreemptd_test_peer"))
     GTEST_SKIP() << "uid 65534 cannot reach the build's programs";
-  DaemonRig rig;
-  rig.machine().open_to_everyone();
+  DaemonRig rig({"--shared"});
   auto daemon = daemon_with(rig, classes(65534));
   ASSERT_TRUE(rig.status().is_object()) << daemon->stderr_text();
   auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
@@ -212,8 +210,7 @@ TEST(SocketAttacks, AHintFromAnotherUidThanTheProcessIsRefused) {
 // One uid opens connections until refused: past max_connections_per_uid each new one is told why
 // and closed, and another uid is still served.
 TEST(SocketAttacks, AConnectionFloodFromOneUidIsCapped) {
-  DaemonRig rig;
-  rig.machine().open_to_everyone();
+  DaemonRig rig({"--shared"});
   auto daemon = rig.start_daemon();  // the default cap (128)
   std::vector<int> held;
   int refused = 0;
@@ -446,8 +443,7 @@ TEST(SocketAttacks, TheSocketIsBornWithItsModeInADirectoryNobodyElseCanReplace) 
 TEST(SocketAttacks, StatusAsAnotherUserShowsOnlyItsOwnProcesses) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to run the client as another uid";
   if (!can_run_as(65534, "gpreempt")) GTEST_SKIP() << "uid 65534 cannot reach the build's programs";
-  DaemonRig rig;
-  rig.machine().open_to_everyone();
+  DaemonRig rig({"--shared"});
   auto daemon = rig.start_daemon();
   auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
   wait_classified(rig, offline->pid(), "offline");
