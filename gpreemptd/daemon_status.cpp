@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "metrics_export.h"
+#include "sched/config_trust.h"
 #include "status_document.h"
 
 namespace gpreemptd {
@@ -77,6 +78,8 @@ Json Daemon::status(const Peer* viewer) const {
           transparent_ ? transparent_->poll_interval() : config_.daemon.poll_interval)
           .count();
   doc["daemon"]["realtime_priority"] = config_.daemon.realtime_priority;
+  // Which rules make a process online tells a user how to become it: root's and control_group's.
+  if (!s.only_uid) doc["daemon"]["trust"] = sched::trust_document(config_);
   doc["daemon"]["transparent_watched"] = [&] {
     int n = 0;
     if (transparent_)

@@ -470,7 +470,8 @@ constexpr Check kChecks[] = {
 std::vector<CheckResult> run_checks(const DoctorInputs& in) {
   Results out;
   for (Check c : kChecks) c(in, out);
-  if (!in.config_path.empty()) out.push_back(check_config_trust(in.config_path));
+  if (!in.config_path.empty() || in.daemon)
+    out.push_back(check_config_trust(in.config_path, in.daemon ? &*in.daemon : nullptr));
   return out;
 }
 

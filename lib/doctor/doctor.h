@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "doctor/system_files.h"
 
 namespace gpreempt::doctor {
@@ -44,6 +46,13 @@ struct KfdProbe {
 // Opens `device` and asks GET_VERSION and the HWS probe (kfd/version.h). Never throws.
 KfdProbe probe_kfd(const std::string& device = "/dev/kfd");
 
+// What gpreemptd's socket said to doctor's `status` (the config_trust check).
+struct RunningDaemon {
+  std::string socket;
+  std::optional<nlohmann::ordered_json> status;  // its status document, when it answered
+  std::string error;                     // why it did not (no daemon, refused, timed out)
+};
+
 struct DoctorInputs {
   SystemFiles files;     // "/" on a real machine
   KfdProbe kfd;
@@ -52,6 +61,8 @@ struct DoctorInputs {
   std::optional<int> self_pid;
   // gpreemptd's config, for the config_trust check (config_trust.h); empty: that check is left out.
   std::string config_path;
+  // What the running gpreemptd answered (config_trust reviews its settings); unset: not asked.
+  std::optional<RunningDaemon> daemon;
 };
 
 // Every check, in the order people should fix them.

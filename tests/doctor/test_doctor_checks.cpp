@@ -75,7 +75,7 @@ class FakeNode : public ::testing::Test {
   }
 
   std::vector<CheckResult> run() {
-    DoctorInputs in{SystemFiles(root_.string()), probe_, false, std::nullopt, ""};
+    DoctorInputs in{SystemFiles(root_.string()), probe_, false, std::nullopt, "", std::nullopt};
     return run_checks(in);
   }
   // The one result of `id` (the per-process check: the one for `pid`).
@@ -285,7 +285,7 @@ TEST_F(FakeNode, ProcessInAContainerIsNamed) {
 
 TEST_F(FakeNode, DoctorLeavesItselfOut) {
   gpu_process(4000, "");
-  DoctorInputs in{SystemFiles(root_.string()), probe_, false, 4000, ""};
+  DoctorInputs in{SystemFiles(root_.string()), probe_, false, 4000, "", std::nullopt};
   for (const auto& r : run_checks(in)) EXPECT_NE(r.pid, std::optional<int>(4000));
 }
 

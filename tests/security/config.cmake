@@ -10,13 +10,13 @@ gpreempt_add_gtest(test_security_ptrace
   LIBS gpreempt_ptrace gpreempt_common)
 gpreempt_add_gtest(test_security_doctor
   SOURCES test_doctor_trust.cpp
-  LIBS gpreempt_doctor)
+  LIBS gpreempt_doctor gpreempt_sched)
 gpreempt_add_gtest(test_security_files
   SOURCES test_untrusted_files.cpp
   LIBS gpreemptd_lib)
 if(TARGET kfdsim)
   gpreempt_add_gtest(test_security_sim_classes
-    SOURCES test_self_named_server.cpp ${PROJECT_SOURCE_DIR}/tests/gpreemptd/daemon_rig.cpp
+    SOURCES test_self_named_server.cpp test_doctor_running.cpp ${PROJECT_SOURCE_DIR}/tests/gpreemptd/daemon_rig.cpp
             ${PROJECT_SOURCE_DIR}/tests/core/sim_harness.cpp
     LIBS gpreempt_test_support gpreempt_client_protocol gpreempt_common nlohmann_json::nlohmann_json
     DEPENDS gpreemptd gpreemptd_test_peer gpreempt_cli gpreempt-workload kfdsim kfdsimd kfdshim)

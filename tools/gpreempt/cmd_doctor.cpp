@@ -7,6 +7,8 @@
 #include <string_view>
 
 #include "cli.h"
+#include "client/connection.h"
+#include "client/protocol.h"
 #include "doctor/config_trust.h"
 #include "doctor/doctor.h"
 
@@ -18,7 +20,20 @@ struct DoctorOptions {
   std::string device = "/dev/kfd";
   std::string root = "/";
   std::string config = doctor::kDefaultConfigPath;
+  std::string socket = client::default_socket_path();
 };
+
+// The running gpreemptd's status, for config_trust: what it trusts now, not what the file says.
+doctor::RunningDaemon ask_daemon(const std::string& socket) {
+  doctor::RunningDaemon d;
+  d.socket = socket;
+  try {
+    d.status = client::Connection::connect(socket, std::chrono::seconds(2)).status();
+  } catch (const std::exception& e) {
+    d.error = e.what();
+  }
+  return d;
+}
 
 // Under `kfdsim run` (or LD_PRELOAD=$(kfdsim shim)): the KFD paths are the simulator's.
 bool on_simulator() {
@@ -45,7 +60,8 @@ std::string lower(const char* s) {
 
 void run_doctor(const Globals& g, const DoctorOptions& o) {
   doctor::DoctorInputs in{doctor::SystemFiles(o.root), doctor::probe_kfd(o.device), on_simulator(),
-                          static_cast<int>(::getpid()), o.config};
+                          static_cast<int>(::getpid()), o.config, std::nullopt};
+  if (!o.socket.empty()) in.daemon = ask_daemon(o.socket);
   const auto results = doctor::run_checks(in);
 
   std::size_t counts[4] = {0, 0, 0, 0};
@@ -112,7 +128,9 @@ void register_doctor_commands(CLI::App& app, Globals& globals) {
       "  (>= 6.5 or amdgpu-dkms), ptrace_scope (Yama), cap_sys_ptrace, pid_namespace (the host's),\n"
       "  debugfs (kfd/mqds readable), and rocm_user_space for every GPU process (ROCm >= 5.7,\n"
       "  read from the libhsa-runtime64 it maps; processes in containers are named as such),\n"
-      "  and config_trust: what gpreemptd's config trusts (docs/security.md).\n"
+      "  and config_trust: what gpreemptd's config trusts (docs/security.md) — the running\n"
+      "  daemon's settings when it answers on --socket (as root or a control_group member),\n"
+      "  warning when the file has changed since it was loaded; else the --config file's.\n"
       "Minimum stack: Linux >= 6.5 (or AMD's amdgpu-dkms driver) with ROCm >= 5.7 user space.\n"
       "Run it as gpreemptd will run (root, or with CAP_SYS_PTRACE): the ptrace and debugfs checks\n"
       "look at the caller's privileges. docs/doctor.md explains every check.\n"
@@ -123,6 +141,10 @@ void register_doctor_commands(CLI::App& app, Globals& globals) {
   cmd->add_option("--config", opts->config,
                   "gpreemptd's config: config_trust reports what it trusts (single_tenant, rootless "
                   "roots, metrics address, control_group); '' leaves that check out")
+      ->capture_default_str();
+  cmd->add_option("--socket", opts->socket,
+                  "gpreemptd's socket, asked for the settings in force (default $GPREEMPT_SOCKET, "
+                  "else /run/gpreempt/gpreemptd.sock); '' reviews the --config file only")
       ->capture_default_str();
   cmd->add_option("--root", opts->root,
                   "Read /proc, /sys and debugfs under this directory (a copied or fake tree)")
