@@ -27,6 +27,19 @@ m::MetricsSnapshot metrics_snapshot(const StatusSource& s, double start_time_uni
     out.daemon.connections_dropped_slow_reader_total = s.socket->dropped_slow_reader;
     out.daemon.connections_closed_idle_total = s.socket->closed_idle;
   }
+  for (const auto& rule : s.config->classes) {
+    if (!rule.cls.objective) continue;
+    const auto& slo = s.scheduler->objectives();
+    m::ObjectiveMetrics o;
+    o.class_name = rule.cls.name;
+    o.percentile = rule.cls.objective->percentile;
+    o.target_seconds = std::chrono::duration<double>(rule.cls.objective->target).count();
+    if (auto v = slo.measured(rule.cls.name, s.now)) o.latency_seconds = std::chrono::duration<double>(*v).count();
+    o.action = sched::to_string(slo.action(rule.cls.name));
+    if (auto it = slo.states().find(rule.cls.name); it != slo.states().end())
+      o.action_changes_total = it->second.changes;
+    out.objectives.push_back(std::move(o));
+  }
   for (const auto& [id, rec] : *s.gpus) {
     const sched::GpuArbiter* arb = s.scheduler->gpu(id);
     m::GpuMetrics g;

@@ -50,6 +50,27 @@ Json latency_summary_json(const sched::LatencyHistogram& h, bool micro) {
           {"max", conv(h.max())}};
 }
 
+// A class's objective and what serves it now (slo_controller.h); null without one.
+static Json objective_json(const sched::Scheduler& scheduler, const sched::SchedClass& c, sched::Time now) {
+  if (!c.objective) return Json();
+  const auto& states = scheduler.objectives().states();
+  auto it = states.find(c.name);
+  const auto measured = scheduler.objectives().measured(c.name, now);
+  Json j = {{"percentile", c.objective->percentile},
+            {"target_ms", jc::round_to(std::chrono::duration<double, std::milli>(c.objective->target).count(), 3)},
+            {"window_s", std::chrono::duration<double>(c.objective->window).count()},
+            {"measured_ms", measured ? Json(jc::round_to(std::chrono::duration<double, std::milli>(*measured).count(), 3))
+                                     : Json()},
+            {"action", to_string(scheduler.objectives().action(c.name))}};
+  if (it != states.end()) {
+    j["requests_in_window"] = it->second.samples.size();
+    j["since_s_ago"] = jc::round_to(std::chrono::duration<double>(now - it->second.since).count(), 3);
+    j["why"] = it->second.why;
+    j["changes"] = it->second.changes;
+  }
+  return j;
+}
+
 Json status_document(const StatusSource& s) {
   Json daemon = {{"pid", s.pid},
                  {"version", GPREEMPT_VERSION_STRING},
@@ -78,6 +99,7 @@ Json status_document(const StatusSource& s) {
       for (const auto& m : rule.match) match.push_back(m.describe());
       cj["match"] = match;
     }
+    cj["objective"] = objective_json(*s.scheduler, c, s.now);
     auto it = class_stats.find(c.name);
     cj["stats"] = usage_json(it == class_stats.end() ? sched::UsageStats{} : it->second);
     classes.push_back(cj);

@@ -25,10 +25,10 @@ sched::ArbiterConfig arbiter_config(const PolicyDef& p) {
 }
 
 std::vector<sched::SchedClass> scheduler_classes(Baseline b) {
-  sched::SchedClass online{"online", 10, {}};
+  sched::SchedClass online{"online", 10, {}, std::nullopt};
   online.triggers = {b == Baseline::kGpreemptTransparent ? sched::RequestSource::kTransparent
                                                          : sched::RequestSource::kHint};
-  sched::SchedClass offline{"offline", 0, {sched::RequestSource::kHint}};
+  sched::SchedClass offline{"offline", 0, {sched::RequestSource::kHint}, std::nullopt};
   return {online, offline};
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,9 +87,21 @@ struct DaemonMetrics {
   std::uint64_t connections_closed_idle_total = 0;
 };
 
+// Per class with a latency objective ([[class]] slo): the target, the window's measure and the
+// protection serving it (sched/slo_controller.h).
+struct ObjectiveMetrics {
+  std::string class_name;
+  double percentile = 99;
+  double target_seconds = 0;
+  std::optional<double> latency_seconds;  // the window's percentile; none without a request
+  std::string action;                     // none, per_request, hold
+  std::uint64_t action_changes_total = 0;
+};
+
 struct MetricsSnapshot {
   DaemonMetrics daemon;
   std::vector<GpuMetrics> gpus;
+  std::vector<ObjectiveMetrics> objectives;
   std::vector<ClassMetrics> classes;
   std::vector<ProcessMetrics> processes;
 };

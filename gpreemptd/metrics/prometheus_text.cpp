@@ -202,6 +202,32 @@ std::string render_prometheus_text(const MetricsSnapshot& s) {
       f->append_to(out);
   }
 
+  // Per class with an objective.
+  {
+    Family target("gpreempt_objective_target_seconds", "gauge",
+                  "The latency the class's objective allows at its percentile ([[class]] slo).");
+    Family measured("gpreempt_objective_latency_seconds", "gauge",
+                    "The class's request latency at the objective's percentile over its window.");
+    Family action("gpreempt_objective_action", "gauge",
+                  "1 for the protection serving the objective now (none, per_request, hold).");
+    Family changes("gpreempt_objective_action_changes_total", "counter",
+                   "Times the protection serving the objective changed.");
+    for (const ObjectiveMetrics* o : sorted(s.objectives, [](const ObjectiveMetrics& x) {
+           return std::tie(x.class_name);
+         })) {
+      char pct[32];
+      std::snprintf(pct, sizeof pct, "%g", o->percentile);
+      const Labels l{{"class", o->class_name}, {"percentile", pct}};
+      target.sample(l, o->target_seconds);
+      if (o->latency_seconds) measured.sample(l, *o->latency_seconds);
+      for (const char* a : {"none", "per_request", "hold"})
+        action.sample({{"class", o->class_name}, {"action", a}},
+                      std::uint64_t{o->action == a ? 1u : 0u});
+      changes.sample({{"class", o->class_name}}, o->action_changes_total);
+    }
+    for (const Family* f : {&target, &measured, &action, &changes}) f->append_to(out);
+  }
+
   // Per GPU and class.
   {
     Family procs("gpreempt_class_processes", "gauge", "GPU processes of this class on this GPU now.");

@@ -20,6 +20,9 @@ struct ArbiterConfig {
   // suspend/resume remaps the whole runlist (online queues included), so short gaps between
   // requests must not flap.
   Duration resume_after_idle = 2ms;
+  // The same hysteresis for a class whose objective needs lower classes held suspended across
+  // close requests (slo_controller.h, Protection::kHold).
+  Duration hold_after_idle = 20ms;
   // No suspension lasts longer than this, whatever the higher class still has pending.
   Duration max_suspension = 500ms;
   // A hinted request (`begin`) not ended within this is ended by gpreemptd as if its `end` had

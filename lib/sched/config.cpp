@@ -131,6 +131,7 @@ struct DurationKey {
 
 constexpr DurationKey kPolicyKeys[] = {
     {"resume_after_idle_ms", &ArbiterConfig::resume_after_idle, 1ms},
+    {"hold_after_idle_ms", &ArbiterConfig::hold_after_idle, 1ms},
     {"max_suspension_ms", &ArbiterConfig::max_suspension, 1ms},
     {"max_request_ms", &ArbiterConfig::max_request, 1ms},
     {"starvation_window_ms", &ArbiterConfig::starvation_window, 1ms},
@@ -521,6 +522,7 @@ class Loader {
       return out;
     }
     std::set<std::string> names;
+    std::map<std::size_t, int> slo_lines;  // class index -> line of its slo
     for (const auto& n : *a) {
       const toml::table& t = *n.as_table();
       ClassRule r;
@@ -547,9 +549,12 @@ class Loader {
           match(ck, cv, r.match);
         } else if (ck == "trigger") {
           trigger(ck, cv, r.cls.triggers);
+        } else if (ck == "slo") {
+          r.cls.objective = objective(ck, cv);
+          if (r.cls.objective) slo_lines[out.size()] = line_of(ck);
         } else {
           error(line_of(ck), "unknown key '" + std::string(ck.str()) +
-                                 "' in [[class]] (expected name, priority, match, trigger)");
+                                 "' in [[class]] (expected name, priority, match, trigger, slo)");
         }
       }
       const int line = line_of(t);
@@ -560,7 +565,66 @@ class Loader {
       class_match_lines_.push_back(std::move(current_match_lines_));
       current_match_lines_.clear();
     }
+    // An objective is served by preempting lower classes: the lowest has none below it.
+    int lowest = SchedClass::kMaxPriority + 1;
+    for (const auto& r : out) lowest = std::min(lowest, r.cls.priority);
+    for (const auto& [i, line] : slo_lines)
+      if (out[i].cls.priority == lowest)
+        error(line, "class '" + out[i].cls.name +
+                        "' has the lowest priority: no class below it can be preempted for its "
+                        "slo (give it to a higher class)");
     return out;
+  }
+
+  // slo = { p99_ms = 5, window_s = 10 }: exactly one percentile key (p50_ms, p90_ms, p95_ms,
+  // p99_ms, p999_ms) and an optional window (default 10 s).
+  std::optional<Objective> objective(const toml::key& k, const toml::node& v) {
+    const toml::table* t = v.as_table();
+    if (!t) {
+      error(line_of(k), std::string("'slo' must be a table such as { p99_ms = 5 }, not ") +
+                            type_name(v));
+      return std::nullopt;
+    }
+    Objective o;
+    int percentiles = 0;
+    bool ok = true;
+    for (auto&& [sk, sv] : *t) {
+      const std::string key(sk.str());
+      if (auto p = percentile_of_key(key)) {
+        ++percentiles;
+        o.percentile = *p;
+        auto d = duration(sk, sv, 1ms);
+        if (!d || *d <= Duration::zero()) {
+          if (d) error(line_of(sk), "'" + key + "' must be greater than 0");
+          ok = false;
+        } else {
+          o.target = *d;
+        }
+      } else if (key == "window_s") {
+        auto d = duration(sk, sv, 1s);
+        if (!d || *d < 1s || *d > 3600s) {
+          if (d) error(line_of(sk), "'window_s' must be between 1 and 3600");
+          ok = false;
+        } else {
+          o.window = *d;
+        }
+      } else {
+        error(line_of(sk), "unknown key '" + key +
+                               "' in slo (expected one of p50_ms, p90_ms, p95_ms, p99_ms, "
+                               "p999_ms, and window_s)");
+        ok = false;
+      }
+    }
+    bool unknown = false;
+    for (auto&& [sk, sv] : *t)
+      unknown |= !percentile_of_key(std::string(sk.str())) && sk != "window_s";
+    if (percentiles != 1 && !unknown) {
+      error(line_of(k), "'slo' must name exactly one percentile (p50_ms, p90_ms, p95_ms, p99_ms "
+                        "or p999_ms), e.g. slo = { p99_ms = 5 }");
+      return std::nullopt;
+    }
+    if (!ok || percentiles != 1) return std::nullopt;
+    return o;
   }
 
   void trigger(const toml::key& k, const toml::node& v, std::vector<RequestSource>& out) {

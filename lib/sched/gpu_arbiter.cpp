@@ -30,13 +30,19 @@ void GpuArbiter::set_capability(bool can_suspend, std::string reason) {
   no_suspend_reason_ = std::move(reason);
 }
 
-void GpuArbiter::join(const ProcessKey& key, const SchedClass& cls) {
+void GpuArbiter::join(const ProcessKey& key, const SchedClass& cls, Protection protection) {
   auto [it, added] = members_.try_emplace(key);
   GpuMember& m = it->second;
   if (added) m.key = key;
   if (added || m.priority != cls.priority || m.class_name != cls.name) priorities_dirty_ = true;
   m.class_name = cls.name;
   m.priority = cls.priority;
+  m.protection = protection;
+}
+
+void GpuArbiter::set_protection(const std::string& cls, Protection protection) {
+  for (auto& [key, m] : members_)
+    if (m.class_name == cls) m.protection = protection;
 }
 
 void GpuArbiter::leave(const ProcessKey& key, Time now) {

@@ -49,8 +49,10 @@ class GpuArbiter {
   void set_capability(bool can_suspend, std::string reason);
   bool can_suspend() const { return can_suspend_; }
 
-  // Adds the process, or updates its class.
-  void join(const ProcessKey& key, const SchedClass& cls);
+  // Adds the process, or updates its class and the protection its requests get.
+  void join(const ProcessKey& key, const SchedClass& cls, Protection protection);
+  // The protection of the members of class `cls` (its objective's controller moved).
+  void set_protection(const std::string& cls, Protection protection);
   // The process left this GPU or exited: forgotten (a suspended one needs no resume).
   void leave(const ProcessKey& key, Time now);
   bool has(const ProcessKey& key) const { return members_.count(key) != 0; }

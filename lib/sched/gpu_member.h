@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "sched/objective.h"
 #include "sched/process_key.h"
 #include "sched/starvation_guard.h"
 #include "sched/time.h"
@@ -23,6 +24,8 @@ struct GpuMember {
   ProcessKey key;
   std::string class_name;
   int priority = 0;
+  // What its requests get (its class's objective decides; slo_controller.h).
+  Protection protection = Protection::kPerRequest;
   MemberState state = MemberState::kRunning;
 
   // Its own pending work.

@@ -19,8 +19,12 @@ bool has_pending_work(const GpuMember& m, Time now) {
   return m.expect_from && m.expect_until && *m.expect_from <= now && now < *m.expect_until;
 }
 
+Duration idle_hysteresis(const GpuMember& m, const ArbiterConfig& config) {
+  return m.protection == Protection::kHold ? config.hold_after_idle : config.resume_after_idle;
+}
+
 bool within_hysteresis(const GpuMember& m, Time now, const ArbiterConfig& config) {
-  return m.idle_since && now < *m.idle_since + config.resume_after_idle;
+  return m.idle_since && now < *m.idle_since + idle_hysteresis(m, config);
 }
 
 bool operator_held(const GpuMember& m, Time now) {
@@ -34,11 +38,13 @@ PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
   int pending = INT_MIN;  // highest priority with work pending now
   int holding = INT_MIN;  // the same, including work that ended within the hysteresis
   for (const auto& [key, m] : members) {
-    if (has_pending_work(m, now)) {
+    // A class whose objective holds without help preempts nobody for its requests.
+    const bool protects = m.protection != Protection::kNone;
+    if (protects && has_pending_work(m, now)) {
       pending = std::max(pending, m.priority);
-    } else if (within_hysteresis(m, now, config)) {
+    } else if (protects && within_hysteresis(m, now, config)) {
       holding = std::max(holding, m.priority);
-      earliest(d.next_check, *m.idle_since + config.resume_after_idle);
+      earliest(d.next_check, *m.idle_since + idle_hysteresis(m, config));
     }
     if (m.expect_from && *m.expect_from > now) earliest(d.next_check, *m.expect_from);
     if (m.expect_until && *m.expect_until > now && m.active_requests == 0)

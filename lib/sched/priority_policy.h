@@ -1,13 +1,15 @@
 // The decision rule of one GPU (pure): given its members and the time, which running processes
 // to suspend and which suspended ones to resume, and when the answer may next change.
 //
-//   * The GPU's pending priority P is the highest priority among members with work pending now:
+//   * The GPU's pending priority P is the highest priority among members with work pending now
+//     whose protection (slo_controller.h) is not none:
 //     an open request, or an announced request inside its window [expected - expect_lead,
 //     expected + expect_timeout). Every running member with priority < P is suspended — all of
 //     them in one batch — unless the starvation guard holds it back, or suspends are held off
 //     (failure back-off).
 //   * A suspended member stays suspended while some member of higher priority has work pending or
-//     ended it less than resume_after_idle ago (the hysteresis), up to max_suspension (hard bound)
+//     ended it less than resume_after_idle ago (the hysteresis; hold_after_idle for a member whose
+//     protection is hold), up to max_suspension (hard bound)
 //     and within the starvation guard; otherwise it is resumed.
 //   So N classes nest: a middle class is suspended by the top one and suspends the bottom one.
 //   * An operator hold (GpuMember::operator_until in the future) is one more reason to suspend a
@@ -49,6 +51,8 @@ PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
 // it still counts for the idle hysteresis.
 bool has_pending_work(const GpuMember& m, Time now);
 bool within_hysteresis(const GpuMember& m, Time now, const ArbiterConfig& config);
+// How long after its last request the member keeps lower classes suspended (its protection's).
+Duration idle_hysteresis(const GpuMember& m, const ArbiterConfig& config);
 bool operator_held(const GpuMember& m, Time now);
 
 }  // namespace gpreempt::sched

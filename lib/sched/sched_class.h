@@ -3,10 +3,12 @@
 // classifier's business (classifier.h).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "sched/event.h"
+#include "sched/objective.h"
 
 namespace gpreempt::sched {
 
@@ -18,6 +20,8 @@ struct SchedClass {
   int priority = 0;
   // Request sources that count for this class (the config's `trigger`); default: hints only.
   std::vector<RequestSource> triggers{RequestSource::kHint};
+  // The latency objective of its requests (slo_controller.h); none: every request is protected.
+  std::optional<Objective> objective;
 
   bool accepts(RequestSource s) const;
 };

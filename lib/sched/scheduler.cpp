@@ -51,6 +51,8 @@ std::vector<Action> Scheduler::reconfigure(Time now, std::vector<SchedClass> cla
     if (p.cls) class_of[key] = p.cls->name;
   classes_ = std::move(classes);
   config_ = config;  // in place: the arbiters hold a reference to it
+  slo_.configure(classes_, now);
+  slo_configured_ = true;
   sink_.actions.clear();
   for (auto& [key, p] : processes_) {
     auto it = class_of.find(key);
@@ -61,6 +63,10 @@ std::vector<Action> Scheduler::reconfigure(Time now, std::vector<SchedClass> cla
 }
 
 std::vector<Action> Scheduler::on_event(Time now, const Event& event) {
+  if (!slo_configured_) {  // the objectives' clock starts with the first event
+    slo_.configure(classes_, now);
+    slo_configured_ = true;
+  }
   sink_.actions.clear();
   std::visit([&](const auto& e) { handle(now, e); }, event);
   return decide(now);
@@ -109,7 +115,7 @@ void Scheduler::place(const ProcessKey& key, Process& p, std::vector<GpuId> gpus
       continue;
     }
     const bool joining = !a.has(key);
-    a.join(key, *p.cls);
+    a.join(key, *p.cls, slo_.action(p.cls->name));
     if (joining)  // its open requests count on a GPU it starts using too
       for (size_t i = 0; i < p.open_requests.size(); ++i) a.request_started(key);
   }
@@ -142,6 +148,9 @@ void Scheduler::handle(Time now, const event::RequestFinished& e) {
   auto r = p.open_requests.find(e.request);
   if (r == p.open_requests.end()) return;
   accounting_.request_done(e.key, now - r->second.started);
+  // The objective judges the class's requests whatever their source (hint or transparent).
+  if (p.cls && slo_.record(p.cls->name, now, now - r->second.started))
+    for (auto& [g, a] : arbiters_) a->set_protection(p.cls->name, slo_.action(p.cls->name));
   p.open_requests.erase(r);
   for (GpuId g : p.gpus) arbiter(g).request_finished(e.key, now);
 }

@@ -21,6 +21,7 @@
 #include "sched/event.h"
 #include "sched/gpu_arbiter.h"
 #include "sched/sched_class.h"
+#include "sched/slo_controller.h"
 
 namespace gpreempt::sched {
 
@@ -38,6 +39,8 @@ class Scheduler {
 
   const ArbiterConfig& config() const { return config_; }
   const Accounting& accounting() const { return accounting_; }
+  // Each objective's state: the protection in force, since when and why.
+  const SloController& objectives() const { return slo_; }
   // nullptr for a GPU no process has used yet.
   const GpuArbiter* gpu(GpuId id) const;
   std::vector<GpuId> gpus() const;
@@ -95,6 +98,8 @@ class Scheduler {
   ActionSink sink_;
   std::optional<Time> armed_;
   bool stopped_ = false;
+  SloController slo_;
+  bool slo_configured_ = false;
 };
 
 }  // namespace gpreempt::sched

@@ -38,8 +38,8 @@ inline std::string describe(const Action& a) {
 }
 
 inline std::vector<SchedClass> two_classes() {
-  SchedClass online{"online", 10, {RequestSource::kHint, RequestSource::kTransparent}};
-  SchedClass offline{"offline", 0, {RequestSource::kHint}};
+  SchedClass online{"online", 10, {RequestSource::kHint, RequestSource::kTransparent}, std::nullopt};
+  SchedClass offline{"offline", 0, {RequestSource::kHint}, std::nullopt};
   return {online, offline};
 }
 

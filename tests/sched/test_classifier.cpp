@@ -34,7 +34,7 @@ std::optional<std::string> class_of(const Classifier& c, const ProcessFacts& p,
 }
 
 Classifier one_class(MatchRule m) {
-  ClassRule r{{"online", 10, {RequestSource::kHint}}, {std::move(m)}};
+  ClassRule r{{"online", 10, {RequestSource::kHint}, std::nullopt}, {std::move(m)}};
   return Classifier({r});
 }
 
@@ -281,8 +281,8 @@ TEST(Classifier, ProcessTreesInheritTheNearestMatchingAncestor) {
   torchrun.cmdline = glob("*torchrun*");
   MatchRule serve;
   serve.cmdline = glob("*serve*");
-  Classifier c({ClassRule{{"online", 10, {RequestSource::kHint}}, {serve}},
-                ClassRule{{"offline", 0, {RequestSource::kHint}}, {torchrun}}});
+  Classifier c({ClassRule{{"online", 10, {RequestSource::kHint}, std::nullopt}, {serve}},
+                ClassRule{{"offline", 0, {RequestSource::kHint}, std::nullopt}, {torchrun}}});
   auto launcher =
       proc(100, {"/usr/bin/python3", "/usr/local/bin/torchrun", "--nproc-per-node=8", "train.py"});
   auto rank = proc(101, {"/usr/bin/python3", "-u", "train.py", "--local-rank=3"});
@@ -305,9 +305,9 @@ TEST(Classifier, ExplicitPidWinsThenFileOrder) {
   by_user.user = "alice";
   MatchRule by_pid;
   by_pid.pid = 4242;
-  Classifier c({ClassRule{{"first", 5, {RequestSource::kHint}}, {by_user}},
-                ClassRule{{"second", 1, {RequestSource::kHint}}, {by_user}},
-                ClassRule{{"pinned", 0, {RequestSource::kHint}}, {by_pid}}});
+  Classifier c({ClassRule{{"first", 5, {RequestSource::kHint}, std::nullopt}, {by_user}},
+                ClassRule{{"second", 1, {RequestSource::kHint}, std::nullopt}, {by_user}},
+                ClassRule{{"pinned", 0, {RequestSource::kHint}, std::nullopt}, {by_pid}}});
   EXPECT_EQ(class_of(c, proc(1)), "first");
   EXPECT_EQ(class_of(c, proc(4242)), "pinned");
 }
@@ -317,7 +317,7 @@ TEST(Classifier, AnyOfSeveralMatchTables) {
   a.cmdline = glob("*serve*");
   MatchRule b;
   b.user = "inference";
-  Classifier c({ClassRule{{"online", 10, {RequestSource::kHint}}, {a, b}}});
+  Classifier c({ClassRule{{"online", 10, {RequestSource::kHint}, std::nullopt}, {a, b}}});
   auto p = proc(1);
   EXPECT_EQ(class_of(c, p), std::nullopt);
   p.user = "inference";

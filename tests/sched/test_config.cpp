@@ -162,7 +162,7 @@ TEST(ConfigErrors, UnknownKeys) {
             "gpreemptd.toml:2: unknown key 'sock' in [daemon]");
   EXPECT_EQ(error_of(with_class("weight = 3\n")),
             "gpreemptd.toml:5: unknown key 'weight' in [[class]] (expected name, priority, match, "
-            "trigger)");
+            "trigger, slo)");
   EXPECT_EQ(error_of("[[class]]\nname = \"a\"\npriority = 1\nmatch = { comm = \"x\" }\n"),
             "gpreemptd.toml:4: unknown match key 'comm' (expected cmdline, exe, uid, user, cgroup, "
             "container, pod, env, pid)");
@@ -257,6 +257,53 @@ TEST(ConfigErrors, WrongTypesAndValues) {
             "(start with '/' or %h) or \"\" (not looked at), not \"%U/storage\"");
   EXPECT_EQ(error_of("[class]\nname = \"a\"\n"),
             "gpreemptd.toml:1: 'class' must be an array of tables: write each class as [[class]]");
+}
+
+// Two classes, the first with `slo` (its text), the second the lowest.
+std::string with_slo(const std::string& slo, const std::string& policy = "") {
+  return policy + "[[class]]\nname = \"online\"\npriority = 10\nmatch = { uid = 1000 }\nslo = " + slo +
+         "\n[[class]]\nname = \"offline\"\npriority = 0\nmatch = { uid = 1001 }\n";
+}
+
+TEST(Config, AClassStatesAnObjective) {
+  auto r = load_config(with_slo("{ p99_ms = 5, window_s = 30 }", "[policy]\nhold_after_idle_ms = 15\n"),
+                       "slo.toml");
+  ASSERT_TRUE(r.errors.empty()) << r.errors[0].to_string();
+  const auto& o = r.config->classes[0].cls.objective;
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->percentile, 99);
+  EXPECT_EQ(o->target, 5ms);
+  EXPECT_EQ(o->window, 30s);
+  EXPECT_EQ(o->describe(), "p99 <= 5 ms over 30 s");
+  EXPECT_FALSE(r.config->classes[1].cls.objective.has_value());
+  EXPECT_EQ(r.config->policy.hold_after_idle, 15ms);
+  auto d = load_config(with_slo("{ p999_ms = 2.5 }"), "slo.toml");
+  ASSERT_TRUE(d.errors.empty()) << d.errors[0].to_string();
+  EXPECT_EQ(d.config->classes[0].cls.objective->percentile, 99.9);
+  EXPECT_EQ(d.config->classes[0].cls.objective->target, 2500us);
+  EXPECT_EQ(d.config->classes[0].cls.objective->window, 10s) << "the default window";
+}
+
+TEST(ConfigErrors, ObjectivesAreCheckedAtTheirLine) {
+  EXPECT_EQ(error_of(with_slo("5")),
+            "gpreemptd.toml:5: 'slo' must be a table such as { p99_ms = 5 }, not an integer");
+  EXPECT_EQ(error_of(with_slo("{ p99_ms = 5, p95_ms = 3 }")),
+            "gpreemptd.toml:5: 'slo' must name exactly one percentile (p50_ms, p90_ms, p95_ms, "
+            "p99_ms or p999_ms), e.g. slo = { p99_ms = 5 }");
+  EXPECT_EQ(error_of(with_slo("{ window_s = 5 }")),
+            "gpreemptd.toml:5: 'slo' must name exactly one percentile (p50_ms, p90_ms, p95_ms, "
+            "p99_ms or p999_ms), e.g. slo = { p99_ms = 5 }");
+  EXPECT_EQ(error_of(with_slo("{ p99_ms = 0 }")), "gpreemptd.toml:5: 'p99_ms' must be greater than 0");
+  EXPECT_EQ(error_of(with_slo("{ p99_ms = 5, window_s = 0.5 }")),
+            "gpreemptd.toml:5: 'window_s' must be between 1 and 3600");
+  EXPECT_EQ(error_of(with_slo("{ p98_ms = 5 }")),
+            "gpreemptd.toml:5: unknown key 'p98_ms' in slo (expected one of p50_ms, p90_ms, p95_ms, "
+            "p99_ms, p999_ms, and window_s)");
+  EXPECT_EQ(error_of("[[class]]\nname = \"online\"\npriority = 10\nmatch = { uid = 1000 }\n"
+                     "[[class]]\nname = \"offline\"\npriority = 0\nmatch = { uid = 1001 }\n"
+                     "slo = { p99_ms = 5 }\n"),
+            "gpreemptd.toml:9: class 'offline' has the lowest priority: no class below it can be "
+            "preempted for its slo (give it to a higher class)");
 }
 
 TEST(ConfigErrors, MissingKeysNameTheClassLine) {

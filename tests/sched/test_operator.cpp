@@ -192,8 +192,8 @@ TEST(Reconfigure, ProcessesKeepTheirClassByNameAndDecisionsAreTakenAgain) {
   d.begin(10);
   d.complete_suspend(1);
   // offline now outranks online: its suspension has no reason left.
-  SchedClass online{"online", 10, {RequestSource::kHint}};
-  SchedClass offline{"offline", 20, {RequestSource::kHint}};
+  SchedClass online{"online", 10, {RequestSource::kHint}, std::nullopt};
+  SchedClass offline{"offline", 20, {RequestSource::kHint}, std::nullopt};
   Strings out;
   for (const auto& a : d.s.reconfigure(d.now, {online, offline}, ArbiterConfig{}))
     if (!std::holds_alternative<action::ArmTimer>(a)) out.push_back(describe(a));
@@ -203,8 +203,8 @@ TEST(Reconfigure, ProcessesKeepTheirClassByNameAndDecisionsAreTakenAgain) {
 
 TEST(Reconfigure, AProcessWhoseClassIsGoneIsLeftAloneAndNewKnobsApply) {
   Driver d = two_gpus();
-  SchedClass online{"online", 10, {RequestSource::kHint}};
-  SchedClass batch{"batch", 0, {RequestSource::kHint}};
+  SchedClass online{"online", 10, {RequestSource::kHint}, std::nullopt};
+  SchedClass batch{"batch", 0, {RequestSource::kHint}, std::nullopt};
   ArbiterConfig c;
   c.max_suspension = 30ms;
   d.s.reconfigure(d.now, {online, batch}, c);

@@ -246,9 +246,9 @@ TEST(Scheduler, AnOnlinePidReusedByAnotherProcessDoesNotKeepItsRequest) {
 }
 
 TEST(Scheduler, NLevelsNest) {
-  std::vector<SchedClass> classes{{"top", 20, {RequestSource::kHint}},
-                                  {"middle", 10, {RequestSource::kHint}},
-                                  {"bottom", 0, {RequestSource::kHint}}};
+  std::vector<SchedClass> classes{{"top", 20, {RequestSource::kHint}, std::nullopt},
+                                  {"middle", 10, {RequestSource::kHint}, std::nullopt},
+                                  {"bottom", 0, {RequestSource::kHint}, std::nullopt}};
   Driver d({}, classes);
   d.classify(1, "top", {0});
   d.classify(2, "middle", {0});
@@ -267,8 +267,8 @@ TEST(Scheduler, NLevelsNest) {
 }
 
 TEST(Scheduler, RequestsCountOnlyThroughTheClassTriggersAndFromHigherClasses) {
-  std::vector<SchedClass> classes{{"online", 10, {RequestSource::kTransparent}},
-                                  {"offline", 0, {RequestSource::kHint}}};
+  std::vector<SchedClass> classes{{"online", 10, {RequestSource::kTransparent}, std::nullopt},
+                                  {"offline", 0, {RequestSource::kHint}, std::nullopt}};
   Driver d({}, classes);
   d.classify(10, "online", {1});
   d.classify(20, "offline", {1});

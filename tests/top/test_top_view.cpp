@@ -89,6 +89,23 @@ TEST(TopView, ClassesByPriorityAndCounts) {
   EXPECT_EQ(g.processes.front().pid, 4242);
 }
 
+TEST(TopView, AnObjectiveShowsWhatServesItAndWhy) {
+  Json doc = status(100, 10, 1.0);
+  doc["classes"][1]["objective"] = Json::parse(R"({"percentile": 99, "target_ms": 5, "window_s": 10,
+      "measured_ms": 2.345, "action": "none", "requests_in_window": 400, "since_s_ago": 75,
+      "why": "p99 2.300 ms at most 80% of the target over 400 requests under per_request: trying less",
+      "changes": 1})");
+  const TopView v = compute_top_view(doc, nullptr, 0);
+  ASSERT_EQ(v.objectives.size(), 1u);
+  EXPECT_EQ(v.objectives[0].objective, "p99 <= 5 ms over 10 s");
+  const std::string frame = render_top(v, TopStyle{});
+  EXPECT_NE(frame.find("objective online: p99 <= 5 ms over 10 s  measured 2.35 ms  action none for "),
+            std::string::npos)
+      << frame;
+  EXPECT_NE(frame.find("(p99 2.300 ms at most 80% of the target"), std::string::npos) << frame;
+  EXPECT_EQ(top_view_json(v)["objectives"][0]["action"], "none");
+}
+
 TEST(TopView, FrameText) {
   const Json before = status(100, 40, 10.0);
   const Json after = status(7302, 64, 10.5, 54);

@@ -137,12 +137,20 @@ std::string render_status(const Json& doc) {
     for (const auto& t : array_at(c, "triggers")) {
       triggers += (triggers.empty() ? "" : ",") + (t.is_string() ? t.get<std::string>() : t.dump());
     }
-    class_rows.push_back({text(c, "name"), text(c, "priority"), triggers.empty() ? "-" : triggers});
+    std::string objective = "-", action = "-";
+    if (c.contains("objective") && c["objective"].is_object()) {
+      const Json& o = c["objective"];
+      objective = "p" + text(o, "percentile") + " <= " + text(o, "target_ms") + " ms / " +
+                  text(o, "window_s") + " s (measured " + text(o, "measured_ms") + ")";
+      action = text(o, "action") + " for " + text(o, "since_s_ago") + " s";
+    }
+    class_rows.push_back(
+        {text(c, "name"), text(c, "priority"), triggers.empty() ? "-" : triggers, objective, action});
   }
   if (class_rows.empty()) {
     out << "No classes configured.\n";
   } else {
-    out << table({"CLASS", "PRIORITY", "TRIGGERS"}, class_rows);
+    out << table({"CLASS", "PRIORITY", "TRIGGERS", "OBJECTIVE", "ACTION"}, class_rows);
   }
 
   const Json& gpus = array_at(doc, "gpus");

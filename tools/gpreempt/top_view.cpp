@@ -16,6 +16,13 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+
 std::optional<int64_t> int_at(const Json& j, const char* key) {
   if (!j.is_object()) return std::nullopt;
   auto it = j.find(key);
@@ -91,6 +98,22 @@ TopView compute_top_view(const Json& current, const Json* previous, double elaps
     const std::string name = str_at(c, "name");
     configured.push_back(name);
     if (auto p = int_at(c, "priority")) priority[name] = *p;
+    if (c.is_object() && c.contains("objective") && c["objective"].is_object()) {
+      const Json& o = c["objective"];
+      TopObjective t;
+      t.class_name = name;
+      const auto pct = num_at(o, "percentile");
+      const auto target = num_at(o, "target_ms");
+      const auto window = num_at(o, "window_s");
+      t.objective = "p" + (pct ? fmt("%g", *pct) : std::string("?")) + " <= " +
+                    (target ? fmt("%g", *target) : std::string("?")) + " ms over " +
+                    (window ? fmt("%g", *window) : std::string("?")) + " s";
+      t.measured_ms = num_at(o, "measured_ms");
+      t.action = str_at(o, "action");
+      t.since_s_ago = num_at(o, "since_s_ago");
+      t.why = str_at(o, "why");
+      v.objectives.push_back(std::move(t));
+    }
   }
 
   for (const auto& g : array_at(current, "gpus")) {
@@ -171,12 +194,6 @@ constexpr const char* kRed = "\033[31m";
 constexpr const char* kYellow = "\033[33m";
 constexpr const char* kReset = "\033[0m";
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-
 std::string duration_text(double s) {
   const auto total = static_cast<int64_t>(s);
   char buf[32];
@@ -211,6 +228,14 @@ std::string render_top(const TopView& v, const TopStyle& style) {
     if (v.uptime_s) h += "  up " + duration_text(*v.uptime_s);
     if (!v.socket_path.empty()) h += "  socket " + v.socket_path;
     lines.push_back({h, kBold});
+  }
+  for (const auto& o : v.objectives) {
+    std::string l = "objective " + o.class_name + ": " + o.objective + "  measured " +
+                    (o.measured_ms ? fmt("%.2f ms", *o.measured_ms) : std::string("-")) + "  action " +
+                    (o.action.empty() ? std::string("?") : o.action);
+    if (o.since_s_ago) l += " for " + duration_text(*o.since_s_ago);
+    if (!o.why.empty()) l += " (" + o.why + ")";
+    lines.push_back({l});
   }
   if (v.gpus.empty()) lines.push_back({"no GPUs"});
   for (const auto& g : v.gpus) {
@@ -288,6 +313,14 @@ Json top_view_json(const TopView& v) {
   j["daemon"] = {{"version", v.daemon_version}, {"pid", opt(v.daemon_pid)}, {"uptime_s", opt(v.uptime_s)},
                  {"socket_path", v.socket_path}};
   j["window_s"] = json_conventions::round_to(v.window_s, 3);
+  j["objectives"] = Json::array();
+  for (const auto& o : v.objectives)
+    j["objectives"].push_back({{"class", o.class_name},
+                               {"objective", o.objective},
+                               {"measured_ms", opt(o.measured_ms)},
+                               {"action", o.action},
+                               {"since_s_ago", opt(o.since_s_ago)},
+                               {"why", o.why}});
   j["gpus"] = Json::array();
   for (const auto& g : v.gpus) {
     Json gj;

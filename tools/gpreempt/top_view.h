@@ -50,12 +50,23 @@ struct TopGpu {
   std::vector<TopProcessRow> processes;
 };
 
+// A class's latency objective and what serves it (the status's classes[].objective).
+struct TopObjective {
+  std::string class_name;
+  std::string objective;  // "p99 <= 5 ms over 10 s"
+  std::optional<double> measured_ms;
+  std::string action;  // none, per_request, hold
+  std::optional<double> since_s_ago;
+  std::string why;
+};
+
 struct TopView {
   std::string daemon_version;
   std::optional<int64_t> daemon_pid;
   std::optional<double> uptime_s;
   std::string socket_path;
   double window_s = 0;  // the time windowed rates cover (else the uptime)
+  std::vector<TopObjective> objectives;
   std::vector<TopGpu> gpus;
 };
 
