@@ -35,6 +35,10 @@ struct ArbiterConfig {
   // suspended again.
   Duration starvation_window = 1000ms;
   Duration starvation_min_run = 100ms;
+  // A resume the guard asks for while a higher class's request runs waits for that request to
+  // end, at most this long (0: never waits): every RESUME unmaps and remaps the whole runlist,
+  // the running request's queues included. The guard's share may come this much late.
+  Duration resume_defer_max = 5ms;
   // An expected request counts as pending from `expect_lead` before its announced time (the time
   // a suspend takes to clear the GPU), and stops counting `expect_timeout` after it if the request
   // never comes.

@@ -136,6 +136,7 @@ constexpr DurationKey kPolicyKeys[] = {
     {"max_request_ms", &ArbiterConfig::max_request, 1ms},
     {"starvation_window_ms", &ArbiterConfig::starvation_window, 1ms},
     {"starvation_min_run_ms", &ArbiterConfig::starvation_min_run, 1ms},
+    {"resume_defer_max_ms", &ArbiterConfig::resume_defer_max, 1ms},
     {"expect_lead_ms", &ArbiterConfig::expect_lead, 1ms},
     {"expect_timeout_ms", &ArbiterConfig::expect_timeout, 1ms},
     {"grace_default_us", &ArbiterConfig::grace_default, 1us},

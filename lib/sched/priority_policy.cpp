@@ -65,6 +65,14 @@ PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
                        [&](const TimeSlice& t) { return t.class_name == name; });
   };
 
+  // Whether a member of a higher class than `m` has a request running (and protects it).
+  auto busy_above = [&](const GpuMember& m) {
+    return std::any_of(members.begin(), members.end(), [&](const auto& e) {
+      const GpuMember& o = e.second;
+      return o.priority > m.priority && o.active_requests > 0 && o.protection != Protection::kNone;
+    });
+  };
+
   size_t sliced_only = 0;
   for (const auto& [key, m] : members) {
     const bool held = operator_held(m, now);
@@ -99,7 +107,14 @@ PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
                                        ? ResumeReason::kTimeSlice
                                        : ResumeReason::kIdle);
       } else if (guarded && m.guard.must_resume(now, config)) {
-        d.resume.emplace_back(key, ResumeReason::kStarvation);
+        // Not in the middle of a request: the runlist remap would preempt it too.
+        const Duration overdue = m.guard.overdue(now, config);
+        if (overdue < config.resume_defer_max && busy_above(m)) {
+          earliest(d.next_check, now + (config.resume_defer_max - overdue));
+          ++d.deferred_resumes;
+        } else {
+          d.resume.emplace_back(key, ResumeReason::kStarvation);
+        }
       } else {
         earliest(d.next_check, since + config.max_suspension);
         if (guarded) earliest(d.next_check, m.guard.must_resume_check(now, config));

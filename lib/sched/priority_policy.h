@@ -18,6 +18,9 @@
 //     max_suspension ends a held suspension too; the starvation guard does as well unless
 //     config.operator_overrides_guard (which keeps one floor: after a forced resume the member
 //     runs starvation_min_run before a hold takes it again).
+//   * A resume the starvation guard asks for waits while a member of a higher class has a request
+//     running, at most resume_defer_max past its due time: a RESUME remaps the whole runlist and
+//     so preempts the running request too. The hard bound never waits.
 //   * A time slice (time_slice.h) is a third reason, for members of a listed class outside its
 //     turn that have no request pending; the guard and the hard bound apply to it.
 #pragma once
@@ -41,6 +44,8 @@ struct PolicyDecision {
   std::vector<std::pair<ProcessKey, ResumeReason>> resume;
   // When the decision may change without any event (nullopt: only an event can change it).
   std::optional<Time> next_check;
+  // Starvation-guard resumes held back because a higher class's request runs (resume_defer_max).
+  int deferred_resumes = 0;
 };
 
 // `gpu`: whose members these are (its own time-slice cycle, ArbiterConfig::time_slice_for).

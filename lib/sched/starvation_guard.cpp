@@ -41,6 +41,11 @@ bool StarvationGuard::must_resume(Time now, const ArbiterConfig& c) const {
   return since_ && suspended_in_window(now, c) >= budget(c);
 }
 
+Duration StarvationGuard::overdue(Time now, const ArbiterConfig& c) const {
+  if (!must_resume(now, c)) return Duration{0};
+  return suspended_in_window(now, c) - budget(c);
+}
+
 Time StarvationGuard::must_resume_check(Time now, const ArbiterConfig& c) const {
   return now + std::max(Duration{1}, budget(c) - suspended_in_window(now, c));
 }

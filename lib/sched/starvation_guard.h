@@ -29,6 +29,8 @@ class StarvationGuard {
   // Suspended time within [now - window, now], the current suspension included.
   Duration suspended_in_window(Time now, const ArbiterConfig& c) const;
   bool must_resume(Time now, const ArbiterConfig& c) const;
+  // How long past its due time a resume the guard asks for is (0 when not due).
+  Duration overdue(Time now, const ArbiterConfig& c) const;
   // While suspended: when must_resume may first become true.
   Time must_resume_check(Time now, const ArbiterConfig& c) const;
   bool may_suspend(Time now, const ArbiterConfig& c) const;

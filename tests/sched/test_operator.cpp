@@ -172,12 +172,13 @@ TEST(Operator, TheConfigMayLetOperatorSuspensionsOverrideTheGuard) {
   d.complete_suspend(1);
   EXPECT_EQ(d.advance(300ms - 1ns), Strings{});
   EXPECT_EQ(d.advance(1ns), Strings({"resume gpu1 [20@1] operator_end"}));
-  // Requests still obey the guard.
+  // Requests still obey the guard (its resume waits resume_defer_max for the running request).
   d.complete_resume(1);
   d.advance(1s);
   d.begin(10);
   d.complete_suspend(1);
-  EXPECT_EQ(d.advance(80ms), Strings({"resume gpu1 [20@1 21@1] starvation"}));
+  EXPECT_EQ(d.advance(80ms), Strings{});
+  EXPECT_EQ(d.advance(ArbiterConfig{}.resume_defer_max), Strings({"resume gpu1 [20@1 21@1] starvation"}));
 }
 
 TEST(Operator, UnclassifiedProcessesAreNotTargets) {

@@ -153,6 +153,7 @@ TEST(Scheduler, StarvationGuardKeepsTheMinimumShareInEveryWindow) {
   c.max_suspension = 10s;  // only the guard limits here
   c.starvation_window = 100ms;
   c.starvation_min_run = 20ms;
+  c.resume_defer_max = 0ms;  // the guard alone (the deferral: the next test)
   Driver d = one_gpu(c);
   d.begin(10);
   d.complete_suspend(1);
@@ -177,6 +178,29 @@ TEST(Scheduler, StarvationGuardKeepsTheMinimumShareInEveryWindow) {
   const auto& acc = d.s.accounting().processes().at(ProcessKey{20, 1});
   EXPECT_GE(acc.suspended_time, 1300ms);
   EXPECT_LE(acc.suspensions, 2000u / 120 + 2);
+}
+
+TEST(Scheduler, AGuardResumeWaitsForTheRunningRequestToEndAtMostResumeDeferMax) {
+  ArbiterConfig c;
+  c.starvation_window = 100ms;
+  c.starvation_min_run = 20ms;
+  c.resume_defer_max = 5ms;
+  Driver d = one_gpu(c);
+  d.begin(10, 1);
+  d.complete_suspend(1);
+  // Due at 80 ms, while request 1 runs: held back, and issued when the request ends.
+  EXPECT_EQ(d.advance(83ms), Strings{});
+  EXPECT_EQ(d.end(10, 1), Strings({"resume gpu1 [20@1 21@1] starvation"}));
+  d.complete_resume(1);
+  // A request that outlasts the bound: the resume comes 5 ms late, not later.
+  d.advance(100ms);
+  d.begin(10, 2);
+  d.complete_suspend(1);
+  const Time suspended = d.now;
+  std::vector<std::string> got;
+  while (got.empty() && d.now < suspended + 200ms) got = d.advance(100us);
+  EXPECT_EQ(got, Strings({"resume gpu1 [20@1 21@1] starvation"}));
+  EXPECT_EQ(d.now - suspended, 85ms);
 }
 
 TEST(Scheduler, ExpectedRequestSuspendsEarlyAndIsBoundedWhenItNeverComes) {
