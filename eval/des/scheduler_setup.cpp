@@ -21,11 +21,17 @@ sched::ArbiterConfig arbiter_config(const PolicyDef& p) {
         std::llround(static_cast<double>(c.starvation_window.count()) * *p.min_share)));
   if (c.starvation_min_run >= c.starvation_window) c.starvation_min_run = c.starvation_window / 2;
   if (p.max_suspension_ms) c.max_suspension = ns(*p.max_suspension_ms, 1e6);
+  if (p.hold_after_idle_us) c.hold_after_idle = ns(*p.hold_after_idle_us, 1e3);
+  if (p.resume_defer_max_us) c.resume_defer_max = ns(*p.resume_defer_max_us, 1e3);
   return c;
 }
 
-std::vector<sched::SchedClass> scheduler_classes(Baseline b) {
+std::vector<sched::SchedClass> scheduler_classes(Baseline b, const PolicyDef& p) {
   sched::SchedClass online{"online", 10, {}, std::nullopt};
+  if (p.slo_percentile)
+    online.objective = sched::Objective{*p.slo_percentile,
+                                        std::chrono::nanoseconds(std::llround(p.slo_target_ms * 1e6)),
+                                        std::chrono::nanoseconds(std::llround(p.slo_window_s * 1e9))};
   online.triggers = {b == Baseline::kGpreemptTransparent ? sched::RequestSource::kTransparent
                                                          : sched::RequestSource::kHint};
   sched::SchedClass offline{"offline", 0, {sched::RequestSource::kHint}, std::nullopt};

@@ -13,6 +13,7 @@
 namespace gpreempt::eval::des {
 
 sched::ArbiterConfig arbiter_config(const PolicyDef& p);
-std::vector<sched::SchedClass> scheduler_classes(Baseline b);
+// The online class carries the spec's objective (policy.slo), if any.
+std::vector<sched::SchedClass> scheduler_classes(Baseline b, const PolicyDef& p);
 
 }  // namespace gpreempt::eval::des

@@ -297,7 +297,7 @@ void Simulation::setup() {
     res_.partition_offline_capacity_waves = static_cast<uint64_t>(cus - online_cus) * profile_.max_waves_per_cu;
 
   if (uses_scheduler(b)) {
-    sched_.emplace(scheduler_classes(b), arbiter_config(spec_.policy));
+    sched_.emplace(scheduler_classes(b, spec_.policy), arbiter_config(spec_.policy));
     std::vector<GpuEngine*> eng;
     for (auto& e : engines_) eng.push_back(e.get());
     actuator_.emplace(

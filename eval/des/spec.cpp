@@ -1,5 +1,7 @@
 #include "eval/des/spec.h"
 
+#include "sched/objective.h"
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -319,6 +321,22 @@ Spec parse_spec(const json& doc, const std::string& base_dir) {
     if (p.has("min_share")) s.policy.min_share = p.number("min_share", 0, 0, 0.999);
     if (p.has("window_ms")) s.policy.window_ms = p.number("window_ms", 0, 0.001, 1e7);
     if (p.has("max_suspension_ms")) s.policy.max_suspension_ms = p.number("max_suspension_ms", 0, 0.001, 1e9);
+    if (p.has("hold_after_idle_us")) s.policy.hold_after_idle_us = p.number("hold_after_idle_us", 0, 0, 1e9);
+    if (p.has("resume_defer_max_us")) s.policy.resume_defer_max_us = p.number("resume_defer_max_us", 0, 0, 1e9);
+    if (p.has("slo")) {
+      Obj o(p.raw("slo"), p.at("slo"));
+      for (const char* key : {"p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms"}) {
+        if (!o.has(key)) continue;
+        if (s.policy.slo_percentile)
+          throw SpecError(o.at(key), "an slo names exactly one percentile");
+        s.policy.slo_percentile = sched::percentile_of_key(key);
+        s.policy.slo_target_ms = o.number(key, 0, 1e-6, 1e7);
+      }
+      if (!s.policy.slo_percentile)
+        throw SpecError(p.at("slo"), "expected one of p50_ms, p90_ms, p95_ms, p99_ms, p999_ms");
+      s.policy.slo_window_s = o.number("window_s", 10, 1, 3600);
+      o.done();
+    }
     p.done();
   }
   if (o.has("model")) {

@@ -104,6 +104,13 @@ struct PolicyDef {
   std::optional<double> min_share;
   std::optional<double> window_ms;
   std::optional<double> max_suspension_ms;
+  std::optional<double> hold_after_idle_us;
+  std::optional<double> resume_defer_max_us;
+  // The online class's objective ({"p99_ms": 5, "window_s": 10}; lib/sched/objective.h): unset,
+  // every request is protected.
+  std::optional<double> slo_percentile;
+  double slo_target_ms = 0;
+  double slo_window_s = 10;
 };
 
 struct ModelDef {

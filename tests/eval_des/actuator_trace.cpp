@@ -178,7 +178,7 @@ std::string describe(const sched::event::ActuationCompleted& c) {
 Replayer::Replayer(const ActuatorTrace& trace, ActuatorPort& port)
     : trace_(trace),
       port_(port),
-      sched_(eval::des::scheduler_classes(eval::des::Baseline::kGpreemptHint),
+      sched_(eval::des::scheduler_classes(eval::des::Baseline::kGpreemptHint, {}),
              eval::des::arbiter_config(eval::des::PolicyDef{})) {}
 
 void Replayer::feed(const sched::Event& e) {

@@ -183,3 +183,43 @@ TEST(DesBaselines, TensorParallelRequestsSuspendEveryGpuTheyUse) {
 
 }  // namespace
 }  // namespace gpreempt::eval::des
+
+namespace gpreempt::eval::des {
+namespace {
+
+Spec with_objective(const std::string& slo, uint64_t requests = 400) {
+  auto j = testing::small_point("gpreempt-hint", requests);
+  j["policy"]["slo"] = nlohmann::ordered_json::parse(slo);
+  return parse_spec(j);
+}
+
+// An objective the workload meets without help: after the first window the online requests
+// preempt nobody, so the offline job keeps more of the GPU than with a suspension per request.
+TEST(DesObjective, AnObjectiveMetWithoutHelpStopsSuspending) {
+  const auto always = run_simulation(testing::small_spec("gpreempt-hint", 400));
+  const auto loose = run_simulation(with_objective(R"({"p99_ms": 1000, "window_s": 2})"));
+  EXPECT_LT(loose.suspensions, always.suspensions / 2) << "suspensions: " << loose.suspensions
+                                                       << " vs " << always.suspensions;
+  EXPECT_GT(loose.offline_iterations, always.offline_iterations);
+  // One that nothing meets ends at hold: fewer, longer suspensions (close requests share one),
+  // and no more offline work than a suspension per request leaves.
+  const auto tight = run_simulation(with_objective(R"({"p99_ms": 0.5, "window_s": 2})"));
+  EXPECT_GT(tight.suspensions, 0u);
+  EXPECT_LE(tight.offline_iterations, always.offline_iterations);
+}
+
+TEST(DesObjective, TheSpecNamesOnePercentile) {
+  auto j = testing::small_point("gpreempt-hint");
+  j["policy"]["slo"] = {{"p99_ms", 5}, {"p95_ms", 3}};
+  EXPECT_THROW(parse_spec(j), SpecError);
+  j["policy"]["slo"] = {{"window_s", 5}};
+  EXPECT_THROW(parse_spec(j), SpecError);
+  j["policy"]["slo"] = {{"p99_ms", 5}, {"window_s", 5}};
+  const Spec s = parse_spec(j);
+  EXPECT_EQ(s.policy.slo_percentile, 99);
+  EXPECT_EQ(s.policy.slo_target_ms, 5);
+  EXPECT_EQ(s.policy.slo_window_s, 5);
+}
+
+}  // namespace
+}  // namespace gpreempt::eval::des
