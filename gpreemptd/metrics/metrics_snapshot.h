@@ -94,7 +94,7 @@ struct ObjectiveMetrics {
   double percentile = 99;
   double target_seconds = 0;
   std::optional<double> latency_seconds;  // the window's percentile; none without a request
-  std::string action;                     // none, per_request, hold
+  std::string action;                     // none, late, per_request, hold
   std::uint64_t action_changes_total = 0;
 };
 

@@ -209,7 +209,7 @@ std::string render_prometheus_text(const MetricsSnapshot& s) {
     Family measured("gpreempt_objective_latency_seconds", "gauge",
                     "The class's request latency at the objective's percentile over its window.");
     Family action("gpreempt_objective_action", "gauge",
-                  "1 for the protection serving the objective now (none, per_request, hold).");
+                  "1 for the protection serving the objective now (none, late, per_request, hold).");
     Family changes("gpreempt_objective_action_changes_total", "counter",
                    "Times the protection serving the objective changed.");
     for (const ObjectiveMetrics* o : sorted(s.objectives, [](const ObjectiveMetrics& x) {
@@ -220,7 +220,7 @@ std::string render_prometheus_text(const MetricsSnapshot& s) {
       const Labels l{{"class", o->class_name}, {"percentile", pct}};
       target.sample(l, o->target_seconds);
       if (o->latency_seconds) measured.sample(l, *o->latency_seconds);
-      for (const char* a : {"none", "per_request", "hold"})
+      for (const char* a : {"none", "late", "per_request", "hold"})
         action.sample({{"class", o->class_name}, {"action", a}},
                       std::uint64_t{o->action == a ? 1u : 0u});
       changes.sample({{"class", o->class_name}}, o->action_changes_total);

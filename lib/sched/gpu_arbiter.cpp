@@ -31,6 +31,7 @@ void GpuArbiter::set_capability(bool can_suspend, std::string reason) {
 }
 
 void GpuArbiter::join(const ProcessKey& key, const SchedClass& cls, Protection protection) {
+  const Duration late = cls.objective ? late_after(*cls.objective) : Duration{0};
   auto [it, added] = members_.try_emplace(key);
   GpuMember& m = it->second;
   if (added) m.key = key;
@@ -38,6 +39,7 @@ void GpuArbiter::join(const ProcessKey& key, const SchedClass& cls, Protection p
   m.class_name = cls.name;
   m.priority = cls.priority;
   m.protection = protection;
+  m.late_after = late;
 }
 
 void GpuArbiter::set_protection(const std::string& cls, Protection protection) {
@@ -54,11 +56,11 @@ void GpuArbiter::leave(const ProcessKey& key, Time now) {
   priorities_dirty_ = true;
 }
 
-void GpuArbiter::request_started(const ProcessKey& key) {
+void GpuArbiter::request_started(const ProcessKey& key, Time now) {
   auto it = members_.find(key);
   if (it == members_.end()) return;
   GpuMember& m = it->second;
-  ++m.active_requests;
+  if (m.active_requests++ == 0) m.busy_since = now;
   m.idle_since.reset();
   m.expect_from.reset();  // the announced request has come
   m.expect_until.reset();
@@ -67,7 +69,12 @@ void GpuArbiter::request_started(const ProcessKey& key) {
 void GpuArbiter::request_finished(const ProcessKey& key, Time now) {
   auto it = members_.find(key);
   if (it == members_.end() || it->second.active_requests == 0) return;
-  if (--it->second.active_requests == 0) it->second.idle_since = now;
+  GpuMember& m = it->second;
+  if (--m.active_requests == 0) {
+    m.idle_since = now;
+    m.last_request_late = m.busy_since && now - *m.busy_since >= m.late_after;
+    m.busy_since.reset();
+  }
 }
 
 void GpuArbiter::request_expected(const ProcessKey& key, Time expected_at) {

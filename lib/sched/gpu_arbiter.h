@@ -57,7 +57,7 @@ class GpuArbiter {
   void leave(const ProcessKey& key, Time now);
   bool has(const ProcessKey& key) const { return members_.count(key) != 0; }
 
-  void request_started(const ProcessKey& key);
+  void request_started(const ProcessKey& key, Time now);
   void request_finished(const ProcessKey& key, Time now);
   void request_expected(const ProcessKey& key, Time expected_at);
   void kernel_observed(const ProcessKey& key, Duration length);

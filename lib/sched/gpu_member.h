@@ -24,12 +24,16 @@ struct GpuMember {
   ProcessKey key;
   std::string class_name;
   int priority = 0;
-  // What its requests get (its class's objective decides; slo_controller.h).
+  // What its requests get (its class's objective decides; slo_controller.h), and for kLate, how
+  // long a request runs before it counts.
   Protection protection = Protection::kPerRequest;
+  Duration late_after{0};
   MemberState state = MemberState::kRunning;
 
   // Its own pending work.
   int active_requests = 0;
+  std::optional<Time> busy_since;    // since when it has had a request open
+  bool last_request_late = false;    // the last busy period outlasted late_after
   std::optional<Time> idle_since;    // last request (or expectation) ended
   std::optional<Time> expect_from;   // an announced request counts from here ...
   std::optional<Time> expect_until;  // ... to here, unless a real request comes first

@@ -16,6 +16,8 @@ const char* to_string(Protection p) {
   switch (p) {
     case Protection::kNone:
       return "none";
+    case Protection::kLate:
+      return "late";
     case Protection::kPerRequest:
       return "per_request";
     case Protection::kHold:
@@ -23,6 +25,16 @@ const char* to_string(Protection p) {
   }
   return "?";
 }
+
+Protection stronger(Protection p) {
+  return p == Protection::kHold ? p : static_cast<Protection>(static_cast<int>(p) + 1);
+}
+
+Protection weaker(Protection p) {
+  return p == Protection::kNone ? p : static_cast<Protection>(static_cast<int>(p) - 1);
+}
+
+Duration late_after(const Objective& o) { return o.target / 2; }
 
 std::optional<double> percentile_of_key(const std::string& key) {
   if (key == "p50_ms") return 50;

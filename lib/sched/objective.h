@@ -25,10 +25,17 @@ struct Objective {
 // offline throughput lost):
 enum class Protection {
   kNone,        // nothing: lower classes keep running while its requests run
+  kLate,        // a suspension only for a request still running after half the target (late_after)
   kPerRequest,  // a suspension per request, resumed resume_after_idle after it ends
   kHold,        // lower classes held suspended across close requests (hold_after_idle)
 };
-const char* to_string(Protection p);  // "none", "per_request", "hold"
+const char* to_string(Protection p);  // "none", "late", "per_request", "hold"
+// The next stronger / weaker protection (the same at either end).
+Protection stronger(Protection p);
+Protection weaker(Protection p);
+// How long a request runs unprotected under kLate: half the target, leaving the other half for
+// the suspension and the rest of the request.
+Duration late_after(const Objective& o);
 
 // The percentile key of the config ("p99_ms" -> 99, "p999_ms" -> 99.9); nullopt for another key.
 std::optional<double> percentile_of_key(const std::string& key);

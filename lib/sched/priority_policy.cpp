@@ -27,6 +27,21 @@ bool within_hysteresis(const GpuMember& m, Time now, const ArbiterConfig& config
   return m.idle_since && now < *m.idle_since + idle_hysteresis(m, config);
 }
 
+bool protects_now(const GpuMember& m, Time now) {
+  switch (m.protection) {
+    case Protection::kNone:
+      return false;
+    case Protection::kLate:
+      // A request that has run late_after; once idle, the hysteresis after such a request.
+      return m.active_requests > 0 ? m.busy_since && now - *m.busy_since >= m.late_after
+                                   : m.last_request_late;
+    case Protection::kPerRequest:
+    case Protection::kHold:
+      return true;
+  }
+  return true;
+}
+
 bool operator_held(const GpuMember& m, Time now) {
   return m.operator_until && now < *m.operator_until;
 }
@@ -38,8 +53,11 @@ PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
   int pending = INT_MIN;  // highest priority with work pending now
   int holding = INT_MIN;  // the same, including work that ended within the hysteresis
   for (const auto& [key, m] : members) {
-    // A class whose objective holds without help preempts nobody for its requests.
-    const bool protects = m.protection != Protection::kNone;
+    // A class whose objective holds without help preempts nobody for its requests; under kLate,
+    // only for a request that has run late_after.
+    const bool protects = protects_now(m, now);
+    if (m.protection == Protection::kLate && m.busy_since && !protects)
+      earliest(d.next_check, *m.busy_since + m.late_after);
     if (protects && has_pending_work(m, now)) {
       pending = std::max(pending, m.priority);
     } else if (protects && within_hysteresis(m, now, config)) {
@@ -69,7 +87,7 @@ PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
   auto busy_above = [&](const GpuMember& m) {
     return std::any_of(members.begin(), members.end(), [&](const auto& e) {
       const GpuMember& o = e.second;
-      return o.priority > m.priority && o.active_requests > 0 && o.protection != Protection::kNone;
+      return o.priority > m.priority && o.active_requests > 0 && protects_now(o, now);
     });
   };
 

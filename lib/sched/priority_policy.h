@@ -59,5 +59,8 @@ bool within_hysteresis(const GpuMember& m, Time now, const ArbiterConfig& config
 // How long after its last request the member keeps lower classes suspended (its protection's).
 Duration idle_hysteresis(const GpuMember& m, const ArbiterConfig& config);
 bool operator_held(const GpuMember& m, Time now);
+// Whether the member's requests count for suspending lower classes now (its protection: none
+// never, late once a request has run late_after, per_request and hold always).
+bool protects_now(const GpuMember& m, Time now);
 
 }  // namespace gpreempt::sched

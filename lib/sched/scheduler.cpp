@@ -117,7 +117,7 @@ void Scheduler::place(const ProcessKey& key, Process& p, std::vector<GpuId> gpus
     const bool joining = !a.has(key);
     a.join(key, *p.cls, slo_.action(p.cls->name));
     if (joining)  // its open requests count on a GPU it starts using too
-      for (size_t i = 0; i < p.open_requests.size(); ++i) a.request_started(key);
+      for (size_t i = 0; i < p.open_requests.size(); ++i) a.request_started(key, now);
   }
 }
 
@@ -138,7 +138,7 @@ void Scheduler::handle(Time now, const event::RequestStarted& e) {
   Process* p = requester(e.key, e.source);
   if (!p || p->open_requests.count(e.request)) return;
   p->open_requests[e.request] = {now, e.source};
-  for (GpuId g : p->gpus) arbiter(g).request_started(e.key);
+  for (GpuId g : p->gpus) arbiter(g).request_started(e.key, now);
 }
 
 void Scheduler::handle(Time now, const event::RequestFinished& e) {

@@ -92,7 +92,7 @@ bool SloController::record(const std::string& cls, Time now, Duration latency) {
   if (broken) {
     s.broke_at[s.action] = now;
     if (s.action == Protection::kHold) return false;  // nothing stronger to do
-    const Protection up = s.action == Protection::kNone ? Protection::kPerRequest : Protection::kHold;
+    const Protection up = stronger(s.action);
     const std::string why =
         e.n >= need && e.value > o.target
             ? format("p%g %.3f ms > target over %zu requests under %s", o.percentile, ms(e.value),
@@ -105,7 +105,7 @@ bool SloController::record(const std::string& cls, Time now, Duration latency) {
   if (s.action == Protection::kNone || now - s.since < o.window || e.n < need ||
       ms(e.value) > kRelaxFraction * ms(o.target))
     return false;
-  const Protection down = s.action == Protection::kHold ? Protection::kPerRequest : Protection::kNone;
+  const Protection down = weaker(s.action);
   auto broke = s.broke_at.find(down);
   if (broke != s.broke_at.end() && now - broke->second < kRetryAfterWindows * o.window) return false;
   move(s, down, now,

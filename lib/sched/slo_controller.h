@@ -2,7 +2,7 @@
 //
 // Per class with an objective, the controller keeps the request latencies of the last window, each
 // tagged with the protection in force when it ended, and moves one step at a time:
-//   * up (none -> per_request -> hold) as soon as the requests served under the current protection
+//   * up (none -> late -> per_request -> hold) as soon as the requests served under the current protection
 //     break the objective: their percentile is over the target with at least min_samples of them,
 //     or more of them are over the target than min_samples allows (the percentile can no longer
 //     come back under it);

@@ -55,7 +55,7 @@ struct TopObjective {
   std::string class_name;
   std::string objective;  // "p99 <= 5 ms over 10 s"
   std::optional<double> measured_ms;
-  std::string action;  // none, per_request, hold
+  std::string action;  // none, late, per_request, hold
   std::optional<double> since_s_ago;
   std::string why;
 };
