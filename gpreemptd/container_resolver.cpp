@@ -300,7 +300,7 @@ std::optional<std::string> ContainerResolver::user_root(const char* key, const s
   std::string user, home;
   if (tmpl.find("%h") != std::string::npos || tmpl.find("%u") != std::string::npos)
     users_(uid, user, home);
-  auto root = gpreempt::sched::expand_user_root(tmpl, uid, user, home);
+  auto root = expand_user_root(tmpl, uid, user, home);
   if (!root && warn_)
     warn_(std::string(key) + " \"" + tmpl + "\": uid " + std::to_string(uid) +
           " has no user name or home directory in the passwd database gpreemptd sees");

@@ -40,11 +40,11 @@
 #include <string>
 #include <string_view>
 
-#include "sched/config.h"
+#include "daemon_config.h"
 
 namespace gpreemptd {
 
-using ContainerRoots = gpreempt::sched::ContainerRoots;
+// ContainerRoots: daemon_config.h.
 
 struct ContainerInfo {
   std::string runtime;   // "docker", "containerd", "nerdctl", "cri-o", "podman"

@@ -26,7 +26,7 @@ std::chrono::milliseconds Daemon::watchdog_bound(const sched::ArbiterConfig& c) 
   return std::max(bound, std::chrono::milliseconds(2000));
 }
 
-Daemon::Daemon(DaemonOptions options, sched::Config config)
+Daemon::Daemon(DaemonOptions options, DaemonConfig config)
     : options_(std::move(options)), config_(std::move(config)), started_(Clock::now()) {
   start_time_unix_s_ =
       std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

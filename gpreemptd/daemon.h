@@ -27,7 +27,7 @@
 #include "metrics/metrics_server.h"
 #include "process_tracker.h"
 #include "sched/classifier.h"
-#include "sched/config.h"
+#include "daemon_config.h"
 #include "sched/scheduler.h"
 #include "socket_server.h"
 #include "gpu_suspensions.h"
@@ -49,7 +49,7 @@ struct DaemonOptions {
 
 class Daemon {
  public:
-  Daemon(DaemonOptions options, gpreempt::sched::Config config);
+  Daemon(DaemonOptions options, DaemonConfig config);
   ~Daemon();
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
@@ -95,7 +95,7 @@ class Daemon {
   // transparent poll interval and the container roots. A setting that cannot be applied (the new
   // address does not bind) keeps its running value in `next` and is logged; returns those
   // messages.
-  std::vector<std::string> apply_daemon_settings(gpreempt::sched::DaemonSettings& next);
+  std::vector<std::string> apply_daemon_settings(DaemonSettings& next);
   // The loop thread (the caller) and the core's control thread: SCHED_FIFO at `priority`, or the
   // normal policy (0). Throws gpreempt::Error.
   void set_realtime_priority(int priority);
@@ -122,10 +122,10 @@ class Daemon {
   void arm_request_expiry();
   // The status document as `viewer` may see it (nullptr: everything).
   nlohmann::ordered_json status(const Peer* viewer) const;
-  SocketLimits socket_limits(const gpreempt::sched::DaemonSettings& d) const;
+  SocketLimits socket_limits(const DaemonSettings& d) const;
 
   DaemonOptions options_;
-  gpreempt::sched::Config config_;
+  DaemonConfig config_;
   std::string socket_path_;
   Clock::time_point started_;
   gpreempt::EventLoop loop_;

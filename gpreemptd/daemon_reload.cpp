@@ -21,7 +21,7 @@ std::vector<std::string> Daemon::reload() {
     ++reloads_;
     return errors;
   }
-  auto r = sched::check_config(options_.config_path);
+  auto r = check_daemon_config(options_.config_path);
   if (!r.config) {
     for (const auto& e : r.errors) errors.push_back(e.to_string());
     ++failed_reloads_;
@@ -56,8 +56,8 @@ void Daemon::check_policy_gpus() const {
                    }());
 }
 
-std::vector<std::string> Daemon::apply_daemon_settings(sched::DaemonSettings& next) {
-  const sched::DaemonSettings& now = config_.daemon;
+std::vector<std::string> Daemon::apply_daemon_settings(DaemonSettings& next) {
+  const DaemonSettings& now = config_.daemon;
   std::vector<std::string> kept;
   auto keep = [&](std::string why) {
     spdlog::error("reload: {}", why);
@@ -145,7 +145,7 @@ void Daemon::apply_classes() {
   for (const auto& [pid, p] : tracker_->processes()) sync_transparent(p);
 }
 
-SocketLimits Daemon::socket_limits(const sched::DaemonSettings& d) const {
+SocketLimits Daemon::socket_limits(const DaemonSettings& d) const {
   SocketLimits l;
   l.max_connections_per_uid = d.max_connections_per_uid;
   l.idle_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(d.idle_timeout);

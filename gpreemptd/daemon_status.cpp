@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "metrics_export.h"
-#include "sched/config_trust.h"
+#include "trust_document.h"
 #include "status_document.h"
 
 namespace gpreemptd {
@@ -79,7 +79,7 @@ Json Daemon::status(const Peer* viewer) const {
           .count();
   doc["daemon"]["realtime_priority"] = config_.daemon.realtime_priority;
   // Which rules make a process online tells a user how to become it: root's and control_group's.
-  if (!s.only_uid) doc["daemon"]["trust"] = sched::trust_document(config_);
+  if (!s.only_uid) doc["daemon"]["trust"] = trust_document(config_);
   doc["daemon"]["transparent_watched"] = [&] {
     int n = 0;
     if (transparent_)

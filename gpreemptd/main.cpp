@@ -9,7 +9,7 @@
 
 #include "cli_common.h"
 #include "daemon.h"
-#include "sched/config.h"
+#include "daemon_config.h"
 #include "service_notify.h"
 
 namespace {
@@ -17,7 +17,7 @@ namespace {
 constexpr int kOk = 0, kFailed = 1, kUsage = 2;
 
 int check_config_file(const std::string& path) {
-  auto r = gpreempt::sched::check_config(path);
+  auto r = gpreemptd::check_daemon_config(path);
   if (!r.config) {
     for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.to_string().c_str());
     std::fprintf(stderr, "%s: %zu error%s\n", path.c_str(), r.errors.size(),
@@ -104,9 +104,9 @@ int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::from_str(log_level));
   spdlog::flush_on(spdlog::level::trace);
 
-  gpreempt::sched::Config config = gpreempt::sched::builtin_config();
+  gpreemptd::DaemonConfig config = gpreemptd::builtin_daemon_config();
   if (!config_path.empty()) {
-    auto r = gpreempt::sched::check_config(config_path);
+    auto r = gpreemptd::check_daemon_config(config_path);
     if (!r.config) {
       for (const auto& e : r.errors) spdlog::error("{}", e.to_string());
       spdlog::error("{}: invalid config, not starting", config_path);

@@ -11,7 +11,7 @@
 #include "gpu_record.h"
 #include "process_tracker.h"
 #include "socket_server.h"
-#include "sched/config.h"
+#include "daemon_config.h"
 #include "sched/latency_histogram.h"
 #include "sched/scheduler.h"
 
@@ -25,7 +25,7 @@ struct StatusSource {
   std::string kfd_version;  // empty: unknown
   bool shutting_down = false;
   gpreempt::sched::Time now{0};
-  const gpreempt::sched::Config* config = nullptr;
+  const DaemonConfig* config = nullptr;
   const gpreempt::sched::Scheduler* scheduler = nullptr;
   const ProcessTracker* tracker = nullptr;
   const std::map<gpreempt::sched::GpuId, GpuRecord>* gpus = nullptr;

@@ -15,7 +15,6 @@
 #include "eval/des/program.h"
 #include "eval/des/scheduler_setup.h"
 #include "sched/activity_detector.h"
-#include "sched/config.h"
 #include "sched/scheduler.h"
 #include "sim/device/device_profile.h"
 #include "sim/gpu/engine.h"
@@ -315,7 +314,7 @@ void Simulation::setup() {
     }
     if (b == Baseline::kGpreemptTransparent) {
       const double us = spec_.policy.poll_interval_us.value_or(
-          static_cast<double>(sched::DaemonSettings{}.poll_interval.count()) / 1e3);
+          static_cast<double>(sched::kDefaultPollInterval.count()) / 1e3);
       const SimTime interval = std::max<SimTime>(1, static_cast<SimTime>(std::llround(us * 1e3)));
       post(interval, [this, interval] { poll_tick(interval); });
     }

@@ -96,7 +96,7 @@ struct OfflineDef {
 };
 
 struct PolicyDef {
-  // Unset fields keep lib/sched's defaults (ArbiterConfig, DaemonSettings).
+  // Unset fields keep lib/sched's defaults (ArbiterConfig, kDefaultPollInterval).
   std::optional<double> grace_us;
   std::optional<double> idle_hysteresis_us;
   std::optional<double> poll_interval_us;

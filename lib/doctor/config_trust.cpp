@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "sched/config.h"
-#include "sched/config_trust.h"
+#include "daemon_config.h"
+#include "trust_document.h"
 
 namespace gpreempt::doctor {
 
@@ -42,7 +42,7 @@ CheckResult review(const Json& doc, const std::string& origin) {
                    "\"): a rootless container's name and pod are its user's own words");
     fix.push_back("set them to \"\" unless rules need rootless containers' names");
   }
-  const std::string metrics = text(doc, "metrics_address");
+  const std::string metrics = text(doc, "metrics");
   if (!metrics.empty() && !loopback(metrics)) {
     warn.push_back("metrics listen on " + metrics +
                    ", beyond loopback: anyone who reaches it sees every class's activity");
@@ -86,14 +86,14 @@ std::optional<Json> file_document(const std::string& path, CheckResult& verdict)
         "no config at " + path + ": gpreemptd runs the built-in classes (online only for its own user)";
     return std::nullopt;
   }
-  const auto loaded = sched::check_config(path);
+  const auto loaded = gpreemptd::check_daemon_config(path);
   if (!loaded.config) {
     verdict.status = Status::kFail;
     verdict.summary = path + ": gpreemptd would refuse it: " + loaded.errors.front().to_string();
     verdict.fix = "gpreemptd --check-config " + path + " lists every error with what to write instead";
     return std::nullopt;
   }
-  return sched::trust_document(*loaded.config);
+  return gpreemptd::trust_document(*loaded.config);
 }
 
 void prefix(CheckResult& r, const std::string& why) { r.summary = why + "; " + r.summary; }

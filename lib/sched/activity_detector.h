@@ -40,6 +40,10 @@ struct QueueActivitySample {
   uint64_t wptr = 0;
 };
 
+// How often the transparent trigger samples the watched queues' pointers by default: gpreemptd's
+// [daemon] poll_interval_us and the DES's policy.poll_interval_us start from it.
+inline constexpr Duration kDefaultPollInterval = std::chrono::microseconds(200);
+
 struct ActivityDetectorConfig {
   // How long a busy process must look idle before its request ends. 0 ends it at the first idle
   // sample; a runtime that submits a request's kernels one by one with host work in between

@@ -14,60 +14,12 @@
 
 #include "common/text_file.h"
 #include "sched/class_trust.h"
+#include "sched/toml_fields.h"
 
 namespace gpreempt::sched {
 
 std::string ConfigError::to_string() const {
   return line > 0 ? file + ":" + std::to_string(line) + ": " + message : file + ": " + message;
-}
-
-namespace {
-// The specifiers systemd gives these letters in unit files (systemd.unit(5)), which is where an
-// operator has met them: %h home, %u user name, %U uid.
-std::optional<std::string> expand_specifiers(std::string_view tmpl, std::uint32_t uid,
-                                             const std::string& user, const std::string& home,
-                                             std::string* why) {
-  std::string out;
-  for (std::size_t i = 0; i < tmpl.size(); ++i) {
-    if (tmpl[i] != '%') {
-      out += tmpl[i];
-      continue;
-    }
-    const char c = i + 1 < tmpl.size() ? tmpl[++i] : '\0';
-    if (c == '%') {
-      out += '%';
-    } else if (c == 'U') {
-      out += std::to_string(uid);
-    } else if (c == 'u' || c == 'h') {
-      const std::string& value = c == 'u' ? user : home;
-      if (value.empty()) return std::nullopt;
-      out += value;
-    } else {
-      if (why)
-        *why = c ? "has an unknown specifier '%" + std::string(1, c) +
-                       "' (known: %h home, %u user name, %U uid, %% a '%')"
-                 : "ends with a lone '%' (write %% for a '%')";
-      return std::nullopt;
-    }
-  }
-  return out;
-}
-}  // namespace
-
-std::string check_user_root(std::string_view tmpl) {
-  std::string why;
-  auto expanded = expand_specifiers(tmpl, 0, "user", "/home/user", &why);
-  if (!expanded) return why;
-  if (expanded->empty() || (*expanded)[0] != '/')
-    return "must be an absolute path once expanded (start with '/' or %h) or \"\" (not looked "
-           "at), not \"" +
-           std::string(tmpl) + "\"";
-  return "";
-}
-
-std::optional<std::string> expand_user_root(std::string_view tmpl, std::uint32_t uid,
-                                            const std::string& user, const std::string& home) {
-  return expand_specifiers(tmpl, uid, user, home, nullptr);
 }
 
 Config builtin_config() {
@@ -97,32 +49,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-int line_of(const toml::node& n) {
-  return static_cast<int>(n.source().begin.line);
-}
-int line_of(const toml::key& k) {
-  return static_cast<int>(k.source().begin.line);
-}
-
-const char* type_name(const toml::node& n) {
-  switch (n.type()) {
-    case toml::node_type::string:
-      return "a string";
-    case toml::node_type::integer:
-      return "an integer";
-    case toml::node_type::floating_point:
-      return "a number";
-    case toml::node_type::boolean:
-      return "a boolean";
-    case toml::node_type::table:
-      return "a table";
-    case toml::node_type::array:
-      return "an array";
-    default:
-      return "a date/time";
-  }
-}
-
 struct DurationKey {
   const char* name;
   Duration ArbiterConfig::*field;
@@ -145,9 +71,10 @@ constexpr DurationKey kPolicyKeys[] = {
     {"failure_backoff_ms", &ArbiterConfig::failure_backoff, 1ms},
 };
 
-class Loader {
+class Loader : TomlFields {
  public:
-  explicit Loader(std::string file) : file_(std::move(file)) {}
+  explicit Loader(std::string file, std::vector<std::string> other_tables)
+      : TomlFields(std::move(file)), other_tables_(std::move(other_tables)) {}
 
   ConfigResult run(std::string_view text) {
     ConfigResult out;
@@ -166,11 +93,11 @@ class Loader {
         c.classes = classes(k, v);
       } else if (k == "policy") {
         if (auto* t = table(k, v)) policy(*t, c);
-      } else if (k == "daemon") {
-        if (auto* t = table(k, v)) daemon(*t, c.daemon);
+      } else if (std::find(other_tables_.begin(), other_tables_.end(), std::string(k.str())) !=
+                 other_tables_.end()) {
+        continue;  // the caller's
       } else {
-        error(line_of(k), "unknown key '" + std::string(k.str()) +
-                              "' (expected [[class]], [policy] or [daemon])");
+        error(line_of(k), "unknown key '" + std::string(k.str()) + "' (expected " + expected() + ")");
       }
     }
     check_time_slices(c);
@@ -187,49 +114,14 @@ class Loader {
   }
 
  private:
-  void error(int line, std::string message) {
-    errors_.push_back({file_, line, std::move(message)});
-  }
-
-  const toml::table* table(const toml::key& k, const toml::node& v) {
-    if (auto* t = v.as_table()) return t;
-    error(line_of(k), "'" + std::string(k.str()) + "' must be a table, not " + type_name(v));
-    return nullptr;
-  }
-
-  std::optional<std::string> string(const toml::key& k, const toml::node& v,
-                                    bool allow_empty = false) {
-    auto s = v.value<std::string>();
-    if (!v.is_string() || !s) {
-      error(line_of(k), "'" + std::string(k.str()) + "' must be a string, not " + type_name(v));
-      return std::nullopt;
-    }
-    if (!allow_empty && s->empty()) {
-      error(line_of(k), "'" + std::string(k.str()) + "' must not be empty");
-      return std::nullopt;
-    }
-    return s;
-  }
-
-  std::optional<int64_t> integer(const toml::key& k, const toml::node& v) {
-    if (!v.is_integer()) {
-      error(line_of(k), "'" + std::string(k.str()) + "' must be an integer, not " + type_name(v));
-      return std::nullopt;
-    }
-    return v.value<int64_t>();
-  }
-
-  std::optional<Duration> duration(const toml::key& k, const toml::node& v, Duration unit) {
-    if (!v.is_integer() && !v.is_floating_point()) {
-      error(line_of(k), "'" + std::string(k.str()) + "' must be a number, not " + type_name(v));
-      return std::nullopt;
-    }
-    double x = *v.value<double>();
-    if (!std::isfinite(x) || x < 0 || x > 1e6) {
-      error(line_of(k), "'" + std::string(k.str()) + "' must be between 0 and 1000000");
-      return std::nullopt;
-    }
-    return Duration(static_cast<int64_t>(std::llround(x * static_cast<double>(unit.count()))));
+  // "[[class]], [policy] or [daemon]"
+  std::string expected() const {
+    std::vector<std::string> all{"[[class]]", "[policy]"};
+    for (const auto& t : other_tables_) all.push_back("[" + t + "]");
+    std::string out;
+    for (std::size_t i = 0; i < all.size(); ++i)
+      out += (i == 0 ? "" : i + 1 == all.size() ? " or " : ", ") + all[i];
+    return out;
   }
 
   std::optional<Glob> glob(const toml::key& k, const toml::node& v) {
@@ -422,97 +314,6 @@ class Loader {
     else if (p.starvation_min_run >= p.starvation_window)
       error(min_run_line ? min_run_line : window_line,
             "starvation_min_run_ms must be less than starvation_window_ms");
-  }
-
-  void daemon(const toml::table& t, DaemonSettings& d) {
-    for (auto&& [k, v] : t) {
-      if (k == "socket") {
-        if (auto s = string(k, v)) {
-          if ((*s)[0] != '/')
-            error(line_of(k), "'socket' must be an absolute path, not \"" + *s + "\"");
-          else
-            d.socket_path = *s;
-        }
-      } else if (k == "metrics") {
-        if (auto s = string(k, v, true)) {
-          if (!s->empty() && !valid_address(*s))
-            error(
-                line_of(k),
-                "'metrics' must be HOST:PORT (port 0-65535, 0: any free port) or \"\" to disable, "
-                "not \"" +
-                    *s + "\"");
-          else
-            d.metrics_address = *s;
-        }
-      } else if (k == "docker_root" || k == "containerd_root" || k == "crio_root" ||
-                 k == "podman_root") {
-        if (auto s = string(k, v, true)) {
-          if (!s->empty() && (*s)[0] != '/')
-            error(line_of(k), "'" + std::string(k.str()) +
-                                  "' must be an absolute path or \"\" (not looked at), not \"" +
-                                  *s + "\"");
-          else
-            (k == "docker_root"       ? d.containers.docker
-             : k == "containerd_root" ? d.containers.containerd
-             : k == "crio_root"       ? d.containers.crio
-                                      : d.containers.podman) = *s;
-        }
-      } else if (k == "podman_rootless_root" || k == "containerd_rootless_root") {
-        if (auto s = string(k, v, true)) {
-          if (std::string why = s->empty() ? "" : check_user_root(*s); !why.empty())
-            error(line_of(k), "'" + std::string(k.str()) + "' " + why);
-          else
-            (k == "podman_rootless_root" ? d.containers.podman_rootless
-                                         : d.containers.containerd_rootless) = *s;
-        }
-      } else if (k == "control_group") {
-        if (auto s = string(k, v)) d.control_group = *s;
-      } else if (k == "max_connections_per_uid" || k == "hint_rate" || k == "hint_burst") {
-        if (auto x = integer(k, v)) {
-          if (*x < 1 || *x > 1000000)
-            error(line_of(k), "'" + std::string(k.str()) + "' must be between 1 and 1000000, not " +
-                                  std::to_string(*x));
-          else
-            (k == "max_connections_per_uid" ? d.max_connections_per_uid
-             : k == "hint_rate"             ? d.hint_rate
-                                            : d.hint_burst) = static_cast<uint32_t>(*x);
-        }
-      } else if (k == "idle_timeout_ms") {
-        if (auto x = duration(k, v, 1ms)) {
-          if (*x <= Duration::zero())
-            error(line_of(k), "idle_timeout_ms must be greater than 0");
-          else
-            d.idle_timeout = *x;
-        }
-      } else if (k == "poll_interval_us") {
-        if (auto x = duration(k, v, 1us)) {
-          if (*x < DaemonSettings::kMinPollInterval || *x > DaemonSettings::kMaxPollInterval)
-            error(line_of(k), "poll_interval_us must be between 100 and 500");
-          else
-            d.poll_interval = *x;
-        }
-      } else if (k == "realtime_priority") {
-        if (auto x = integer(k, v)) {
-          if (*x < 0 || *x > DaemonSettings::kMaxRealtimePriority)
-            error(line_of(k), "realtime_priority must be between 0 (off) and " +
-                                  std::to_string(DaemonSettings::kMaxRealtimePriority) +
-                                  " (a SCHED_FIFO priority), not " + std::to_string(*x));
-          else
-            d.realtime_priority = static_cast<int>(*x);
-        }
-      } else {
-        error(line_of(k), "unknown key '" + std::string(k.str()) + "' in [daemon]");
-      }
-    }
-  }
-
-  static bool valid_address(const std::string& s) {
-    auto colon = s.rfind(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == s.size()) return false;
-    std::string port = s.substr(colon + 1);
-    if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
-    int p = std::stoi(port);
-    return p >= 0 && p <= 65535;
   }
 
   std::vector<ClassRule> classes(const toml::key& k, const toml::node& v) {
@@ -768,8 +569,7 @@ class Loader {
     }
   }
 
-  std::string file_;
-  std::vector<ConfigError> errors_;
+  std::vector<std::string> other_tables_;  // the caller's, neither read nor refused here
   int single_tenant_line_ = 0;
   // The line of each match table of each [[class]], in file order (check_trust's error lines).
   std::vector<std::vector<int>> class_match_lines_;
@@ -810,8 +610,9 @@ std::vector<std::string> trust_warnings(const Config& c) {
   return out;
 }
 
-ConfigResult load_config(std::string_view text, const std::string& file_name) {
-  return Loader(file_name).run(text);
+ConfigResult load_config(std::string_view text, const std::string& file_name,
+                         std::vector<std::string> other_tables) {
+  return Loader(file_name, std::move(other_tables)).run(text);
 }
 
 std::string config_file_problem(std::uint32_t owner, std::uint32_t mode,
@@ -826,26 +627,26 @@ std::string config_file_problem(std::uint32_t owner, std::uint32_t mode,
   return "";
 }
 
-ConfigResult check_config(const std::string& path) {
-  ConfigResult r;
+ConfigText read_config_text(const std::string& path) {
+  ConfigText r;
   // One descriptor for the check and the read, so the file checked is the file read. Symlinks are
   // followed (a Kubernetes ConfigMap volume is one); what counts is the file they reach.
   // O_NONBLOCK: a FIFO named as the config must not block the open (it is refused below).
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   struct stat st {};
   if (fd < 0 || ::fstat(fd, &st) != 0) {
-    r.errors.push_back({path, 0, std::string("cannot read: ") + std::strerror(errno)});
+    r.error = ConfigError{path, 0, std::string("cannot read: ") + std::strerror(errno)};
     if (fd >= 0) ::close(fd);
     return r;
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    r.errors.push_back({path, 0, "not a regular file"});
+    r.error = ConfigError{path, 0, "not a regular file"};
     return r;
   }
   if (std::string why = config_file_problem(st.st_uid, st.st_mode, ::geteuid()); !why.empty()) {
     ::close(fd);
-    r.errors.push_back({path, 0, why});
+    r.error = ConfigError{path, 0, why};
     return r;
   }
   // A config is a few kilobytes; a bound keeps a huge file from exhausting the daemon's memory.
@@ -854,12 +655,23 @@ ConfigResult check_config(const std::string& path) {
   const int e = errno;
   ::close(fd);
   if (!text) {
-    r.errors.push_back({path, 0,
-                        e == EFBIG ? "larger than " + std::to_string(kMaxConfigBytes) + " bytes"
-                                   : std::string("cannot read: ") + std::strerror(e)});
+    r.error = ConfigError{path, 0,
+                          e == EFBIG ? "larger than " + std::to_string(kMaxConfigBytes) + " bytes"
+                                     : std::string("cannot read: ") + std::strerror(e)};
     return r;
   }
-  return load_config(*text, path);
+  r.text = std::move(*text);
+  return r;
+}
+
+ConfigResult check_config(const std::string& path, std::vector<std::string> other_tables) {
+  ConfigText t = read_config_text(path);
+  if (!t.text) {
+    ConfigResult r;
+    r.errors.push_back(*t.error);
+    return r;
+  }
+  return load_config(*t.text, path, std::move(other_tables));
 }
 
 }  // namespace gpreempt::sched

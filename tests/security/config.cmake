@@ -10,7 +10,7 @@ gpreempt_add_gtest(test_security_ptrace
   LIBS gpreempt_ptrace gpreempt_common)
 gpreempt_add_gtest(test_security_doctor
   SOURCES test_doctor_trust.cpp
-  LIBS gpreempt_doctor gpreempt_sched)
+  LIBS gpreempt_doctor gpreemptd_config)
 gpreempt_add_gtest(test_security_files
   SOURCES test_untrusted_files.cpp
   LIBS gpreemptd_lib)

@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "doctor/config_trust.h"
-#include "sched/config.h"
-#include "sched/config_trust.h"
+#include "daemon_config.h"
+#include "trust_document.h"
 
 namespace gpreempt::doctor {
 namespace {
@@ -78,14 +78,14 @@ constexpr const char* kByCgroup =
 
 // What a running gpreemptd's full status says about the config it loaded from `path`.
 RunningDaemon running(const std::string& path) {
-  const auto loaded = sched::check_config(path);
+  const auto loaded = gpreemptd::check_daemon_config(path);
   EXPECT_TRUE(loaded.config.has_value()) << path;
   RunningDaemon d;
   d.socket = "/run/gpreempt/gpreemptd.sock";
   d.status = nlohmann::ordered_json{
       {"daemon",
        {{"pid", 42}, {"config_path", path}, {"view", "full"},
-        {"trust", sched::trust_document(*loaded.config)}}}};
+        {"trust", gpreemptd::trust_document(*loaded.config)}}}};
   return d;
 }
 

@@ -8,13 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sched/config.h"
+#include "daemon_config.h"
 
-namespace gpreempt::sched {
+namespace gpreemptd {
 
 // {"single_tenant", "warnings": [...], "classes": [{"name", "priority", "match": [...]}],
-//  "control_group", "metrics_address", "rootless_roots": {"podman", "containerd"}}; an unset
+//  "control_group", "metrics", "rootless_roots": {"podman", "containerd"}}; an unset
 // string setting is null.
-nlohmann::ordered_json trust_document(const Config& c);
+nlohmann::ordered_json trust_document(const DaemonConfig& c);
 
-}  // namespace gpreempt::sched
+}  // namespace gpreemptd

@@ -6,10 +6,12 @@
 #include <cstdio>
 #include <fstream>
 
-#include "sched/config.h"
+#include "daemon_config.h"
 
-namespace gpreempt::sched {
+namespace gpreemptd {
 namespace {
+
+using namespace gpreempt::sched;
 
 using namespace std::chrono_literals;
 
@@ -28,7 +30,7 @@ match = { env = "GPREEMPT_CLASS=offline" }
 
 // The single error of loading `text`, rendered.
 std::string error_of(const std::string& text) {
-  auto r = load_config(text, "gpreemptd.toml");
+  auto r = load_daemon_config(text, "gpreemptd.toml");
   EXPECT_FALSE(r.config);
   if (r.errors.size() != 1) {
     std::string all;
@@ -44,9 +46,9 @@ std::string with_class(const std::string& body) {
 }
 
 TEST(Config, TheIssuesMinimalConfigAsWritten) {
-  auto r = load_config(kMinimal, "minimal.toml");
+  auto r = load_daemon_config(kMinimal, "minimal.toml");
   ASSERT_TRUE(r.errors.empty()) << r.errors[0].to_string();
-  const Config& c = *r.config;
+  const DaemonConfig& c = *r.config;
   ASSERT_EQ(c.classes.size(), 2u);
   EXPECT_EQ(c.classes[0].cls.name, "online");
   EXPECT_EQ(c.classes[0].cls.priority, 10);
@@ -64,7 +66,7 @@ TEST(Config, TheIssuesMinimalConfigAsWritten) {
 }
 
 TEST(Config, EveryKey) {
-  auto r = load_config(R"(
+  auto r = load_daemon_config(R"(
 [daemon]
 socket = "/tmp/g.sock"
 metrics = "127.0.0.1:9100"
@@ -105,7 +107,7 @@ match = { env = "JOB=train-*" }
 )",
                        "full.toml");
   ASSERT_TRUE(r.errors.empty()) << r.errors[0].to_string();
-  const Config& c = *r.config;
+  const DaemonConfig& c = *r.config;
   EXPECT_EQ(c.daemon.socket_path, "/tmp/g.sock");
   EXPECT_EQ(c.daemon.metrics_address, "127.0.0.1:9100");
   EXPECT_EQ(c.daemon.control_group, "gpu-ops");
@@ -139,7 +141,7 @@ match = { env = "JOB=train-*" }
 }
 
 TEST(Config, NoClassesKeepsTheBuiltInOnes) {
-  auto r = load_config("[policy]\nmax_suspension_ms = 100\n", "p.toml");
+  auto r = load_daemon_config("[policy]\nmax_suspension_ms = 100\n", "p.toml");
   ASSERT_TRUE(r.config);
   ASSERT_EQ(r.config->classes.size(), 2u);
   // Online only for the daemon's own user (class_trust.h): a process chooses its environment.
@@ -266,7 +268,7 @@ std::string with_slo(const std::string& slo, const std::string& policy = "") {
 }
 
 TEST(Config, AClassStatesAnObjective) {
-  auto r = load_config(with_slo("{ p99_ms = 5, window_s = 30 }", "[policy]\nhold_after_idle_ms = 15\n"),
+  auto r = load_daemon_config(with_slo("{ p99_ms = 5, window_s = 30 }", "[policy]\nhold_after_idle_ms = 15\n"),
                        "slo.toml");
   ASSERT_TRUE(r.errors.empty()) << r.errors[0].to_string();
   const auto& o = r.config->classes[0].cls.objective;
@@ -277,7 +279,7 @@ TEST(Config, AClassStatesAnObjective) {
   EXPECT_EQ(o->describe(), "p99 <= 5 ms over 30 s");
   EXPECT_FALSE(r.config->classes[1].cls.objective.has_value());
   EXPECT_EQ(r.config->policy.hold_after_idle, 15ms);
-  auto d = load_config(with_slo("{ p999_ms = 2.5 }"), "slo.toml");
+  auto d = load_daemon_config(with_slo("{ p999_ms = 2.5 }"), "slo.toml");
   ASSERT_TRUE(d.errors.empty()) << d.errors[0].to_string();
   EXPECT_EQ(d.config->classes[0].cls.objective->percentile, 99.9);
   EXPECT_EQ(d.config->classes[0].cls.objective->target, 2500us);
@@ -306,6 +308,17 @@ TEST(ConfigErrors, ObjectivesAreCheckedAtTheirLine) {
             "preempted for its slo (give it to a higher class)");
 }
 
+TEST(ConfigSections, TheSchedulersLoaderLeavesOnlyTheTablesItIsToldToTheCaller) {
+  const std::string text = "[daemon]\nsocket = \"/x.sock\"\n";
+  auto alone = gpreempt::sched::load_config(text, "s.toml");
+  ASSERT_EQ(alone.errors.size(), 1u);
+  EXPECT_EQ(alone.errors[0].to_string(), "s.toml:1: unknown key 'daemon' (expected [[class]] or [policy])");
+  EXPECT_TRUE(gpreempt::sched::load_config(text, "s.toml", {"daemon"}).errors.empty());
+  auto whole = load_daemon_config(text, "s.toml");
+  ASSERT_TRUE(whole.errors.empty()) << whole.errors[0].to_string();
+  EXPECT_EQ(whole.config->daemon.socket_path, "/x.sock");
+}
+
 TEST(ConfigErrors, MissingKeysNameTheClassLine) {
   EXPECT_EQ(error_of("\n\n[[class]]\nname = \"a\"\nmatch = { user = \"x\" }\n"),
             "gpreemptd.toml:3: class 'a' has no priority");
@@ -316,7 +329,7 @@ TEST(ConfigErrors, MissingKeysNameTheClassLine) {
 }
 
 TEST(ConfigErrors, EveryErrorIsReportedInFileOrder) {
-  auto r = load_config("[policy]\nfoo = 1\n[daemon]\nbar = 2\n", "x.toml");
+  auto r = load_daemon_config("[policy]\nfoo = 1\n[daemon]\nbar = 2\n", "x.toml");
   ASSERT_EQ(r.errors.size(), 2u);
   EXPECT_EQ(r.errors[0].line, 2);
   EXPECT_EQ(r.errors[1].line, 4);
@@ -329,12 +342,12 @@ TEST(CheckConfig, ReadsTheFileAndNamesIt) {
   std::string text = std::string(kMinimal) + "\n[policy]\nresume_after_idle = 2\n";
   ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
   close(fd);
-  auto r = check_config(path);
+  auto r = check_daemon_config(path);
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(r.errors[0].to_string(),
             std::string(path) + ":14: unknown key 'resume_after_idle' in [policy]");
   unlink(path);
-  auto missing = check_config("/nonexistent/gpreemptd.toml");
+  auto missing = check_daemon_config("/nonexistent/gpreemptd.toml");
   ASSERT_EQ(missing.errors.size(), 1u);
   EXPECT_EQ(missing.errors[0].to_string(),
             "/nonexistent/gpreemptd.toml: cannot read: No such file or directory");
@@ -362,4 +375,4 @@ TEST(Config, PerUserRootTemplatesExpandLikeSystemdSpecifiers) {
 }
 
 }  // namespace
-}  // namespace gpreempt::sched
+}  // namespace gpreemptd

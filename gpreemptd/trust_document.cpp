@@ -1,6 +1,6 @@
-#include "sched/config_trust.h"
+#include "trust_document.h"
 
-namespace gpreempt::sched {
+namespace gpreemptd {
 
 namespace {
 
@@ -10,7 +10,7 @@ nlohmann::ordered_json or_null(const std::string& s) {
 
 }  // namespace
 
-nlohmann::ordered_json trust_document(const Config& c) {
+nlohmann::ordered_json trust_document(const DaemonConfig& c) {
   nlohmann::ordered_json classes = nlohmann::ordered_json::array();
   for (const auto& rule : c.classes) {
     nlohmann::ordered_json match = nlohmann::ordered_json::array();
@@ -18,13 +18,13 @@ nlohmann::ordered_json trust_document(const Config& c) {
     classes.push_back({{"name", rule.cls.name}, {"priority", rule.cls.priority}, {"match", match}});
   }
   return {{"single_tenant", c.single_tenant},
-          {"warnings", trust_warnings(c)},
+          {"warnings", gpreempt::sched::trust_warnings(c)},
           {"classes", classes},
           {"control_group", or_null(c.daemon.control_group)},
-          {"metrics_address", or_null(c.daemon.metrics_address)},
+          {"metrics", or_null(c.daemon.metrics_address)},
           {"rootless_roots",
            {{"podman", or_null(c.daemon.containers.podman_rootless)},
             {"containerd", or_null(c.daemon.containers.containerd_rootless)}}}};
 }
 
-}  // namespace gpreempt::sched
+}  // namespace gpreemptd
