@@ -1,10 +1,11 @@
 // Internal state of the simulated KFD (not part of the transport contract): the kernel objects
-// kfd_process / queue / process-device the handlers in kfd_device.cpp and dbg_trap.cpp operate on,
-// and the bookkeeping for calls the kernel would block.
+// kfd_process / queue / process-device the handlers in kfd_device.cpp, queue_ioctls.cpp and
+// dbg_trap.cpp operate on, and the bookkeeping for calls the kernel would block.
 #pragma once
 
 #include <array>
 #include <bitset>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <list>
@@ -78,6 +79,19 @@ struct Call {
   bool has_token = false;  // false for internal (no caller to answer)
 };
 using CallPtr = std::shared_ptr<Call>;
+
+// The call's argument struct, read from and written back to its kernel buffer (kbuf is never
+// smaller than the struct).
+template <class T>
+T load(const CallPtr& c) {
+  T v;
+  std::memcpy(&v, c->kbuf.data(), sizeof(T));
+  return v;
+}
+template <class T>
+void store(const CallPtr& c, const T& v) {
+  std::memcpy(c->kbuf.data(), &v, sizeof(T));
+}
 
 struct Process {
   int pid = 0;
@@ -176,7 +190,7 @@ struct KfdDevice::State {
   uint64_t next_mqd_addr = 0;
   uint64_t next_register_seq = 1;
 
-  // ---- kfd_device.cpp: dispatch, processes, queues, runtime enable -------------------------
+  // ---- kfd_device.cpp: dispatch, processes, runtime enable ----------------------------------
   detail::Outcome dispatch(const detail::CallPtr& call);
   detail::ProcessPtr find_process(int pid) const;
   detail::ProcessPtr create_process(int pid);
@@ -186,12 +200,14 @@ struct KfdDevice::State {
   void release(const detail::ProcessPtr& p);
 
   detail::Outcome get_version(const detail::CallPtr& call);
-  detail::Outcome create_queue(const detail::CallPtr& call);
-  detail::Outcome destroy_queue(const detail::CallPtr& call);
-  detail::Outcome update_queue(const detail::CallPtr& call);
   detail::Outcome runtime_enable(const detail::CallPtr& call);
   // legacy_ioctls.cpp: GET_PROCESS_APERTURES_NEW, ACQUIRE_VM, SET_MEMORY_POLICY, ...
   detail::Outcome legacy_ioctl(const detail::CallPtr& call);
+
+  // ---- queue_ioctls.cpp -----------------------------------------------------------------------
+  detail::Outcome create_queue(const detail::CallPtr& call);
+  detail::Outcome destroy_queue(const detail::CallPtr& call);
+  detail::Outcome update_queue(const detail::CallPtr& call);
   void remove_queue(detail::Process& p, std::list<detail::Queue>::iterator it);
   void wake_destroy_waiters(const detail::ProcessPtr& p);
 
