@@ -1,6 +1,6 @@
 // The simulated KFD's core: ioctl dispatch, processes, calls the kernel would block (the process
-// mutex, runlist chains), exceptions, GET_VERSION, RUNTIME_ENABLE and process exit. The queue ioctls
-// live in queue_ioctls.cpp, DBG_TRAP in dbg_trap.cpp, the file renderers in render_*.cpp.
+// mutex, runlist chains), exceptions, GET_VERSION, RUNTIME_ENABLE and process exit. The queue
+// ioctls live in queue_ioctls.cpp, DBG_TRAP in dbg_trap*.cpp, the file renderers in render_*.cpp.
 #include <gpreempt/kfd_abi.h>
 
 #include <cerrno>
