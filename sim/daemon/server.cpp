@@ -1,13 +1,12 @@
+// kfdsimd's loop and its clients' requests: construction, the socket, connections and peer
+// checks, the request switch, ioctls and their completions. The rest of Server lives in
+// server_files.cpp, server_memory.cpp, server_processes.cpp and server_status.cpp.
 #include "sim/daemon/server.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/file.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -19,23 +18,19 @@
 #include <cstring>
 #include <string_view>
 #include <ctime>
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "common/error.h"
 #include "gpreempt/kfd_abi.h"
-#include "sim/daemon/drm_files.h"
 #include "sim/daemon/host_cpu_topology.h"
 #include "sim/daemon/peer_access.h"
+#include "sim/daemon/server_state.h"
 #include "sim/protocol/socket_io.h"
 
 namespace gpreempt::sim::daemon {
 
 using protocol::Op;
 
-namespace {
-
-void log(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void log(const char* fmt, ...) {
   char stamp[32];
   std::time_t t = std::time(nullptr);
@@ -48,47 +43,6 @@ void log(const char* fmt, ...) {
   std::fputc('\n', stderr);
   std::fflush(stderr);
 }
-
-// mmap offsets of /dev/kfd (kfd_priv.h): the type in bits 62-63, the gpu_id in bits 46-61.
-constexpr int kMmapTypeShift = 62;
-constexpr uint64_t kMmapTypeDoorbell = 0x3;
-constexpr int kMmapGpuIdShift = 46;
-
-std::size_t page_round(std::size_t n) {
-  std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  return (n + page - 1) / page * page;
-}
-
-}  // namespace
-
-struct Server::Conn {
-  int fd = -1;
-  uint64_t watch = 0;
-  int peer_pid = 0;
-  uid_t peer_uid = 0;
-  // Pids this peer has been allowed to act as (peer_access.h): checked once per connection.
-  std::vector<int> acts_as;
-  int anchor_of = 0;  // pid whose anchor this is, 0 for request connections
-  std::optional<CallToken> pending;
-};
-
-struct Server::Mapping {
-  int memfd = -1;
-  void* addr = nullptr;
-  std::size_t bytes = 0;
-  bool doorbell = false;
-  uint32_t gpu_id = 0;
-};
-
-struct Server::Proc {
-  int pid = 0;
-  int pidfd = -1;
-  uint64_t watch = 0;
-  int anchor_fd = -1;
-  bool client = false;   // said hello: keeps an on-demand daemon alive while it lives
-  bool retired = false;  // its image is gone (exec); the device already forgot it
-  std::map<uint64_t, Mapping> mappings;  // by mmap offset
-};
 
 namespace {
 DeviceProfile machine_profile(const MachineOptions& m) {
@@ -128,30 +82,10 @@ Server::Server(ServerConfig config)
   if (config_.owner_pid > 0) watch_owner();
 }
 
-void Server::watch_owner() {
-  // A pidfd, not PR_SET_PDEATHSIG: the daemon detaches (--daemonize forks), so its parent is
-  // never the owner. Opened before the daemon reports ready, while the owner still waits for
-  // that report, so the pid cannot name a recycled process.
-  owner_pidfd_ = static_cast<int>(syscall(SYS_pidfd_open, config_.owner_pid, 0));
-  if (owner_pidfd_ < 0)
-    throw gpreempt::Error(errno, "cannot watch the owner process " + std::to_string(config_.owner_pid) +
-                                     " (pidfd_open): " + std::strerror(errno));
-  loop_.watch(owner_pidfd_, [this] {
-    if (owner_gone_) return;
-    log("owner process %d exited: stopping", static_cast<int>(config_.owner_pid));
-    owner_gone_ = true;
-    loop_.stop();
-  });
-}
-
 Server::~Server() {
   for (auto& [fd, c] : conns_) ::close(fd);
   for (auto& [pid, p] : procs_) {
-    for (auto& [off, m] : p->mappings) {
-      if (m.doorbell && m.addr) hardware_->doorbell_unmapped(pid, m.gpu_id);
-      if (m.addr) munmap(m.addr, m.bytes);
-      if (m.memfd >= 0) ::close(m.memfd);
-    }
+    release_mappings(*p);
     ::close(p->pidfd);
   }
   if (listen_fd_ >= 0) ::close(listen_fd_);
@@ -293,47 +227,6 @@ void Server::tick_hardware() {
   if (hardware_->ticks_change_state()) ++state_gen_;
 }
 
-std::map<std::string, std::string> Server::rendered_files() const {
-  auto files = device_->render_files();
-  files.merge(drm_sysfs_files(profile_));
-  return files;
-}
-
-void Server::refresh_files(const std::string& guest_path) {
-  if (eager_files_) {
-    auto& at = rendered_at_[""];
-    if (at != state_gen_) {
-      at = 0;  // stays stale if rendering throws
-      tree_.sync(rendered_files());
-      at = state_gen_;
-    }
-    return;
-  }
-  if (guest_path.empty()) {
-    // Everything (kfdsim files, tests): rendered whatever the generations say, so what it shows
-    // never depends on the bookkeeping that lets lookups skip work.
-    rendered_at_.clear();
-    tree_.sync(rendered_files());
-    for (const auto& part : parts_for_lookup("")) rendered_at_[part.subtree] = state_gen_;
-    return;
-  }
-  for (const auto& part : parts_for_lookup(guest_path)) {
-    auto& at = rendered_at_[part.subtree];
-    if (at == state_gen_) continue;
-    at = 0;
-    tree_.sync_under(part.subtree, device_->render_files(part.part, part.pid));
-    at = state_gen_;
-    if (part.part == FilePart::kProcesses) {
-      // Every process directory is current now; forgetting their entries also drops those of
-      // processes that are gone, so the map stays as small as the machine.
-      const std::string prefix = part.subtree + "/";
-      for (auto it = rendered_at_.lower_bound(prefix);
-           it != rendered_at_.end() && it->first.compare(0, prefix.size(), prefix) == 0;)
-        it = rendered_at_.erase(it);
-    }
-  }
-}
-
 void Server::reply(int fd, int64_t ret, std::vector<uint8_t> payload, int pass_fd) {
   protocol::Reply r{ret, std::move(payload)};
   auto msg = protocol::encode(r);
@@ -456,42 +349,6 @@ void Server::handle(int fd, protocol::Request& req) {
   }
 }
 
-void Server::handle_hello(int fd, const protocol::Request& req) {
-  int pid = req.pid;
-  auto& conn = *conns_[fd];
-  // An exec'd process says hello again with the same pid; its old anchor's hang-up may still be
-  // queued behind this request, so the old image is retired first.
-  if (auto it = procs_.find(pid); it != procs_.end() && it->second->anchor_fd >= 0) {
-    int old = it->second->anchor_fd;
-    char probe;
-    ssize_t n = recv(old, &probe, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) close_conn(old);
-  }
-  watch_process(pid);
-  auto it = procs_.find(pid);
-  if (it == procs_.end()) {  // the process is already gone
-    reply(fd, -ESRCH);
-    return;
-  }
-  it->second->anchor_fd = fd;
-  it->second->client = true;
-  it->second->retired = false;
-  conn.anchor_of = pid;
-  protocol::HelloReply h{getpid(), tree_.root()};
-  reply(fd, 0, protocol::encode(h));
-}
-
-void Server::watch_process(int pid) {
-  if (pid <= 0 || procs_.count(pid)) return;
-  int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
-  if (pidfd < 0) return;
-  auto p = std::make_unique<Proc>();
-  p->pid = pid;
-  p->pidfd = pidfd;
-  p->watch = loop_.watch(pidfd, [this, pid] { on_pidfd(pid); });
-  procs_[pid] = std::move(p);
-}
-
 void Server::handle_ioctl(int fd, protocol::Request& req) {
   auto& conn = *conns_[fd];
   ++state_gen_;
@@ -528,55 +385,6 @@ void Server::complete(CallToken token, long ret, std::vector<uint8_t> args) {
   }
 }
 
-void Server::handle_mmap(int fd, const protocol::Request& req) {
-  uint64_t length = 0;
-  if (req.payload.size() != sizeof length) {
-    reply(fd, -EINVAL);
-    return;
-  }
-  std::memcpy(&length, req.payload.data(), sizeof length);
-  watch_process(req.pid);
-  auto pit = procs_.find(req.pid);
-  if (pit == procs_.end() || pit->second->retired || length == 0) {
-    reply(fd, pit == procs_.end() ? -ESRCH : -EINVAL);
-    return;
-  }
-  Mapping& m = pit->second->mappings[req.arg];
-  std::size_t bytes = page_round(length);
-  if (m.memfd < 0) {
-    char name[64];
-    std::snprintf(name, sizeof name, "kfd-mmap-%d-%llx", req.pid,
-                  static_cast<unsigned long long>(req.arg));
-    m.memfd = memfd_create(name, MFD_CLOEXEC);
-    if (m.memfd < 0) {
-      reply(fd, -errno);
-      return;
-    }
-    m.doorbell = (req.arg >> kMmapTypeShift) == kMmapTypeDoorbell;
-    m.gpu_id = static_cast<uint32_t>((req.arg >> kMmapGpuIdShift) & 0xffff);
-  }
-  if (bytes > m.bytes) {
-    if (ftruncate(m.memfd, static_cast<off_t>(bytes)) != 0) {
-      reply(fd, -errno);
-      return;
-    }
-    if (m.addr) {
-      if (m.doorbell) hardware_->doorbell_unmapped(req.pid, m.gpu_id);
-      munmap(m.addr, m.bytes);
-    }
-    m.addr = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m.memfd, 0);
-    if (m.addr == MAP_FAILED) {
-      m.addr = nullptr;
-      m.bytes = 0;
-      reply(fd, -ENOMEM);
-      return;
-    }
-    m.bytes = bytes;
-    if (m.doorbell) hardware_->doorbell_mapped(req.pid, m.gpu_id, m.addr, m.bytes);
-  }
-  reply(fd, 0, {}, m.memfd);
-}
-
 void Server::close_conn(int fd) {
   auto it = conns_.find(fd);
   if (it == conns_.end()) return;
@@ -604,111 +412,6 @@ void Server::close_conn(int fd) {
     }
   }
   maybe_exit();
-}
-
-void Server::on_pidfd(int pid) {
-  process_gone(pid);
-  maybe_exit();
-}
-
-void Server::retire_image(Proc& p) {
-  if (p.retired) return;
-  p.retired = true;
-  for (auto& [off, m] : p.mappings) {
-    if (m.doorbell && m.addr) hardware_->doorbell_unmapped(p.pid, m.gpu_id);
-    if (m.addr) munmap(m.addr, m.bytes);
-    if (m.memfd >= 0) ::close(m.memfd);
-  }
-  p.mappings.clear();
-  ++state_gen_;
-  device_->process_exited(p.pid);
-}
-
-void Server::process_gone(int pid) {
-  auto it = procs_.find(pid);
-  if (it == procs_.end()) return;
-  std::unique_ptr<Proc> p = std::move(it->second);
-  procs_.erase(it);
-  loop_.unwatch(p->watch);
-  ::close(p->pidfd);
-  retire_image(*p);
-}
-
-void Server::maybe_exit() {
-  if (config_.persistent || loop_.stopped() || !conns_.empty()) return;
-  for (const auto& [pid, p] : procs_)
-    if (p->client) return;
-  // The shim takes this lock to start a daemon; holding it, a connection either is already in
-  // the backlog (then stay) or will find no socket and start a fresh daemon.
-  int lock = ::open(config_.paths.lock().c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (lock >= 0) {
-    while (flock(lock, LOCK_EX) != 0 && errno == EINTR) {
-    }
-  }
-  on_listen();
-  if (conns_.empty()) {
-    unlink_socket();
-    loop_.unwatch(listen_watch_);
-    ::close(listen_fd_);
-    listen_fd_ = -1;
-    loop_.stop();
-    log("last client gone, exiting");
-  }
-  if (lock >= 0) {
-    flock(lock, LOCK_UN);
-    ::close(lock);
-  }
-}
-
-std::string Server::status_json() const {
-  nlohmann::json j;
-  j["daemon_pid"] = getpid();
-  j["dir"] = config_.paths.dir;
-  j["socket"] = config_.paths.socket;
-  j["root"] = tree_.root();
-  j["profile"] = profile_.name;
-  j["marketing_name"] = profile_.marketing_name;
-  j["gfx_arch"] = profile_.gfx_arch;
-  j["kfd_version"] = "1." + std::to_string(config_.machine.kfd_minor);
-  j["sched_policy"] = config_.machine.sched_policy;
-  j["hardware"] = config_.machine.hardware;
-  j["cpu_nodes"] = {{"source", config_.machine.cpu_nodes}, {"count", profile_.cpu_nodes},
-                    {"cores_per_node", profile_.cpu_cores_per_node}};
-  j["persistent"] = config_.persistent;
-  j["shared"] = config_.machine.shared;
-  j["owner_uid"] = ::geteuid();
-  nlohmann::json gpus = nlohmann::json::array();
-  for (const auto& g : profile_.gpus)
-    gpus.push_back({{"gpu_id", g.gpu_id}, {"location_id", g.location_id},
-                    {"drm_render_minor", g.drm_render_minor}});
-  j["gpus"] = gpus;
-  nlohmann::json clients = nlohmann::json::array();
-  for (const auto& [pid, p] : procs_)
-    if (p->client) clients.push_back(pid);
-  j["clients"] = clients;
-  j["queues"] = device_->queues().size();
-  auto cost = [](const Cost& c) {
-    return nlohmann::json{{"count", c.count}, {"total_ns", c.total_ns}, {"max_ns", c.max_ns}};
-  };
-  j["loop"] = {{"refresh", cost(refresh_cost_)}, {"tick", cost(tick_cost_)}};
-  return j.dump();
-}
-
-std::string Server::queues_json() const {
-  nlohmann::json a = nlohmann::json::array();
-  for (const auto& q : device_->queues()) {
-    a.push_back({{"pid", q.pid},
-                 {"queue_id", q.queue_id},
-                 {"gpu_id", q.gpu_id},
-                 {"type", q.uapi_type},
-                 {"ring_base", q.ring_base},
-                 {"ring_size", q.ring_size},
-                 {"read_pointer_address", q.read_pointer_address},
-                 {"write_pointer_address", q.write_pointer_address},
-                 {"priority", q.priority},
-                 {"suspended", q.suspended}});
-  }
-  return a.dump();
 }
 
 }  // namespace gpreempt::sim::daemon

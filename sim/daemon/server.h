@@ -38,6 +38,9 @@ struct ServerConfig {
   pid_t owner_pid = 0;
 };
 
+// Implemented by concept: server.cpp (the loop, connections, the request switch, ioctls),
+// server_processes.cpp (client lifetimes), server_memory.cpp (mmap), server_files.cpp (the
+// materialised tree) and server_status.cpp (the status and queues documents).
 class Server {
  public:
   // Builds the profile, the hardware model and the device. Throws std::exception with a message
@@ -82,6 +85,9 @@ class Server {
   void housekeeping();
   void unlink_socket();
   void watch_owner();
+
+  // Memory shared with a process (server_memory.cpp): its mappings unmapped and closed.
+  void release_mappings(Proc& p);
 
   void handle(int fd, protocol::Request& req);
   void reply(int fd, int64_t ret, std::vector<uint8_t> payload = {}, int pass_fd = -1);

@@ -1,10 +1,11 @@
 // Internal state of the simulated KFD (not part of the transport contract): the kernel objects
-// kfd_process / queue / process-device the handlers in kfd_device.cpp and dbg_trap.cpp operate on,
-// and the bookkeeping for calls the kernel would block.
+// kfd_process / queue / process-device the handlers in kfd_device.cpp, queue_ioctls.cpp and
+// dbg_trap*.cpp operate on, and the bookkeeping for calls the kernel would block.
 #pragma once
 
 #include <array>
 #include <bitset>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <list>
@@ -16,6 +17,10 @@
 
 #include "device_profile.h"
 #include "kfd_device.h"
+
+namespace gpreempt::kfd {
+struct kfd_ioctl_dbg_trap_args;
+}  // namespace gpreempt::kfd
 
 namespace gpreempt::sim::detail {
 
@@ -78,6 +83,19 @@ struct Call {
   bool has_token = false;  // false for internal (no caller to answer)
 };
 using CallPtr = std::shared_ptr<Call>;
+
+// The call's argument struct, read from and written back to its kernel buffer (kbuf is never
+// smaller than the struct).
+template <class T>
+T load(const CallPtr& c) {
+  T v;
+  std::memcpy(&v, c->kbuf.data(), sizeof(T));
+  return v;
+}
+template <class T>
+void store(const CallPtr& c, const T& v) {
+  std::memcpy(c->kbuf.data(), &v, sizeof(T));
+}
 
 struct Process {
   int pid = 0;
@@ -176,7 +194,7 @@ struct KfdDevice::State {
   uint64_t next_mqd_addr = 0;
   uint64_t next_register_seq = 1;
 
-  // ---- kfd_device.cpp: dispatch, processes, queues, runtime enable -------------------------
+  // ---- kfd_device.cpp: dispatch, processes, runtime enable ----------------------------------
   detail::Outcome dispatch(const detail::CallPtr& call);
   detail::ProcessPtr find_process(int pid) const;
   detail::ProcessPtr create_process(int pid);
@@ -186,12 +204,14 @@ struct KfdDevice::State {
   void release(const detail::ProcessPtr& p);
 
   detail::Outcome get_version(const detail::CallPtr& call);
-  detail::Outcome create_queue(const detail::CallPtr& call);
-  detail::Outcome destroy_queue(const detail::CallPtr& call);
-  detail::Outcome update_queue(const detail::CallPtr& call);
   detail::Outcome runtime_enable(const detail::CallPtr& call);
   // legacy_ioctls.cpp: GET_PROCESS_APERTURES_NEW, ACQUIRE_VM, SET_MEMORY_POLICY, ...
   detail::Outcome legacy_ioctl(const detail::CallPtr& call);
+
+  // ---- queue_ioctls.cpp -----------------------------------------------------------------------
+  detail::Outcome create_queue(const detail::CallPtr& call);
+  detail::Outcome destroy_queue(const detail::CallPtr& call);
+  detail::Outcome update_queue(const detail::CallPtr& call);
   void remove_queue(detail::Process& p, std::list<detail::Queue>::iterator it);
   void wake_destroy_waiters(const detail::ProcessPtr& p);
 
@@ -221,25 +241,60 @@ struct KfdDevice::State {
   std::vector<QueueView> runnable(uint32_t gpu_id) const;
   QueueView view(const detail::Process& p, const detail::Queue& q) const;
 
-  // ---- dbg_trap.cpp ---------------------------------------------------------------------------
+  // ---- dbg_trap.cpp: the prologue and the session ----------------------------------------------
   detail::Outcome dbg_trap(const detail::CallPtr& call);
   // Steps that resume every suspended queue and refresh each GPU's runlist (deactivate).
   std::vector<Step> deactivate_steps(const detail::ProcessPtr& p);
   std::vector<Step> activate_steps(const detail::ProcessPtr& p);
   // kfd_dbg_trap_disable minus the runlist work (done by deactivate_steps beforehand).
   void finish_disable(detail::Process& p);
-  void write_wave_state_headers(const detail::Process& p);
-  // kfd_dbg_clear_process_address_watch(): frees the process's slots on every device.
-  void clear_address_watches(detail::Process& p);
   // Debug session teardown when the debugger's address space is gone
   // (docs/kfd-interface.md#session-lifetime).
   void debugger_exited(int debugger_pid);
+  // One handler per op, called once the prologue has found and locked the target `t`; `a` is the
+  // caller's arguments (store() them back where the kernel copies them out).
+  using DbgArgs = kfd::kfd_ioctl_dbg_trap_args;
+  detail::Outcome dbg_enable(const detail::CallPtr& call, const detail::ProcessPtr& t, DbgArgs& a);
+  detail::Outcome dbg_disable(const detail::CallPtr& call, const detail::ProcessPtr& t, DbgArgs& a);
+  detail::Outcome dbg_send_runtime_event(const detail::CallPtr& call, const detail::ProcessPtr& t,
+                                         DbgArgs& a);
+  // dbg_trap_queues.cpp
+  detail::Outcome dbg_suspend_queues(const detail::CallPtr& call, const detail::ProcessPtr& t,
+                                     DbgArgs& a);
+  detail::Outcome dbg_resume_queues(const detail::CallPtr& call, const detail::ProcessPtr& t,
+                                    DbgArgs& a);
+  void write_wave_state_headers(const detail::Process& p);
+  // dbg_trap_exceptions.cpp
+  detail::Outcome dbg_set_exceptions_enabled(const detail::CallPtr& call,
+                                             const detail::ProcessPtr& t, DbgArgs& a);
+  detail::Outcome dbg_query_debug_event(const detail::CallPtr& call, const detail::ProcessPtr& t,
+                                        DbgArgs& a);
+  detail::Outcome dbg_query_exception_info(const detail::CallPtr& call, const detail::ProcessPtr& t,
+                                           DbgArgs& a);
+  detail::Outcome dbg_queue_snapshot(const detail::CallPtr& call, const detail::ProcessPtr& t,
+                                     DbgArgs& a);
+  detail::Outcome dbg_device_snapshot(const detail::CallPtr& call, const detail::ProcessPtr& t,
+                                      DbgArgs& a);
+  // dbg_trap_settings.cpp
+  detail::Outcome dbg_set_wave_launch_override(const detail::CallPtr& call,
+                                               const detail::ProcessPtr& t, DbgArgs& a);
+  detail::Outcome dbg_set_wave_launch_mode(const detail::CallPtr& call, const detail::ProcessPtr& t,
+                                           DbgArgs& a);
+  detail::Outcome dbg_set_address_watch(const detail::CallPtr& call, const detail::ProcessPtr& t,
+                                        DbgArgs& a);
+  detail::Outcome dbg_clear_address_watch(const detail::CallPtr& call, const detail::ProcessPtr& t,
+                                          DbgArgs& a);
+  detail::Outcome dbg_set_flags(const detail::CallPtr& call, const detail::ProcessPtr& t,
+                                DbgArgs& a);
+  // kfd_dbg_clear_process_address_watch(): frees the process's slots on every device.
+  void clear_address_watches(detail::Process& p);
 
   // ---- render_*.cpp -------------------------------------------------------------------------
   std::map<std::string, std::string> render() const;
   void render_topology(std::map<std::string, std::string>& out) const;
   void render_proc(std::map<std::string, std::string>& out) const;
-  static void render_one_proc(int pid, const detail::Process& p, std::map<std::string, std::string>& t);
+  static void render_one_proc(int pid, const detail::Process& p,
+                              std::map<std::string, std::string>& t);
   std::map<std::string, std::string> render_part(FilePart part, int pid) const;
   std::string render_mqds() const;
   std::string render_hqds() const;

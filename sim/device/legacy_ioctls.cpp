@@ -4,15 +4,16 @@
 #include <linux/kfd_ioctl.h>
 
 #include <cerrno>
-#include <cstring>
 
 #include "device_state.h"
 
 namespace gpreempt::sim {
 
 using detail::CallPtr;
+using detail::load;
 using detail::Outcome;
 using detail::ProcessPtr;
+using detail::store;
 
 namespace {
 
@@ -20,17 +21,6 @@ constexpr uint32_t kNrSetMemoryPolicy = 0x04;
 constexpr uint32_t kNrGetProcessAperturesNew = 0x14;
 constexpr uint32_t kNrAcquireVm = 0x15;
 constexpr uint32_t kNrSetXnackMode = 0x21;
-
-template <class T>
-T load(const CallPtr& c) {
-  T v;
-  std::memcpy(&v, c->kbuf.data(), sizeof(T));
-  return v;
-}
-template <class T>
-void store(const CallPtr& c, const T& v) {
-  std::memcpy(c->kbuf.data(), &v, sizeof(T));
-}
 
 }  // namespace
 

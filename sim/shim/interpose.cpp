@@ -4,6 +4,9 @@
 // in FdTable; ioctl and mmap on it go to kfdsimd. sysfs/debugfs paths of the KFD are redirected
 // into the directory where kfdsimd materialises them (after asking it to refresh), so the real
 // libc does the reading, stat-ing and directory walking. Every other call passes through.
+//
+// The exported libc entry points and what each does with a simulated descriptor or path; the
+// /dev/kfd file is kfd_file.cpp, the path redirection guest_paths.cpp.
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -23,13 +26,12 @@
 #include <string>
 #include <vector>
 
-#include "gpreempt/kfd_abi.h"
 #include "sim/protocol/machine_paths.h"
-#include "sim/shim/daemon_client.h"
 #include "sim/shim/drm_render.h"
 #include "sim/shim/fd_table.h"
+#include "sim/shim/guest_paths.h"
+#include "sim/shim/kfd_file.h"
 #include "sim/shim/real_libc.h"
-#include "sim/shim/user_copy.h"
 
 // glibc >= 2.33 still exports the __xstat family for old binaries but no longer declares it.
 extern "C" {
@@ -43,183 +45,6 @@ namespace gpreempt::sim::shim {
 namespace {
 
 using protocol::GuestPathKind;
-using protocol::Op;
-
-// Device number reported for /dev/kfd. The real major is allocated dynamically at module load, so
-// no value is "right"; this one is outside the statically assigned ranges.
-constexpr unsigned kKfdMajor = 234;
-
-// KFDSIM_DEBUG=1: one stderr line per simulated ioctl.
-bool debug_enabled() {
-  static const bool on = [] {
-    const char* v = getenv("KFDSIM_DEBUG");
-    return v && *v && *v != '0';
-  }();
-  return on;
-}
-
-// Cheap pre-filter: only absolute paths naming "kfd" can be ours.
-bool maybe_ours(const char* path) { return path && path[0] == '/' && strstr(path, "kfd"); }
-
-protocol::GuestPath classify(const char* path) {
-  if (!maybe_ours(path)) return {};
-  // Host paths are relative for now: the root is the one the daemon announces (see files_root).
-  return protocol::classify_path(protocol::normalize_path(path), "");
-}
-
-// Where the files are: the directory the machine's daemon announced, or (daemon unreachable) the
-// one the environment names, where nothing will be found.
-const std::string& files_root() {
-  const std::string& announced = machine_root();
-  return announced.empty() ? configured_root() : announced;
-}
-
-// The daemon rewrites the materialised files a lookup of `guest_path` (normalised) can reach from
-// the device's current state.
-void refresh_files(const std::string& guest_path) {
-  (void)call(Op::kRefreshFiles, 0, std::vector<uint8_t>(guest_path.begin(), guest_path.end()));
-}
-
-// Redirected path for a sysfs/debugfs name (after a refresh), /dev/kfd's placeholder file for
-// the device node, or the path itself.
-struct Resolved {
-  GuestPathKind kind = GuestPathKind::kNone;
-  std::string host;
-  const char* c_str(const char* original) const {
-    return kind == GuestPathKind::kNone ? original : host.c_str();
-  }
-};
-// /sys/dev/char/226:<minor>… of a simulated render node lives in the machine's files too.
-bool is_simulated_drm_sysfs(const char* path) {
-  static constexpr char kPrefix[] = "/sys/dev/char/226:";
-  if (!path || strncmp(path, kPrefix, sizeof kPrefix - 1) != 0) return false;
-  const char* p = path + sizeof kPrefix - 1;
-  int minor = 0;
-  if (*p < '0' || *p > '9') return false;
-  while (*p >= '0' && *p <= '9' && minor < 100000) minor = minor * 10 + (*p++ - '0');
-  return (*p == '\0' || *p == '/') && drm_node_exists(minor);
-}
-
-Resolved resolve(const char* path) {
-  if (is_simulated_drm_sysfs(path)) {
-    const std::string guest = protocol::normalize_path(path);
-    refresh_files(guest);
-    return {GuestPathKind::kFile, files_root() + guest};
-  }
-  auto g = classify(path);
-  if (g.kind == GuestPathKind::kNone) return {};
-  refresh_files(g.host);  // classify() maps under an empty root: the normalised guest path
-  return {g.kind, files_root() + g.host};
-}
-
-int set_errno(long ret) {
-  if (ret < 0) {
-    errno = static_cast<int>(-ret);
-    return -1;
-  }
-  return static_cast<int>(ret);
-}
-
-int kfd_open(int flags) {
-  auto r = call(Op::kOpenKfd, 0, {});
-  if (r.error) return set_errno(-ENODEV);
-  if (r.reply.ret < 0) return set_errno(r.reply.ret);
-  const uint32_t session = live_session();
-  if (session == 0) return set_errno(-ENODEV);  // the daemon went away right after it answered
-  int fd = REAL(open)("/dev/null", O_RDWR | (flags & O_CLOEXEC));
-  if (fd < 0) return -1;
-  if (!fd_table().set_kfd(fd, getpid(), session)) {
-    REAL(close)(fd);
-    return set_errno(-EMFILE);
-  }
-  return fd;
-}
-
-int kfd_ioctl(int fd, unsigned long request, void* arg) {
-  // The kernel binds the file to the opening process: another process (a forked child) gets EBADF.
-  if (fd_table().kfd_opener(fd) != getpid()) return set_errno(-EBADF);
-  const std::size_t size = kfd::ioc_size(request);
-  const uint32_t dir = kfd::ioc_dir(request);
-  std::vector<uint8_t> args(size, 0);
-  if (size && !copy_in(args.data(), arg, size) && (dir & kfd::IOC_WRITE)) return set_errno(-EFAULT);
-  std::vector<uint8_t> sent = args;
-  auto r = call(Op::kIoctl, request, std::move(args), fd_table().kfd_session(fd));
-  // The daemon gone, the device is: ENODEV, as from the kernel's file of an unplugged GPU.
-  if (r.error) return set_errno(r.error == -ENODEV ? -ENODEV : -EIO);
-  long ret = r.reply.ret;
-  const auto& back = r.reply.payload;
-  // Args are copied back even when the handler failed (docs/kfd-interface.md#ioctl-dispatch). Bytes
-  // that did not change are not written when the request is write-only, so a const argument in
-  // read-only memory works.
-  if (size && back.size() == size && ((dir & kfd::IOC_READ) || back != sent)) {
-    if (!copy_out(arg, back.data(), size)) ret = -EFAULT;
-  }
-  if (debug_enabled())
-    fprintf(stderr, "kfdshim[%d]: kfd ioctl nr 0x%02x size %zu -> %ld%s%s\n", getpid(),
-            kfd::ioc_nr(request), size, ret, ret < 0 ? " " : "", ret < 0 ? strerror(static_cast<int>(-ret)) : "");
-  return set_errno(ret);
-}
-
-void* kfd_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
-  if (fd_table().kfd_opener(fd) != getpid()) {
-    errno = EBADF;
-    return MAP_FAILED;
-  }
-  // The kernel's own checks come before the driver's mmap: page-aligned offset, non-zero length.
-  if (len == 0 || (static_cast<uint64_t>(off) & (static_cast<uint64_t>(getpagesize()) - 1)) != 0) {
-    errno = EINVAL;
-    return MAP_FAILED;
-  }
-  uint64_t length = len;
-  std::vector<uint8_t> payload(sizeof length);
-  memcpy(payload.data(), &length, sizeof length);
-  auto r = call(Op::kMmap, static_cast<uint64_t>(off), std::move(payload), fd_table().kfd_session(fd));
-  if (r.error || r.reply.ret < 0 || r.fd < 0) {
-    if (r.fd >= 0) REAL(close)(r.fd);
-    errno = r.error == -ENODEV ? ENODEV
-            : r.error          ? EIO
-            : r.reply.ret < 0  ? static_cast<int>(-r.reply.ret)
-                               : EINVAL;
-    return MAP_FAILED;
-  }
-  void* p = REAL(mmap)(addr, len, prot, flags, r.fd, 0);
-  int saved = errno;
-  REAL(close)(r.fd);
-  errno = saved;
-  return p;
-}
-
-// /dev/kfd is a character device; its placeholder under root/ is a plain file.
-void as_kfd_node(struct stat* st) {
-  st->st_mode = S_IFCHR | (st->st_mode & 07777);
-  st->st_rdev = makedev(kKfdMajor, 0);
-  st->st_size = 0;
-}
-void as_kfd_node(struct statx* st) {
-  st->stx_mode = static_cast<uint16_t>(S_IFCHR | (st->stx_mode & 07777));
-  st->stx_rdev_major = kKfdMajor;
-  st->stx_rdev_minor = 0;
-  st->stx_size = 0;
-}
-
-bool is_kfd_fd(int fd) { return fd_table().kfd_opener(fd) != 0; }
-
-// readlink of /proc/self/fd/N (or /proc/<our pid>/fd/N) for a kfd descriptor names /dev/kfd.
-bool kfd_fd_link(const char* path) {
-  if (!path || strncmp(path, "/proc/", 6) != 0) return false;
-  const char* p = path + 6;
-  std::string self = std::to_string(getpid()) + "/fd/";
-  if (strncmp(p, "self/fd/", 8) == 0) {
-    p += 8;
-  } else if (strncmp(p, self.c_str(), self.size()) == 0) {
-    p += self.size();
-  } else {
-    return false;
-  }
-  char* end = nullptr;
-  long fd = strtol(p, &end, 10);
-  return end != p && *end == '\0' && is_kfd_fd(static_cast<int>(fd));
-}
 
 ssize_t copy_link(const char* target, char* buf, size_t size) {
   size_t n = strlen(target);

@@ -1,0 +1,86 @@
+// What a client maps from /dev/kfd: a memfd per mmap offset, shared with the client, and the
+// doorbell pages the hardware model watches.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "sim/daemon/server_state.h"
+
+namespace gpreempt::sim::daemon {
+
+namespace {
+
+// mmap offsets of /dev/kfd (kfd_priv.h): the type in bits 62-63, the gpu_id in bits 46-61.
+constexpr int kMmapTypeShift = 62;
+constexpr uint64_t kMmapTypeDoorbell = 0x3;
+constexpr int kMmapGpuIdShift = 46;
+
+std::size_t page_round(std::size_t n) {
+  std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return (n + page - 1) / page * page;
+}
+
+}  // namespace
+
+void Server::handle_mmap(int fd, const protocol::Request& req) {
+  uint64_t length = 0;
+  if (req.payload.size() != sizeof length) {
+    reply(fd, -EINVAL);
+    return;
+  }
+  std::memcpy(&length, req.payload.data(), sizeof length);
+  watch_process(req.pid);
+  auto pit = procs_.find(req.pid);
+  if (pit == procs_.end() || pit->second->retired || length == 0) {
+    reply(fd, pit == procs_.end() ? -ESRCH : -EINVAL);
+    return;
+  }
+  Mapping& m = pit->second->mappings[req.arg];
+  std::size_t bytes = page_round(length);
+  if (m.memfd < 0) {
+    char name[64];
+    std::snprintf(name, sizeof name, "kfd-mmap-%d-%llx", req.pid,
+                  static_cast<unsigned long long>(req.arg));
+    m.memfd = memfd_create(name, MFD_CLOEXEC);
+    if (m.memfd < 0) {
+      reply(fd, -errno);
+      return;
+    }
+    m.doorbell = (req.arg >> kMmapTypeShift) == kMmapTypeDoorbell;
+    m.gpu_id = static_cast<uint32_t>((req.arg >> kMmapGpuIdShift) & 0xffff);
+  }
+  if (bytes > m.bytes) {
+    if (ftruncate(m.memfd, static_cast<off_t>(bytes)) != 0) {
+      reply(fd, -errno);
+      return;
+    }
+    if (m.addr) {
+      if (m.doorbell) hardware_->doorbell_unmapped(req.pid, m.gpu_id);
+      munmap(m.addr, m.bytes);
+    }
+    m.addr = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m.memfd, 0);
+    if (m.addr == MAP_FAILED) {
+      m.addr = nullptr;
+      m.bytes = 0;
+      reply(fd, -ENOMEM);
+      return;
+    }
+    m.bytes = bytes;
+    if (m.doorbell) hardware_->doorbell_mapped(req.pid, m.gpu_id, m.addr, m.bytes);
+  }
+  reply(fd, 0, {}, m.memfd);
+}
+
+void Server::release_mappings(Proc& p) {
+  for (auto& [off, m] : p.mappings) {
+    if (m.doorbell && m.addr) hardware_->doorbell_unmapped(p.pid, m.gpu_id);
+    if (m.addr) munmap(m.addr, m.bytes);
+    if (m.memfd >= 0) ::close(m.memfd);
+  }
+  p.mappings.clear();
+}
+
+}  // namespace gpreempt::sim::daemon
