@@ -16,7 +16,7 @@ inline constexpr const char* kDefaultConfigPath = "/etc/gpreempt/gpreemptd.toml"
 
 // PASS with the trusted settings listed, WARN for each weakening (all in the summary), FAIL when
 // gpreemptd would refuse the file, SKIP when there is no file at `path` and no daemon answered.
-// `running`: the daemon's answer; its full status's trust document (sched/config_trust.h) is
+// `running`: the daemon's answer; its full status's trust document (gpreemptd/trust_document.h) is
 // reviewed instead of the file, and a file at its config path that now trusts otherwise is a WARN
 // (a reload would change what is trusted).
 CheckResult check_config_trust(const std::string& path, const RunningDaemon* running = nullptr);
