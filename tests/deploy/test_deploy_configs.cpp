@@ -7,13 +7,13 @@
 #include <string>
 
 #include "fixtures.h"
-#include "sched/config.h"
+#include "daemon_config.h"
 
 namespace gt = gpreempt::testing;
 
 namespace {
 
-std::string errors_of(const gpreempt::sched::ConfigResult& r) {
+std::string errors_of(const gpreemptd::DaemonConfigResult& r) {
   std::string s;
   for (const auto& e : r.errors) s += e.to_string() + "\n";
   return s;
@@ -50,7 +50,7 @@ std::string configmap_toml(const std::string& yaml) {
 TEST(DeployConfigs, SystemdAndComposeExamplesLoad) {
   for (const char* rel : {"deploy/systemd/gpreemptd.toml", "deploy/compose/gpreemptd.toml"}) {
     const auto path = (gt::source_dir() / rel).string();
-    const auto r = gpreempt::sched::load_config(gt::read_file(path), path);
+    const auto r = gpreemptd::load_daemon_config(gt::read_file(path), path);
     EXPECT_TRUE(r.errors.empty()) << errors_of(r);
     ASSERT_TRUE(r.config) << path;
     EXPECT_TRUE(r.warnings.empty()) << path;
@@ -61,7 +61,7 @@ TEST(DeployConfigs, SystemdAndComposeExamplesLoad) {
 TEST(DeployConfigs, ConfigMapLoads) {
   const std::string text = configmap_toml(gt::read_file(gt::source_dir() / "deploy/kubernetes/configmap.yaml"));
   ASSERT_NE(text.find("[[class]]"), std::string::npos) << text;
-  const auto r = gpreempt::sched::load_config(text, "configmap.yaml:gpreemptd.toml");
+  const auto r = gpreemptd::load_daemon_config(text, "configmap.yaml:gpreemptd.toml");
   EXPECT_TRUE(r.errors.empty()) << errors_of(r);
   ASSERT_TRUE(r.config);
   EXPECT_TRUE(r.warnings.empty());
@@ -71,5 +71,5 @@ TEST(DeployConfigs, ConfigMapLoads) {
 TEST(DeployConfigs, ATypoIsCaught) {
   std::string text = gt::read_file(gt::source_dir() / "deploy/systemd/gpreemptd.toml");
   text.replace(text.find("max_suspension_ms"), 17, "max_suspensions_ms");
-  EXPECT_FALSE(gpreempt::sched::load_config(text, "typo.toml").errors.empty());
+  EXPECT_FALSE(gpreemptd::load_daemon_config(text, "typo.toml").errors.empty());
 }

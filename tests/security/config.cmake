@@ -4,7 +4,7 @@
 # processes ptrace may take.
 gpreempt_add_gtest(test_security_classes
   SOURCES test_self_declared_class.cpp test_config_file_trust.cpp test_spoofed_container.cpp
-  LIBS gpreempt_sched gpreempt_discovery gpreempt_test_support)
+  LIBS gpreemptd_config gpreempt_discovery gpreempt_test_support)
 gpreempt_add_gtest(test_security_ptrace
   SOURCES test_ptrace_refusals.cpp
   LIBS gpreempt_ptrace gpreempt_common)

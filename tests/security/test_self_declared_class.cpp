@@ -8,7 +8,7 @@
 
 #include "fixtures.h"
 #include "sched/classifier.h"
-#include "sched/config.h"
+#include "daemon_config.h"
 
 namespace gpreempt::sched {
 namespace {
@@ -29,7 +29,7 @@ ProcessFacts attacker() {
   return p;
 }
 
-std::string errors_of(const ConfigResult& r) {
+std::string errors_of(const gpreemptd::DaemonConfigResult& r) {
   std::string s;
   for (const auto& e : r.errors) s += e.to_string() + "\n";
   return s;
@@ -70,7 +70,7 @@ TEST(SelfDeclaredClass, AProcessNamedServeIsNotOnlineUnderTheShippedConfigs) {
       {"deploy/kubernetes/configmap.yaml", configmap_toml()},
   };
   for (const auto& s : configs) {
-    auto r = load_config(s.text, s.name);
+    auto r = gpreemptd::load_daemon_config(s.text, s.name);
     ASSERT_TRUE(r.config) << errors_of(r);
     EXPECT_TRUE(r.warnings.empty()) << s.name << " must not need single_tenant";
     EXPECT_FALSE(r.config->single_tenant) << s.name;
@@ -97,7 +97,7 @@ TEST(SelfDeclaredClass, AConfigThatLetsAProcessDeclareItselfOnlineIsRefusedAtIts
       "match = [{ uid = 1000 }, { cmdline = \"*serve*\" }]\n"  // line 4: the second table
       "\n[[class]]\nname = \"offline\"\npriority = 0\nmatch = { env = \"GPREEMPT_CLASS=offline\" "
       "}\n";
-  auto r = load_config(text, "g.toml");
+  auto r = gpreemptd::load_daemon_config(text, "g.toml");
   EXPECT_FALSE(r.config);
   ASSERT_EQ(r.errors.size(), 1u) << errors_of(r);
   const std::string e = r.errors[0].to_string();
@@ -112,7 +112,7 @@ TEST(SelfDeclaredClass, AConfigThatLetsAProcessDeclareItselfOnlineIsRefusedAtIts
   for (const char* rule : {"{ env = \"GPREEMPT_CLASS=online\" }", "{ exe = \"vllm\" }",
                            "{ cgroup = \"*serve*\" }", "{ pid = 77 }"}) {
     auto mid =
-        load_config(std::string("[[class]]\nname = \"batch\"\npriority = 5\nmatch = ") + rule +
+        gpreemptd::load_daemon_config(std::string("[[class]]\nname = \"batch\"\npriority = 5\nmatch = ") + rule +
                         "\n[[class]]\nname = \"low\"\npriority = 0\nmatch = { uid = 7 }\n",
                     "m.toml");
     EXPECT_FALSE(mid.config) << rule;
@@ -126,7 +126,7 @@ TEST(SelfDeclaredClass, WhatAProcessCannotSetItselfIsAccepted) {
                            "{ cgroup = \"/user.slice/user-1000.slice/*\", env = \"X=1\" }",
                            "{ container = \"vllm-*\" }", "{ pod = \"inference/vllm-*\" }"}) {
     auto r =
-        load_config(std::string("[[class]]\nname = \"online\"\npriority = 10\nmatch = ") + rule +
+        gpreemptd::load_daemon_config(std::string("[[class]]\nname = \"online\"\npriority = 10\nmatch = ") + rule +
                         "\n[[class]]\nname = \"offline\"\npriority = 0\nmatch = { cmdline = "
                         "\"*train*\" }\n",
                     "ok.toml");
@@ -136,7 +136,7 @@ TEST(SelfDeclaredClass, WhatAProcessCannotSetItselfIsAccepted) {
   for (const char* rule : {"{ cgroup = \"/user.slice/*serve*\" }", "{ cgroup = \"/*.slice/x\" }",
                            "{ cgroup = \"system.slice/x\" }"}) {
     auto r =
-        load_config(std::string("[[class]]\nname = \"online\"\npriority = 10\nmatch = ") + rule +
+        gpreemptd::load_daemon_config(std::string("[[class]]\nname = \"online\"\npriority = 10\nmatch = ") + rule +
                         "\n[[class]]\nname = \"offline\"\npriority = 0\nmatch = { uid = 5 }\n",
                     "bad.toml");
     EXPECT_FALSE(r.config) << rule;
@@ -149,7 +149,7 @@ TEST(SelfDeclaredClass, ASingleTenantNodeMayUseThemAndIsWarnedAbout) {
       "[[class]]\nname = \"online\"\npriority = 10\nmatch = { cmdline = \"*serve*\" }\n"
       "\n[[class]]\nname = \"offline\"\npriority = 0\nmatch = { env = \"GPREEMPT_CLASS=offline\" "
       "}\n";
-  auto r = load_config(text, "st.toml");
+  auto r = gpreemptd::load_daemon_config(text, "st.toml");
   ASSERT_TRUE(r.config) << errors_of(r);
   EXPECT_TRUE(r.config->single_tenant);
   ASSERT_EQ(r.warnings.size(), 1u);
@@ -159,7 +159,7 @@ TEST(SelfDeclaredClass, ASingleTenantNodeMayUseThemAndIsWarnedAbout) {
   EXPECT_EQ(trust_warnings(*r.config).size(), 1u);
   // The attacker is online there: that is what the acknowledgement accepts.
   EXPECT_EQ(class_of(*r.config, attacker()), "online");
-  EXPECT_FALSE(load_config("[policy]\nsingle_tenant = \"yes\"\n", "t.toml").config);
+  EXPECT_FALSE(gpreemptd::load_daemon_config("[policy]\nsingle_tenant = \"yes\"\n", "t.toml").config);
 }
 
 }  // namespace
