@@ -44,3 +44,4 @@ def test_the_verdict_names_the_shortfall_and_where_nobody_meets_it():
     bad = [pt("none", 1, 4.0, 100), pt("gpreempt-slo", 1, 6.0, 100)]
     passed, short, failing, _ = objective.verdict(objective.constrained(bad, 5.0), "gpreempt-slo")
     assert not passed and failing == 1 and short == 1.0
+

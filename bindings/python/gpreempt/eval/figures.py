@@ -129,6 +129,23 @@ def vs_x(exp, doc, out_dir):
     return _save(fig, out_dir, "sweep.png")
 
 
+def ran(start, end, suspended):
+    """[start, end) without the suspended intervals: the pieces in which a kernel's waves ran."""
+    pieces = [(start, end)]
+    for a, b in sorted(suspended):
+        nxt = []
+        for s, t in pieces:
+            if b <= s or a >= t:
+                nxt.append((s, t))
+                continue
+            if s < a:
+                nxt.append((s, a))
+            if b < t:
+                nxt.append((b, t))
+        pieces = nxt
+    return pieces
+
+
 def timeline(exp, doc, timelines, out_dir, window_ms=30.0):
     if not timelines:
         return None
@@ -143,6 +160,9 @@ def timeline(exp, doc, timelines, out_dir, window_ms=30.0):
     rows = list(dict.fromkeys(f"GPU{e.get('gpu', 0)} {e['who']}" if e.get("kind") != "suspended"
                               else f"GPU{e.get('gpu', 0)} suspended" for e in shown))
     rows.sort()
+    off = {}
+    for e in susp:
+        off.setdefault((e.get("gpu", 0), e["who"]), []).append((e["start_us"], e["end_us"]))
     fig, ax = plt.subplots(figsize=(11, 1.2 + 0.45 * max(len(rows), 1)))
     colors = {}
     for e in shown:
@@ -150,13 +170,16 @@ def timeline(exp, doc, timelines, out_dir, window_ms=30.0):
         y = rows.index(r)
         c = "tab:red" if e.get("kind") == "suspended" else colors.setdefault(e["who"], f"C{len(colors) % 10}")
         s, t = max(e["start_us"], t0), min(e["end_us"], t1)
-        ax.broken_barh([((s - t0) / 1000.0, max((t - s) / 1000.0, 0.01))], (y - 0.35, 0.7), facecolors=c,
-                       edgecolor="white", linewidth=0.4)
+        # A kernel's waves do not run while its process is suspended: its bar shows when they ran.
+        parts = [(s, t)] if e.get("kind") == "suspended" else ran(s, t, off.get((e.get("gpu", 0), e["who"]), []))
+        ax.broken_barh([((a - t0) / 1000.0, max((b - a) / 1000.0, 0.01)) for a, b in parts],
+                       (y - 0.35, 0.7), facecolors=c, edgecolor="white", linewidth=0.4)
     ax.set_yticks(range(len(rows)), rows, fontsize=7)
     ax.set_xlabel(f"simulated time (ms) from t = {t0 / 1e6:.3f} s")
     ax.set_xlim(0, window_ms)
     ax.grid(True, axis="x", alpha=0.3)
-    _title(ax, exp, doc, f"point {name}, first seed, {window_ms:g} ms window; a bar per kernel, red = offline suspended")
+    _title(ax, exp, doc, f"point {name}, first seed, {window_ms:g} ms window; a bar per kernel where its waves ran "
+                        "(its process's suspensions cut out), red = offline suspended")
     return _save(fig, out_dir, "timeline.png")
 
 
