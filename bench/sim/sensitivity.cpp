@@ -64,6 +64,11 @@ int main() {
   nopre["baseline"] = "none";
   row("no preemption (baseline)", nopre);
   row("default MI308X profile", base());
+  for (const char* band : {"low", "high"}) {
+    auto doc = base();
+    doc["model"]["cost_band"] = band;
+    row((std::string("cost band ") + band).c_str(), doc);
+  }
   const gs::GpuProfile p = gs::mi308x_profile();
   struct Knob {
     const char* name;
@@ -71,7 +76,6 @@ int main() {
   };
   const std::vector<Knob> knobs = {
       {"save+restore bandwidth", {{"save_bandwidth_gbps", p.save_bandwidth_gbps}, {"restore_bandwidth_gbps", p.restore_bandwidth_gbps}}},
-      {"wave_state_bytes", {{"wave_state_bytes", static_cast<double>(p.wave_state_bytes)}}},
       {"unmap+map latency", {{"unmap_latency_ns", static_cast<double>(p.unmap_latency_ns)}, {"map_latency_ns", static_cast<double>(p.map_latency_ns)}}},
       {"save/restore fixed cost", {{"save_fixed_ns", static_cast<double>(p.save_fixed_ns)}, {"restore_fixed_ns", static_cast<double>(p.restore_fixed_ns)}}},
       {"packet_overhead", {{"packet_overhead_ns", static_cast<double>(p.packet_overhead_ns)}}},

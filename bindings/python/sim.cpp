@@ -285,6 +285,7 @@ struct Pending {
   std::unique_ptr<simrt::Signal> signal;
   std::shared_ptr<TraceFile> trace;
   uint64_t seq;  // its place among the queue's traced dispatches
+  gpu::KernelKind kind = gpu::KernelKind::kGeneric;  // its register model, for the replay
 };
 
 std::string trace_line(uint32_t queue_id, const Pending& p) {
@@ -298,10 +299,11 @@ std::string trace_line(uint32_t queue_id, const Pending& p) {
     const int n = std::snprintf(
         line.data(), line.size(),
         "{\"pid\": %d, \"queue_id\": %u, \"name\": \"%s\", \"grid\": [%u, %u, %u], "
-        "\"workgroup\": [%u, %u, %u], \"flops\": %s, \"bytes\": %s, "
+        "\"workgroup\": [%u, %u, %u], \"kind\": \"%s\", \"flops\": %s, \"bytes\": %s, "
         "\"submit_us\": %.3f, \"start_us\": %.3f, \"end_us\": %.3f}\n",
         static_cast<int>(getpid()), queue_id, name.c_str(), p.grid[0], p.grid[1], p.grid[2],
-        p.workgroup[0], p.workgroup[1], p.workgroup[2], json_number(p.flops).c_str(),
+        p.workgroup[0], p.workgroup[1], p.workgroup[2], gpu::to_string(p.kind),
+        json_number(p.flops).c_str(),
         json_number(p.bytes).c_str(), static_cast<double>(p.submit_ns) / 1e3,
         static_cast<double>(p.signal->start_ts()) / 1e3,
         static_cast<double>(p.signal->end_ts()) / 1e3);
@@ -490,10 +492,11 @@ class HwQueue {
   }
 
   void submit(const std::string& name, Dim3 grid, Dim3 wg, uint64_t wg_cost_ns, Signal* signal,
-              double flops, double bytes) {
+              double flops, double bytes, gpu::KernelKind kind = gpu::KernelKind::kGeneric) {
     make_room();
     simrt::Kernel k;
     k.name = name;
+    k.kind = static_cast<uint8_t>(kind);
     k.grid = grid;
     for (int d = 0; d < 3; ++d) {
       if (wg[d] > UINT16_MAX) throw py::value_error("workgroup dimensions must be at most 65535");
@@ -506,7 +509,7 @@ class HwQueue {
       return;
     }
     Pending p{name, grid, wg, flops, bytes, dev_->now_ns(), dev_->take_signal(), trace,
-              traced_++};
+              traced_++, kind};
     q_->dispatch(k, p.signal.get());
     trace->submitted();
     pending_.push_back(std::move(p));
@@ -516,11 +519,14 @@ class HwQueue {
   int64_t dispatch_op(const std::string& name, const std::vector<uint64_t>& grid,
                       const std::vector<uint64_t>& wg, double flops, double bytes,
                       const std::string& math, bool matrix) {
-    gpu::KernelShape ks{dim3(grid, "grid"), dim3(wg, "workgroup")};
+    // Matrix-core operators (GEMM, convolution) get the register model of a library GEMM tile,
+    // the rest that of an elementwise/reduction kernel (docs/sim-model.md §5).
+    const gpu::KernelKind kind = matrix ? gpu::KernelKind::kMatrix : gpu::KernelKind::kVector;
+    gpu::KernelShape ks{dim3(grid, "grid"), dim3(wg, "workgroup"), gpu::resources_for(kind)};
     const auto& p = dev_->profile();
     const gpu::SimTime busy = gpu::roofline_ns(p, ks, flops, bytes, math_type(math), matrix);
     submit(name, ks.grid, ks.workgroup, static_cast<uint64_t>(gpu::wg_cost_for(p, ks, busy)),
-           nullptr, flops, bytes);
+           nullptr, flops, bytes, kind);
     return busy;
   }
 

@@ -22,6 +22,7 @@ struct Record {
   std::string name;
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint32_t, 3> workgroup{1, 1, 1};
+  sim::gpu::KernelKind kind = sim::gpu::KernelKind::kGeneric;
   double submit_us = 0, start_us = 0, end_us = 0;
 };
 
@@ -66,6 +67,12 @@ Program load_kernel_trace(const std::string& file, const sim::gpu::GpuProfile& p
       r.name = j.value("name", std::string("kernel"));
       r.grid = dims(j.at("grid"), where + " grid");
       r.workgroup = dims(j.at("workgroup"), where + " workgroup");
+      // The register model torch_mode priced it with (older traces: generic).
+      if (j.contains("kind")) {
+        const auto kind = sim::gpu::kernel_kind_by_name(j.at("kind").get<std::string>());
+        if (!kind) throw SpecError(where + " kind", "expected generic, matrix or vector");
+        r.kind = *kind;
+      }
       r.submit_us = j.at("submit_us").get<double>();
       r.start_us = j.at("start_us").get<double>();
       r.end_us = j.at("end_us").get<double>();
@@ -94,7 +101,8 @@ Program load_kernel_trace(const std::string& file, const sim::gpu::GpuProfile& p
     s.kernel.name = r.name;
     s.kernel.grid = r.grid;
     s.kernel.workgroup = r.workgroup;
-    sim::gpu::KernelShape shape{r.grid, r.workgroup};
+    s.kernel.resources = sim::gpu::resources_for(r.kind);
+    sim::gpu::KernelShape shape{r.grid, r.workgroup, s.kernel.resources};
     const SimTime busy = std::max<SimTime>(
         1, static_cast<SimTime>(std::llround((r.end_us - r.start_us) * 1e3)) - p.packet_overhead_ns);
     s.kernel.wg_cost_ns = sim::gpu::wg_cost_for(p, shape, busy);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
+#include <string>
 
 #include "eval/des/kernel_trace.h"
 
@@ -12,6 +14,7 @@ using sim::gpu::SimTime;
 sim::gpu::KernelSpec kernel_from_def(const KernelDef& d, const sim::gpu::GpuProfile& p) {
   sim::gpu::KernelSpec k;
   k.name = d.name;
+  k.resources = sim::gpu::resources_for(d.kind);
   if (d.workgroups) {
     const uint32_t wpw = std::max<uint32_t>(d.waves_per_workgroup, 1);
     k.workgroup = {wpw * p.wave_size, 1, 1};
@@ -21,11 +24,14 @@ sim::gpu::KernelSpec kernel_from_def(const KernelDef& d, const sim::gpu::GpuProf
   }
   const uint32_t cus = std::min(d.cus.value_or(p.total_cus()), p.total_cus());
   const uint32_t wpw = std::max<uint32_t>(d.waves_per_workgroup, 1);
-  // A full CU holds max_waves_per_cu / wpw workgroups of this size at once.
-  const uint64_t per_cu = std::max<uint64_t>(1, std::min<uint64_t>(p.max_waves_per_cu / wpw,
-                                                                    p.max_workgroups_per_cu));
-  const uint64_t wgs = static_cast<uint64_t>(cus) * per_cu * d.rounds;
   k.workgroup = {wpw * p.wave_size, 1, 1};
+  // A full CU holds as many workgroups as the kernel's registers, waves and LDS allow; the
+  // kernel's duration alone stays rounds × wg_cost whatever that is.
+  std::string error;
+  const auto occ = sim::gpu::occupancy(p, k, &error);
+  if (!occ) throw std::invalid_argument(error);
+  const uint64_t per_cu = occ->wgs_per_cu;
+  const uint64_t wgs = static_cast<uint64_t>(cus) * per_cu * d.rounds;
   k.grid = {static_cast<uint32_t>(std::min<uint64_t>(wgs * wpw * p.wave_size, UINT32_MAX)), 1, 1};
   k.wg_cost_ns = std::max<SimTime>(1, static_cast<SimTime>(std::llround(d.duration_us * 1e3 / d.rounds)));
   return k;

@@ -113,9 +113,14 @@ sim::gpu::GpuProfile model_profile(const Spec& spec) {
   // Geometry from the machine's device profile, timing from the model: one derivation
   // (sim/device/gpu_geometry.h), the same the simulator's daemon uses.
   sim::gpu::GpuProfile p = *sim::gpu::profile_by_name(spec.profile);
+  sim::gpu::apply_cost_band(p, spec.model.cost_band);
   for (const auto& [name, value] : spec.model.params) sim::gpu::set_profile_param(p, name, value);
+  // The save and restore cost scale as their bytes would: bandwidth down, fixed cost up.
   const double c = spec.model.cwsr_save_scale;
-  p.wave_state_bytes = static_cast<uint64_t>(std::llround(static_cast<double>(p.wave_state_bytes) * c));
+  if (c > 0) {
+    p.save_bandwidth_gbps /= c;
+    p.restore_bandwidth_gbps /= c;
+  }
   p.save_fixed_ns = static_cast<SimTime>(std::llround(static_cast<double>(p.save_fixed_ns) * c));
   p.restore_fixed_ns = static_cast<SimTime>(std::llround(static_cast<double>(p.restore_fixed_ns) * c));
   const double h = spec.model.hws_roundtrip_scale;

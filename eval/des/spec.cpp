@@ -181,6 +181,12 @@ ProgramDef read_program(Obj& o, const std::string& base_dir) {
     if (kd.has("cus")) d.cus = static_cast<uint32_t>(kd.integer("cus", 0, 1, 100000));
     d.rounds = static_cast<uint32_t>(kd.integer("rounds", 1, 1, 1000000));
     d.waves_per_workgroup = static_cast<uint32_t>(kd.integer("waves_per_workgroup", 4, 1, 16));
+    if (kd.has("kind")) {
+      const std::string kind = kd.string("kind", "generic");
+      const auto k = sim::gpu::kernel_kind_by_name(kind);
+      if (!k) throw SpecError(kd.at("kind"), "expected generic, matrix or vector, got \"" + kind + "\"");
+      d.kind = *k;
+    }
     kd.done();
     p.kernels.push_back(std::move(d));
   }
@@ -341,6 +347,12 @@ Spec parse_spec(const json& doc, const std::string& base_dir) {
   }
   if (o.has("model")) {
     Obj m(o.raw("model"), "model");
+    if (m.has("cost_band")) {
+      const std::string band = m.string("cost_band", "central");
+      const auto b = sim::gpu::cost_band_by_name(band);
+      if (!b) throw SpecError(m.at("cost_band"), "expected low, central or high, got \"" + band + "\"");
+      s.model.cost_band = *b;
+    }
     s.model.cwsr_save_scale = m.number("cwsr_save_scale", 1, 0, 1e6);
     s.model.hws_roundtrip_scale = m.number("hws_roundtrip_scale", 1, 0, 1e6);
     s.model.faults = m.string("faults", "");

@@ -12,6 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/gpu/cwsr_model.h"
+#include "sim/gpu/profile.h"
+
 namespace gpreempt::eval::des {
 
 // A spec error: `path` is the JSON path of the offending field ("online[0].arrival.rate_hz").
@@ -46,6 +49,8 @@ struct KernelDef {
   std::optional<uint32_t> cus;       // default: every CU of the GPU
   uint32_t rounds = 1;               // workgroup rounds (waves live duration_us / rounds)
   uint32_t waves_per_workgroup = 4;  // 256 work-items
+  // Its register model (sim/gpu/cwsr_model.h): occupancy and the CWSR save follow from it.
+  sim::gpu::KernelKind kind = sim::gpu::KernelKind::kGeneric;
   // Alternatively the engine's own terms: this many workgroups of wg_cost_us each (duration_us,
   // cus and rounds are then not used).
   std::optional<uint64_t> workgroups;
@@ -114,6 +119,9 @@ struct PolicyDef {
 };
 
 struct ModelDef {
+  // Point of every banded cost (sim/gpu/profile.h CostBands; docs/sim-model.md §5), applied
+  // before `params` and the scales.
+  sim::gpu::CostBand cost_band = sim::gpu::CostBand::kCentral;
   double cwsr_save_scale = 1.0;      // multiplies the CWSR save and restore cost
   double hws_roundtrip_scale = 1.0;  // multiplies the HWS unmap and map latencies
   std::string faults;                // sim/gpu fault plan, e.g. "timeout@3"

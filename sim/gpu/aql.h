@@ -75,13 +75,16 @@ inline constexpr std::size_t kSignalSize = 64;
 inline constexpr int64_t kSignalKindUser = 1;
 
 // What `kernel_object` of a simulated dispatch points at: 64 bytes (the size of a real AMD kernel
-// descriptor) naming the kernel and its modelled cost.
+// descriptor) naming the kernel, its modelled cost and its kind: the CP takes the kernel's
+// registers and LDS from the register model of that kind (sim/gpu/cwsr_model.h), as a real CP
+// takes them from the descriptor's compute_pgm_rsrc1.
 inline constexpr uint64_t kKernelDescriptorMagic = 0x314b4d4953525047ull;  // "GPRSIMK1"
 inline constexpr std::size_t kKernelNameMax = 40;
 struct KernelDescriptor {
   uint64_t magic;
   uint64_t wg_cost_ns;  // how long one workgroup holds its CU slot
-  uint64_t reserved[1];
+  uint8_t kind;  // sim::gpu::KernelKind: 0 generic, 1 matrix (GEMM/conv), 2 vector
+  uint8_t reserved[7];
   char name[kKernelNameMax];  // NUL-terminated
 };
 static_assert(sizeof(KernelDescriptor) == 64);

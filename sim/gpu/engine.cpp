@@ -5,6 +5,7 @@
 #include <limits>
 #include <set>
 #include <span>
+#include <stdexcept>
 
 namespace gpreempt::sim::gpu {
 
@@ -17,6 +18,7 @@ enum class EvKind : uint8_t {
   kGraceExpired,  // a = update seq
   kSaveDone,      // a = update seq
   kMapDone,       // a = update seq
+  kCopyDone,      // a = update seq: a SUSPEND's wave-state copy finished, the ioctl returns
   kFailTimeout,   // a = update seq: a timeout/hang fault ends with -ETIME
   kQuantum,       // a = quantum generation
   kWake,          // dispatch again (a queue's restore finished)
@@ -38,6 +40,7 @@ struct Saved {
   uint32_t xcc;
   uint64_t wgs;
   uint32_t waves;
+  uint64_t bytes;  // its wave state in the context-save area
   SimTime remaining;
 };
 
@@ -47,6 +50,8 @@ struct Kernel {
   int pool = -1;     // CU-mask pool of its queue (-1: every CU)
   uint32_t group = 0;
   uint32_t waves_per_wg = 1;
+  uint64_t wg_units = kUnitsPerWaveSlot;  // CU share of one workgroup (cwsr_model.h)
+  uint64_t wg_bytes = 0;                  // CWSR state of one resident workgroup
   SimTime wg_ns = 0;
   uint64_t total_wgs = 0;
   uint64_t outstanding = 0;  // workgroups not finished
@@ -60,6 +65,8 @@ struct Cohort {
   uint32_t xcc;
   uint64_t wgs;
   uint32_t waves;
+  uint64_t units;
+  uint64_t bytes;
   SimTime end;
   int pool;
   uint32_t group;
@@ -68,6 +75,7 @@ struct Cohort {
 struct Job {
   bool is_kernel = true;
   KernelSpec spec;
+  Occupancy occ;
   BarrierReady ready;
   JobDone done;
   SimTime queued = 0;
@@ -100,9 +108,9 @@ struct PoolDef {
   uint32_t cus = 0;
 };
 struct PoolFree {
-  uint64_t waves = 0;
+  uint64_t units = 0;  // free CU capacity, kUnitsPerWaveSlot per wave slot
   uint64_t wgs = 0;
-  uint64_t peak_waves = 0;
+  uint64_t peak_units = 0;
 };
 
 struct GroupBusy {
@@ -112,7 +120,7 @@ struct GroupBusy {
 };
 
 struct Xcc {
-  uint64_t free_waves = 0;
+  uint64_t free_units = 0;  // kUnitsPerWaveSlot per wave slot (cwsr_model.h)
   uint64_t free_wgs = 0;
   std::vector<PoolFree> pools;
   uint64_t rr = 0;
@@ -170,7 +178,7 @@ struct GpuEngine::Impl {
     const auto& p = self.profile_;
     xccs.resize(p.num_xcc);
     for (auto& x : xccs) {
-      x.free_waves = static_cast<uint64_t>(p.cus_per_xcc) * p.max_waves_per_cu;
+      x.free_units = static_cast<uint64_t>(p.cus_per_xcc) * p.max_waves_per_cu * kUnitsPerWaveSlot;
       x.free_wgs = static_cast<uint64_t>(p.cus_per_xcc) * p.max_workgroups_per_cu;
     }
   }
@@ -215,6 +223,8 @@ struct GpuEngine::Impl {
     k.pool = q.pool;
     k.group = q.group;
     k.waves_per_wg = std::max<uint32_t>(j.spec.waves_per_workgroup(p.wave_size), 1);
+    k.wg_units = j.occ.wg_units;
+    k.wg_bytes = j.occ.wg_bytes;
     k.wg_ns = std::max<SimTime>(j.spec.wg_cost_ns, 1);
     k.total_wgs = j.spec.workgroups();
     k.outstanding = k.total_wgs;
@@ -279,37 +289,37 @@ struct GpuEngine::Impl {
 
   // ---- compute units ----------------------------------------------------------------------
 
-  // Workgroups of `k` (waves_per_wg each) that still fit on XCC x, its CU mask included.
+  // Workgroups of `k` (wg_units each) that still fit on XCC x, its CU mask included.
   uint64_t fit(uint32_t x, const Kernel& k) const {
     const Xcc& xc = xccs[x];
-    uint64_t n = std::min(xc.free_wgs, xc.free_waves / k.waves_per_wg);
+    uint64_t n = std::min(xc.free_wgs, xc.free_units / k.wg_units);
     if (k.pool >= 0) {
       const PoolFree& p = xc.pools[static_cast<std::size_t>(k.pool)];
-      n = std::min({n, p.wgs, p.waves / k.waves_per_wg});
+      n = std::min({n, p.wgs, p.units / k.wg_units});
     }
     return n;
   }
-  void take_slots(uint32_t x, int pool, uint64_t wgs, uint64_t waves) {
+  void take_slots(uint32_t x, int pool, uint64_t wgs, uint64_t units) {
     Xcc& xc = xccs[x];
     xc.free_wgs -= wgs;
-    xc.free_waves -= waves;
+    xc.free_units -= units;
     if (pool >= 0) {
       PoolFree& p = xc.pools[static_cast<std::size_t>(pool)];
       p.wgs -= wgs;
-      p.waves -= waves;
+      p.units -= units;
       const PoolDef& d = pools[static_cast<std::size_t>(pool)];
-      const uint64_t cap = static_cast<uint64_t>(d.cus) * self.profile_.max_waves_per_cu;
-      p.peak_waves = std::max(p.peak_waves, cap - p.waves);
+      const uint64_t cap = static_cast<uint64_t>(d.cus) * self.profile_.max_waves_per_cu * kUnitsPerWaveSlot;
+      p.peak_units = std::max(p.peak_units, cap - p.units);
     }
   }
-  void give_slots(uint32_t x, int pool, uint64_t wgs, uint64_t waves) {
+  void give_slots(uint32_t x, int pool, uint64_t wgs, uint64_t units) {
     Xcc& xc = xccs[x];
     xc.free_wgs += wgs;
-    xc.free_waves += waves;
+    xc.free_units += units;
     if (pool >= 0) {
       PoolFree& p = xc.pools[static_cast<std::size_t>(pool)];
       p.wgs += wgs;
-      p.waves += waves;
+      p.units += units;
     }
   }
   void group_live(uint32_t group, int delta) {
@@ -331,11 +341,12 @@ struct GpuEngine::Impl {
 
   void start_cohort(Kernel& k, uint32_t x, uint64_t wgs, SimTime duration) {
     const uint64_t waves = wgs * k.waves_per_wg;
-    take_slots(x, k.pool, wgs, waves);
+    const uint64_t units = wgs * k.wg_units;
+    take_slots(x, k.pool, wgs, units);
     group_live(k.group, +1);
     const uint64_t id = next_cohort++;
-    cohorts.emplace(id, Cohort{k.id, x, wgs, static_cast<uint32_t>(waves), now() + duration,
-                               k.pool, k.group});
+    cohorts.emplace(id, Cohort{k.id, x, wgs, static_cast<uint32_t>(waves), units, wgs * k.wg_bytes,
+                               now() + duration, k.pool, k.group});
     schedule(now() + duration, EvKind::kCohortEnd, id);
   }
 
@@ -349,7 +360,7 @@ struct GpuEngine::Impl {
   void dispatch(uint32_t x) {
     if (phase != Phase::kRunning) return;
     const Xcc& xc = xccs[x];
-    if (xc.free_wgs == 0 || xc.free_waves == 0) return;
+    if (xc.free_wgs == 0 || xc.free_units == 0) return;
     std::vector<Contender> c;
     for (auto& [key, q] : queues) {
       if (!can_run(q) || q.kernel == 0) continue;
@@ -367,7 +378,7 @@ struct GpuEngine::Impl {
       return a.q->priority > b.q->priority;
     });
     std::size_t i = 0;
-    while (i < c.size() && xccs[x].free_wgs > 0 && xccs[x].free_waves > 0) {
+    while (i < c.size() && xccs[x].free_wgs > 0 && xccs[x].free_units > 0) {
       std::size_t j = i;
       while (j < c.size() && c[j].q->pipe_priority == c[i].q->pipe_priority &&
              c[j].q->priority == c[i].q->priority)
@@ -397,14 +408,14 @@ struct GpuEngine::Impl {
     std::vector<uint64_t> alloc(n, 0);
     const std::size_t start = static_cast<std::size_t>(xc.rr++ % n);
     bool progress = true;
-    while (progress && xc.free_wgs > 0 && xc.free_waves > 0) {
+    while (progress && xc.free_wgs > 0 && xc.free_units > 0) {
       progress = false;
       uint64_t fair = 0;
       {
         // Workgroups this round may hand each contender: an equal split of what is free.
-        uint64_t max_wpw = 1;
-        for (auto& ct : level) max_wpw = std::max<uint64_t>(max_wpw, ct.k->waves_per_wg);
-        fair = std::max<uint64_t>(1, std::min(xc.free_wgs, xc.free_waves / max_wpw) / n);
+        uint64_t max_units = 1;
+        for (auto& ct : level) max_units = std::max<uint64_t>(max_units, ct.k->wg_units);
+        fair = std::max<uint64_t>(1, std::min(xc.free_wgs, xc.free_units / max_units) / n);
       }
       for (std::size_t r = 0; r < n; ++r) {
         const std::size_t idx = (start + r) % n;
@@ -415,7 +426,7 @@ struct GpuEngine::Impl {
         if (give == 0) continue;
         k.pending[x] -= give;
         alloc[idx] += give;
-        take_slots(x, k.pool, give, give * k.waves_per_wg);
+        take_slots(x, k.pool, give, give * k.wg_units);
         progress = true;
       }
     }
@@ -423,7 +434,7 @@ struct GpuEngine::Impl {
       if (alloc[idx] == 0) continue;
       Kernel& k = *level[idx].k;
       // start_cohort takes the slots itself; give back what the loop reserved.
-      give_slots(x, k.pool, alloc[idx], alloc[idx] * k.waves_per_wg);
+      give_slots(x, k.pool, alloc[idx], alloc[idx] * k.wg_units);
       start_cohort(k, x, alloc[idx], cohort_duration(k));
     }
   }
@@ -434,7 +445,7 @@ struct GpuEngine::Impl {
     const Cohort c = it->second;
     cohorts.erase(it);
     Xcc& xc = xccs[c.xcc];
-    give_slots(c.xcc, c.pool, c.wgs, c.waves);
+    give_slots(c.xcc, c.pool, c.wgs, c.units);
     group_live(c.group, -1);
     self.counters_.workgroups_completed += c.wgs;
     auto k = kernels.find(c.kernel);
@@ -451,9 +462,14 @@ struct GpuEngine::Impl {
     }
   }
 
-  // Move live cohorts of the selected queues into their kernels' save lists; returns waves.
-  uint64_t freeze(const std::function<bool(const Queue&)>& which) {
+  // Move live cohorts of the selected queues into their kernels' save lists.
+  struct Frozen {
     uint64_t waves = 0;
+    uint64_t bytes = 0;
+  };
+  Frozen freeze(const std::function<bool(const Queue&)>& which) {
+    Frozen out;
+    std::vector<uint64_t> xcc_bytes(xccs.size(), 0);
     std::vector<uint64_t> ids;
     for (auto& [id, c] : cohorts) {
       auto k = kernels.find(c.kernel);
@@ -466,23 +482,40 @@ struct GpuEngine::Impl {
     for (uint64_t id : ids) {
       const Cohort c = cohorts.at(id);
       cohorts.erase(id);
-      give_slots(c.xcc, c.pool, c.wgs, c.waves);
+      give_slots(c.xcc, c.pool, c.wgs, c.units);
       group_live(c.group, -1);
-      kernels.at(c.kernel).saved.push_back({c.xcc, c.wgs, c.waves, std::max<SimTime>(c.end - now(), 0)});
-      waves += c.waves;
+      kernels.at(c.kernel).saved.push_back(
+          {c.xcc, c.wgs, c.waves, c.bytes, std::max<SimTime>(c.end - now(), 0)});
+      out.waves += c.waves;
+      xcc_bytes[c.xcc] += c.bytes;
     }
-    return waves;
+    out.bytes = bounded_bytes(xcc_bytes);
+    return out;
   }
 
-  uint64_t saved_waves_of_mapped() const {
-    uint64_t w = 0;
+  // Saved state per XCC never exceeds its CUs' context-save areas. Occupancy already keeps it
+  // there (cwsr_model.cpp); the bound makes the invariant explicit rather than assumed.
+  uint64_t bounded_bytes(const std::vector<uint64_t>& xcc_bytes) const {
+    const uint64_t cap = static_cast<uint64_t>(self.profile_.cus_per_xcc) * cwsr_bytes_per_cu(self.profile_);
+    uint64_t total = 0;
+    for (uint64_t b : xcc_bytes) total += std::min(b, cap);
+    return total;
+  }
+
+  Frozen saved_of_mapped() const {
+    Frozen f;
+    std::vector<uint64_t> xcc_bytes(xccs.size(), 0);
     for (const auto& [key, q] : queues) {
       if (!q.mapped || !q.runnable || q.kernel == 0) continue;
       auto k = kernels.find(q.kernel);
       if (k == kernels.end()) continue;
-      for (const auto& s : k->second.saved) w += s.waves;
+      for (const auto& s : k->second.saved) {
+        f.waves += s.waves;
+        xcc_bytes[s.xcc] += s.bytes;
+      }
     }
-    return w;
+    f.bytes = bounded_bytes(xcc_bytes);
+    return f;
   }
 
   // ---- runlist ----------------------------------------------------------------------------
@@ -568,7 +601,13 @@ struct GpuEngine::Impl {
       schedule(now() + self.profile_.preemption_timeout_ns, EvKind::kFailTimeout, u.seq);
       return;
     }
-    schedule(now() + self.profile_.unmap_latency_ns, EvKind::kUnmapStart, u.seq);
+    schedule(now() + self.profile_.unmap_latency_ns + grace_packet_ns(u), EvKind::kUnmapStart, u.seq);
+  }
+
+  // A grace period other than the default is written into CP_IQ_WAIT_TIME2.SCH_WAVE by one HIQ
+  // packet before the unmap and put back by another after it (kfd_device_queue_manager.c).
+  SimTime grace_packet_ns(const Update& u) const {
+    return u.grace == 0xffffffffu ? 0 : self.profile_.grace_packet_ns;
   }
 
   Update* active(uint64_t seq) {
@@ -601,13 +640,14 @@ struct GpuEngine::Impl {
 
   void begin_save() {
     Update& u = updates.front();
-    const uint64_t waves = freeze([](const Queue&) { return true; });
-    SimTime save = self.profile_.save_ns(waves);
+    const Frozen f = freeze([](const Queue&) { return true; });
+    SimTime save = self.profile_.save_ns(f.bytes);
     if (u.fault && u.fault->kind == FaultKind::kSlowSave)
       save = static_cast<SimTime>(static_cast<double>(save) * u.fault->factor);
-    u.rec.waves_saved = waves;
+    u.rec.waves_saved = f.waves;
+    u.rec.bytes_saved = f.bytes;
     u.rec.save_ns = save;
-    self.counters_.waves_saved += waves;
+    self.counters_.waves_saved += f.waves;
     phase = Phase::kSaving;
     schedule(now() + save, EvKind::kSaveDone, u.seq);
   }
@@ -632,17 +672,33 @@ struct GpuEngine::Impl {
     u->rec.stopped_ns = now();
     apply_runnable();
     fill_counts(u->rec);
-    const uint64_t waves = saved_waves_of_mapped();
-    u->rec.waves_restored = waves;
-    u->rec.restore_ns = self.profile_.restore_ns(waves);
-    self.counters_.waves_restored += waves;
+    const Frozen f = saved_of_mapped();
+    u->rec.waves_restored = f.waves;
+    u->rec.bytes_restored = f.bytes;
+    u->rec.restore_ns = self.profile_.restore_ns(f.bytes);
+    self.counters_.waves_restored += f.waves;
     phase = Phase::kMapping;
-    schedule(now() + self.profile_.map_latency_ns + u->rec.restore_ns, EvKind::kMapDone, seq);
+    schedule(now() + grace_packet_ns(*u) + self.profile_.map_latency_ns + u->rec.restore_ns,
+             EvKind::kMapDone, seq);
   }
 
   void on_map_done(uint64_t seq) {
-    if (!active(seq)) return;
+    Update* u = active(seq);
+    if (!u) return;
     phase = Phase::kRunning;
+    // After a SUSPEND, KFD flushes HDP and waits for a work item that copies each queue's
+    // wave-state information to user memory: the queues run again, the ioctl returns later.
+    if (u->rec.kind == RunlistKind::kSuspend && self.profile_.suspend_copy_ns > 0) {
+      u->rec.resumed_ns = now();
+      resume_everything();
+      schedule(now() + self.profile_.suspend_copy_ns, EvKind::kCopyDone, seq);
+      return;
+    }
+    finish_update(0);
+  }
+
+  void on_copy_done(uint64_t seq) {
+    if (!active(seq)) return;
     finish_update(0);
   }
 
@@ -666,7 +722,7 @@ struct GpuEngine::Impl {
         apply_runnable();
         fill_counts(u.rec);
       }
-      u.rec.resumed_ns = now();
+      if (u.rec.resumed_ns < 0) u.rec.resumed_ns = now();
     } else {
       fill_counts(u.rec);
     }
@@ -707,19 +763,23 @@ struct GpuEngine::Impl {
     for (const auto& [k, q] : queues) before[k] = q.mapped;
     rotation += self.profile_.hqd_slots();
     compute_mapping();
-    const uint64_t out_waves = freeze([&](const Queue& q) { return before[q.key] && !q.mapped; });
-    self.counters_.waves_saved += out_waves;
-    const SimTime save = self.profile_.save_ns(out_waves);
+    const Frozen out = freeze([&](const Queue& q) { return before[q.key] && !q.mapped; });
+    self.counters_.waves_saved += out.waves;
+    const SimTime save = self.profile_.save_ns(out.bytes);
     for (auto& [k, q] : queues) {
       if (!q.mapped || before[k]) continue;
       uint64_t in_waves = 0;
+      std::vector<uint64_t> in_bytes(xccs.size(), 0);
       if (q.kernel) {
         auto kit = kernels.find(q.kernel);
         if (kit != kernels.end())
-          for (const auto& s : kit->second.saved) in_waves += s.waves;
+          for (const auto& s : kit->second.saved) {
+            in_waves += s.waves;
+            in_bytes[s.xcc] += s.bytes;
+          }
       }
       self.counters_.waves_restored += in_waves;
-      q.blocked_until = now() + save + self.profile_.restore_ns(in_waves);
+      q.blocked_until = now() + save + self.profile_.restore_ns(bounded_bytes(in_bytes));
       if (q.blocked_until > now()) schedule(q.blocked_until, EvKind::kWake);
     }
     resume_everything();
@@ -734,6 +794,7 @@ struct GpuEngine::Impl {
       case EvKind::kGraceExpired: on_grace_expired(e.a); break;
       case EvKind::kSaveDone: on_save_done(e.a); break;
       case EvKind::kMapDone: on_map_done(e.a); break;
+      case EvKind::kCopyDone: on_copy_done(e.a); break;
       case EvKind::kFailTimeout: on_fail_timeout(e.a); break;
       case EvKind::kQuantum: on_quantum(e.a); break;
       case EvKind::kWake: resume_everything(); break;
@@ -786,7 +847,7 @@ void GpuEngine::remove_queue(QueueKey key) {
   for (uint64_t id : drop) {
     const Cohort c = I.cohorts.at(id);
     I.cohorts.erase(id);
-    I.give_slots(c.xcc, c.pool, c.wgs, c.waves);
+    I.give_slots(c.xcc, c.pool, c.wgs, c.units);
     I.group_live(c.group, -1);
   }
   if (it->second.kernel) I.kernels.erase(it->second.kernel);
@@ -819,7 +880,7 @@ void GpuEngine::set_cu_mask(QueueKey key, uint32_t first_cu, uint32_t cus) {
     pool = static_cast<int>(I.pools.size());
     I.pools.push_back({first_cu, cus});
     for (auto& x : I.xccs)
-      x.pools.push_back({static_cast<uint64_t>(cus) * profile_.max_waves_per_cu,
+      x.pools.push_back({static_cast<uint64_t>(cus) * profile_.max_waves_per_cu * kUnitsPerWaveSlot,
                          static_cast<uint64_t>(cus) * profile_.max_workgroups_per_cu, 0});
   }
   it->second.pool = pool;
@@ -830,8 +891,8 @@ uint64_t GpuEngine::cu_mask_peak_waves(uint32_t first_cu, uint32_t cus) const {
   uint64_t peak = 0;
   for (std::size_t i = 0; i < I.pools.size(); ++i)
     if (I.pools[i].first_cu == first_cu && I.pools[i].cus == cus)
-      for (const auto& x : I.xccs) peak = std::max(peak, x.pools[i].peak_waves);
-  return peak;
+      for (const auto& x : I.xccs) peak = std::max(peak, x.pools[i].peak_units);
+  return peak / kUnitsPerWaveSlot;
 }
 
 void GpuEngine::set_queue_group(QueueKey key, uint32_t group) {
@@ -852,11 +913,15 @@ void GpuEngine::set_runnable_instant(const std::vector<QueueKey>& runnable) {
 
 void GpuEngine::submit_kernel(QueueKey key, const KernelSpec& spec, JobDone done) {
   auto& I = *impl_;
+  std::string error;
+  const auto occ = occupancy(profile_, spec, &error);
+  if (!occ) throw std::invalid_argument(error);
   auto it = I.queues.find(key);
   if (it == I.queues.end()) return;
   Job j;
   j.is_kernel = true;
   j.spec = spec;
+  j.occ = *occ;
   j.done = std::move(done);
   j.queued = now_;
   j.serial = I.next_job_serial++;
@@ -939,8 +1004,8 @@ std::optional<QueueState> GpuEngine::queue_state(QueueKey key) const {
 
 uint32_t GpuEngine::busy_waves(uint32_t xcc) const {
   const auto& p = profile_;
-  return static_cast<uint32_t>(static_cast<uint64_t>(p.cus_per_xcc) * p.max_waves_per_cu -
-                               impl_->xccs.at(xcc).free_waves);
+  const uint64_t cap = static_cast<uint64_t>(p.cus_per_xcc) * p.max_waves_per_cu * kUnitsPerWaveSlot;
+  return static_cast<uint32_t>((cap - impl_->xccs.at(xcc).free_units) / kUnitsPerWaveSlot);
 }
 
 }  // namespace gpreempt::sim::gpu

@@ -96,7 +96,8 @@ class GpuEngine {
   // every XCC: the queue's workgroups launch only there. Queues with the same range share those
   // CUs; a queue without a mask may use every CU. Applies to kernels that start afterwards.
   void set_cu_mask(QueueKey key, uint32_t first_cu, uint32_t cus);
-  // Highest number of waves resident at once in that range on any XCC (0 if no queue has it).
+  // Highest number of wave slots occupied at once in that range on any XCC (0 if no queue has
+  // it); a register-heavy wave occupies more than one slot (cwsr_model.h).
   uint64_t cu_mask_peak_waves(uint32_t first_cu, uint32_t cus) const;
   // Accounting label of a queue (0: none): group_busy_ns(g) is the time during which at least
   // one wave of a queue of group g was resident on the device.
@@ -107,7 +108,8 @@ class GpuEngine {
   // unmap/remap latency, no CWSR cost: the bound no real preemption reaches (the DES oracle).
   void set_runnable_instant(const std::vector<QueueKey>& runnable);
 
-  // Jobs run in order per queue, one at a time.
+  // Jobs run in order per queue, one at a time. A kernel one workgroup of which cannot fit a
+  // compute unit throws std::invalid_argument naming it (cwsr_model.h occupancy()).
   void submit_kernel(QueueKey key, const KernelSpec& spec, JobDone done);
   void submit_barrier(QueueKey key, BarrierReady ready, JobDone done);
   // Something outside the engine may have satisfied a barrier: evaluate waiting ones now.
@@ -130,6 +132,7 @@ class GpuEngine {
   const std::deque<RunlistRecord>& records() const { return records_; }
   const EngineCounters& counters() const { return counters_; }
   std::optional<QueueState> queue_state(QueueKey key) const;
+  // Wave slots occupied on XCC x (a register-heavy wave occupies more than one).
   uint32_t busy_waves(uint32_t xcc) const;
 
  private:

@@ -138,6 +138,14 @@ void GpuModel::fetch(CpQueue& q) {
       spec.grid = {p.grid_size_x, p.grid_size_y, p.grid_size_z};
       spec.workgroup = {p.workgroup_size_x, p.workgroup_size_y, p.workgroup_size_z};
       spec.wg_cost_ns = static_cast<SimTime>(d.wg_cost_ns);
+      const auto kind = d.kind <= static_cast<uint8_t>(KernelKind::kVector)
+                            ? static_cast<KernelKind>(d.kind) : KernelKind::kGeneric;
+      spec.resources = resources_for(kind);
+      // A workgroup that cannot fit a CU never launches: the queue stops, as on a real CP.
+      if (std::string why; !occupancy(eng.profile(), spec, &why)) {
+        fail_queue(q, "dispatch id " + std::to_string(id) + ": " + why);
+        return;
+      }
       const uint64_t sig = p.completion_signal;
       eng.submit_kernel(key, spec, [this, pid, qid, id, sig](const JobResult& r) {
         complete_packet(pid, qid, id, sig, r);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "sim/gpu/cwsr_model.h"
 #include "sim/gpu/profile.h"
 
 namespace gpreempt::sim::gpu {
@@ -17,6 +18,8 @@ struct KernelSpec {
   // How long one workgroup occupies its CU slot (ns, calibrated at full occupancy, so it does
   // not change with co-runners: interference comes from slot contention, see sim-model.md).
   SimTime wg_cost_ns = 1000;
+  // Registers and LDS (its code object's): occupancy and the CWSR save follow from them.
+  KernelResources resources;
 
   uint64_t workgroups() const {
     uint64_t n = 1;

@@ -34,17 +34,25 @@ bool set_profile_param(GpuProfile& p, std::string_view name, std::string_view va
       {"clock_mhz", &GpuProfile::clock_mhz},
       {"compute_pipes", &GpuProfile::compute_pipes},
       {"queues_per_pipe", &GpuProfile::queues_per_pipe},
-      {"default_grace_kclk", &GpuProfile::default_grace_kclk}};
+      {"default_grace_kclk", &GpuProfile::default_grace_kclk},
+      {"vgprs_per_simd_lane", &GpuProfile::vgprs_per_simd_lane},
+      {"sgprs_per_simd", &GpuProfile::sgprs_per_simd},
+      {"lds_bytes_per_cu", &GpuProfile::lds_bytes_per_cu}};
   static const std::map<std::string, I64, std::less<>> i64s = {
       {"oversubscription_quantum_ns", &GpuProfile::oversubscription_quantum_ns},
       {"unmap_latency_ns", &GpuProfile::unmap_latency_ns},
       {"map_latency_ns", &GpuProfile::map_latency_ns},
+      {"grace_packet_ns", &GpuProfile::grace_packet_ns},
+      {"suspend_copy_ns", &GpuProfile::suspend_copy_ns},
       {"preemption_timeout_ns", &GpuProfile::preemption_timeout_ns},
       {"save_fixed_ns", &GpuProfile::save_fixed_ns},
       {"restore_fixed_ns", &GpuProfile::restore_fixed_ns},
       {"packet_overhead_ns", &GpuProfile::packet_overhead_ns}};
   static const std::map<std::string, U64, std::less<>> u64s = {
-      {"wave_state_bytes", &GpuProfile::wave_state_bytes}};
+      {"cwsr_vgpr_bytes_per_cu", &GpuProfile::cwsr_vgpr_bytes_per_cu},
+      {"cwsr_sgpr_bytes_per_cu", &GpuProfile::cwsr_sgpr_bytes_per_cu},
+      {"cwsr_lds_bytes_per_cu", &GpuProfile::cwsr_lds_bytes_per_cu},
+      {"cwsr_hwreg_bytes_per_cu", &GpuProfile::cwsr_hwreg_bytes_per_cu}};
   static const std::map<std::string, F64, std::less<>> f64s = {
       {"save_bandwidth_gbps", &GpuProfile::save_bandwidth_gbps},
       {"restore_bandwidth_gbps", &GpuProfile::restore_bandwidth_gbps},
@@ -63,6 +71,12 @@ bool set_profile_param(GpuProfile& p, std::string_view name, std::string_view va
       {"hbm_efficiency", &GpuProfile::hbm_efficiency}};
   const std::string bad = "parameter " + std::string(name) + ": invalid value '" +
                           std::string(value) + "'";
+  if (name == "cost_band") {
+    const auto band = cost_band_by_name(value);
+    if (!band) return fail(error, bad + " (low, central, high)");
+    apply_cost_band(p, *band);
+    return true;
+  }
   if (auto it = u32s.find(name); it != u32s.end()) {
     uint32_t v = 0;
     if (!parse_number(value, v) || v == 0) return fail(error, bad);
@@ -106,6 +120,21 @@ std::optional<GpuModelOptions> parse_model_config(const std::map<std::string, st
     o.profile = *p;
   }
   if (auto v = get("GPREEMPT_SIM_PARAMS")) {
+    // The band comes first wherever it is written: a single override of a banded cost then
+    // replaces that cost only, whatever the order.
+    for (std::string_view rest = *v; !rest.empty();) {
+      const auto comma = rest.find(',');
+      const std::string_view item = rest.substr(0, comma);
+      if (item.substr(0, item.find('=')) == "cost_band") {
+        std::string e;
+        if (!set_profile_param(o.profile, "cost_band", item.substr(item.find('=') + 1), &e)) {
+          fail(error, "GPREEMPT_SIM_PARAMS: " + e);
+          return std::nullopt;
+        }
+      }
+      if (comma == std::string_view::npos) break;
+      rest.remove_prefix(comma + 1);
+    }
     std::string_view text = *v;
     while (!text.empty()) {
       const auto comma = text.find(',');
@@ -116,7 +145,9 @@ std::optional<GpuModelOptions> parse_model_config(const std::map<std::string, st
         return std::nullopt;
       }
       std::string e;
-      if (!set_profile_param(o.profile, item.substr(0, eq), item.substr(eq + 1), &e)) {
+      if (item.substr(0, eq) == "cost_band") {
+        // applied above
+      } else if (!set_profile_param(o.profile, item.substr(0, eq), item.substr(eq + 1), &e)) {
         fail(error, "GPREEMPT_SIM_PARAMS: " + e);
         return std::nullopt;
       }

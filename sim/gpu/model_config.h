@@ -5,7 +5,9 @@
 //   GPREEMPT_SIM_FAULTS             e.g. "timeout@3,hang@5,eio@2,slow_save@1x50" (faults.h)
 //   GPREEMPT_SIM_PREEMPT_TIMEOUT_MS queue_preemption_timeout_ms (default 9000)
 //   GPREEMPT_SIM_PARAMS             profile overrides "name=value,...", e.g.
-//                                   "save_bandwidth_gbps=200,unmap_latency_ns=50000"
+//                                   "save_bandwidth_gbps=200,unmap_latency_ns=50000";
+//                                   "cost_band=low|central|high" picks the point of every
+//                                   banded cost (profile.h CostBands) before the other overrides
 //   GPREEMPT_SIM_SEED               seed of the workgroup jitter (default 1)
 //   GPREEMPT_SIM_WG_JITTER          jitter fraction of workgroup durations (default 0)
 #pragma once

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/gpu/kernel.h"
+
 namespace gpreempt::sim::gpu {
 
 double flops_per_clk_cu(const GpuProfile& p, MathType type, bool matrix) {
@@ -56,11 +58,18 @@ SimTime roofline_ns(const GpuProfile& p, const KernelShape& k, double flops, dou
 
 uint64_t workgroup_rounds(const GpuProfile& p, const KernelShape& k) {
   const uint64_t wgs = k.workgroups();
-  const uint64_t per_wg = std::max<uint64_t>(1, k.waves(p.wave_size) / std::max<uint64_t>(wgs, 1));
   const uint64_t xccs = std::max<uint32_t>(p.num_xcc, 1);
+  KernelSpec spec;
+  spec.grid = k.grid;
+  spec.workgroup = k.workgroup;
+  spec.resources = k.resources;
+  // What the engine's pooled slots of one XCC hold of it (engine.cpp fit()).
+  const auto occ = occupancy(p, spec);
+  const uint64_t xcc_units = static_cast<uint64_t>(p.cus_per_xcc) * p.max_waves_per_cu * kUnitsPerWaveSlot;
   const uint64_t cap = std::max<uint64_t>(
-      1, std::min<uint64_t>(static_cast<uint64_t>(p.cus_per_xcc) * p.max_workgroups_per_cu,
-                            static_cast<uint64_t>(p.cus_per_xcc) * p.max_waves_per_cu / per_wg));
+      1, occ ? std::min<uint64_t>(static_cast<uint64_t>(p.cus_per_xcc) * p.max_workgroups_per_cu,
+                                  xcc_units / occ->wg_units)
+             : p.cus_per_xcc);
   const uint64_t per_xcc = (wgs + xccs - 1) / xccs;
   return std::max<uint64_t>(1, (per_xcc + cap - 1) / cap);
 }

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 
+#include "sim/gpu/cwsr_model.h"
 #include "sim/gpu/profile.h"
 
 namespace gpreempt::sim::gpu {
@@ -16,8 +17,12 @@ enum class MathType { kFp64, kFp32, kTf32, kFp16, kBf16, kFp8, kInt8 };
 double flops_per_clk_cu(const GpuProfile& p, MathType type, bool matrix);
 
 struct KernelShape {
+  KernelShape() = default;
+  KernelShape(std::array<uint32_t, 3> g, std::array<uint32_t, 3> wg, KernelResources r = {})
+      : grid(g), workgroup(wg), resources(r) {}
   std::array<uint32_t, 3> grid{1, 1, 1};       // work-items
   std::array<uint32_t, 3> workgroup{1, 1, 1};  // work-items per workgroup
+  KernelResources resources;                   // its occupancy (cwsr_model.h)
   uint64_t workgroups() const;
   uint64_t waves(uint32_t wave_size) const;
 };
@@ -29,7 +34,8 @@ SimTime roofline_ns(const GpuProfile& p, const KernelShape& k, double flops, dou
                     MathType type, bool matrix);
 
 // Rounds of workgroups the engine needs for `k` on an idle device (sim-model §3: workgroups dealt
-// round-robin to the XCCs, each XCC bounded by its wave and workgroup slots).
+// round-robin to the XCCs, each XCC bounded by the kernel's occupancy; a kernel that cannot fit a
+// CU at all counts as one workgroup per CU, the engine rejects it when it is dispatched).
 uint64_t workgroup_rounds(const GpuProfile& p, const KernelShape& k);
 
 // The workgroup cost that makes the engine run `k` for `busy_ns` when alone (rounds × cost).

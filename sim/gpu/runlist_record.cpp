@@ -25,8 +25,10 @@ nlohmann::json to_json(const RunlistRecord& r) {
   j["stopped_ns"] = opt(r.stopped_ns);
   j["save_ns"] = r.save_ns;
   j["waves_saved"] = r.waves_saved;
+  j["bytes_saved"] = r.bytes_saved;
   j["restore_ns"] = r.restore_ns;
   j["waves_restored"] = r.waves_restored;
+  j["bytes_restored"] = r.bytes_restored;
   j["resumed_ns"] = opt(r.resumed_ns);
   // What a preemption costs in simulated time: until the queues stopped, and the round trip.
   j["stop_latency_ns"] = r.stopped_ns < 0 ? nlohmann::json(nullptr)

@@ -25,9 +25,11 @@ struct RunlistRecord {
   SimTime stopped_ns = -1;       // every wave drained or saved: queues actually stopped
   SimTime save_ns = 0;           // CWSR save cost
   uint64_t waves_saved = 0;
+  uint64_t bytes_saved = 0;      // their wave state (cwsr_model.h)
   SimTime restore_ns = 0;        // CWSR restore cost of the remapped queues
   uint64_t waves_restored = 0;
-  SimTime resumed_ns = -1;       // remapped: queues run again; done() called
+  uint64_t bytes_restored = 0;
+  SimTime resumed_ns = -1;       // remapped: queues run again (done() follows, after a SUSPEND's copy)
   int result = 0;                // 0, -ETIME, -EIO
   std::string fault;             // injected fault, if any
   uint32_t queues_runnable = 0;  // in the new runlist

@@ -208,13 +208,14 @@ void Runtime::runtime_disable() {
   runtime_enabled_ = false;
 }
 
-uint64_t Runtime::kernel_object(const std::string& name, uint64_t wg_cost_ns) {
+uint64_t Runtime::kernel_object(const std::string& name, uint64_t wg_cost_ns, uint8_t kind) {
   std::lock_guard lk(mu_);
-  auto& slot = descriptors_[{name, wg_cost_ns}];
+  auto& slot = descriptors_[{name, wg_cost_ns, kind}];
   if (!slot) {
     auto* d = static_cast<aql::KernelDescriptor*>(aligned_zeroed(64, sizeof(aql::KernelDescriptor)));
     d->magic = aql::kKernelDescriptorMagic;
     d->wg_cost_ns = wg_cost_ns;
+    d->kind = kind;
     std::strncpy(d->name, name.c_str(), aql::kKernelNameMax - 1);
     slot = d;
   }
@@ -348,7 +349,7 @@ void Queue::publish(void* slot, uint16_t header, uint64_t index) {
 
 void Queue::dispatch(const Kernel& k, Signal* done) {
   if (!rt_) throw Error(EINVAL, "queue " + std::to_string(queue_id_) + ": its runtime was closed");
-  const uint64_t object = rt_->kernel_object(k.name, k.wg_cost_ns);
+  const uint64_t object = rt_->kernel_object(k.name, k.wg_cost_ns, k.kind);
   std::lock_guard lk(mu_);
   uint64_t index = 0;
   void* slot = reserve_slot(index);

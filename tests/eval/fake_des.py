@@ -45,7 +45,8 @@ def main():
             f = SLOWDOWN[b] if shared else 1.0
             lat.append(solo * f * (1 + 0.2 * rng.random()))
             for g in shared if preempting else []:
-                cost = 400.0 * spec["model"]["cwsr_save_scale"]
+                band = {"low": 0.5, "central": 1.0, "high": 2.0}[spec["model"].get("cost_band", "central")]
+                cost = 400.0 * spec["model"]["cwsr_save_scale"] * band
                 end = t_us + solo * 1000
                 decisions.append({"t_us": t_us, "gpu": g, "action": "suspend", "targets": [], "reason": "fake"})
                 decisions.append({"t_us": end, "gpu": g, "action": "resume", "targets": [], "reason": "fake"})

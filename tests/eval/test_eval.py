@@ -343,6 +343,21 @@ def test_suspend_resume_100_judges_every_cycle(tmp_path):
     o = opts(tmp_path, seeds=[1], cwsr_save_scale=2.0)
     doc = runner.run("suspend-resume-100", out_dir=str(tmp_path / "c"), options=o, des=FAKE)
     assert doc["points"][0]["metrics"]["suspend_latency_max_ms"]["max"] == pytest.approx(0.8)
+    # So does the cost band (the fake engine doubles its save at "high", halves it at "low").
+    o = opts(tmp_path, seeds=[1], cost_band="high")
+    doc = runner.run("suspend-resume-100", out_dir=str(tmp_path / "b"), options=o, des=FAKE)
+    assert doc["options"]["cost_band"] == "high"
+    assert doc["points"][0]["metrics"]["suspend_latency_max_ms"]["max"] == pytest.approx(0.8)
+
+
+def test_sweep_model_costs_spans_the_band_whatever_the_run_band(tmp_path):
+    o = opts(tmp_path, seeds=[1], cost_band="low")
+    doc = runner.run("sweep-model-costs", out_dir=str(tmp_path / "o"), options=o, des=FAKE)
+    hint = {p["point"]: p for p in doc["points"] if p["point"].startswith("gpreempt-hint@")}
+    assert set(hint) == {"gpreempt-hint@low", "gpreempt-hint@central", "gpreempt-hint@high"}
+    assert [hint[f"gpreempt-hint@{b}"]["x"] for b in ("low", "central", "high")] == [0, 1, 2]
+    with pytest.raises(runner.UsageProblem):
+        runner.run("tc1-basic", out_dir=str(tmp_path / "u"), options=opts(tmp_path, cost_band="medium"), des=FAKE)
 
 
 # ---- the command line ------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Spec errors name the JSON path of the bad field, so a harness knows which key to fix.
 #include <gtest/gtest.h>
 
+#include "eval/des/program.h"
 #include "eval/des/spec.h"
 #include "points.h"
 
@@ -60,6 +61,33 @@ TEST(DesSpec, ErrorsNameTheFieldsJsonPath) {
   d["online"][0]["trace"] = "/nonexistent/trace.jsonl";
   d["online"][0].erase("kernels");
   EXPECT_EQ(error_path(d), "(accepted)");  // files are read when the run starts
+}
+
+TEST(DesSpec, KernelKindAndCostBandAreCheckedAndAKernelTooBigForACuIsNamed) {
+  auto doc = testing::small_point("none");
+  auto d = doc;
+  d["offline"][0]["kernels"][0]["kind"] = "tensor";
+  EXPECT_EQ(error_path(d), "offline[0].kernels[0].kind");
+  d = doc;
+  d["model"] = {{"cost_band", "middle"}};
+  EXPECT_EQ(error_path(d), "model.cost_band");
+  d = doc;
+  d["model"] = {{"cost_band", "high"}};
+  EXPECT_EQ(parse_spec(d).model.cost_band, sim::gpu::CostBand::kHigh);
+  // A matrix kernel (256 registers per lane) on a CU whose VGPR file has only 128: no workgroup
+  // of it fits, and the error names it.
+  d = doc;
+  d["offline"][0]["kernels"][0]["kind"] = "matrix";
+  const Spec s = parse_spec(d);
+  auto p = *sim::gpu::profile_by_name(s.profile);
+  p.vgprs_per_simd_lane = 128;
+  const auto& k = s.offline[0].program.kernels[0];
+  try {
+    (void)kernel_from_def(k, p);
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("'" + k.name + "'"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -101,9 +101,11 @@ def test_trace_has_one_record_per_dispatch(tmp_path):
     assert len(records) == m.stats()["dispatches"] > 0
     ids = set(sim.queue_ids())
     for r in records:
-        assert set(r) == {"pid", "queue_id", "name", "grid", "workgroup", "flops", "bytes",
+        assert set(r) == {"pid", "queue_id", "name", "grid", "workgroup", "kind", "flops", "bytes",
                           "submit_us", "start_us", "end_us"}
         assert r["pid"] == os.getpid() and r["queue_id"] in ids
+        # The register model it was priced with: matrix-core operators vs the rest.
+        assert r["kind"] in ("matrix", "vector")
         assert r["name"].startswith("aten.")
         assert r["start_us"] <= r["end_us"]
         assert r["submit_us"] <= r["start_us"] + 300  # clocks agree within the CP's poll period

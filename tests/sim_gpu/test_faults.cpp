@@ -103,8 +103,8 @@ TEST_F(Faulty, SlowSaveMultipliesTheCwsrSaveCost) {
   e->run_until_idle(e->now() + 100'000'000);
   EXPECT_EQ(r.result, 0);
   const RunlistRecord& rec = e->records().back();
-  ASSERT_GT(rec.waves_saved, 0u);
-  EXPECT_EQ(rec.save_ns, static_cast<SimTime>(p.save_ns(rec.waves_saved) * 25.0));
+  ASSERT_GT(rec.bytes_saved, 0u);
+  EXPECT_EQ(rec.save_ns, static_cast<SimTime>(p.save_ns(rec.bytes_saved) * 25.0));
   EXPECT_EQ(rec.fault, "slow_save");
 }
 

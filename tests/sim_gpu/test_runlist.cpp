@@ -50,16 +50,25 @@ TEST_F(TwoQueues, SuspendUnmapsTheWholeDeviceAndSavesEveryWaveInFlight) {
   const RunlistRecord& rec = e.records().front();
   EXPECT_EQ(rec.kind, RunlistKind::kSuspend);
   EXPECT_EQ(rec.requested_ns, t0);
-  EXPECT_EQ(rec.unmap_started_ns, t0 + p.unmap_latency_ns);
-  // Grace 0 means one unit of 1,000 clocks; the waves then all go through CWSR, online ones too.
+  // Grace 0 is written into CP_IQ_WAIT_TIME2 by one more HIQ packet before the unmap.
+  EXPECT_EQ(rec.unmap_started_ns, t0 + p.unmap_latency_ns + p.grace_packet_ns);
+  // Grace 0 means one unit of 1,000 clocks; the waves then all go through CWSR, online ones too,
+  // each with the state its registers take (the fixture's kernels: the generic footprint).
+  const auto occ = occupancy(p, kernel(1, 1));
+  ASSERT_TRUE(occ);
+  const uint64_t bytes = waves * occ->wave_bytes;
   EXPECT_EQ(rec.waves_saved, waves);
-  EXPECT_EQ(rec.save_ns, p.save_ns(waves));
-  EXPECT_EQ(rec.stopped_ns, t0 + p.unmap_latency_ns + p.grace_ns(0) + p.save_ns(waves));
-  // Only the online queue is mapped again; its 8 workgroups (32 waves) are restored.
+  EXPECT_EQ(rec.bytes_saved, bytes);
+  EXPECT_EQ(rec.save_ns, p.save_ns(bytes));
+  EXPECT_EQ(rec.stopped_ns, t0 + p.unmap_latency_ns + p.grace_packet_ns + p.grace_ns(0) + p.save_ns(bytes));
+  // Only the online queue is mapped again, after the packet that resets the grace; its 8
+  // workgroups (32 waves) are restored.
   EXPECT_EQ(rec.waves_restored, 32u);
-  EXPECT_EQ(rec.restore_ns, p.restore_ns(32));
-  EXPECT_EQ(rec.resumed_ns, rec.stopped_ns + p.map_latency_ns + p.restore_ns(32));
-  EXPECT_EQ(r.at, rec.resumed_ns);
+  EXPECT_EQ(rec.bytes_restored, 32 * occ->wave_bytes);
+  EXPECT_EQ(rec.restore_ns, p.restore_ns(32 * occ->wave_bytes));
+  EXPECT_EQ(rec.resumed_ns, rec.stopped_ns + p.grace_packet_ns + p.map_latency_ns + rec.restore_ns);
+  // The ioctl returns once the wave-state information has been copied to user memory.
+  EXPECT_EQ(r.at, rec.resumed_ns + p.suspend_copy_ns);
   EXPECT_EQ(rec.queues_mapped, 1u);
   EXPECT_EQ(rec.queues_suspended, 1u);
   const auto off = e.queue_state(kOffline);
@@ -77,7 +86,7 @@ TEST_F(TwoQueues, OnlineQueuePaysTheRoundTripOfEverySuspend) {
   e.run_until_idle(100'000'000);
   ASSERT_EQ(online.done.size(), 1u);
   const RunlistRecord& rec = e.records().front();
-  const SimTime frozen_at = t0 + p.unmap_latency_ns + p.grace_ns(0);
+  const SimTime frozen_at = t0 + p.unmap_latency_ns + p.grace_packet_ns + p.grace_ns(0);
   // Its waves stopped at the freeze and ran again at the remap: exactly that much later.
   EXPECT_EQ(online.done[0].finished,
             p.packet_overhead_ns + kOnlineWg + (rec.resumed_ns - frozen_at));
@@ -116,7 +125,7 @@ TEST(Runlist, SuspendedQueueKeepsItsProgressAndGetsNoComputeUnits) {
   ASSERT_EQ(offline.done.size(), 1u);
   // The saved workgroups had run from launch until the freeze; they need only the rest, then
   // the three remaining rounds. Nothing is redone.
-  const SimTime ran = t0 + p.unmap_latency_ns + p.grace_ns(0) - p.packet_overhead_ns;
+  const SimTime ran = t0 + p.unmap_latency_ns + p.grace_packet_ns + p.grace_ns(0) - p.packet_overhead_ns;
   EXPECT_EQ(offline.done[0].finished, res.resumed_ns + (kOfflineWg - ran) + 3 * kOfflineWg);
   EXPECT_EQ(e.counters().workgroups_completed, full_wave(p) * 4ull);
 }
@@ -140,10 +149,11 @@ TEST_F(TwoQueues, RunlistUpdatesAreSerialised) {
   e.execute_runlist(0, {kOnline, kOffline}, capture(b, e));
   e.run_until_idle(1'000'000'000);
   ASSERT_EQ(e.records().size(), 2u);
-  // Both were asked for at once; the second starts only when the first is done.
+  // Both were asked for at once; the second starts only when the first is done, i.e. after the
+  // SUSPEND's wave-state copy.
   EXPECT_EQ(e.records()[1].requested_ns, 500'000);
-  EXPECT_EQ(e.records()[1].unmap_started_ns, e.records()[0].resumed_ns + e.profile().unmap_latency_ns);
-  EXPECT_EQ(a.at, e.records()[0].resumed_ns);
+  EXPECT_EQ(a.at, e.records()[0].resumed_ns + p.suspend_copy_ns);
+  EXPECT_EQ(e.records()[1].unmap_started_ns, a.at + p.unmap_latency_ns + p.grace_packet_ns);
   EXPECT_EQ(b.at, e.records()[1].resumed_ns);
   EXPECT_EQ(offline.done.size(), 1u);
 }

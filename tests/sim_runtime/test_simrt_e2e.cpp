@@ -248,8 +248,12 @@ TEST(SimrtE2E, SlowCwsrSaveShowsInTheRecordedSaveCost) {
   EXPECT_EQ(r["result"], 0);
   const auto waves = r["waves_saved"].get<uint64_t>();
   ASSERT_GT(waves, 0u) << "the GEMM loop keeps the device busy";
+  // The save costs the state of the waves in flight (docs/sim-model.md §5), 100 times over.
+  ASSERT_TRUE(r.contains("bytes_saved")) << r.dump();
+  const auto bytes = r["bytes_saved"].get<uint64_t>();
+  ASSERT_GT(bytes, 0u);
   const auto prof = sim::gpu::mi308x_profile();
-  EXPECT_EQ(r["save_ns"].get<int64_t>(), static_cast<int64_t>(prof.save_ns(waves) * 100.0));
+  EXPECT_EQ(r["save_ns"].get<int64_t>(), static_cast<int64_t>(prof.save_ns(bytes) * 100.0));
   EXPECT_EQ(p.debugger->call("resume " + p.pid + " 0"), "1 0 0x0 ");
 }
 

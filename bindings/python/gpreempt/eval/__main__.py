@@ -83,6 +83,9 @@ def main(argv=None):
     r.add_argument("--strict", action="store_true", help="exit 1 when a check fails")
     r.add_argument("--cwsr-save-scale", type=float, default=1.0,
                    help="des: multiply the model's CWSR save cost (calibration to a measured GPU, docs/hardware.md)")
+    r.add_argument("--cost-band", choices=["low", "central", "high"], default="central",
+                   help="des: the point of the model's cost bands (CWSR save/restore bandwidth, trap cost, HWS "
+                        "unmap/map latency; docs/sim-model.md §5): low = cheapest preemption (default central)")
     r.add_argument("--hws-roundtrip-scale", type=float, default=1.0,
                    help="des: multiply the model's HWS unmap/map latency")
     a = ap.parse_args(argv)
@@ -116,7 +119,7 @@ def main(argv=None):
     out = a.out or os.path.join("eval-out", a.name)
     o = Options(requests=a.requests, seeds=seeds, quick=a.quick, trace_dir=a.traces or out,
                 kfdsim=bin_path(a, "kfdsim"), cwsr_save_scale=a.cwsr_save_scale,
-                hws_roundtrip_scale=a.hws_roundtrip_scale)
+                hws_roundtrip_scale=a.hws_roundtrip_scale, cost_band=a.cost_band)
     des = a.des or bin_path(a, "gpreempt-des")
     if a.engine == "des" and os.sep not in des:
         des = next((os.path.join(d, des) for d in os.environ.get("PATH", "").split(os.pathsep)

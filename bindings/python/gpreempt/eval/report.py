@@ -3,8 +3,9 @@
 MODEL_NOTE = (
     "Simulated numbers are model time on the simulated MI308X (docs/sim-model.md): kernel durations are "
     "calibrated estimates (the 2048² GEMM against a measurement, the rest by roofline), and the preemption "
-    "cost — whole-device unmap, CWSR save of the waves in flight, remap — rests on two estimates (CWSR save "
-    "bandwidth per wave state, HWS round trip) that `sweep-model-costs` varies 0.25×–4×. Orderings between "
+    "cost — whole-device unmap, CWSR save of the waves in flight, remap — rests on costs no public measurement "
+    "gives (CWSR save/restore bandwidth, trap cost, HWS unmap/map latency), each a low/central/high band "
+    "(`--cost-band`; `sweep-model-costs` spans it). Orderings between "
     "baselines are what to read; absolute milliseconds change on hardware (docs/hardware.md).")
 
 

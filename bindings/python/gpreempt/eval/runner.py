@@ -121,8 +121,10 @@ def spec_summary(s):
 
 
 def calibrated(model, o):
-    """The point's model costs times the run's calibration (1.0 unless --cwsr-save-scale/...)."""
-    return dict(model, cwsr_save_scale=model["cwsr_save_scale"] * o.cwsr_save_scale,
+    """The point's model costs times the run's calibration (1.0 unless --cwsr-save-scale/...), at the
+    run's cost band (--cost-band) unless the point names its own (sweep-model-costs)."""
+    return dict(model, cost_band=model.get("cost_band", o.cost_band),
+                cwsr_save_scale=model["cwsr_save_scale"] * o.cwsr_save_scale,
                 hws_roundtrip_scale=model["hws_roundtrip_scale"] * o.hws_roundtrip_scale)
 
 
@@ -195,6 +197,8 @@ def run(name, engine="des", out_dir="eval-out", options=None, des=None, gpreempt
         raise UsageProblem("--requests and --seeds must be at least 1")
     if not (o.cwsr_save_scale > 0 and o.hws_roundtrip_scale > 0):
         raise UsageProblem("--cwsr-save-scale and --hws-roundtrip-scale must be positive")
+    if o.cost_band not in ("low", "central", "high"):
+        raise UsageProblem(f"--cost-band must be low, central or high, not {o.cost_band!r}")
     os.makedirs(out_dir, exist_ok=True)
     t0 = time.monotonic()
     cpu0 = children_cpu_seconds()
@@ -230,6 +234,7 @@ def run(name, engine="des", out_dir="eval-out", options=None, des=None, gpreempt
         "generated_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "options": {"requests": o.requests, "seeds": list(o.seeds), "quick": o.quick,
                     "cwsr_save_scale": o.cwsr_save_scale, "hws_roundtrip_scale": o.hws_roundtrip_scale,
+                    "cost_band": o.cost_band,
                     "live_duration_s": live_duration_s if engine == "live" else None},
         # The program's name, not its path: results are kept and compared on other machines.
         "engine_binary": (lambda b: os.path.basename(b) if b else None)(des if engine == "des" else gpreempt),

@@ -11,6 +11,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/error.h"
@@ -25,6 +26,8 @@ struct Kernel {
   std::array<uint32_t, 3> grid{1, 1, 1};
   std::array<uint16_t, 3> workgroup{1, 1, 1};
   uint64_t wg_cost_ns = 1000;
+  // Register model of the kernel (aql.h KernelDescriptor::kind): 0 generic, 1 matrix, 2 vector.
+  uint8_t kind = 0;
 };
 
 struct Options {
@@ -111,8 +114,9 @@ class Runtime {
 
   std::unique_ptr<Queue> create_queue(uint32_t priority = 7, uint32_t ring_packets = 4096);
 
-  // The descriptor `kernel_object` points at, one per (name, cost), alive as long as the runtime.
-  uint64_t kernel_object(const std::string& name, uint64_t wg_cost_ns);
+  // The descriptor `kernel_object` points at, one per (name, cost, kind), alive as long as the
+  // runtime.
+  uint64_t kernel_object(const std::string& name, uint64_t wg_cost_ns, uint8_t kind = 0);
 
  private:
   friend class Queue;
@@ -128,7 +132,7 @@ class Runtime {
   std::map<std::string, uint64_t> properties_;
   bool runtime_enabled_ = false;
   std::mutex mu_;
-  std::map<std::pair<std::string, uint64_t>, void*> descriptors_;
+  std::map<std::tuple<std::string, uint64_t, uint8_t>, void*> descriptors_;
   std::vector<Queue*> queues_;  // alive, destroyed before the runtime is disabled
   char r_debug_[64] = {};  // stands in for ROCr's _r_debug, whose address RUNTIME_ENABLE carries
 };
