@@ -86,6 +86,7 @@ struct Client {
   std::deque<SimTime> waiting;  // arrival times of requests not started yet
   bool busy = false;
   SimTime current_arrival = 0;
+  uint64_t arrived_hinted = 0;  // the hint id of the next arrival (requests are served in order)
   uint64_t current = 0;  // instance number of the running request
   uint64_t completed = 0;
   std::vector<double> latencies_ms;
@@ -485,6 +486,10 @@ void Simulation::schedule_arrival(Client& c) {
 }
 
 void Simulation::arrive(Client& c) {
+  // The server hints a request from its arrival to its response: the time it waits behind the
+  // previous ones is part of its latency, and of what its class's objective judges.
+  if (spec_.baseline == Baseline::kGpreemptHint || spec_.baseline == Baseline::kGpreemptEarly)
+    feed(sched::event::RequestStarted{c.key, c.arrived_hinted++, sched::RequestSource::kHint});
   c.waiting.push_back(now_);
   for (uint32_t g : c.gpus) {
     if (online_open_[g]++ == 0) online_open_changed(g);
@@ -497,8 +502,6 @@ void Simulation::start_request(Client& c) {
   c.current_arrival = c.waiting.front();
   c.waiting.pop_front();
   const uint64_t inst = c.current++;
-  if (spec_.baseline == Baseline::kGpreemptHint || spec_.baseline == Baseline::kGpreemptEarly)
-    feed(sched::event::RequestStarted{c.key, inst, sched::RequestSource::kHint});
   for (auto& cp : c.copies) start_instance(c, cp, inst);
 }
 

@@ -6,6 +6,8 @@ Kinds, chosen per experiment (Experiment.figures):
   vs_x      sweeps: online tail and offline throughput against the swept value, one line per group
   timeline  kernels and suspension windows of the first seed of the point that recorded one
   per_gpu   suspensions per GPU (multi-GPU experiments)
+  objective offline throughput where each policy meets the experiment's online p99 objective, and the
+            best among those (objective-constrained offline throughput)
 Every figure carries the experiment's configuration in its title and units on its axes.
 """
 import os
@@ -201,6 +203,52 @@ def per_gpu(exp, doc, out_dir):
     return _save(fig, out_dir, "decisions_per_gpu.png")
 
 
+def objective_fig(exp, doc, out_dir):
+    """Objective-constrained offline throughput: each policy's offline throughput where its worst
+    seed meets the online p99 objective (filled) and where it does not (hollow), and the best
+    among those that meet it (the line an operator can have)."""
+    from . import objective
+    if not exp.objective_ms:
+        return None
+    pts = [p for p in doc["points"] if "alone" not in p["group"]]
+    rows = objective.constrained(pts, exp.objective_ms)
+    if not rows:
+        return None
+    sweep = rows[0]["x"] is not None
+    xs = [r["x"] if sweep else 0 for r in rows]
+    fig, ax = plt.subplots(figsize=(10, 4.6))
+    groups = list(dict.fromkeys(p["group"] for p in pts))
+    for i, g in enumerate(groups):
+        c = f"C{i % 10}"
+        for x, r in zip(xs, rows):
+            v = r["by_group"].get(g)
+            if not v or v["throughput"] is None:
+                continue
+            xo = x if sweep else i
+            ax.plot([xo], [v["throughput"]], marker="o", color=c, markersize=7,
+                    markerfacecolor=c if v["meets"] else "none", linestyle="none",
+                    label=g if x == xs[0] or not sweep else None)
+    best = [(x, r["best_throughput"]) for x, r in zip(xs, rows) if r["best"] is not None]
+    if sweep and best:
+        ax.plot([b[0] for b in best], [b[1] for b in best], color="black", linewidth=1.5,
+                label=f"best meeting p99 <= {exp.objective_ms:g} ms")
+    for x, r in zip(xs, rows):
+        if r["best"] is None:
+            ax.axvline(x, color="tab:red", alpha=0.3, linewidth=6)
+    if sweep:
+        ax.set_xlabel(exp.x_label or "x")
+        if min(xs) > 0 and max(xs) / min(xs) >= 20:
+            ax.set_xscale("log")
+    else:
+        ax.set_xticks(range(len(groups)), groups, rotation=30, fontsize=7, ha="right")
+    ax.set_ylabel("offline throughput (iterations/s, median of seeds)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    _title(ax, exp, doc, f"filled: worst seed meets online p99 <= {exp.objective_ms:g} ms; hollow: it does not; "
+                         "red band: no policy meets it")
+    return _save(fig, out_dir, "objective.png")
+
+
 def draw(exp, doc, samples, timelines, out_dir):
     out = []
     for kind in exp.figures:
@@ -212,6 +260,8 @@ def draw(exp, doc, samples, timelines, out_dir):
             f = vs_x(exp, doc, out_dir)
         elif kind == "timeline":
             f = timeline(exp, doc, timelines, out_dir)
+        elif kind == "objective":
+            f = objective_fig(exp, doc, out_dir)
         elif kind == "per_gpu":
             f = per_gpu(exp, doc, out_dir)
         else:
