@@ -557,6 +557,25 @@ def _sweep_poll(o):
                          baseline="gpreempt-transparent")
 
 
+@experiment(name="resume-defer",
+            title="No RESUME in the middle of a request: guard resumes deferred up to 5 ms or not at all "
+                  "(CNN ×8 online at 80 and 100 req/s vs GEMM loop, guard 50 % of 100 ms)",
+            shows="what holding a starvation-guard resume back until the running online request ends buys, "
+                  "where the guard binds (an overloaded online side and a tight guard)",
+            figures=("vs_x",), x_label="online load (requests/s)")
+def _resume_defer(o):
+    pts = []
+    for r in ([80] if o.quick else [80, 100]):
+        for label, defer in (("no-defer", 0), ("defer-5ms", None)):
+            policy = {"min_share": 0.5, "window_ms": 100}
+            if defer is not None:
+                policy["resume_defer_max_us"] = defer
+            s = spec("gpreempt-hint", [online_task("online", wl.scaled(cnn(), 8.0), float(r), o.requests)],
+                     [offline_task("offline", gemm())], duration_for(o.requests, float(r)), policy=policy)
+            pts.append(point(f"{label}@{r}/s", s, group=label, x=r, rate_hz=r))
+    return pts
+
+
 # The model's cost bands (docs/sim-model.md §5), cheapest preemption first; x of sweep-model-costs.
 COST_BANDS = ("low", "central", "high")
 
