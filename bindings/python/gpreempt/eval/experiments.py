@@ -344,7 +344,10 @@ def _tc3_checks(pts, o):
             shows="each of 100 preemption cycles (suspend + resume) completes within 5 ms of model time",
             figures=("timeline",))
 def _sr100(o):
-    on = [online_task("toy-online", wl.preset_kernels("toy-online", "online"), 10.0, 100, "periodic")]
+    # 101 requests for 100 cycles: a run bounded by requests ends at the last response, and the toy
+    # request (0.1 ms) can end before its own suspension (0.12 ms) completes, which then goes
+    # uncounted; the 101st request's response lets the 100th cycle complete.
+    on = [online_task("toy-online", wl.preset_kernels("toy-online", "online"), 10.0, 101, "periodic")]
     return [point("gpreempt-hint", spec("gpreempt-hint", on, [offline_task("gemm", gemm())], 11.0, timeline=True))]
 
 
