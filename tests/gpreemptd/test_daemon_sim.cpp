@@ -193,6 +193,9 @@ TEST(GpreemptdSim, AnOfflineProcessHintIsRefusedWithTheReason) {
   DaemonRig rig;
   auto daemon = rig.start_daemon();
   auto victim = rig.workload({"GPREEMPT_CLASS=offline"});
+  // Its queues must exist before "none suspended" can be asked of them (a slow start, e.g. under
+  // ASan, otherwise finds none and the check fails for want of queues, not because of a suspend).
+  wait_classified(rig, victim->pid(), "offline");
   auto offline_peer = online_peer(rig, 0, {"GPREEMPT_CLASS=offline"});
   wait_classified(rig, offline_peer->pid(), "offline");
   auto hello = command(*offline_peer, "hello");
