@@ -170,7 +170,10 @@ Json status_document(const StatusSource& s) {
                       {"resume", st.resume_actions},
                       {"failed_targets", st.failed_targets},
                       {"timed_out_targets", st.timed_out_targets},
-                      {"stale_completions", st.stale_completions}};
+                      {"stale_completions", st.stale_completions},
+                      {"flaps", st.flaps}};
+      g["coalesced_hysteresis_ms"] =
+          jc::round_ms(static_cast<double>(arb->coalesced_hysteresis().count()) / 1e6);
     }
     if (rec.priority_only) {
       Json ranks = Json::array();

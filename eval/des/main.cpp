@@ -51,7 +51,8 @@ deciding, suspend/resume costing the modelled HWS round trip, grace and CWSR sav
 
 RESULT: {"schema_version", "spec", "row": {baseline, online_requests, online_p50/p95/p99/mean_ms,
 online_solo_p50_ms, offline_iterations, offline_iterations_per_s, offline_gpu_busy_fraction,
-suspensions, suspended_s, actuation_timeouts, sim_seconds, wall_seconds, events}, "clients",
+suspensions, flaps, suspended_s, actuation_timeouts, waves_saved, sim_seconds, wall_seconds, events},
+"clients",
 "latencies_ms", "timeline", "decisions"}  (schemas/des-result.schema.json)
 
 Exit codes: 0 ok; 1 operational failure (unreadable file); 2 bad spec or usage (the message

@@ -48,6 +48,7 @@ ordered_json result_document(const Spec& spec, const RunResult& r, const RunInfo
       r.sim_seconds > 0 ? jc::round_to(static_cast<double>(r.offline_iterations) / r.sim_seconds, 3) : 0.0;
   row["offline_gpu_busy_fraction"] = jc::round_to(r.offline_gpu_busy_fraction, 4);
   row["suspensions"] = r.suspensions;
+  row["flaps"] = r.flaps;
   row["suspended_s"] = jc::round_to(r.suspended_s, 6);
   row["actuation_timeouts"] = r.actuation_timeouts;
   row["waves_saved"] = r.waves_saved;

@@ -23,6 +23,7 @@ sched::ArbiterConfig arbiter_config(const PolicyDef& p) {
   if (p.max_suspension_ms) c.max_suspension = ns(*p.max_suspension_ms, 1e6);
   if (p.hold_after_idle_us) c.hold_after_idle = ns(*p.hold_after_idle_us, 1e3);
   if (p.resume_defer_max_us) c.resume_defer_max = ns(*p.resume_defer_max_us, 1e3);
+  if (p.coalesce_flaps) c.coalesce_flaps = *p.coalesce_flaps;
   return c;
 }
 

@@ -687,6 +687,9 @@ RunResult Simulation::run() {
   if (actuator_) {
     actuator_->finish(now_);
     res_.suspensions = actuator_->suspensions();
+    for (sched::GpuId id : gpu_ids_)
+      if (const sched::GpuArbiter* arb = sched_ ? sched_->gpu(id) : nullptr)
+        res_.flaps += arb->stats().flaps;
     res_.actuation_timeouts = actuator_->timeouts();
     windows = actuator_->windows();
   }

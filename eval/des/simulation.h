@@ -62,6 +62,7 @@ struct RunResult {
   uint64_t offline_iterations = 0;
   double offline_gpu_busy_fraction = 0;  // mean over GPUs with offline work
   uint64_t suspensions = 0;
+  uint64_t flaps = 0;  // request suspends within the hysteresis of an idle resume (all GPUs)
   double suspended_s = 0;
   uint64_t actuation_timeouts = 0;
   uint64_t waves_saved = 0;  // CWSR-saved waves (runlist updates), all GPUs

@@ -329,6 +329,7 @@ Spec parse_spec(const json& doc, const std::string& base_dir) {
     if (p.has("max_suspension_ms")) s.policy.max_suspension_ms = p.number("max_suspension_ms", 0, 0.001, 1e9);
     if (p.has("hold_after_idle_us")) s.policy.hold_after_idle_us = p.number("hold_after_idle_us", 0, 0, 1e9);
     if (p.has("resume_defer_max_us")) s.policy.resume_defer_max_us = p.number("resume_defer_max_us", 0, 0, 1e9);
+    if (p.has("coalesce_flaps")) s.policy.coalesce_flaps = p.boolean("coalesce_flaps", true);
     if (p.has("slo")) {
       Obj o(p.raw("slo"), p.at("slo"));
       for (const char* key : {"p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms"}) {

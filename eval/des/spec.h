@@ -111,6 +111,7 @@ struct PolicyDef {
   std::optional<double> max_suspension_ms;
   std::optional<double> hold_after_idle_us;
   std::optional<double> resume_defer_max_us;
+  std::optional<bool> coalesce_flaps;
   // The online class's objective ({"p99_ms": 5, "window_s": 10}; lib/sched/objective.h): unset,
   // every request is protected.
   std::optional<double> slo_percentile;

@@ -23,6 +23,14 @@ struct ArbiterConfig {
   // The same hysteresis for a class whose objective needs lower classes held suspended across
   // close requests (slo_controller.h, Protection::kHold).
   Duration hold_after_idle = 20ms;
+  // Flap coalescing: a request that suspends a member less than the hysteresis after an idle
+  // resume of it paid two whole-runlist remaps and a CWSR save for a sliver of offline run time.
+  // Each such flap doubles the GPU's hysteresis (up to hold_after_idle), so the next close pair
+  // stays one suspension; each idle resume that no request follows within it halves it back.
+  // Off by default: in the DES (`gpreempt eval run flap-coalescing`) the longer holds cost the
+  // offline job more run time than the flaps did, and at high load they run into the starvation
+  // guard, whose forced resumes leave requests unprotected (docs/evaluation.md).
+  bool coalesce_flaps = false;
   // No suspension lasts longer than this, whatever the higher class still has pending.
   Duration max_suspension = 500ms;
   // A hinted request (`begin`) not ended within this is ended by gpreemptd as if its `end` had

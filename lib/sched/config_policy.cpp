@@ -178,12 +178,14 @@ void Loader::policy(const toml::table& t, Config& c) {
       gpus(k, v);
       continue;
     }
-    if (k == "operator_overrides_guard") {
+    bool ArbiterConfig::*flag = k == "operator_overrides_guard" ? &ArbiterConfig::operator_overrides_guard
+                                : k == "coalesce_flaps"         ? &ArbiterConfig::coalesce_flaps
+                                                                : nullptr;
+    if (flag) {
       if (!v.is_boolean())
-        error(line_of(k),
-              std::string("'operator_overrides_guard' must be a boolean, not ") + type_name(v));
+        error(line_of(k), "'" + std::string(k.str()) + "' must be a boolean, not " + type_name(v));
       else
-        p.operator_overrides_guard = *v.value<bool>();
+        p.*flag = *v.value<bool>();
       continue;
     }
     const DurationKey* d = nullptr;

@@ -162,7 +162,7 @@ void GpuArbiter::step(Time now, ActionSink& out) {
   if (in_flight_) return;
   const bool backing_off = backoff_until_ && now < *backoff_until_;
   const bool suspends_allowed = can_suspend_ && !stopped_ && !backing_off;
-  PolicyDecision d = decide(members_, now, config_, suspends_allowed, gpu_);
+  PolicyDecision d = decide(members_, now, config_, suspends_allowed, gpu_, flaps_.floor());
   next_check_ = d.next_check;
   if (backing_off && (!next_check_ || *backoff_until_ < *next_check_))
     next_check_ = *backoff_until_;
@@ -175,10 +175,17 @@ void GpuArbiter::step(Time now, ActionSink& out) {
     s.grace = grace_.grace(config_);
     s.reason = d.suspend_reason;
     InFlight f{s.id, true, {}, {d.by_operator.begin(), d.by_operator.end()}, {}};
+    const bool for_request =
+        s.reason == SuspendReason::kRequest || s.reason == SuspendReason::kExpected;
+    std::vector<GpuMember*> targets;
     for (const auto& key : s.targets) {
       f.targets[key] = ResumeReason::kIdle;
-      members_.at(key).state = MemberState::kSuspending;
+      GpuMember& m = members_.at(key);
+      m.state = MemberState::kSuspending;
+      targets.push_back(&m);
     }
+    if (for_request) flaps_.request_suspend(targets, now, config_);
+    stats_.flaps = flaps_.flaps();
     in_flight_ = std::move(f);
     ++stats_.suspend_actions;
     out.actions.emplace_back(std::move(s));
@@ -240,6 +247,10 @@ void GpuArbiter::completed(const event::ActuationCompleted& e, Time now, ActionS
         accounting_.resumed(key, now - *m.suspended_at, forced, m.operator_suspension);
       m.suspended_at.reset();
       m.operator_suspension = false;
+      if (why == ResumeReason::kIdle)
+        flaps_.idle_resumed(m, now);
+      else
+        flaps_.other_resume(m);
       // A hold the hard bound ended is over: an operator suspension never outlasts
       // max_suspension. Idle and operator-end resumes come after the hold has passed. After the
       // guard's resume or a recovery the hold suspends it again when the guard / back-off allows.

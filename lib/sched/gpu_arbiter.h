@@ -21,6 +21,7 @@
 #include "sched/action.h"
 #include "sched/arbiter_config.h"
 #include "sched/event.h"
+#include "sched/flap_coalescer.h"
 #include "sched/gpu_member.h"
 #include "sched/grace_estimator.h"
 #include "sched/sched_class.h"
@@ -39,6 +40,7 @@ struct GpuStats {
   uint64_t failed_targets = 0;
   uint64_t timed_out_targets = 0;
   uint64_t stale_completions = 0;  // completions of no action in flight (ignored)
+  uint64_t flaps = 0;  // request suspends within the hysteresis of an idle resume (flap_coalescer.h)
 };
 
 class GpuArbiter {
@@ -77,6 +79,8 @@ class GpuArbiter {
   bool in_flight() const { return in_flight_.has_value(); }
   std::optional<Time> backoff_until() const { return backoff_until_; }
   const GpuStats& stats() const { return stats_; }
+  // The idle hysteresis every member has at least now (flap coalescing; 0: their own).
+  Duration coalesced_hysteresis() const { return flaps_.floor(); }
   Duration current_grace() const { return grace_.grace(config_); }
 
  private:
@@ -105,6 +109,7 @@ class GpuArbiter {
   std::optional<Time> backoff_until_;
   std::optional<Time> next_check_;
   GraceEstimator grace_;
+  FlapCoalescer flaps_;
   GpuStats stats_;
 };
 

@@ -44,6 +44,9 @@ struct GpuMember {
   bool operator_suspension = false;
 
   std::optional<Time> suspended_at;  // when its suspension completed
+  // When an idle resume of it completed, until its next suspend judges whether that resume was a
+  // flap (ArbiterConfig::coalesce_flaps).
+  std::optional<Time> idle_resumed_at;
   StarvationGuard guard;
 };
 

@@ -19,12 +19,13 @@ bool has_pending_work(const GpuMember& m, Time now) {
   return m.expect_from && m.expect_until && *m.expect_from <= now && now < *m.expect_until;
 }
 
-Duration idle_hysteresis(const GpuMember& m, const ArbiterConfig& config) {
-  return m.protection == Protection::kHold ? config.hold_after_idle : config.resume_after_idle;
+Duration idle_hysteresis(const GpuMember& m, const ArbiterConfig& config, Duration floor) {
+  return std::max(floor, m.protection == Protection::kHold ? config.hold_after_idle
+                                                           : config.resume_after_idle);
 }
 
-bool within_hysteresis(const GpuMember& m, Time now, const ArbiterConfig& config) {
-  return m.idle_since && now < *m.idle_since + idle_hysteresis(m, config);
+bool within_hysteresis(const GpuMember& m, Time now, const ArbiterConfig& config, Duration floor) {
+  return m.idle_since && now < *m.idle_since + idle_hysteresis(m, config, floor);
 }
 
 bool protects_now(const GpuMember& m, Time now) {
@@ -47,7 +48,8 @@ bool operator_held(const GpuMember& m, Time now) {
 }
 
 PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
-                      const ArbiterConfig& config, bool suspends_allowed, GpuId gpu) {
+                      const ArbiterConfig& config, bool suspends_allowed, GpuId gpu,
+                      Duration hysteresis_floor) {
   PolicyDecision d;
   const std::vector<TimeSlice>& slices = config.time_slice_for(gpu);
   int pending = INT_MIN;  // highest priority with work pending now
@@ -60,9 +62,9 @@ PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
       earliest(d.next_check, *m.busy_since + m.late_after);
     if (protects && has_pending_work(m, now)) {
       pending = std::max(pending, m.priority);
-    } else if (protects && within_hysteresis(m, now, config)) {
+    } else if (protects && within_hysteresis(m, now, config, hysteresis_floor)) {
       holding = std::max(holding, m.priority);
-      earliest(d.next_check, *m.idle_since + idle_hysteresis(m, config));
+      earliest(d.next_check, *m.idle_since + idle_hysteresis(m, config, hysteresis_floor));
     }
     if (m.expect_from && *m.expect_from > now) earliest(d.next_check, *m.expect_from);
     if (m.expect_until && *m.expect_until > now && m.active_requests == 0)

@@ -9,7 +9,8 @@
 //     (failure back-off).
 //   * A suspended member stays suspended while some member of higher priority has work pending or
 //     ended it less than resume_after_idle ago (the hysteresis; hold_after_idle for a member whose
-//     protection is hold), up to max_suspension (hard bound)
+//     protection is hold; longer while the GPU's flaps are being coalesced, flap_coalescer.h), up
+//     to max_suspension (hard bound)
 //     and within the starvation guard; otherwise it is resumed.
 //   So N classes nest: a middle class is suspended by the top one and suspends the bottom one.
 //   * An operator hold (GpuMember::operator_until in the future) is one more reason to suspend a
@@ -49,15 +50,20 @@ struct PolicyDecision {
 };
 
 // `gpu`: whose members these are (its own time-slice cycle, ArbiterConfig::time_slice_for).
+// `hysteresis_floor`: the GPU's coalesced hysteresis (flap_coalescer.h); no member's is shorter.
 PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
-                      const ArbiterConfig& config, bool suspends_allowed, GpuId gpu);
+                      const ArbiterConfig& config, bool suspends_allowed, GpuId gpu,
+                      Duration hysteresis_floor = Duration{0});
 
 // Whether the member has work pending at `now` (open request or expectation window), and whether
 // it still counts for the idle hysteresis.
 bool has_pending_work(const GpuMember& m, Time now);
-bool within_hysteresis(const GpuMember& m, Time now, const ArbiterConfig& config);
-// How long after its last request the member keeps lower classes suspended (its protection's).
-Duration idle_hysteresis(const GpuMember& m, const ArbiterConfig& config);
+bool within_hysteresis(const GpuMember& m, Time now, const ArbiterConfig& config,
+                       Duration floor = Duration{0});
+// How long after its last request the member keeps lower classes suspended (its protection's,
+// at least `floor`).
+Duration idle_hysteresis(const GpuMember& m, const ArbiterConfig& config,
+                         Duration floor = Duration{0});
 bool operator_held(const GpuMember& m, Time now);
 // Whether the member's requests count for suspending lower classes now (its protection: none
 // never, late once a request has run late_after, per_request and hold always).

@@ -24,7 +24,7 @@ ISSUE_EXPERIMENTS = {
     "tc1-basic", "tc2-periodic", "tc3-edge", "suspend-resume-100", "offline-loss", "random-1h",
     "online-10ms-vs-10-offline-queues", "matmul-two-model", "resnet18-vs-resnet50-train", "sweep-load",
     "sweep-kernel-length", "sweep-grace", "sweep-hysteresis", "sweep-poll", "sweep-model-costs", "node-8gpu",
-    "resume-defer"}
+    "resume-defer", "flap-coalescing"}
 
 
 def fake_traces(d):

@@ -91,6 +91,7 @@ grace_default_us = 10
 grace_min_us = 1
 grace_drain_limit_us = 300
 failure_backoff_ms = 5000
+coalesce_flaps = true
 
 [[class]]
 name = "online"
@@ -129,6 +130,7 @@ match = { env = "JOB=train-*" }
   EXPECT_EQ(c.policy.grace_min, 1us);
   EXPECT_EQ(c.policy.grace_drain_limit, 300us);
   EXPECT_EQ(c.policy.failure_backoff, 5000ms);
+  EXPECT_TRUE(c.policy.coalesce_flaps);
   ASSERT_EQ(c.classes[0].match.size(), 5u);
   EXPECT_EQ(c.classes[0].match[0].describe(), "user=svc cgroup=/kubepods*");
   EXPECT_EQ(c.classes[0].match[1].describe(), "exe=tritonserver uid=998");
@@ -201,6 +203,8 @@ TEST(ConfigErrors, WrongTypesAndValues) {
             "gpreemptd.toml:3: 'priority' must be an integer, not a string");
   EXPECT_EQ(error_of("[policy]\nmax_suspension_ms = \"500ms\"\n"),
             "gpreemptd.toml:2: 'max_suspension_ms' must be a number, not a string");
+  EXPECT_EQ(error_of("[policy]\ncoalesce_flaps = \"yes\"\n"),
+            "gpreemptd.toml:2: 'coalesce_flaps' must be a boolean, not a string");
   EXPECT_EQ(error_of("[policy]\nexpect_lead_ms = -1\n"),
             "gpreemptd.toml:2: 'expect_lead_ms' must be between 0 and 1000000");
   EXPECT_EQ(

@@ -203,6 +203,85 @@ TEST(Scheduler, AGuardResumeWaitsForTheRunningRequestToEndAtMostResumeDeferMax) 
   EXPECT_EQ(d.now - suspended, 85ms);
 }
 
+ArbiterConfig coalescing() {
+  ArbiterConfig c;
+  c.coalesce_flaps = true;  // off by default
+  return c;
+}
+
+// One flap: request 1, its idle resume after 2 ms, and request 2 `gap` after that resume.
+void flap_once(Driver& d, Duration gap) {
+  d.begin(10);
+  d.complete_suspend(1);
+  d.end(10);
+  std::vector<std::string> got;
+  while (got.empty()) got = d.advance(100us);
+  EXPECT_EQ(got, Strings({"resume gpu1 [20@1 21@1] idle"}));
+  d.complete_resume(1);
+  d.advance(gap);
+}
+
+TEST(Scheduler, ASuspendSoonAfterAnIdleResumeDoublesTheHysteresisSoTheNextPairCoalesces) {
+  Driver d = one_gpu(coalescing());
+  flap_once(d, 1ms);
+  EXPECT_EQ(d.begin(10), Strings({"suspend gpu1 [20@1 21@1] grace=0us request"}));
+  EXPECT_EQ(d.s.gpu(1)->stats().flaps, 1u);
+  EXPECT_EQ(d.s.gpu(1)->coalesced_hysteresis(), 4ms);
+  d.complete_suspend(1);
+  d.end(10);
+  // The same gap again: 3 ms after the request ended, still inside the doubled hysteresis.
+  EXPECT_EQ(d.advance(3ms), Strings{});
+  EXPECT_EQ(d.begin(10), Strings{});
+  EXPECT_EQ(d.state(1, 20), MemberState::kSuspended);
+  d.end(10);
+  EXPECT_EQ(d.advance(4ms - 1ns), Strings{});
+  EXPECT_EQ(d.advance(1ns), Strings({"resume gpu1 [20@1 21@1] idle"}));
+  d.complete_resume(1);
+  // A request long after that resume: the resume was worth it, the hysteresis halves back.
+  d.advance(50ms);
+  EXPECT_EQ(d.begin(10), Strings({"suspend gpu1 [20@1 21@1] grace=0us request"}));
+  EXPECT_EQ(d.s.gpu(1)->stats().flaps, 1u);
+  EXPECT_EQ(d.s.gpu(1)->coalesced_hysteresis(), 0ns);
+}
+
+TEST(Scheduler, CoalescedHysteresisNeverExceedsHoldAfterIdle) {
+  Driver d = one_gpu(coalescing());  // resume_after_idle 2 ms, hold_after_idle 20 ms
+  std::vector<Duration> seen;
+  for (int i = 0; i < 5; ++i) {
+    flap_once(d, 1ms);
+    d.begin(10);
+    seen.push_back(d.s.gpu(1)->coalesced_hysteresis());
+    d.complete_suspend(1);
+    d.end(10);
+  }
+  EXPECT_EQ(seen, (std::vector<Duration>{4ms, 8ms, 16ms, 20ms, 20ms}));
+}
+
+TEST(Scheduler, WithoutCoalescingFlapsAreCountedButTheHysteresisStays) {
+  Driver d = one_gpu();  // coalesce_flaps is off by default
+  flap_once(d, 1ms);
+  d.begin(10);
+  d.complete_suspend(1);
+  EXPECT_EQ(d.s.gpu(1)->stats().flaps, 1u);
+  EXPECT_EQ(d.s.gpu(1)->coalesced_hysteresis(), 0ns);
+  d.end(10);
+  EXPECT_EQ(d.advance(2ms), Strings({"resume gpu1 [20@1 21@1] idle"}));
+}
+
+TEST(Scheduler, OnlyIdleResumesAreJudgedAsFlaps) {
+  Driver d = one_gpu(coalescing());
+  EXPECT_EQ(d.send(event::OperatorSuspend{{"offline", std::nullopt, std::nullopt}, 10ms}),
+            Strings({"suspend gpu1 [20@1 21@1] grace=0us operator"}));
+  d.complete_suspend(1);
+  EXPECT_EQ(d.advance(10ms), Strings({"resume gpu1 [20@1 21@1] operator_end"}));
+  d.complete_resume(1);
+  // A request right after the hold ended: the operator chose that resume, it is no flap.
+  d.advance(1ms);
+  EXPECT_EQ(d.begin(10), Strings({"suspend gpu1 [20@1 21@1] grace=0us request"}));
+  EXPECT_EQ(d.s.gpu(1)->stats().flaps, 0u);
+  EXPECT_EQ(d.s.gpu(1)->coalesced_hysteresis(), 0ns);
+}
+
 TEST(Scheduler, ExpectedRequestSuspendsEarlyAndIsBoundedWhenItNeverComes) {
   Driver d = one_gpu();  // expect_lead 2 ms, expect_timeout 20 ms, hysteresis 2 ms
   EXPECT_EQ(d.send(event::RequestExpected{ProcessKey{10, 1}, 10ms}), Strings{});

@@ -51,6 +51,7 @@ class Experiment:
     reference: dict = None          # measured numbers to show side by side (matmul-two-model)
     notes: tuple = ()
     objective_ms: float = None      # an online p99 objective: the objective-constrained checks and figure
+    columns: tuple = ()             # per-point metrics (runner.METRICS) the points table adds
 
 
 EXPERIMENTS = {}
@@ -575,6 +576,23 @@ def _resume_defer(o):
                 policy["resume_defer_max_us"] = defer
             s = spec("gpreempt-hint", [online_task("online", wl.scaled(cnn(), 8.0), float(r), o.requests)],
                      [offline_task("offline", gemm())], duration_for(o.requests, float(r)), policy=policy)
+            pts.append(point(f"{label}@{r}/s", s, group=label, x=r, rate_hz=r))
+    return pts
+
+
+@experiment(name="flap-coalescing",
+            title="Flap coalescing: a suspend soon after an idle resume doubles the hysteresis, or not "
+                  "(CNN online at 20 to 160 req/s vs GEMM loop)",
+            shows="what coalescing resume/suspend pairs whose gap is shorter than the hysteresis buys the online "
+                  "tail and costs the offline job, by load (the rows' flaps column counts such pairs)",
+            figures=("vs_x",), x_label="online load (requests/s)", columns=("flaps",))
+def _flap_coalescing(o):
+    pts = []
+    for r in ([80] if o.quick else [20, 80, 160]):
+        for label, coalesce in (("no-coalescing", False), ("coalescing", True)):
+            s = spec("gpreempt-hint", [online_task("online", cnn(), float(r), o.requests)],
+                     [offline_task("offline", gemm())], duration_for(o.requests, float(r)),
+                     policy={"coalesce_flaps": coalesce})
             pts.append(point(f"{label}@{r}/s", s, group=label, x=r, rate_hz=r))
     return pts
 

@@ -1,4 +1,5 @@
 """report.md of one experiment: configuration, the table of points, pass/fail, figures, notes."""
+from .experiments import EXPERIMENTS
 
 MODEL_NOTE = (
     "Simulated numbers are model time on the simulated MI308X (docs/sim-model.md): kernel durations are "
@@ -29,14 +30,19 @@ def cell(p, k, digits=2):
 def points_table(doc):
     kinds = {p.get("tail_kind") for p in doc["points"] if p.get("tail_kind")}
     tail = "P99 ms" if kinds <= {"p99"} else "tail ms (P99, or max†)"
-    lines = ["| point | baseline | requests | online P50 ms | online " + tail + " | offline it/s | suspensions |",
-             "|---|---|---:|---:|---:|---:|---:|"]
+    # Experiments about a rule name the counts that show it (Experiment.columns).
+    exp = EXPERIMENTS.get(doc.get("experiment"))
+    extra = tuple(exp.columns) if exp else ()
+    lines = ["| point | baseline | requests | online P50 ms | online " + tail + " | offline it/s | suspensions |"
+             + "".join(f" {k} |" for k in extra),
+             "|---|---|---:|---:|---:|---:|---:|" + "---:|" * len(extra)]
     for p in doc["points"]:
         t = cell(p, "online_tail_ms")
         if p.get("tail_kind") == "max":
             t += " †"
         lines.append(f"| {p['point']} | {p['baseline']} | {cell(p, 'online_requests', 0)} | {cell(p, 'online_p50_ms')} | "
-                     f"{t} | {cell(p, 'offline_iterations_per_s')} | {cell(p, 'suspensions', 0)} |")
+                     f"{t} | {cell(p, 'offline_iterations_per_s')} | {cell(p, 'suspensions', 0)} |"
+                     + "".join(f" {cell(p, k, 0)} |" for k in extra))
     note = ("Median across seeds, (min–max) when the seeds differ. † fewer than 1000 requests per seed: the "
             "maximum is reported, not a P99.")
     return "\n".join(lines) + "\n\n" + note + "\n"

@@ -16,7 +16,7 @@ SCHEMA_VERSION = 2
 METRICS = ("online_requests", "online_p50_ms", "online_p95_ms", "online_p99_ms", "online_mean_ms", "online_max_ms",
            "online_tail_ms", "online_solo_p50_ms", "offline_iterations", "offline_iterations_per_s",
            "offline_gpu_busy_fraction", "suspensions", "suspended_s", "actuation_timeouts", "sim_seconds",
-           "wall_seconds", "events", "suspend_latency_max_ms", "resume_latency_max_ms")
+           "wall_seconds", "events", "flaps", "suspend_latency_max_ms", "resume_latency_max_ms")
 
 
 class UsageProblem(ValueError):
