@@ -114,6 +114,10 @@ enum gpreempt_attach_flags {
 struct gpreempt_attach_opts {
   size_t sz;
   uint32_t flags; /**< gpreempt_attach_flags; unknown bits: -EINVAL */
+  /** Zero. Names what was trailing padding, so that an initializer zeroes it: a compound literal
+   *  (GPREEMPT_OPTS) may copy garbage into padding, which the library would read as a field of a
+   *  newer version (-E2BIG). A later version may give these bytes a meaning whose zero is today's. */
+  uint32_t reserved;
 };
 
 /** Options of gpreempt_suspend_opts(). Every field zero: the driver's default grace period. */
@@ -125,6 +129,10 @@ struct gpreempt_suspend_opts {
   /** Grace period in the kernel's unit (1,000 GPU clocks), used when grace_us is 0. 0: the
    *  driver's default (GPREEMPT_GRACE_DEFAULT). */
   uint32_t grace_units;
+  /** Zero. Names what was trailing padding, so that an initializer zeroes it: a compound literal
+   *  (GPREEMPT_OPTS) may copy garbage into padding, which the library would read as a field of a
+   *  newer version (-E2BIG). A later version may give these bytes a meaning whose zero is today's. */
+  uint32_t reserved;
 };
 
 /** uapi queue types (KFD_IOC_QUEUE_TYPE_*) as reported in gpreempt_queue.type. */

@@ -91,6 +91,10 @@ struct gpreempt_queue_map_opts {
   const char* rls;  /**< NUL-terminated text of debugfs rls, or NULL */
   const char* log;  /**< NUL-terminated HIP log whose HWq addresses to join, or NULL */
   int32_t pid;      /**< keep only this process's rows; 0: every process */
+  /** Zero. Names what was trailing padding, so that an initializer zeroes it: a compound literal
+   *  (GPREEMPT_OPTS) may copy garbage into padding, which the library would read as a field of a
+   *  newer version (-E2BIG). A later version may give these bytes a meaning whose zero is today's. */
+  uint32_t reserved;
 };
 
 /**

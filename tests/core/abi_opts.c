@@ -6,6 +6,7 @@
  * passes validation) before touching /dev/kfd. Exit 0 when every check holds. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,16 @@ static int failures;
       ++failures;                                                                \
     }                                                                            \
   } while (0)
+
+/* No options struct has padding: an initializer zeroes every member, while padding copied out of
+ * a compound literal (GPREEMPT_OPTS) may hold garbage, which the library reads as a field of a newer
+ * version. GCC at -O0 does copy it. */
+#define END_OF(type, field) (offsetof(struct type, field) + sizeof(((struct type*)0)->field))
+_Static_assert(sizeof(struct gpreempt_ctx_opts) == END_OF(gpreempt_ctx_opts, flags), "padding");
+_Static_assert(sizeof(struct gpreempt_attach_opts) == END_OF(gpreempt_attach_opts, reserved), "padding");
+_Static_assert(sizeof(struct gpreempt_suspend_opts) == END_OF(gpreempt_suspend_opts, reserved), "padding");
+_Static_assert(sizeof(struct gpreempt_queue_map_opts) == END_OF(gpreempt_queue_map_opts, reserved),
+               "padding");
 
 /* A newer caller's struct: this library's fields, then one it does not know. */
 struct newer_ctx_opts {
@@ -94,6 +105,11 @@ int main(void) {
     GPREEMPT_OPTS(gpreempt_attach_opts, bad, .flags = 1u << 7);
     CHECK(gpreempt_attach_opts(NULL, 1, &bad, &t) == -EINVAL);
     CHECK(strstr(gpreempt_last_error(), "unknown bits") != NULL);
+    /* The named former padding: zero from the macro, and refused when set. */
+    GPREEMPT_OPTS(gpreempt_attach_opts, reserved);
+    CHECK(reserved.reserved == 0);
+    reserved.reserved = 1;
+    CHECK(gpreempt_attach_opts(NULL, 1, &reserved, &t) == -E2BIG);
     CHECK(t == NULL);
   }
   /* suspend_opts: the same order. */
