@@ -1,0 +1,197 @@
+// The discrete-event simulation's internals, shared by its files (one concept each):
+//   simulation.cpp            setup of the GPUs, clients and baseline, and the event loop;
+//   simulation_clients.cpp    the workloads: launching kernels, online requests and their hints;
+//   simulation_scheduler.cpp  lib/sched's Scheduler: events in, actions to the actuator, the
+//                             transparent trigger's queue polling;
+//   simulation_results.cpp    what a run measured (RunResult).
+// Not an interface: run_simulation (simulation.h) is.
+#pragma once
+
+#include "eval/des/simulation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <set>
+
+#include "eval/des/actuator.h"
+#include "eval/des/arrivals.h"
+#include "eval/des/program.h"
+#include "eval/des/scheduler_setup.h"
+#include "sched/activity_detector.h"
+#include "sched/scheduler.h"
+#include "sim/device/device_profile.h"
+#include "sim/gpu/engine.h"
+#include "sim/gpu/faults.h"
+#include "sim/gpu/model_config.h"
+#include "sim/gpu/profile.h"
+
+namespace gpreempt::eval::des::detail {
+
+using sim::gpu::GpuEngine;
+using sim::gpu::QueueKey;
+using sim::gpu::SimTime;
+
+constexpr SimTime kNever = std::numeric_limits<SimTime>::max();
+constexpr uint32_t kOfflineGroup = 1;
+constexpr uint32_t kOnlineGroup = 2;
+// KFD queue priorities (0..15): HIP's default streams get 7 (pipe MEDIUM); the priority baseline
+// puts the online stream at the top (HIGH pipe) and the offline one at the bottom (LOW pipe).
+constexpr uint32_t kDefaultQueuePriority = 7;
+constexpr uint32_t kHighQueuePriority = 15;
+constexpr uint32_t kLowQueuePriority = 0;
+
+inline sched::Time to_sched(SimTime t) { return sched::Time(t); }
+
+// The work of one client on one GPU: its queues there and the instances (requests, iterations)
+// being launched or run.
+struct Copy {
+  uint32_t gpu = 0;
+  std::vector<QueueKey> queues;
+  uint32_t in_flight = 0;  // launched, not finished
+  struct Instance {
+    std::vector<uint32_t> deps_left;
+    std::vector<uint8_t> ready;
+    std::vector<uint32_t> next;  // per queue: position in Program::by_queue of the next launch
+    uint32_t launched = 0;
+    uint32_t done = 0;
+    // Nothing launched yet: the steps without dependencies are ready.
+    static Instance fresh(const Program& p) {
+      Instance in;
+      in.deps_left.resize(p.steps.size());
+      in.ready.assign(p.steps.size(), 0);
+      in.next.assign(p.queues, 0);
+      for (uint32_t i = 0; i < p.steps.size(); ++i) {
+        in.deps_left[i] = static_cast<uint32_t>(p.steps[i].after.size());
+        if (in.deps_left[i] == 0) in.ready[i] = 1;
+      }
+      return in;
+    }
+  };
+  std::map<uint64_t, Instance> instances;  // by instance number
+};
+
+struct Client {
+  std::string name;
+  bool online = true;
+  int pid = 0;
+  sched::ProcessKey key;
+  std::vector<uint32_t> gpus;
+  Program program;
+  std::vector<std::vector<uint32_t>> by_queue;    // step indices per queue, launch order
+  std::vector<std::vector<uint32_t>> dependents;  // per step: steps waiting for it
+  std::vector<Copy> copies;
+  // online
+  std::optional<Arrivals> arrivals;
+  std::optional<uint64_t> max_requests;
+  uint64_t arrived = 0;
+  std::deque<SimTime> waiting;  // arrival times of requests not started yet
+  bool busy = false;
+  SimTime current_arrival = 0;
+  uint64_t arrived_hinted = 0;  // the hint id of the next arrival (requests are served in order)
+  uint64_t current = 0;  // instance number of the running request
+  uint64_t completed = 0;
+  std::vector<double> latencies_ms;
+  // Tensor-parallel collective (spec AllReduceDef): the steps followed by an all-reduce, its
+  // length, and per (request, step) how many shards have finished that step.
+  std::vector<uint8_t> allreduce_after;
+  SimTime allreduce_ns = 0;
+  std::map<std::pair<uint64_t, uint32_t>, uint32_t> allreduce_arrived;
+  // offline
+  uint32_t max_in_flight = 64;
+  bool sync = false;
+  uint64_t next_instance = 0;
+  std::map<uint64_t, uint32_t> copies_done;  // instance → copies that finished it
+  uint64_t iterations = 0;
+};
+
+struct DesEvent {
+  SimTime t;
+  uint64_t seq;
+  std::function<void()> fn;
+  bool operator>(const DesEvent& o) const { return t != o.t ? t > o.t : seq > o.seq; }
+};
+
+// The GPU model's profile for the spec: the machine's geometry, the model's costs at the spec's
+// band, parameters and calibration scales.
+sim::gpu::GpuProfile model_profile(const Spec& spec);
+
+class Simulation {
+ public:
+  Simulation(const Spec& spec, Observer* obs)
+      : spec_(spec), obs_(obs), profile_(model_profile(spec)),
+        machine_(sim::make_profile(spec.profile, spec.gpus)) {}
+
+  RunResult run();
+
+ private:
+  // ---- event queue ----
+  void post(SimTime delay, std::function<void()> fn) {
+    events_.push(DesEvent{now_ + std::max<SimTime>(delay, 0), seq_++, std::move(fn)});
+  }
+  void post_at(SimTime t, std::function<void()> fn) {
+    events_.push(DesEvent{std::max(t, now_), seq_++, std::move(fn)});
+  }
+
+  void setup();
+  void add_client(Client c);
+  void start_instance(Client& c, Copy& cp, uint64_t inst);
+  void step_ready(Client& c, uint32_t copy, uint64_t inst, uint32_t step);
+  void pump(Client& c, uint32_t copy);
+  bool may_launch(const Client& c, const Copy& cp) const;
+  void kernel_done(Client& c, uint32_t copy, uint64_t inst, uint32_t step, const sim::gpu::JobResult& r);
+  // `step` of instance `inst` is over on that copy (for a step followed by an all-reduce: the
+  // collective has ended): its dependents may launch.
+  void release(Client& c, uint32_t copy, uint64_t inst, uint32_t step);
+  void instance_done(Client& c, uint32_t copy, uint64_t inst);
+
+  void schedule_arrival(Client& c);
+  void arrive(Client& c);
+  void start_request(Client& c);
+  void finish_request(Client& c);
+  void online_open_changed(uint32_t gpu);
+
+  void feed(const sched::Event& e);
+  void perform(const std::vector<sched::Action>& actions);
+  void poll_queues();
+  // What the run measured, once the loop has ended (simulation_results.cpp).
+  void collect_results();
+  void poll_tick(SimTime interval) {
+    poll_queues();
+    post(interval, [this, interval] { poll_tick(interval); });
+  }
+
+  const Spec& spec_;
+  Observer* obs_;
+  sim::gpu::GpuProfile profile_;
+  sim::DeviceProfile machine_;
+  std::vector<std::unique_ptr<GpuEngine>> engines_;
+  std::vector<sched::GpuId> gpu_ids_;
+  std::vector<Client> clients_;
+  std::priority_queue<DesEvent, std::vector<DesEvent>, std::greater<>> events_;
+  uint64_t seq_ = 0;
+  uint64_t des_events_ = 0;
+  SimTime now_ = 0;
+  SimTime end_ = kNever;
+  bool stop_ = false;
+  std::vector<uint32_t> online_open_;  // per GPU: requests arrived and not finished
+  std::vector<bool> offline_held_;     // oracle: offline queues switched out on that GPU
+  std::vector<SimTime> oracle_since_;
+  std::optional<sched::Scheduler> sched_;
+  // The transparent trigger gpreemptd ships (gpreemptd/transparent), fed the same pointer samples.
+  sched::ActivityDetector detector_;
+  std::optional<SimActuator> actuator_;
+  uint64_t timer_gen_ = 0;
+  RunResult res_;
+  std::map<sched::ProcessKey, std::string> names_;
+  uint64_t oracle_switches_ = 0;
+  SimTime oracle_suspended_ = 0;
+  std::vector<SuspendedWindow> oracle_windows_;
+};
+
+}  // namespace gpreempt::eval::des::detail
