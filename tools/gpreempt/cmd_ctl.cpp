@@ -140,8 +140,17 @@ std::string render_status(const Json& doc) {
     std::string objective = "-", action = "-";
     if (c.contains("objective") && c["objective"].is_object()) {
       const Json& o = c["objective"];
-      objective = "p" + text(o, "percentile") + " <= " + text(o, "target_ms") + " ms / " +
-                  text(o, "window_s") + " s (measured " + text(o, "measured_ms") + ")";
+      // Each goal (request latency, TTFT, TPOT); a daemon before TTFT/TPOT sends only the first.
+      Json goals = o.contains("goals") && o["goals"].is_array() ? o["goals"] : Json::array({o});
+      objective.clear();
+      for (const auto& g : goals) {
+        const std::string metric = g.contains("metric") ? text(g, "metric") : "latency";
+        objective += (objective.empty() ? "" : ", ") +
+                     (metric == "ttft" ? std::string("TTFT ") : metric == "tpot" ? "TPOT " : "") +
+                     "p" + text(g, "percentile") + " <= " + text(g, "target_ms") + " ms (measured " +
+                     text(g, "measured_ms") + ")";
+      }
+      objective += " / " + text(o, "window_s") + " s";
       action = text(o, "action") + " for " + text(o, "since_s_ago") + " s";
     }
     class_rows.push_back(
