@@ -107,6 +107,9 @@ class Daemon {
 
   gpreempt::client::Reply handle(uint64_t connection, const Peer& peer,
                                  const gpreempt::client::Message& m, Clock::time_point received);
+  // kToken: an LLM request's tokens so far, for its TTFT/TPOT (daemon_requests.cpp).
+  gpreempt::client::Reply token_report(uint64_t connection, const gpreempt::client::Message& m,
+                                       Clock::time_point received);
   // kSuspend / kResume: the operator trigger (the peer's permission is already checked).
   gpreempt::client::Reply operator_command(const gpreempt::client::Message& m);
   void connection_closed(uint64_t connection, const Peer& peer);

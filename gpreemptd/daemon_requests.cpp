@@ -1,4 +1,4 @@
-// What gpreemptd answers on its socket: hints (hello, begin, end, expect) from the processes that
+// What gpreemptd answers on its socket: hints (hello, begin, end, token, expect) from the processes that
 // opened a connection, with their permission and rate checks, the status view each peer may see,
 // and the operator's commands (suspend, resume, reload) for those the control group admits.
 #include "daemon.h"
@@ -113,9 +113,11 @@ client::Reply Daemon::handle(uint64_t connection, const Peer& peer, const client
     }
     case Op::kBegin:
     case Op::kEnd:
+    case Op::kToken:
     case Op::kExpect: {
       if (shutting_down_)
         return client::error_reply(m.seq, ErrorCode::kUnavailable, "gpreemptd is shutting down");
+      if (m.op == Op::kToken) return token_report(connection, m, received);
       if (m.op == Op::kEnd) {
         HintRequests::Open r;
         const auto ended = hints_.end(connection, m.request, &r);
@@ -145,6 +147,9 @@ client::Reply Daemon::handle(uint64_t connection, const Peer& peer, const client
             h->second.observe(std::chrono::duration<double>(received - r.started).count());
           }
         }
+        // Its output tokens first: the scheduler takes the TPOT's count from them.
+        if (m.tokens > 0)
+          dispatch(sched::event::RequestProgress{r.key, r.id, m.tokens, /*at_end=*/true});
         dispatch(sched::event::RequestFinished{r.key, r.id, sched::RequestSource::kHint});
         return client::ok_reply(m.seq);
       }
@@ -289,6 +294,33 @@ void Daemon::connection_closed(uint64_t connection, const Peer& peer) {
                  open.size() == 1 ? "" : "s");
   for (const auto& r : open)
     dispatch(sched::event::RequestFinished{r.key, r.id, sched::RequestSource::kHint});
+}
+
+client::Reply Daemon::token_report(uint64_t connection, const client::Message& m,
+                                   Clock::time_point received) {
+  using client::ErrorCode;
+  // A report costs a token of the bucket as a begin does: a flood of them is work too.
+  if (!hints_.take_token(connection, received, config_.daemon.hint_rate, config_.daemon.hint_burst))
+    return client::error_reply(
+        m.seq, ErrorCode::kUnavailable,
+        "token refused: this connection sends hints faster than " +
+            std::to_string(config_.daemon.hint_rate) + " per second (burst " +
+            std::to_string(config_.daemon.hint_burst) +
+            ", [daemon] hint_rate and hint_burst); it was not applied");
+  HintRequests::Open r;
+  switch (hints_.find(connection, m.request, &r)) {
+    case HintRequests::EndOutcome::kExpired:
+      return client::ok_reply(m.seq, {{"expired", true}});
+    case HintRequests::EndOutcome::kUnknown:
+      return client::error_reply(
+          m.seq, ErrorCode::kBadRequest,
+          "request " + std::to_string(m.request) + " was not begun on this connection");
+    case HintRequests::EndOutcome::kEnded:
+      break;
+  }
+  // The request was accepted at its begin (its process, class and trigger were checked then).
+  dispatch(sched::event::RequestProgress{r.key, r.id, m.tokens, /*at_end=*/false}, received);
+  return client::ok_reply(m.seq);
 }
 
 }  // namespace gpreemptd

@@ -44,6 +44,18 @@ HintRequests::EndOutcome HintRequests::end(uint64_t connection, uint64_t client_
   return EndOutcome::kUnknown;
 }
 
+HintRequests::EndOutcome HintRequests::find(uint64_t connection, uint64_t client_id,
+                                             Open* found) const {
+  if (auto c = open_.find(connection); c != open_.end())
+    if (auto it = c->second.find(client_id); it != c->second.end()) {
+      if (found) *found = it->second;
+      return EndOutcome::kEnded;
+    }
+  if (auto x = expired_.find(connection); x != expired_.end() && x->second.count(client_id))
+    return EndOutcome::kExpired;
+  return EndOutcome::kUnknown;
+}
+
 std::vector<HintRequests::Expired> HintRequests::expire(Clock::time_point now,
                                                         gpreempt::sched::Duration limit) {
   std::vector<Expired> out;

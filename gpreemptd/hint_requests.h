@@ -49,6 +49,9 @@ class HintRequests {
   std::optional<Open> begin(uint64_t connection, uint64_t client_id,
                             const gpreempt::sched::ProcessKey& key, Clock::time_point at);
   EndOutcome end(uint64_t connection, uint64_t client_id, Open* ended);
+  // The request `client_id` open on the connection (a `token` report names it): kEnded with its
+  // record in *found, kExpired or kUnknown as for end(); nothing changes.
+  EndOutcome find(uint64_t connection, uint64_t client_id, Open* found) const;
   // Ends every request begun `limit` or more before `now`, oldest connection first.
   std::vector<Expired> expire(Clock::time_point now, gpreempt::sched::Duration limit);
   // When the oldest open request began (nullopt: none open): the next expire() is due `limit`

@@ -30,15 +30,18 @@ m::MetricsSnapshot metrics_snapshot(const StatusSource& s, double start_time_uni
   for (const auto& rule : s.config->classes) {
     if (!rule.cls.objective) continue;
     const auto& slo = s.scheduler->objectives();
-    m::ObjectiveMetrics o;
-    o.class_name = rule.cls.name;
-    o.percentile = rule.cls.objective->percentile;
-    o.target_seconds = std::chrono::duration<double>(rule.cls.objective->target).count();
-    if (auto v = slo.measured(rule.cls.name, s.now)) o.latency_seconds = std::chrono::duration<double>(*v).count();
-    o.action = sched::to_string(slo.action(rule.cls.name));
-    if (auto it = slo.states().find(rule.cls.name); it != slo.states().end())
-      o.action_changes_total = it->second.changes;
-    out.objectives.push_back(std::move(o));
+    for (const sched::Goal& goal : rule.cls.objective->goals()) {
+      m::ObjectiveMetrics o;
+      o.class_name = rule.cls.name;
+      o.metric = sched::to_string(goal.metric);
+      o.percentile = goal.percentile;
+      o.target_seconds = seconds(goal.target);
+      if (auto v = slo.measured(rule.cls.name, goal, s.now)) o.latency_seconds = seconds(*v);
+      o.action = sched::to_string(slo.action(rule.cls.name));
+      if (auto it = slo.states().find(rule.cls.name); it != slo.states().end())
+        o.action_changes_total = it->second.changes;
+      out.objectives.push_back(std::move(o));
+    }
   }
   for (const auto& [id, rec] : *s.gpus) {
     const sched::GpuArbiter* arb = s.scheduler->gpu(id);

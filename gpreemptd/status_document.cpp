@@ -50,18 +50,34 @@ Json latency_summary_json(const sched::LatencyHistogram& h, bool micro) {
           {"max", conv(h.max())}};
 }
 
-// A class's objective and what serves it now (slo_controller.h); null without one.
+// A class's objective and what serves it now (slo_controller.h); null without one. Its first goal
+// (request latency, else TTFT, else TPOT) is also at the top level, as before TTFT/TPOT existed;
+// `goals` lists each goal with its own measure.
 static Json objective_json(const sched::Scheduler& scheduler, const sched::SchedClass& c, sched::Time now) {
   if (!c.objective) return Json();
-  const auto& states = scheduler.objectives().states();
+  const auto& slo = scheduler.objectives();
+  const auto& states = slo.states();
   auto it = states.find(c.name);
-  const auto measured = scheduler.objectives().measured(c.name, now);
-  Json j = {{"percentile", c.objective->percentile},
-            {"target_ms", jc::round_to(std::chrono::duration<double, std::milli>(c.objective->target).count(), 3)},
+  auto ms = [](sched::Duration d) {
+    return jc::round_to(std::chrono::duration<double, std::milli>(d).count(), 3);
+  };
+  Json goals = Json::array();
+  for (const sched::Goal& g : c.objective->goals()) {
+    const auto measured = slo.measured(c.name, g, now);
+    goals.push_back({{"metric", to_string(g.metric)},
+                     {"percentile", g.percentile},
+                     {"target_ms", ms(g.target)},
+                     {"measured_ms", measured ? Json(ms(*measured)) : Json()},
+                     {"in_window", slo.count(c.name, g.metric, now)}});
+  }
+  const Json& first = goals.at(0);
+  Json j = {{"metric", first["metric"]},
+            {"percentile", first["percentile"]},
+            {"target_ms", first["target_ms"]},
             {"window_s", std::chrono::duration<double>(c.objective->window).count()},
-            {"measured_ms", measured ? Json(jc::round_to(std::chrono::duration<double, std::milli>(*measured).count(), 3))
-                                     : Json()},
-            {"action", to_string(scheduler.objectives().action(c.name))}};
+            {"measured_ms", first["measured_ms"]},
+            {"action", to_string(slo.action(c.name))},
+            {"goals", goals}};
   if (it != states.end()) {
     j["requests_in_window"] = it->second.samples.size();
     j["since_s_ago"] = jc::round_to(std::chrono::duration<double>(now - it->second.since).count(), 3);

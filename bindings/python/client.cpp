@@ -226,12 +226,23 @@ void register_client(py::module_& m) {
           "not preempt (the message says why), or the connection's error.")
       .def(
           "end",
-          [](PyClient& c, uint64_t request_id) {
-            c.with([&](HintClient& h) { h.end(request_id); });
+          [](PyClient& c, uint64_t request_id, std::optional<uint64_t> tokens) {
+            if (tokens && *tokens == 0) throw Error(EINVAL, "tokens must be positive (or None)");
+            c.with([&](HintClient& h) { h.end(request_id, tokens.value_or(0)); });
           },
-          py::arg("request_id"),
+          py::arg("request_id"), py::kw_only(), py::arg("tokens") = py::none(),
           "Hint: request `request_id` finished (sent only when it was begun on the current\n"
-          "connection: a restarted daemon never saw the others).")
+          "connection: a restarted daemon never saw the others). `tokens`: an LLM request's\n"
+          "output tokens, for its time per output token (TPOT).")
+      .def(
+          "token",
+          [](PyClient& c, uint64_t request_id, uint64_t tokens) {
+            c.with([&](HintClient& h) { h.token(request_id, tokens); });
+          },
+          py::arg("request_id"), py::arg("tokens") = 1,
+          "Hint: LLM request `request_id` has produced `tokens` output tokens so far (1: its\n"
+          "first token, for its time to first token, TTFT; later counts tell its decode pace).\n"
+          "Sent only when the request was begun on the current connection; fails open as end.")
       .def(
           "expect",
           [](PyClient& c, int64_t in_us) { c.with([&](HintClient& h) { h.expect(in_us); }); },

@@ -29,10 +29,13 @@ sched::ArbiterConfig arbiter_config(const PolicyDef& p) {
 
 std::vector<sched::SchedClass> scheduler_classes(Baseline b, const PolicyDef& p) {
   sched::SchedClass online{"online", 10, {}, std::nullopt};
-  if (p.slo_percentile)
-    online.objective = sched::Objective{*p.slo_percentile,
-                                        std::chrono::nanoseconds(std::llround(p.slo_target_ms * 1e6)),
-                                        std::chrono::nanoseconds(std::llround(p.slo_window_s * 1e9))};
+  if (p.slo_percentile) {
+    sched::Objective o;
+    o.percentile = *p.slo_percentile;
+    o.target = std::chrono::nanoseconds(std::llround(p.slo_target_ms * 1e6));
+    o.window = std::chrono::nanoseconds(std::llround(p.slo_window_s * 1e9));
+    online.objective = o;
+  }
   online.triggers = {b == Baseline::kGpreemptTransparent ? sched::RequestSource::kTransparent
                                                          : sched::RequestSource::kHint};
   sched::SchedClass offline{"offline", 0, {sched::RequestSource::kHint}, std::nullopt};

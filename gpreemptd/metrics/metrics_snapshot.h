@@ -87,15 +87,16 @@ struct DaemonMetrics {
   std::uint64_t connections_closed_idle_total = 0;
 };
 
-// Per class with a latency objective ([[class]] slo): the target, the window's measure and the
-// protection serving it (sched/slo_controller.h).
+// Per goal of a class's objective ([[class]] slo): the target, the window's measure and the
+// protection serving the objective (sched/slo_controller.h; the same for each goal of a class).
 struct ObjectiveMetrics {
   std::string class_name;
   double percentile = 99;
   double target_seconds = 0;
-  std::optional<double> latency_seconds;  // the window's percentile; none without a request
+  std::optional<double> latency_seconds;  // the window's percentile; none without a measure
   std::string action;                     // none, late, per_request, hold
   std::uint64_t action_changes_total = 0;
+  std::string metric = "latency";  // what the goal measures: latency, ttft, tpot
 };
 
 struct MetricsSnapshot {

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 #include <utility>
@@ -205,21 +206,26 @@ std::string render_prometheus_text(const MetricsSnapshot& s) {
   // Per class with an objective.
   {
     Family target("gpreempt_objective_target_seconds", "gauge",
-                  "The latency the class's objective allows at its percentile ([[class]] slo).");
+                  "What the class's objective allows at its percentile ([[class]] slo), per "
+                  "metric: latency (request), ttft (time to first token), tpot (time per output "
+                  "token).");
     Family measured("gpreempt_objective_latency_seconds", "gauge",
-                    "The class's request latency at the objective's percentile over its window.");
+                    "The class's measure (metric: latency, ttft, tpot) at the goal's percentile "
+                    "over the objective's window.");
     Family action("gpreempt_objective_action", "gauge",
                   "1 for the protection serving the objective now (none, late, per_request, hold).");
     Family changes("gpreempt_objective_action_changes_total", "counter",
                    "Times the protection serving the objective changed.");
+    std::set<std::string> classes_done;  // the action is the class's, whatever its goals
     for (const ObjectiveMetrics* o : sorted(s.objectives, [](const ObjectiveMetrics& x) {
            return std::tie(x.class_name);
          })) {
       char pct[32];
       std::snprintf(pct, sizeof pct, "%g", o->percentile);
-      const Labels l{{"class", o->class_name}, {"percentile", pct}};
+      const Labels l{{"class", o->class_name}, {"metric", o->metric}, {"percentile", pct}};
       target.sample(l, o->target_seconds);
       if (o->latency_seconds) measured.sample(l, *o->latency_seconds);
+      if (!classes_done.insert(o->class_name).second) continue;
       for (const char* a : {"none", "late", "per_request", "hold"})
         action.sample({{"class", o->class_name}, {"action", a}},
                       std::uint64_t{o->action == a ? 1u : 0u});

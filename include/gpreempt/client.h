@@ -170,6 +170,30 @@ GPREEMPT_API int gpreempt_client_request_begin(gpreempt_client* client, uint64_t
 GPREEMPT_API int gpreempt_client_request_end(gpreempt_client* client, uint64_t request_id);
 
 /**
+ * @brief Hint for an LLM request: request `request_id` has produced `tokens` output tokens so far.
+ *        Call it with 1 when its first token is produced (the daemon measures its time to first
+ *        token, TTFT, for a class with a `ttft_...` objective); later calls with the count so far
+ *        tell the daemon its decode pace. Sent only when the request was begun on the current
+ *        connection, as for gpreempt_client_request_end().
+ * @retval 0 success (failing open: also when the daemon is away or refuses); -EINVAL
+ *         `request_id` 0 or `tokens` 0; with GPREEMPT_CLIENT_REQUIRE_DAEMON, the errors above.
+ * @note Thread safety: Any thread. Since 0.5.
+ */
+GPREEMPT_API int gpreempt_client_request_token(gpreempt_client* client, uint64_t request_id,
+                                               uint64_t tokens);
+
+/**
+ * @brief gpreempt_client_request_end() for an LLM request that produced `tokens` output tokens:
+ *        with its first token (gpreempt_client_request_token()), the daemon measures its time per
+ *        output token (TPOT) for a class with a `tpot_...` objective. `tokens` 0: not said (the
+ *        same as gpreempt_client_request_end()).
+ * @retval as gpreempt_client_request_end().
+ * @note Thread safety: Any thread. Since 0.5.
+ */
+GPREEMPT_API int gpreempt_client_request_end_tokens(gpreempt_client* client, uint64_t request_id,
+                                                    uint64_t tokens);
+
+/**
  * @brief Early hint: a request will start in about `in_us` microseconds, so the daemon can
  *        suspend lower-priority work while this process is still pre-processing.
  * @retval 0 success (failing open: also when the daemon is away or refuses); -EINVAL `in_us` is 0

@@ -122,6 +122,26 @@ int gpreempt_client_request_end(gpreempt_client* client, uint64_t request_id) {
   });
 }
 
+int gpreempt_client_request_end_tokens(gpreempt_client* client, uint64_t request_id,
+                                       uint64_t tokens) {
+  return guarded([&] {
+    if (!client) return fail(EINVAL, "client is NULL");
+    std::lock_guard lock(client->mutex);
+    client->hints.end(request_id, tokens);
+    return 0;
+  });
+}
+
+int gpreempt_client_request_token(gpreempt_client* client, uint64_t request_id, uint64_t tokens) {
+  return guarded([&] {
+    if (!client) return fail(EINVAL, "client is NULL");
+    if (tokens == 0) return fail(EINVAL, "tokens 0 (expected 1 .. 2^64-1: 1 is the first token)");
+    std::lock_guard lock(client->mutex);
+    client->hints.token(request_id, tokens);
+    return 0;
+  });
+}
+
 int gpreempt_client_expect_request(gpreempt_client* client, uint64_t in_us) {
   return guarded([&] {
     if (!client) return fail(EINVAL, "client is NULL");

@@ -365,11 +365,22 @@ void Connection::begin(uint64_t request) {
   hint(std::move(m));
 }
 
-void Connection::end(uint64_t request) {
+void Connection::end(uint64_t request, uint64_t tokens) {
   if (request == 0) throw Error(EINVAL, "request ids start at 1");
   Message m;
   m.op = Op::kEnd;
   m.request = request;
+  m.tokens = tokens;
+  hint(std::move(m));
+}
+
+void Connection::token(uint64_t request, uint64_t tokens) {
+  if (request == 0) throw Error(EINVAL, "request ids start at 1");
+  if (tokens == 0) throw Error(EINVAL, "a token report needs at least 1 token");
+  Message m;
+  m.op = Op::kToken;
+  m.request = request;
+  m.tokens = tokens;
   hint(std::move(m));
 }
 

@@ -97,7 +97,7 @@ class Connection {
     int code = 0;  // errno_of() of the daemon's error
     std::string message;
     Op op = Op::kBegin;
-    uint64_t request = 0;  // kBegin / kEnd
+    uint64_t request = 0;  // kBegin / kEnd / kToken
   };
   void keep_deferred_refusals(bool keep) { keep_deferred_refusals_ = keep; }
   // Every refusal of a deferred hint read so far (kept mode); reads nothing from the socket.
@@ -106,7 +106,10 @@ class Connection {
   HelloInfo hello();
   // Hints. `request` must be > 0 and unique among this connection's open requests.
   void begin(uint64_t request);
-  void end(uint64_t request);
+  // `tokens` > 0: the request's output tokens (an LLM request; 0: not said).
+  void end(uint64_t request, uint64_t tokens = 0);
+  // LLM request `request` has produced `tokens` output tokens so far (>= 1; 1: its first token).
+  void token(uint64_t request, uint64_t tokens = 1);
   void expect(int64_t in_us);
   // The status document (docs/protocol.md, `gpreempt ctl status --json`).
   nlohmann::ordered_json status();

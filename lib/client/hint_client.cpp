@@ -179,7 +179,7 @@ bool HintClient::begin(uint64_t request, std::optional<bool> require_daemon) {
   return false;
 }
 
-void HintClient::end(uint64_t request) {
+void HintClient::end(uint64_t request, uint64_t tokens) {
   if (request == 0) throw Error(EINVAL, "request ids start at 1");
   const bool strict = options_.require_daemon;
   if (auto it = open_.find(request); it != open_.end()) {
@@ -190,13 +190,32 @@ void HintClient::end(uint64_t request) {
   } else if (!connected() && !strict) {
     return;
   }
+  send_for_request([&](Connection& c) { c.end(request, tokens); }, strict);
+}
+
+void HintClient::token(uint64_t request, uint64_t tokens) {
+  if (request == 0) throw Error(EINVAL, "request ids start at 1");
+  if (tokens == 0) throw Error(EINVAL, "a token report needs at least 1 token");
+  const bool strict = options_.require_daemon;
+  if (auto it = open_.find(request); it != open_.end()) {
+    // Begun unprotected, or on a connection that is gone: the daemon does not know the request.
+    if (it->second == 0 || it->second != epoch_ || !connected()) return;
+  } else if (!strict) {
+    return;  // not begun here: nothing for the daemon to measure
+  }
+  send_for_request([&](Connection& c) { c.token(request, tokens); }, strict);
+}
+
+template <class Send>
+void HintClient::send_for_request(Send&& send, bool strict) {
   take_refusals();
   Connection* c = strict ? &connection_for_call() : &*conn_;
   try {
-    c->end(request);
+    send(*c);
     take_refusals();
   } catch (const Error& e) {
-    // No warning for an end: its request ran; a lost daemon is reported by the next begin.
+    // No warning for an end or a token report: its request ran; a lost daemon is reported by the
+    // next begin.
     hint_failed(e, strict);
   }
 }

@@ -74,8 +74,13 @@ class HintClient {
   // `require_daemon` overrides the client's setting for this request (a request that must not run
   // unprotected). A failure to tell the daemon throws only when the daemon is required.
   bool begin(uint64_t request, std::optional<bool> require_daemon = std::nullopt);
-  // Request `request` finished. Sent only when it was begun on the current connection.
-  void end(uint64_t request);
+  // Request `request` finished; `tokens` > 0: its output tokens (an LLM request, for its TPOT).
+  // Sent only when it was begun on the current connection.
+  void end(uint64_t request, uint64_t tokens = 0);
+  // LLM request `request` has produced `tokens` output tokens so far (>= 1, else EINVAL; 1: its
+  // first token, for its TTFT). Sent only when it was begun on the current connection, as end;
+  // fails open as end does (a report lost costs the daemon a measure, never the request).
+  void token(uint64_t request, uint64_t tokens = 1);
   // A request starts in about `in_us` (> 0). True when the daemon was told.
   bool expect(int64_t in_us);
 
@@ -114,6 +119,10 @@ class HintClient {
   // when it fails open; throws when `strict`.
   template <class Send>
   bool deliver(bool strict, Send&& send);
+  // Sends an end or a token report of a request begun on the current connection (with `strict`,
+  // on any connection, connecting if needed): failures fail open unless `strict`.
+  template <class Send>
+  void send_for_request(Send&& send, bool strict);
   // A hint failed with `e`: rethrows when `strict`, else warns (once) and returns.
   void hint_failed(const Error& e, bool strict);
   void take_refusals();

@@ -10,10 +10,11 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr std::array<std::pair<Op, const char*>, 8> kOps{{
+constexpr std::array<std::pair<Op, const char*>, 9> kOps{{
     {Op::kHello, "hello"},
     {Op::kBegin, "begin"},
     {Op::kEnd, "end"},
+    {Op::kToken, "token"},
     {Op::kExpect, "expect"},
     {Op::kStatus, "status"},
     {Op::kSuspend, "suspend"},
@@ -136,8 +137,15 @@ std::string encode(const Message& m) {
   j["op"] = to_string(m.op);
   switch (m.op) {
     case Op::kBegin:
+      j["request"] = m.request;
+      break;
     case Op::kEnd:
       j["request"] = m.request;
+      if (m.tokens > 0) j["tokens"] = m.tokens;  // old daemons ignore fields they do not know
+      break;
+    case Op::kToken:
+      j["request"] = m.request;
+      if (m.tokens > 1) j["tokens"] = m.tokens;
       break;
     case Op::kExpect:
       j["in_us"] = m.in_us;
@@ -182,8 +190,17 @@ Message decode_message(std::string_view line) {
   m.op = *known;
   switch (m.op) {
     case Op::kBegin:
-    case Op::kEnd:
       m.request = required_positive(j, "request", m.seq, to_string(m.op));
+      break;
+    case Op::kEnd:
+    case Op::kToken:
+      m.request = required_positive(j, "request", m.seq, to_string(m.op));
+      if (auto t = unsigned_field(j, "tokens", m.seq)) {
+        if (*t == 0) fail(m.seq, std::string("\"tokens\" of \"") + to_string(m.op) + "\" must be positive");
+        m.tokens = *t;
+      } else if (m.op == Op::kToken) {
+        m.tokens = 1;
+      }
       break;
     case Op::kExpect:
       m.in_us = static_cast<int64_t>(required_positive(j, "in_us", m.seq, "expect"));

@@ -30,7 +30,8 @@ std::string default_socket_path();
 enum class Op {
   kHello,    // who am I to the daemon: its version, my class, whether my hints count
   kBegin,    // hint: request `request` of the peer process starts now
-  kEnd,      // hint: it finished
+  kEnd,      // hint: it finished (optionally with its output `tokens`, an LLM request)
+  kToken,    // hint: LLM request `request` has produced `tokens` output tokens (1: its first)
   kExpect,   // hint: a request will start in about `in_us`
   kStatus,   // the status document (`gpreempt ctl status --json`)
   kSuspend,  // operator: suspend `target` for `for_ms` (control permission)
@@ -53,10 +54,13 @@ struct Target {
 struct Message {
   Op op = Op::kHello;
   uint64_t seq = 0;       // chosen by the client; echoed in the reply
-  uint64_t request = 0;   // kBegin / kEnd: unique among the peer's open requests
+  uint64_t request = 0;   // kBegin / kEnd / kToken: unique among the peer's open requests
   int64_t in_us = 0;      // kExpect: > 0
   Target target;          // kSuspend / kResume
   int64_t for_ms = 0;     // kSuspend: > 0 (the daemon still applies its hard bound)
+  // kToken: output tokens so far (>= 1; absent on the wire: 1, the first token). kEnd: the
+  // request's output tokens, 0 (absent on the wire) when the client does not say.
+  uint64_t tokens = 0;
 };
 
 // Why a message was refused; the strings are the wire form (`"error": "not_permitted"`).

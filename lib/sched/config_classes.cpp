@@ -85,26 +85,42 @@ std::vector<ClassRule> Loader::classes(const toml::key& k, const toml::node& v) 
 }
 
 std::optional<Objective> Loader::objective(const toml::key& k, const toml::node& v) {
+  static const char* const kExpected =
+      "expected one of p50_ms, p90_ms, p95_ms, p99_ms, p999_ms; the same with ttft_ or tpot_ "
+      "before it (ttft_p99_ms, tpot_p99_ms); and window_s";
   const toml::table* t = v.as_table();
   if (!t) {
-    error(line_of(k), std::string("'slo' must be a table such as { p99_ms = 5 }, not ") +
+    error(line_of(k), std::string("'slo' must be a table such as { p99_ms = 5 } or "
+                                  "{ ttft_p99_ms = 500, tpot_p99_ms = 30 }, not ") +
                           type_name(v));
     return std::nullopt;
   }
   Objective o;
-  int percentiles = 0;
-  bool ok = true;
+  // Goals stated per metric: one percentile each (p99_ms and p95_ms together would be two
+  // targets for one measure).
+  std::map<Metric, int> stated;
+  bool ok = true, unknown = false;
   for (auto&& [sk, sv] : *t) {
     const std::string key(sk.str());
-    if (auto p = percentile_of_key(key)) {
-      ++percentiles;
-      o.percentile = *p;
+    if (auto g = goal_of_key(key)) {
+      ++stated[g->first];
       auto d = duration(sk, sv, 1ms);
       if (!d || *d <= Duration::zero()) {
         if (d) error(line_of(sk), "'" + key + "' must be greater than 0");
         ok = false;
-      } else {
-        o.target = *d;
+        continue;
+      }
+      switch (g->first) {
+        case Metric::kLatency:
+          o.percentile = g->second;
+          o.target = *d;
+          break;
+        case Metric::kTtft:
+          o.ttft = Goal{Metric::kTtft, g->second, *d};
+          break;
+        case Metric::kTpot:
+          o.tpot = Goal{Metric::kTpot, g->second, *d};
+          break;
       }
     } else if (key == "window_s") {
       auto d = duration(sk, sv, 1s);
@@ -115,21 +131,27 @@ std::optional<Objective> Loader::objective(const toml::key& k, const toml::node&
         o.window = *d;
       }
     } else {
-      error(line_of(sk), "unknown key '" + key +
-                             "' in slo (expected one of p50_ms, p90_ms, p95_ms, p99_ms, "
-                             "p999_ms, and window_s)");
+      error(line_of(sk), "unknown key '" + key + "' in slo (" + kExpected + ")");
       ok = false;
+      unknown = true;
     }
   }
-  bool unknown = false;
-  for (auto&& [sk, sv] : *t)
-    unknown |= !percentile_of_key(std::string(sk.str())) && sk != "window_s";
-  if (percentiles != 1 && !unknown) {
-    error(line_of(k), "'slo' must name exactly one percentile (p50_ms, p90_ms, p95_ms, p99_ms "
-                      "or p999_ms), e.g. slo = { p99_ms = 5 }");
+  for (const auto& [metric, n] : stated)
+    if (n > 1) {
+      error(line_of(k), "'slo' must name one percentile per measure, not " + std::to_string(n) +
+                            " of the " +
+                            (metric == Metric::kLatency ? std::string("request latency (p99_ms, ...)")
+                                                        : std::string(to_string(metric)) + " (" +
+                                                              to_string(metric) + "_p99_ms, ...)"));
+      ok = false;
+    }
+  if (stated.empty() && !unknown) {
+    error(line_of(k), "'slo' must name a percentile (p50_ms, p90_ms, p95_ms, p99_ms or p999_ms, "
+                      "or the same after ttft_ or tpot_), e.g. slo = { p99_ms = 5 } or "
+                      "slo = { ttft_p99_ms = 500, tpot_p99_ms = 30 }");
     return std::nullopt;
   }
-  if (!ok || percentiles != 1) return std::nullopt;
+  if (!ok || stated.empty()) return std::nullopt;
   return o;
 }
 

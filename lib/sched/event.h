@@ -34,6 +34,16 @@ struct RequestFinished {
   uint64_t request = 0;
   RequestSource source = RequestSource::kHint;
 };
+// An LLM request of `key` has produced `tokens` output tokens so far (>= 1); its first such event
+// is its first token (TTFT), later ones tell its decode pace (Protection::kLate). `at_end`: the
+// count its client gave with its `end`, sent just before its RequestFinished: it gives the TPOT's
+// token count, never a first token (a request whose first token went unreported has no TTFT).
+struct RequestProgress {
+  ProcessKey key;
+  uint64_t request = 0;
+  uint64_t tokens = 1;
+  bool at_end = false;
+};
 // "A request will start in about `in`": suspend early so the GPU is clear when it arrives.
 struct RequestExpected {
   ProcessKey key;
@@ -121,7 +131,8 @@ struct Shutdown {};
 }  // namespace event
 
 using Event =
-    std::variant<event::RequestStarted, event::RequestFinished, event::RequestExpected,
+    std::variant<event::RequestStarted, event::RequestFinished, event::RequestProgress,
+                 event::RequestExpected,
                  event::ProcessAppeared, event::ProcessClassified, event::ProcessExited,
                  event::GpuCapability, event::ActuationCompleted, event::KernelObserved,
                  event::OperatorSuspend, event::OperatorResume, event::TimerFired, event::Shutdown>;

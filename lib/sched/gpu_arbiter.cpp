@@ -40,6 +40,11 @@ void GpuArbiter::join(const ProcessKey& key, const SchedClass& cls, Protection p
   m.priority = cls.priority;
   m.protection = protection;
   m.late_after = late;
+  m.late_by_request = cls.objective && cls.objective->keyed_on_tokens();
+}
+
+void GpuArbiter::set_late_at(const ProcessKey& key, std::optional<Time> at) {
+  if (auto it = members_.find(key); it != members_.end()) it->second.late_at = at;
 }
 
 void GpuArbiter::set_protection(const std::string& cls, Protection protection) {
@@ -72,7 +77,8 @@ void GpuArbiter::request_finished(const ProcessKey& key, Time now) {
   GpuMember& m = it->second;
   if (--m.active_requests == 0) {
     m.idle_since = now;
-    m.last_request_late = m.busy_since && now - *m.busy_since >= m.late_after;
+    const auto late = late_from(m);
+    m.last_request_late = late && now >= *late;
     m.busy_since.reset();
   }
 }

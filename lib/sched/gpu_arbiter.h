@@ -55,6 +55,9 @@ class GpuArbiter {
   void join(const ProcessKey& key, const SchedClass& cls, Protection protection);
   // The protection of the members of class `cls` (its objective's controller moved).
   void set_protection(const std::string& cls, Protection protection);
+  // When the process's first open request is or becomes late (late_by_request members; nullopt:
+  // none is).
+  void set_late_at(const ProcessKey& key, std::optional<Time> at);
   // The process left this GPU or exited: forgotten (a suspended one needs no resume).
   void leave(const ProcessKey& key, Time now);
   bool has(const ProcessKey& key) const { return members_.count(key) != 0; }

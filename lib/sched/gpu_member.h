@@ -28,6 +28,11 @@ struct GpuMember {
   // long a request runs before it counts.
   Protection protection = Protection::kPerRequest;
   Duration late_after{0};
+  // A class whose objective is keyed on tokens (TTFT/TPOT) is late per request, as the scheduler
+  // says (late_at: when its first open request is or becomes late; request_tokens.h), not
+  // late_after into its busy period.
+  bool late_by_request = false;
+  std::optional<Time> late_at;
   MemberState state = MemberState::kRunning;
 
   // Its own pending work.

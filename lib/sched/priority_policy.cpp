@@ -32,15 +32,23 @@ bool protects_now(const GpuMember& m, Time now) {
   switch (m.protection) {
     case Protection::kNone:
       return false;
-    case Protection::kLate:
-      // A request that has run late_after; once idle, the hysteresis after such a request.
-      return m.active_requests > 0 ? m.busy_since && now - *m.busy_since >= m.late_after
-                                   : m.last_request_late;
+    case Protection::kLate: {
+      // A request that is late; once idle, the hysteresis after such a request.
+      if (m.active_requests == 0) return m.last_request_late;
+      const auto at = late_from(m);
+      return at && now >= *at;
+    }
     case Protection::kPerRequest:
     case Protection::kHold:
       return true;
   }
   return true;
+}
+
+std::optional<Time> late_from(const GpuMember& m) {
+  if (m.late_by_request) return m.late_at;
+  if (!m.busy_since) return std::nullopt;
+  return *m.busy_since + m.late_after;
 }
 
 bool operator_held(const GpuMember& m, Time now) {
@@ -58,8 +66,8 @@ PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
     // A class whose objective holds without help preempts nobody for its requests; under kLate,
     // only for a request that has run late_after.
     const bool protects = protects_now(m, now);
-    if (m.protection == Protection::kLate && m.busy_since && !protects)
-      earliest(d.next_check, *m.busy_since + m.late_after);
+    if (m.protection == Protection::kLate && m.active_requests > 0 && !protects)
+      if (auto at = late_from(m)) earliest(d.next_check, *at);
     if (protects && has_pending_work(m, now)) {
       pending = std::max(pending, m.priority);
     } else if (protects && within_hysteresis(m, now, config, hysteresis_floor)) {

@@ -66,7 +66,10 @@ Duration idle_hysteresis(const GpuMember& m, const ArbiterConfig& config,
                          Duration floor = Duration{0});
 bool operator_held(const GpuMember& m, Time now);
 // Whether the member's requests count for suspending lower classes now (its protection: none
-// never, late once a request has run late_after, per_request and hold always).
+// never, late once a request is late (late_from), per_request and hold always).
 bool protects_now(const GpuMember& m, Time now);
+// Under kLate, when its open requests count as late: late_after into its busy period, or for a
+// class keyed on tokens when the scheduler says (GpuMember::late_at). nullopt: not as things stand.
+std::optional<Time> late_from(const GpuMember& m);
 
 }  // namespace gpreempt::sched

@@ -137,8 +137,23 @@ Scheduler::Process* Scheduler::requester(const ProcessKey& key, RequestSource so
 void Scheduler::handle(Time now, const event::RequestStarted& e) {
   Process* p = requester(e.key, e.source);
   if (!p || p->open_requests.count(e.request)) return;
-  p->open_requests[e.request] = {now, e.source};
+  p->open_requests[e.request] = {now, e.source, RequestTokens{now, {}, 0, {}}};
   for (GpuId g : p->gpus) arbiter(g).request_started(e.key, now);
+  update_lateness(e.key, *p);
+}
+
+void Scheduler::record(const SchedClass& cls, Time now, Metric metric,
+                       std::optional<Duration> value) {
+  if (value && slo_.record(cls.name, now, metric, *value))
+    for (auto& [g, a] : arbiters_) a->set_protection(cls.name, slo_.action(cls.name));
+}
+
+void Scheduler::update_lateness(const ProcessKey& key, const Process& p) {
+  if (!p.cls || !p.cls->objective || !p.cls->objective->keyed_on_tokens()) return;
+  std::optional<Time> late;
+  for (const auto& [id, r] : p.open_requests)
+    if (auto at = r.tokens.late_at(*p.cls->objective); at && (!late || *at < *late)) late = at;
+  for (GpuId g : p.gpus) arbiter(g).set_late_at(key, late);
 }
 
 void Scheduler::handle(Time now, const event::RequestFinished& e) {
@@ -149,10 +164,24 @@ void Scheduler::handle(Time now, const event::RequestFinished& e) {
   if (r == p.open_requests.end()) return;
   accounting_.request_done(e.key, now - r->second.started);
   // The objective judges the class's requests whatever their source (hint or transparent).
-  if (p.cls && slo_.record(p.cls->name, now, now - r->second.started))
-    for (auto& [g, a] : arbiters_) a->set_protection(p.cls->name, slo_.action(p.cls->name));
+  if (p.cls) {
+    record(*p.cls, now, Metric::kLatency, now - r->second.started);
+    record(*p.cls, now, Metric::kTpot, r->second.tokens.tpot(now));
+  }
   p.open_requests.erase(r);
   for (GpuId g : p.gpus) arbiter(g).request_finished(e.key, now);
+  update_lateness(e.key, p);
+}
+
+void Scheduler::handle(Time now, const event::RequestProgress& e) {
+  auto it = processes_.find(e.key);
+  if (it == processes_.end()) return;
+  Process& p = it->second;
+  auto r = p.open_requests.find(e.request);
+  if (r == p.open_requests.end()) return;
+  if (r->second.tokens.report(now, e.tokens, e.at_end) && p.cls)
+    record(*p.cls, now, Metric::kTtft, r->second.tokens.ttft());
+  update_lateness(e.key, p);
 }
 
 void Scheduler::handle(Time now, const event::RequestExpected& e) {

@@ -20,6 +20,7 @@
 #include "sched/arbiter_config.h"
 #include "sched/event.h"
 #include "sched/gpu_arbiter.h"
+#include "sched/request_tokens.h"
 #include "sched/sched_class.h"
 #include "sched/slo_controller.h"
 
@@ -61,6 +62,7 @@ class Scheduler {
     struct Open {
       Time started;
       RequestSource source;
+      RequestTokens tokens;  // what its client reported of its tokens (LLM requests)
     };
     std::map<uint64_t, Open> open_requests;
   };
@@ -77,6 +79,12 @@ class Scheduler {
 
   void handle(Time now, const event::RequestStarted& e);
   void handle(Time now, const event::RequestFinished& e);
+  void handle(Time now, const event::RequestProgress& e);
+  // A measure of class `cls` for its objective: re-tells the arbiters when the protection moved.
+  void record(const SchedClass& cls, Time now, Metric metric, std::optional<Duration> value);
+  // Tells the process's arbiters when its first open request is late (a class whose objective is
+  // keyed on tokens; request_tokens.h).
+  void update_lateness(const ProcessKey& key, const Process& p);
   void handle(Time now, const event::RequestExpected& e);
   void handle(Time now, const event::ProcessAppeared& e);
   void handle(Time now, const event::ProcessClassified& e);

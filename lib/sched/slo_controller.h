@@ -1,14 +1,17 @@
 // Serves each class's latency objective (objective.h) with the least protection that keeps it.
 //
-// Per class with an objective, the controller keeps the request latencies of the last window, each
-// tagged with the protection in force when it ended, and moves one step at a time:
-//   * up (none -> late -> per_request -> hold) as soon as the requests served under the current protection
-//     break the objective: their percentile is over the target with at least min_samples of them,
-//     or more of them are over the target than min_samples allows (the percentile can no longer
-//     come back under it);
-//   * down one step once the current protection has held for a whole window, with min_samples
-//     under it, at or under relax_fraction of the target — unless the weaker protection broke the
-//     objective within retry_after: conditions change, so it is tried again after that.
+// Per class with an objective, the controller keeps the last window's measures of each goal the
+// objective states (request latency, TTFT, TPOT; objective.h), each tagged with the protection in
+// force when it was measured, and moves one step at a time:
+//   * up (none -> late -> per_request -> hold) as soon as the measures taken under the current
+//     protection break any goal: their percentile is over its target with at least min_samples of
+//     them, or more of them are over the target than min_samples allows (the percentile can no
+//     longer come back under it). A TTFT miss and a TPOT miss both escalate: the protection must
+//     keep every goal;
+//   * down one step once the current protection has held for a whole window and every goal has,
+//     with min_samples under it, stayed at or under relax_fraction of its target — unless the
+//     weaker protection broke the objective within retry_after: conditions change, so it is tried
+//     again after that. So the cheapest protection kept is the cheapest that keeps all goals.
 // A class starts at per_request, the rule without an objective. Every move says why.
 // Pure: times come from the caller (the daemon's clock, the DES's, a test's).
 #pragma once
@@ -34,8 +37,9 @@ class SloController {
 
   struct Sample {
     Time at;
-    Duration latency;
+    Duration value;  // of `metric`
     Protection under;
+    Metric metric = Metric::kLatency;
   };
   struct State {
     Objective objective;
@@ -53,12 +57,20 @@ class SloController {
 
   // A request of class `cls` ended after `latency`: true when the class's protection changed.
   bool record(const std::string& cls, Time now, Duration latency);
+  // A request of class `cls` measured `value` of `metric` (its TTFT at its first token, its TPOT
+  // at its end): true when the class's protection changed. Ignored when the class's objective
+  // states no goal for the metric.
+  bool record(const std::string& cls, Time now, Metric metric, Duration value);
 
   // The protection in force for `cls` (per_request for a class without an objective).
   Protection action(const std::string& cls) const;
   // The window's percentile of every request of the class (whatever the protection); nullopt
   // with no request in the window.
   std::optional<Duration> measured(const std::string& cls, Time now) const;
+  // The same for one goal of its objective: its metric at its percentile.
+  std::optional<Duration> measured(const std::string& cls, const Goal& goal, Time now) const;
+  // How many measures of `metric` the window holds.
+  std::size_t count(const std::string& cls, Metric metric, Time now) const;
   const std::map<std::string, State>& states() const { return states_; }
 
  private:
@@ -69,7 +81,7 @@ class SloController {
     std::size_t n = 0, over = 0;
     Duration value{};
   };
-  static Evidence evidence(const State& s);
+  static Evidence evidence(const State& s, const Goal& goal);
   static void move(State& s, Protection to, Time now, std::string why);
 
   std::map<std::string, State> states_;

@@ -30,3 +30,13 @@ int c_stats(gpreempt_client* client, struct gpreempt_client_stats* out) {
   *out = s;
   return 0;
 }
+
+int c_one_llm_request(gpreempt_client* client, uint64_t tokens, uint64_t* id_out) {
+  uint64_t id = 0;
+  int err = gpreempt_client_request_begin(client, &id);
+  if (err) return err;
+  *id_out = id;
+  err = gpreempt_client_request_token(client, id, 1);
+  if (err) return err;
+  return gpreempt_client_request_end_tokens(client, id, tokens);
+}

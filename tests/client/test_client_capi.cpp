@@ -84,6 +84,49 @@ TEST(ClientCAbi, TheLibraryChoosesIdsWhenAskedAndKeepsTheCallersOtherwise) {
   EXPECT_EQ(got[4].in_us, 800);
 }
 
+TEST(ClientCAbi, AnLlmRequestReportsItsFirstTokenAndItsTokens) {
+  FakeDaemon daemon;
+  Client cl;
+  ASSERT_EQ(gpreempt_client_connect(daemon.path().c_str(), nullptr, &cl.c), 0) << gpreempt_last_error();
+  uint64_t id = 0;
+  ASSERT_EQ(c_one_llm_request(cl.c, 64, &id), 0) << gpreempt_last_error();
+  uint64_t mine = 7;
+  ASSERT_EQ(gpreempt_client_request_begin(cl.c, &mine), 0);
+  ASSERT_EQ(gpreempt_client_request_token(cl.c, mine, 33), 0);
+  ASSERT_EQ(gpreempt_client_request_end_tokens(cl.c, mine, 0), 0) << "0: not said";
+  const auto got = daemon.received();
+  ASSERT_EQ(got.size(), 6u);
+  EXPECT_EQ(got[1].op, Op::kToken);
+  EXPECT_EQ(got[1].request, id);
+  EXPECT_EQ(got[1].tokens, 1u);
+  EXPECT_EQ(got[2].op, Op::kEnd);
+  EXPECT_EQ(got[2].tokens, 64u);
+  EXPECT_EQ(got[4].tokens, 33u);
+  EXPECT_EQ(got[5].op, Op::kEnd);
+  EXPECT_EQ(got[5].tokens, 0u);
+  EXPECT_EQ(gpreempt_client_request_token(cl.c, 7, 0), -EINVAL);
+  EXPECT_EQ(gpreempt_client_request_token(cl.c, 0, 1), -EINVAL);
+  EXPECT_EQ(gpreempt_client_request_token(nullptr, 7, 1), -EINVAL);
+  EXPECT_EQ(gpreempt_client_request_end_tokens(nullptr, 7, 1), -EINVAL);
+  EXPECT_EQ(daemon.received().size(), 6u) << "nothing sent for a bad call";
+}
+
+TEST(ClientCAbi, TokenCallsWithoutADaemonFailOpen) {
+  char dir[] = "/tmp/gpreempt-capi-tokens-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir), nullptr);
+  const std::string path = std::string(dir) + "/none.sock";
+  Client cl;
+  ASSERT_EQ(gpreempt_client_connect(path.c_str(), nullptr, &cl.c), 0) << gpreempt_last_error();
+  uint64_t id = 0;
+  EXPECT_EQ(c_one_llm_request(cl.c, 12, &id), 0) << gpreempt_last_error();
+  struct gpreempt_client_stats st = {};
+  st.sz = sizeof st;
+  ASSERT_EQ(gpreempt_client_get_stats(cl.c, &st), 0);
+  EXPECT_EQ(st.requests_unprotected, 1u);
+  EXPECT_EQ(st.requests_open, 0u);
+  ::rmdir(dir);
+}
+
 TEST(ClientCAbi, InvalidArgumentsFailEinvalAndSendNothing) {
   FakeDaemon daemon;
   Client cl;

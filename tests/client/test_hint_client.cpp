@@ -79,6 +79,46 @@ TEST(HintClient, WithoutADaemonRequestsRunUnprotectedWithOneWarning) {
   EXPECT_NE(w.lines[0].find("unprotected"), std::string::npos) << w.lines[0];
 }
 
+TEST(HintClient, TokenReportsWithoutADaemonFailOpenAsEndDoes) {
+  SocketDir dir;
+  Warnings w;
+  HintClient c(options(dir.socket(), w));
+  EXPECT_FALSE(c.begin(1));
+  EXPECT_NO_THROW(c.token(1));      // its first token
+  EXPECT_NO_THROW(c.token(1, 17));  // its decode's progress
+  EXPECT_NO_THROW(c.end(1, 40));
+  EXPECT_NO_THROW(c.token(9)) << "a request never begun: nothing to tell, nothing thrown";
+  const auto s = c.stats();
+  EXPECT_EQ(s.requests_unprotected, 1u) << "counted once, as the request it is";
+  EXPECT_EQ(s.requests_open, 0u);
+  EXPECT_EQ(w.lines.size(), 1u) << ::testing::PrintToString(w.lines);
+  EXPECT_THROW(c.token(2, 0), Error) << "0 tokens is the caller's mistake, never failed open";
+}
+
+TEST(HintClient, TokenReportsOfAProtectedRequestReachTheDaemon) {
+  SocketDir dir;
+  Warnings w;
+  FakeDaemon d({}, dir.socket());
+  HintClient c(options(dir.socket(), w));
+  ASSERT_TRUE(c.begin(5));
+  c.token(5);
+  c.token(5, 17);
+  c.end(5, 40);
+  ASSERT_TRUE(c.begin(6));
+  c.end(6);  // an old-style end: no tokens on the wire
+  const auto got = d.received();
+  ASSERT_EQ(got.size(), 6u);
+  EXPECT_EQ(got[1].op, Op::kToken);
+  EXPECT_EQ(got[1].request, 5u);
+  EXPECT_EQ(got[1].tokens, 1u);
+  EXPECT_EQ(got[2].tokens, 17u);
+  EXPECT_EQ(got[3].op, Op::kEnd);
+  EXPECT_EQ(got[3].tokens, 40u);
+  EXPECT_EQ(got[5].op, Op::kEnd);
+  EXPECT_EQ(got[5].tokens, 0u);
+  EXPECT_TRUE(w.lines.empty()) << ::testing::PrintToString(w.lines);
+}
+
 TEST(HintClient, ADaemonRestartedUnderTheClientLosesNoRequestAndProtectsAgain) {
   SocketDir dir;
   Warnings w;

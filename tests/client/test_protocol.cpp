@@ -28,16 +28,16 @@ ProtocolError refusal(std::string_view line) {
 }
 
 TEST(ClientProtocol, EveryOpRoundTripsWithItsFields) {
-  Message begin{Op::kBegin, 7, 42, 0, {}, 0};
+  Message begin{Op::kBegin, 7, 42, 0, {}, 0, 0};
   auto b = round_trip(begin);
   EXPECT_EQ(b.op, Op::kBegin);
   EXPECT_EQ(b.seq, 7u);
   EXPECT_EQ(b.request, 42u);
 
-  Message expect{Op::kExpect, 8, 0, 1500, {}, 0};
+  Message expect{Op::kExpect, 8, 0, 1500, {}, 0, 0};
   EXPECT_EQ(round_trip(expect).in_us, 1500);
 
-  Message suspend{Op::kSuspend, 9, 0, 0, {"offline", std::nullopt, 0xf7bcu}, 500};
+  Message suspend{Op::kSuspend, 9, 0, 0, {"offline", std::nullopt, 0xf7bcu}, 500, 0};
   auto s = round_trip(suspend);
   EXPECT_EQ(s.op, Op::kSuspend);
   EXPECT_EQ(s.target.class_name, "offline");
@@ -45,14 +45,56 @@ TEST(ClientProtocol, EveryOpRoundTripsWithItsFields) {
   EXPECT_EQ(s.target.gpu_id, 0xf7bcu);
   EXPECT_EQ(s.for_ms, 500);
 
-  Message resume{Op::kResume, 10, 0, 0, {std::nullopt, 1234, std::nullopt}, 0};
+  Message resume{Op::kResume, 10, 0, 0, {std::nullopt, 1234, std::nullopt}, 0, 0};
   auto r = round_trip(resume);
   EXPECT_EQ(r.target.pid, 1234);
   EXPECT_FALSE(r.target.class_name.has_value());
 
   for (Op op : {Op::kHello, Op::kStatus, Op::kReload}) {
-    EXPECT_EQ(round_trip(Message{op, 1, 0, 0, {}, 0}).op, op);
+    EXPECT_EQ(round_trip(Message{op, 1, 0, 0, {}, 0, 0}).op, op);
   }
+}
+
+TEST(ClientProtocol, TokenReportsAndEndsWithTokensRoundTrip) {
+  Message first{Op::kToken, 11, 42, 0, {}, 0, 1};
+  EXPECT_EQ(encode(first), "{\"v\":1,\"seq\":11,\"op\":\"token\",\"request\":42}\n")
+      << "the first token is the op alone";
+  auto f = round_trip(first);
+  EXPECT_EQ(f.op, Op::kToken);
+  EXPECT_EQ(f.request, 42u);
+  EXPECT_EQ(f.tokens, 1u);
+  Message progress{Op::kToken, 12, 42, 0, {}, 0, 17};
+  EXPECT_EQ(round_trip(progress).tokens, 17u);
+
+  Message end{Op::kEnd, 13, 42, 0, {}, 0, 120};
+  EXPECT_EQ(encode(end), "{\"v\":1,\"seq\":13,\"op\":\"end\",\"request\":42,\"tokens\":120}\n");
+  EXPECT_EQ(round_trip(end).tokens, 120u);
+  // An end without tokens is the old one, on the wire and decoded.
+  Message plain{Op::kEnd, 14, 42, 0, {}, 0, 0};
+  EXPECT_EQ(encode(plain), "{\"v\":1,\"seq\":14,\"op\":\"end\",\"request\":42}\n");
+  EXPECT_EQ(round_trip(plain).tokens, 0u);
+  EXPECT_EQ(decode_message(R"({"v":1,"seq":3,"op":"end","request":5})").tokens, 0u);
+  EXPECT_EQ(decode_message(R"({"v":1,"seq":3,"op":"token","request":5})").tokens, 1u);
+  EXPECT_STREQ(to_string(Op::kToken), "token");
+  EXPECT_FALSE(needs_control_permission(Op::kToken)) << "a hint";
+}
+
+TEST(ClientProtocol, BadTokenFieldsAreRefusedWithTheReason) {
+  EXPECT_EQ(refusal(R"({"v":1,"seq":4,"op":"token"})").message,
+            "\"token\" needs \"request\", a positive integer");
+  EXPECT_EQ(refusal(R"({"v":1,"seq":4,"op":"token","request":0})").message,
+            "\"token\" needs \"request\", a positive integer");
+  EXPECT_EQ(refusal(R"({"v":1,"seq":4,"op":"token","request":3,"tokens":0})").message,
+            "\"tokens\" of \"token\" must be positive");
+  EXPECT_EQ(refusal(R"({"v":1,"seq":4,"op":"end","request":3,"tokens":0})").message,
+            "\"tokens\" of \"end\" must be positive");
+  EXPECT_EQ(refusal(R"({"v":1,"seq":4,"op":"token","request":3,"tokens":-2})").message,
+            "\"tokens\" must be a non-negative integer");
+  EXPECT_EQ(refusal(R"({"v":1,"seq":4,"op":"end","request":3,"tokens":"many"})").message,
+            "\"tokens\" must be a non-negative integer");
+  const auto e = refusal(R"({"v":1,"seq":4,"op":"token","request":3,"tokens":1.5})");
+  EXPECT_EQ(e.code, ErrorCode::kBadRequest);
+  EXPECT_EQ(e.seq, 4u);
 }
 
 TEST(ClientProtocol, OnlyStateChangingOpsNeedControlPermission) {

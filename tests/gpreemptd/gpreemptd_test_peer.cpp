@@ -2,8 +2,8 @@
 // (simrt queues through the shim) and obeys one command per stdin line, answering one line:
 //   queue                 create a KFD queue (on $SIMRT_GPU_ID, else the first GPU) → "ok <id>"
 //   connect               connect to $GPREEMPT_SOCKET → "ok"
-//   hello | status | reload | begin N | end N | expect US | suspend CLASS MS
-//                         send that message → the daemon's reply line, as received
+//   hello | status | reload | begin N | end N [TOKENS] | token N [TOKENS] | expect US |
+//   suspend CLASS MS      send that message → the daemon's reply line, as received
 //   close                 close the connection → "ok"
 //   become UID            drop to that uid and gid (groups cleared) → "ok"; the connection keeps
 //                         the credentials it was opened with
@@ -96,7 +96,11 @@ int main() {
           answer = "err unknown command";
         } else {
           m.op = *op;
-          if (m.op == client::Op::kBegin || m.op == client::Op::kEnd) in >> m.request;
+          if (m.op == client::Op::kBegin || m.op == client::Op::kEnd || m.op == client::Op::kToken)
+            in >> m.request;
+          // An LLM request's tokens: so far (token; absent: 1, the first), in all (end).
+          if (m.op == client::Op::kEnd || m.op == client::Op::kToken)
+            if (!(in >> m.tokens)) m.tokens = m.op == client::Op::kToken ? 1 : 0;
           if (m.op == client::Op::kExpect) in >> m.in_us;
           if (m.op == client::Op::kSuspend || m.op == client::Op::kResume) {
             std::string cls;

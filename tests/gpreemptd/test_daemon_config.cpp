@@ -292,22 +292,81 @@ TEST(Config, AClassStatesAnObjective) {
 
 TEST(ConfigErrors, ObjectivesAreCheckedAtTheirLine) {
   EXPECT_EQ(error_of(with_slo("5")),
-            "gpreemptd.toml:5: 'slo' must be a table such as { p99_ms = 5 }, not an integer");
+            "gpreemptd.toml:5: 'slo' must be a table such as { p99_ms = 5 } or { ttft_p99_ms = 500, "
+            "tpot_p99_ms = 30 }, not an integer");
   EXPECT_EQ(error_of(with_slo("{ p99_ms = 5, p95_ms = 3 }")),
-            "gpreemptd.toml:5: 'slo' must name exactly one percentile (p50_ms, p90_ms, p95_ms, "
-            "p99_ms or p999_ms), e.g. slo = { p99_ms = 5 }");
+            "gpreemptd.toml:5: 'slo' must name one percentile per measure, not 2 of the request "
+            "latency (p99_ms, ...)");
   EXPECT_EQ(error_of(with_slo("{ window_s = 5 }")),
-            "gpreemptd.toml:5: 'slo' must name exactly one percentile (p50_ms, p90_ms, p95_ms, "
-            "p99_ms or p999_ms), e.g. slo = { p99_ms = 5 }");
+            "gpreemptd.toml:5: 'slo' must name a percentile (p50_ms, p90_ms, p95_ms, p99_ms or "
+            "p999_ms, or the same after ttft_ or tpot_), e.g. slo = { p99_ms = 5 } or slo = { "
+            "ttft_p99_ms = 500, tpot_p99_ms = 30 }");
   EXPECT_EQ(error_of(with_slo("{ p99_ms = 0 }")), "gpreemptd.toml:5: 'p99_ms' must be greater than 0");
   EXPECT_EQ(error_of(with_slo("{ p99_ms = 5, window_s = 0.5 }")),
             "gpreemptd.toml:5: 'window_s' must be between 1 and 3600");
   EXPECT_EQ(error_of(with_slo("{ p98_ms = 5 }")),
             "gpreemptd.toml:5: unknown key 'p98_ms' in slo (expected one of p50_ms, p90_ms, p95_ms, "
-            "p99_ms, p999_ms, and window_s)");
+            "p99_ms, p999_ms; the same with ttft_ or tpot_ before it (ttft_p99_ms, tpot_p99_ms); "
+            "and window_s)");
   EXPECT_EQ(error_of("[[class]]\nname = \"online\"\npriority = 10\nmatch = { uid = 1000 }\n"
                      "[[class]]\nname = \"offline\"\npriority = 0\nmatch = { uid = 1001 }\n"
                      "slo = { p99_ms = 5 }\n"),
+            "gpreemptd.toml:9: class 'offline' has the lowest priority: no class below it can be "
+            "preempted for its slo (give it to a higher class)");
+}
+
+TEST(Config, AClassStatesTtftAndTpotObjectives) {
+  auto r = load_daemon_config(with_slo("{ ttft_p99_ms = 500, tpot_p95_ms = 30, window_s = 20 }"),
+                              "slo.toml");
+  ASSERT_TRUE(r.errors.empty()) << r.errors[0].to_string();
+  const auto& o = r.config->classes[0].cls.objective;
+  ASSERT_TRUE(o.has_value());
+  EXPECT_EQ(o->target, 0ms) << "no request-latency goal was stated";
+  ASSERT_TRUE(o->ttft.has_value());
+  EXPECT_EQ(o->ttft->percentile, 99);
+  EXPECT_EQ(o->ttft->target, 500ms);
+  ASSERT_TRUE(o->tpot.has_value());
+  EXPECT_EQ(o->tpot->percentile, 95);
+  EXPECT_EQ(o->tpot->target, 30ms);
+  EXPECT_EQ(o->window, 20s);
+  EXPECT_TRUE(o->keyed_on_tokens());
+  EXPECT_EQ(o->describe(), "TTFT p99 <= 500 ms, TPOT p95 <= 30 ms over 20 s");
+  ASSERT_EQ(o->goals().size(), 2u);
+  EXPECT_EQ(o->goals()[0].metric, gpreempt::sched::Metric::kTtft);
+  EXPECT_EQ(o->goals()[1].metric, gpreempt::sched::Metric::kTpot);
+
+  auto both = load_daemon_config(with_slo("{ p99_ms = 2000, tpot_p99_ms = 30 }"), "slo.toml");
+  ASSERT_TRUE(both.errors.empty()) << both.errors[0].to_string();
+  const auto& b = *both.config->classes[0].cls.objective;
+  EXPECT_EQ(b.target, 2000ms);
+  EXPECT_FALSE(b.ttft.has_value());
+  EXPECT_EQ(b.describe(), "p99 <= 2000 ms, TPOT p99 <= 30 ms over 10 s");
+  auto one = load_daemon_config(with_slo("{ tpot_p999_ms = 50 }"), "slo.toml");
+  ASSERT_TRUE(one.errors.empty()) << one.errors[0].to_string();
+  EXPECT_EQ(one.config->classes[0].cls.objective->tpot->percentile, 99.9);
+}
+
+TEST(ConfigErrors, TtftAndTpotObjectivesAreCheckedAtTheirLine) {
+  EXPECT_EQ(error_of(with_slo("{ ttft_p99_ms = 0 }")),
+            "gpreemptd.toml:5: 'ttft_p99_ms' must be greater than 0");
+  EXPECT_EQ(error_of(with_slo("{ tpot_p99_ms = -3 }")),
+            "gpreemptd.toml:5: 'tpot_p99_ms' must be between 0 and 1000000");
+  EXPECT_EQ(error_of(with_slo("{ ttft_p98_ms = 500 }")),
+            "gpreemptd.toml:5: unknown key 'ttft_p98_ms' in slo (expected one of p50_ms, p90_ms, "
+            "p95_ms, p99_ms, p999_ms; the same with ttft_ or tpot_ before it (ttft_p99_ms, "
+            "tpot_p99_ms); and window_s)");
+  EXPECT_EQ(error_of(with_slo("{ ttft_ms = 500 }")),
+            "gpreemptd.toml:5: unknown key 'ttft_ms' in slo (expected one of p50_ms, p90_ms, "
+            "p95_ms, p99_ms, p999_ms; the same with ttft_ or tpot_ before it (ttft_p99_ms, "
+            "tpot_p99_ms); and window_s)");
+  EXPECT_EQ(error_of(with_slo("{ tpot_p99_ms = 30, tpot_p90_ms = 20 }")),
+            "gpreemptd.toml:5: 'slo' must name one percentile per measure, not 2 of the tpot "
+            "(tpot_p99_ms, ...)");
+  EXPECT_EQ(error_of(with_slo("{ ttft_p99_ms = \"fast\" }")).substr(0, 32),
+            "gpreemptd.toml:5: 'ttft_p99_ms' ");
+  EXPECT_EQ(error_of("[[class]]\nname = \"online\"\npriority = 10\nmatch = { uid = 1000 }\n"
+                     "[[class]]\nname = \"offline\"\npriority = 0\nmatch = { uid = 1001 }\n"
+                     "slo = { ttft_p99_ms = 500, tpot_p99_ms = 30 }\n"),
             "gpreemptd.toml:9: class 'offline' has the lowest priority: no class below it can be "
             "preempted for its slo (give it to a higher class)");
 }

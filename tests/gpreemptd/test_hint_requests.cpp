@@ -92,3 +92,18 @@ TEST(HintRequests, TokenBucketRefillsAtTheRateUpToTheBurst) {
   h.close(1);
   EXPECT_TRUE(h.take_token(1, t0 + 1h, 10, 3)) << "a closed connection's id starts afresh";
 }
+
+TEST(HintRequests, FindNamesAnOpenRequestForItsTokenReportsAndChangesNothing) {
+  HintRequests h;
+  auto a = h.begin(1, 7, alice, t0);
+  ASSERT_TRUE(a);
+  HintRequests::Open found;
+  EXPECT_EQ(h.find(1, 7, &found), HintRequests::EndOutcome::kEnded);
+  EXPECT_EQ(found.id, a->id);
+  EXPECT_EQ(found.key, alice);
+  EXPECT_EQ(h.find(1, 7, nullptr), HintRequests::EndOutcome::kEnded) << "still open";
+  EXPECT_EQ(h.find(2, 7, nullptr), HintRequests::EndOutcome::kUnknown) << "another connection's";
+  h.expire(t0 + 10s, 10s);
+  EXPECT_EQ(h.find(1, 7, nullptr), HintRequests::EndOutcome::kExpired);
+  EXPECT_EQ(h.end(1, 7, nullptr), HintRequests::EndOutcome::kExpired) << "its end is still answered";
+}

@@ -223,18 +223,24 @@ namespace {
 
 TEST(PrometheusText, AnObjectiveShowsItsTargetMeasureAndTheActionInForce) {
   MetricsSnapshot s;
-  s.objectives.push_back({"online", 99, 0.005, 0.0031, "per_request", 2});
-  s.objectives.push_back({"batch", 99.9, 0.05, std::nullopt, "hold", 0});
+  s.objectives.push_back({"online", 99, 0.005, 0.0031, "per_request", 2, "latency"});
+  s.objectives.push_back({"online", 99, 0.03, 0.021, "per_request", 2, "tpot"});
+  s.objectives.push_back({"batch", 99.9, 0.05, std::nullopt, "hold", 0, "latency"});
   const std::string text = render_prometheus_text(s);
   for (const char* line :
-       {"gpreempt_objective_target_seconds{class=\"online\",percentile=\"99\"} 0.005\n",
-        "gpreempt_objective_target_seconds{class=\"batch\",percentile=\"99.9\"} 0.05\n",
-        "gpreempt_objective_latency_seconds{class=\"online\",percentile=\"99\"} 0.0031\n",
+       {"gpreempt_objective_target_seconds{class=\"online\",metric=\"latency\",percentile=\"99\"} 0.005\n",
+        "gpreempt_objective_target_seconds{class=\"online\",metric=\"tpot\",percentile=\"99\"} 0.03\n",
+        "gpreempt_objective_target_seconds{class=\"batch\",metric=\"latency\",percentile=\"99.9\"} 0.05\n",
+        "gpreempt_objective_latency_seconds{class=\"online\",metric=\"latency\",percentile=\"99\"} 0.0031\n",
+        "gpreempt_objective_latency_seconds{class=\"online\",metric=\"tpot\",percentile=\"99\"} 0.021\n",
         "gpreempt_objective_action{class=\"online\",action=\"none\"} 0\n",
         "gpreempt_objective_action{class=\"online\",action=\"per_request\"} 1\n",
         "gpreempt_objective_action{class=\"batch\",action=\"hold\"} 1\n",
         "gpreempt_objective_action_changes_total{class=\"online\"} 2\n"})
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  // The action is the class's: once per class, whatever the number of its goals.
+  const std::string once = "gpreempt_objective_action_changes_total{class=\"online\"}";
+  EXPECT_EQ(text.find(once), text.rfind(once)) << text;
   // No request in the window: no measure rather than a made-up 0.
   EXPECT_EQ(text.find("gpreempt_objective_latency_seconds{class=\"batch\""), std::string::npos) << text;
 }

@@ -62,6 +62,36 @@ def test_without_a_daemon_requests_run_unprotected_with_one_warning(socket_path,
     assert len([r for r in caplog.records if r.name == "gpreempt"]) == 1
 
 
+def test_first_token_and_tokens_without_a_daemon_fail_open(socket_path, caplog):
+    caplog.set_level(logging.WARNING, logger="gpreempt")
+    with gpreempt.online_request() as r:
+        assert isinstance(r, int) and r > 0, "the request is still its id"
+        r.first_token()
+        r.token(17)
+        r.tokens = 40
+    client = gpreempt.default_client()
+    client.token(12345)  # a request never begun: nothing to tell
+    stats = client.stats()
+    assert stats["requests_unprotected"] == 1
+    assert stats["requests_open"] == 0
+    assert len([x for x in caplog.records if x.name == "gpreempt"]) == 1, caplog.text
+
+
+def test_first_token_and_tokens_reach_the_daemon(socket_path):
+    with FakeDaemon(path=socket_path) as d:
+        client = gpreempt.Client(socket_path)
+        with gpreempt.online_request(client) as r:
+            r.first_token()
+            r.token(17)
+            r.tokens = 40
+        with gpreempt.online_request(client) as old:
+            pass
+        client.close()
+        got = [(m["op"], m.get("request"), m.get("tokens")) for m in d.received()]
+    assert got == [("begin", r, None), ("token", r, None), ("token", r, 17), ("end", r, 40),
+                   ("begin", old, None), ("end", old, None)], got
+
+
 def test_require_daemon_raises_and_the_body_does_not_run(socket_path):
     with pytest.raises(gpreempt.Error) as e:
         with gpreempt.online_request(require_daemon=True):

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -74,6 +75,26 @@ def test_hinted_requests_run_unprotected_without_a_daemon():
     r = serve(*SHORT, "--hint", "/nonexistent/gpreemptd.sock")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["completed"] == 6
+
+
+@needs_sim
+def test_hinted_requests_report_their_first_token_and_tokens(tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "client"))
+    from fake_gpreemptd import FakeDaemon
+
+    path = str(tmp_path / "gpreemptd.sock")
+    with FakeDaemon(path=path) as d:
+        r = serve(*SHORT, "--output-len", "20", "--hint", path)
+        got = d.received()
+    assert r.returncode == 0, r.stderr
+    by_request = {}
+    for m in got:
+        by_request.setdefault(m["request"], []).append((m["op"], m.get("tokens")))
+    assert len(by_request) == 6
+    for ops in by_request.values():
+        # Its first token, the count at the 16th (gpreempt.sim.serve's TOKEN_REPORT_EVERY), its
+        # end with its 20 output tokens: what gpreemptd measures TTFT and TPOT from.
+        assert ops == [("begin", None), ("token", None), ("token", 16), ("end", 20)], ops
 
 
 @pytest.mark.parametrize("argv,message", [

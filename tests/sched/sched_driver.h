@@ -96,6 +96,11 @@ class Driver {
                                RequestSource src = RequestSource::kHint) {
     return send(event::RequestFinished{ProcessKey{pid, start}, request, src});
   }
+  // An LLM request's tokens so far (1: its first token); `at_end`: the count its end gives.
+  std::vector<std::string> tokens(int pid, uint64_t request, uint64_t n, bool at_end = false,
+                                  uint64_t start = 1) {
+    return send(event::RequestProgress{ProcessKey{pid, start}, request, n, at_end});
+  }
   // Answers the last Suspend (or Resume) of `gpu`: every target with `outcome`.
   std::vector<std::string> complete_suspend(GpuId gpu,
                                             event::Outcome outcome = event::Outcome::kDone,

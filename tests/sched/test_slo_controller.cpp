@@ -12,7 +12,11 @@ namespace {
 
 SchedClass with_objective(double p, Duration target, Duration window = 10s) {
   SchedClass c{"online", 10, {RequestSource::kHint}, std::nullopt};
-  c.objective = Objective{p, target, window};
+  Objective o;
+  o.percentile = p;
+  o.target = target;
+  o.window = window;
+  c.objective = o;
   return c;
 }
 

@@ -106,6 +106,29 @@ TEST(TopView, AnObjectiveShowsWhatServesItAndWhy) {
   EXPECT_EQ(top_view_json(v)["objectives"][0]["action"], "none");
 }
 
+TEST(TopView, AnLlmObjectiveShowsOneLinePerGoal) {
+  Json doc = status(100, 10, 1.0);
+  doc["classes"][1]["objective"] = Json::parse(R"({"metric": "ttft", "percentile": 99,
+      "target_ms": 500, "window_s": 30, "measured_ms": 812.5, "action": "hold",
+      "goals": [{"metric": "ttft", "percentile": 99, "target_ms": 500, "measured_ms": 812.5, "in_window": 150},
+                {"metric": "tpot", "percentile": 95, "target_ms": 30, "measured_ms": 21.25, "in_window": 140}],
+      "requests_in_window": 290, "since_s_ago": 3,
+      "why": "2 TTFTs over the target (1 allowed in 100) under per_request", "changes": 2})");
+  const TopView v = compute_top_view(doc, nullptr, 0);
+  ASSERT_EQ(v.objectives.size(), 2u);
+  EXPECT_EQ(v.objectives[0].metric, "ttft");
+  EXPECT_EQ(v.objectives[0].objective, "TTFT p99 <= 500 ms over 30 s");
+  EXPECT_EQ(v.objectives[1].objective, "TPOT p95 <= 30 ms over 30 s");
+  const std::string frame = render_top(v, TopStyle{});
+  EXPECT_NE(frame.find("objective online: TTFT p99 <= 500 ms over 30 s  measured 812.50 ms  action hold"),
+            std::string::npos)
+      << frame;
+  EXPECT_NE(frame.find("objective online: TPOT p95 <= 30 ms over 30 s  measured 21.25 ms  action hold"),
+            std::string::npos)
+      << frame;
+  EXPECT_EQ(top_view_json(v)["objectives"][1]["metric"], "tpot");
+}
+
 TEST(TopView, FrameText) {
   const Json before = status(100, 40, 10.0);
   const Json after = status(7302, 64, 10.5, 54);

@@ -2,6 +2,7 @@
 // status of every GPU, and suspend / resume / reload (the *operator* trigger). The daemon decides
 // who may change state; a refusal is printed with the daemon's own reason (exit 1).
 #include <cmath>
+#include <cstdio>
 #include <iomanip>
 #include <regex>
 #include <sstream>
@@ -140,8 +141,25 @@ std::string render_status(const Json& doc) {
     std::string objective = "-", action = "-";
     if (c.contains("objective") && c["objective"].is_object()) {
       const Json& o = c["objective"];
-      objective = "p" + text(o, "percentile") + " <= " + text(o, "target_ms") + " ms / " +
-                  text(o, "window_s") + " s (measured " + text(o, "measured_ms") + ")";
+      // Each goal (request latency, TTFT, TPOT); a daemon before TTFT/TPOT sends only the first.
+      Json goals = o.contains("goals") && o["goals"].is_array() ? o["goals"] : Json::array({o});
+      // A percentile and a target as written in the config (p99.9, 500), not to 3 decimals.
+      auto written = [](const Json& j, const char* key) {
+        auto it = j.find(key);
+        if (it == j.end() || !it->is_number()) return text(j, key);
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%g", it->get<double>());
+        return std::string(buf);
+      };
+      objective.clear();
+      for (const auto& g : goals) {
+        const std::string metric = g.contains("metric") ? text(g, "metric") : "latency";
+        objective += (objective.empty() ? "" : ", ") +
+                     (metric == "ttft" ? std::string("TTFT ") : metric == "tpot" ? "TPOT " : "") +
+                     "p" + written(g, "percentile") + " <= " + written(g, "target_ms") +
+                     " ms (measured " + text(g, "measured_ms") + ")";
+      }
+      objective += " / " + text(o, "window_s") + " s";
       action = text(o, "action") + " for " + text(o, "since_s_ago") + " s";
     }
     class_rows.push_back(

@@ -100,19 +100,25 @@ TopView compute_top_view(const Json& current, const Json* previous, double elaps
     if (auto p = int_at(c, "priority")) priority[name] = *p;
     if (c.is_object() && c.contains("objective") && c["objective"].is_object()) {
       const Json& o = c["objective"];
-      TopObjective t;
-      t.class_name = name;
-      const auto pct = num_at(o, "percentile");
-      const auto target = num_at(o, "target_ms");
       const auto window = num_at(o, "window_s");
-      t.objective = "p" + (pct ? fmt("%g", *pct) : std::string("?")) + " <= " +
-                    (target ? fmt("%g", *target) : std::string("?")) + " ms over " +
-                    (window ? fmt("%g", *window) : std::string("?")) + " s";
-      t.measured_ms = num_at(o, "measured_ms");
-      t.action = str_at(o, "action");
-      t.since_s_ago = num_at(o, "since_s_ago");
-      t.why = str_at(o, "why");
-      v.objectives.push_back(std::move(t));
+      // One line per goal; a daemon before TTFT/TPOT sends only its one goal, at the top level.
+      const Json goals = o.contains("goals") && o["goals"].is_array() ? o["goals"] : Json::array({o});
+      for (const auto& g : goals) {
+        TopObjective t;
+        t.class_name = name;
+        if (auto m = str_at(g, "metric"); !m.empty()) t.metric = m;
+        const auto pct = num_at(g, "percentile");
+        const auto target = num_at(g, "target_ms");
+        t.objective = std::string(t.metric == "ttft" ? "TTFT " : t.metric == "tpot" ? "TPOT " : "") +
+                      "p" + (pct ? fmt("%g", *pct) : std::string("?")) + " <= " +
+                      (target ? fmt("%g", *target) : std::string("?")) + " ms over " +
+                      (window ? fmt("%g", *window) : std::string("?")) + " s";
+        t.measured_ms = num_at(g, "measured_ms");
+        t.action = str_at(o, "action");
+        t.since_s_ago = num_at(o, "since_s_ago");
+        t.why = str_at(o, "why");
+        v.objectives.push_back(std::move(t));
+      }
     }
   }
 
@@ -316,6 +322,7 @@ Json top_view_json(const TopView& v) {
   j["objectives"] = Json::array();
   for (const auto& o : v.objectives)
     j["objectives"].push_back({{"class", o.class_name},
+                               {"metric", o.metric},
                                {"objective", o.objective},
                                {"measured_ms", opt(o.measured_ms)},
                                {"action", o.action},

@@ -50,10 +50,12 @@ struct TopGpu {
   std::vector<TopProcessRow> processes;
 };
 
-// A class's latency objective and what serves it (the status's classes[].objective).
+// One goal of a class's objective and what serves it (the status's classes[].objective and its
+// goals: request latency, TTFT, TPOT).
 struct TopObjective {
   std::string class_name;
-  std::string objective;  // "p99 <= 5 ms over 10 s"
+  std::string metric = "latency";  // latency, ttft, tpot
+  std::string objective;           // "p99 <= 5 ms over 10 s", "TTFT p99 <= 500 ms over 10 s"
   std::optional<double> measured_ms;
   std::string action;  // none, late, per_request, hold
   std::optional<double> since_s_ago;

@@ -36,7 +36,7 @@ from ._gpreempt import (  # noqa: F401
 )
 
 __all__ = [
-    "GRACE_DEFAULT", "BatchResult", "Client", "Context", "OnlineRequest", "default_client",
+    "GRACE_DEFAULT", "BatchResult", "Client", "Context", "OnlineRequest", "Request", "default_client",
     "expect_request", "online_request", "Error", "Queue", "SysfsQueue", "Target",
     "Suspension", "find_queues_by_process", "gpu_clock_mhz", "grace_from_us", "my_queues",
     "print_my_queues", "__version__", "analyze_log", "decode", "queue_map",
@@ -140,12 +140,44 @@ def default_client():
         return _default
 
 
+class Request(int):
+    """An online request begun by ``with gpreempt.online_request() as r:`` — its id (an int, as
+    before) that can also report an LLM request's tokens to gpreemptd, for TTFT/TPOT objectives
+    (docs/llm.md):
+
+    * ``r.first_token()`` when its first output token is produced (its time to first token);
+    * ``r.token(n)``: ``n`` output tokens so far (its decode pace, optional);
+    * ``r.tokens = n`` before the block ends: its output tokens, sent with its end (its time per
+      output token).
+
+    Each fails open as begin/end do: with no daemon nothing is sent and nothing is raised."""
+
+    def __new__(cls, request_id, client, require_daemon=None):
+        r = super().__new__(cls, request_id)
+        r._client = client
+        r._require_daemon = require_daemon
+        r.tokens = None
+        return r
+
+    def first_token(self):
+        """Its first output token was produced now."""
+        self.token(1)
+
+    def token(self, n):
+        """It has produced ``n`` (>= 1) output tokens so far."""
+        n = int(n)
+        if self.tokens is None or n > self.tokens:
+            self.tokens = n
+        self._client.token(int(self), n)
+
+
 class OnlineRequest(_contextlib.ContextDecorator):
     """Marks an online request for gpreemptd: ``begin`` on entry, ``end`` on exit — also when the
     body raises (the body's exception is what propagates). Usable as ``with`` block and, through
     ContextDecorator, as a decorator; nested and concurrent uses (threads) each get their own
     request id, so several requests may be open at once (the daemon counts them). ``client``
-    None: the module's default client.
+    None: the module's default client. ``with ... as r``: ``r`` is the request (a Request: its id,
+    and for an LLM request ``r.first_token()`` and ``r.tokens = n``).
 
     Fails open: when gpreemptd is away, restarting or refuses, the body runs all the same,
     unprotected (one warning on the "gpreempt" logger; ``client.stats()`` counts it).
@@ -165,14 +197,14 @@ class OnlineRequest(_contextlib.ContextDecorator):
 
     def __enter__(self):
         client = self._client if self._client is not None else default_client()
-        request_id = client.begin(require_daemon=self._require_daemon)
-        self._stack().append((client, request_id))
-        return request_id
+        request = Request(client.begin(require_daemon=self._require_daemon), client)
+        self._stack().append((client, request))
+        return request
 
     def __exit__(self, exc_type, exc, tb):
-        client, request_id = self._stack().pop()
+        client, request = self._stack().pop()
         try:
-            client.end(request_id)
+            client.end(int(request), tokens=request.tokens or None)
         except Error:
             # A failure to end (a client that requires the daemon) must not replace the body's own
             # exception; the daemon ends the request anyway when the connection goes.

@@ -23,6 +23,10 @@ SCHEMA_VERSION = 1
 # MI308X: the 191.98 GB PyTorch sees; vLLM's default gpu_memory_utilization.
 GPU_MEMORY_GB = 191.98
 GPU_MEMORY_UTILIZATION = 0.92
+# With --hint, a request's token count goes to gpreemptd at its first token and then every this
+# many tokens: enough for the daemon to see a decode falling behind its TPOT objective within a
+# fraction of a second, at one message per request per 16 steps rather than one per step.
+TOKEN_REPORT_EVERY = 16
 
 
 def _models():
@@ -98,7 +102,8 @@ examples:
                    help="time-per-output-token objective (default 30: MLPerf's interactive)")
     o.add_argument("--hint", nargs="?", const="", metavar="SOCKET",
                    help="mark each request with gpreempt.online_request() from its arrival to "
-                        "its last token, over SOCKET (default $GPREEMPT_SOCKET, else "
+                        "its last token, reporting its first token and output tokens (for "
+                        "ttft_/tpot_ objectives), over SOCKET (default $GPREEMPT_SOCKET, else "
                         "/run/gpreempt/gpreemptd.sock); without a daemon requests run unprotected")
     o.add_argument("--priority", type=int, choices=[-1, 0, 1], default=0,
                    help="HIP stream priority: -1 high, 0 normal (default), 1 low")
@@ -239,12 +244,20 @@ def main(argv=None):
 
         def arrive(r):
             ctx = gpreempt.online_request(client)
-            ctx.__enter__()
-            open_requests[r.id] = ctx
+            open_requests[r.id] = (ctx, ctx.__enter__())
+
+        def token(r):
+            # The first token (gpreemptd's TTFT), then the count every TOKEN_REPORT_EVERY tokens
+            # (its decode pace, for the `late` protection of a TPOT objective: docs/llm.md).
+            request = open_requests[r.id][1]
+            if r.generated == 1 or r.generated % TOKEN_REPORT_EVERY == 0:
+                request.token(r.generated)
 
         def finish(r):
-            open_requests.pop(r.id).__exit__(None, None, None)
-        hooks = {"on_arrival": arrive, "on_finish": finish}
+            ctx, request = open_requests.pop(r.id)
+            request.tokens = r.generated  # with the end: gpreemptd's TPOT
+            ctx.__exit__(None, None, None)
+        hooks = {"on_arrival": arrive, "on_finish": finish, "on_token": token}
     progress = _Progress(len(reqs))
     tokens = [0]
 
