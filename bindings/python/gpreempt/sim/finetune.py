@@ -124,6 +124,7 @@ def _measure(a, one_step, sim, mode, progress):
     or --duration; returns (iterations, elapsed seconds, the mode's totals over them)."""
     mode.reset_stats()
     done = 0
+    cpu = time.process_time()
     start = time.monotonic()
     last = start
     while (done < a.steps) if a.steps else (last - start < a.duration):
@@ -132,7 +133,9 @@ def _measure(a, one_step, sim, mode, progress):
         done += 1
         last = time.monotonic()
         progress.update(done, last - start)
-    return done, last - start, mode.stats()
+    stats = mode.stats()
+    stats["host_cpu_s"] = time.process_time() - cpu
+    return done, last - start, stats
 
 
 def report(a, config, model, iterations, elapsed, stats):
@@ -159,6 +162,8 @@ def report(a, config, model, iterations, elapsed, stats):
         # the kernels' modelled time alone on the device: the step's floor on this GPU
         "gpu_busy_ms_per_iteration": round(per(stats["busy_us"]) / 1e3, 3),
         "achieved_tflops": round(stats["flops"] / elapsed / 1e12, 2) if elapsed > 0 else 0,
+        # this process's CPU to form and issue a step (torch_mode prices every operator)
+        "host_cpu_ms_per_iteration": round(per(stats["host_cpu_s"]) * 1e3, 3),
     }
 
 
@@ -172,10 +177,10 @@ def _human(d):
         % (d["iterations"], d["elapsed_s"], d["iterations_per_s"], d["tokens_per_s"],
            d["achieved_tflops"]),
         "per iteration: %.2f TFLOP (%.2f in GEMMs), %.1f GB moved, %d kernels, %.1f ms of kernel "
-        "time alone on the GPU"
+        "time alone on the GPU, %.1f ms of host CPU to issue them"
         % (d["flops_per_iteration"] / 1e12, d["matrix_flops_per_iteration"] / 1e12,
            d["bytes_per_iteration"] / 1e9, d["kernels_per_iteration"],
-           d["gpu_busy_ms_per_iteration"])])
+           d["gpu_busy_ms_per_iteration"], d["host_cpu_ms_per_iteration"])])
 
 
 def main(argv=None):
