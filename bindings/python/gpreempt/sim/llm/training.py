@@ -9,8 +9,8 @@ implementation without flash attention runs: the S×S scores are materialised an
 backward). The softmax and the loss run in fp32, as Hugging Face's Llama does.
 
 Two methods:
-- full: every weight trains (bf16 weights, gradients and AdamW state, as torchtune's full
-  single-device recipes keep them);
+- full: every weight trains, all in bf16 (weights, gradients and AdamW state; no fp32 master
+  copy: torchtune's single-device configs train in bf16 too, though with an 8-bit AdamW);
 - lora: the base weights are frozen and rank-r adapters (lora.py) on the attention's q, k, v and
   output projections train. Backward still runs through every layer (the adapters of layer 0
   need the gradient of everything above), but it computes no weight gradient for the base.
