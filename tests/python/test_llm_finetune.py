@@ -168,6 +168,22 @@ def test_a_short_run_reports_iterations_and_tokens_per_second():
 
 
 @needs_sim
+def test_the_replayed_step_dispatches_what_an_eager_step_does():
+    # The measured steps replay one captured step's kernels; --eager prices every step anew.
+    docs = []
+    for extra in ([], ["--eager"]):
+        r = run("gpreempt.sim.finetune", "--batch", "1", "--seq-len", "64", "--steps", "2",
+                "--json", *extra)
+        assert r.returncode == 0, r.stderr
+        docs.append(json.loads(r.stdout))
+    replayed, eager = docs
+    for k in ("kernels_per_iteration", "flops_per_iteration", "matrix_flops_per_iteration",
+              "bytes_per_iteration", "gpu_busy_ms_per_iteration"):
+        assert replayed[k] == pytest.approx(eager[k], rel=1e-9), k
+    assert replayed["kernels_per_iteration"] > 1000
+
+
+@needs_sim
 def test_a_terminal_gets_a_progress_line():
     import pty
 
