@@ -167,7 +167,8 @@ TEST(Demo, HelpListsTheModelWorkloadsAndTheScenarios) {
                                "linear1024-train, mm4000, mm8192x5, mm2048\n"),
             std::string::npos)
       << help.output();
-  EXPECT_NE(help.output().find("  online LLM:  llm-serve (-m gpreempt.sim.serve"), std::string::npos)
+  EXPECT_NE(help.output().find("  online LLM:  llm-serve (-m gpreempt.sim.serve"),
+            std::string::npos)
       << help.output();
   EXPECT_NE(help.output().find("  offline LLM: llm-finetune (-m gpreempt.sim.finetune"),
             std::string::npos)

@@ -1,8 +1,8 @@
 #include "demo/demo_report.h"
 
 #include <functional>
-#include <utility>
 #include <sstream>
+#include <utility>
 
 #include "cli.h"
 #include "common/latency_summary.h"
@@ -11,7 +11,9 @@ namespace gpreempt::demo {
 
 namespace {
 
-nlohmann::json percentiles_ms(const std::vector<double>& v) { return to_json(summarize(v)); }
+nlohmann::json percentiles_ms(const std::vector<double>& v) {
+  return to_json(summarize(v));
+}
 
 std::string fixed(double v, int digits) {
   std::ostringstream o;
@@ -61,7 +63,8 @@ bool any_has(const nlohmann::json& scenarios, const char* key) {
 }
 
 std::vector<Column> columns(const nlohmann::json& scenarios) {
-  std::vector<Column> c{{"scenario", [](const nlohmann::json& s) { return s["name"].get<std::string>(); }}};
+  std::vector<Column> c{
+      {"scenario", [](const nlohmann::json& s) { return s["name"].get<std::string>(); }}};
   if (any_has(scenarios, "online_ttft_ms")) {
     c.push_back({"TTFT P50 ms", number("online_ttft_ms", 1, "p50")});
     c.push_back({"P99 ms", number("online_ttft_ms", 1, "p99")});
@@ -109,7 +112,8 @@ nlohmann::json scenario_json(const ScenarioResult& s) {
   if (s.offline) {
     j["offline_iterations_per_s"] = (*s.offline)["iterations_per_s"];
     // An LLM fine-tuning job's training tokens/s (gpreempt.sim.finetune).
-    if (s.offline->contains("tokens_per_s")) j["offline_tokens_per_s"] = (*s.offline)["tokens_per_s"];
+    if (s.offline->contains("tokens_per_s"))
+      j["offline_tokens_per_s"] = (*s.offline)["tokens_per_s"];
   }
   if (s.online && s.offline)
     j["simulated_suspends"] =

@@ -4,9 +4,8 @@
 // (gpreempt.sim.finetune's) gets its training tokens/s beside its iterations/s.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "demo/demo_scenarios.h"
 
