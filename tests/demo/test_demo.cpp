@@ -2,7 +2,9 @@
 // re-runs itself on a simulated machine, runs real workload processes and, for the preemption
 // scenarios, a real gpreemptd child.
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "common/child_process.h"
 #include "fixtures.h"
@@ -133,6 +135,28 @@ TEST(Demo, UnknownWorkloadsAndBatchesOfPresetsAreUsageErrors) {
   }
 }
 
+// An LLM workload given on the wrong side is refused with a message that says which side it
+// belongs to; the server's batch is its own; early_hint needs host pre-processing to announce.
+TEST(Demo, LlmWorkloadsOnTheWrongSideOrWithoutTheirOptionsAreClearUsageErrors) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--online", "llm-finetune"}, "'llm-finetune' is an offline workload: give it as --offline"},
+      {{"--offline", "llm-serve"}, "'llm-serve' is an online workload: give it as --online"},
+      {{"--online", "llm-serve", "--online-batch", "8"},
+       "--online-batch does not apply to llm-serve"},
+      {{"--online", "llm-serve", "--offline", "llm-finetune", "--scenarios", "hint,early_hint"},
+       "scenario early_hint needs an online side with host pre-processing"},
+  };
+  for (const auto& [args, message] : cases) {
+    std::vector<std::string> argv = {gpreempt_bin(), "demo", "--quick", "--json"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    ChildProcess demo(argv);
+    EXPECT_EQ(demo.wait(), 2) << args[0] << " " << args[1];
+    const auto j = nlohmann::json::parse(demo.output());
+    const std::string got = j["error"]["message"];
+    EXPECT_NE(got.find(message), std::string::npos) << got;
+  }
+}
+
 TEST(Demo, HelpListsTheModelWorkloadsAndTheScenarios) {
   ChildProcess help({gpreempt_bin(), "demo", "--help"});
   ASSERT_EQ(help.wait(), 0);
@@ -141,6 +165,12 @@ TEST(Demo, HelpListsTheModelWorkloadsAndTheScenarios) {
       << help.output();
   EXPECT_NE(help.output().find("offline models: resnet50-train, resnet18-train, transformer-train, "
                                "linear1024-train, mm4000, mm8192x5, mm2048\n"),
+            std::string::npos)
+      << help.output();
+  EXPECT_NE(help.output().find("  online LLM:  llm-serve (-m gpreempt.sim.serve"),
+            std::string::npos)
+      << help.output();
+  EXPECT_NE(help.output().find("  offline LLM: llm-finetune (-m gpreempt.sim.finetune"),
             std::string::npos)
       << help.output();
   EXPECT_NE(

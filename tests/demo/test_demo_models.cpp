@@ -88,4 +88,34 @@ TEST(DemoModels, ModelOnlineAgainstAPresetOffline) {
   expect_complete(j, "linear512", "gemm2048");
 }
 
+// The LLM pair, short (3 requests; the fine-tuning job at batch 1): each scenario reports the
+// server's TTFT, TPOT and output tokens/s and the fine-tuning job's iterations/s and tokens/s, and
+// under gpreemptd serve's --hint marked every request.
+TEST(DemoModels, LlmServerAgainstFineTuningReportsTtftTpotAndTokens) {
+  if (!torch_available())
+    GTEST_SKIP() << GPREEMPT_TEST_PYTHON << " cannot import torch and torchvision";
+  const auto j = run_demo({"--online", "llm-serve", "--offline", "llm-finetune", "--offline-batch",
+                           "1", "--requests", "3", "--scenarios", "online_alone,no_control,hint"});
+  ASSERT_TRUE(j.is_object());
+  ASSERT_EQ(j["scenarios"].size(), 3u);
+  for (const auto& s : j["scenarios"]) {
+    const std::string name = s["name"];
+    for (const char* k : {"online_ttft_ms", "online_tpot_ms"}) {
+      ASSERT_TRUE(s.contains(k)) << name << " " << k;
+      EXPECT_EQ(s[k]["count"], 3) << name << " " << k;
+      EXPECT_GT(s[k]["p50"].get<double>(), 0) << name << " " << k;
+      EXPECT_LE(s[k]["p50"].get<double>(), s[k]["p99"].get<double>()) << name << " " << k;
+    }
+    EXPECT_EQ(s["online_requests"], 3) << name;
+    EXPECT_GT(s["online_output_tokens_per_s"].get<double>(), 0) << name;
+    if (name == "online_alone") continue;
+    EXPECT_GT(s["offline_iterations_per_s"].get<double>(), 0) << name;
+    EXPECT_GT(s["offline_tokens_per_s"].get<double>(), 0) << name;
+  }
+  const auto& d = j["scenarios"][2]["gpreemptd"];
+  EXPECT_GT(d["suspensions"].get<uint64_t>(), 0u) << "serve's requests must have suspended";
+  EXPECT_EQ(d["online_class"]["request_latency_ms"]["count"], 3) << "serve --hint marked each one";
+  EXPECT_EQ(d["exit_code"], 0);
+}
+
 }  // namespace

@@ -17,7 +17,7 @@
 
 #include "cli.h"
 #include "common/error.h"
-#include "common/latency_summary.h"
+#include "demo/demo_report.h"
 #include "demo/demo_scenarios.h"
 #include "demo/demo_workloads.h"
 #include "discovery/product_name.h"
@@ -74,101 +74,6 @@ std::filesystem::path own_dir() {
   throw Failure("cannot run " + kfdsim + ": " + errno_text(errno));
 }
 
-nlohmann::json percentiles_ms(const std::vector<double>& v) { return to_json(summarize(v)); }
-
-std::string fixed(double v, int digits) {
-  std::ostringstream o;
-  o.setf(std::ios::fixed);
-  o.precision(digits);
-  o << v;
-  return o.str();
-}
-
-nlohmann::json scenario_json(const demo::ScenarioResult& s) {
-  nlohmann::json j{{"name", s.name}};
-  if (s.online) {
-    j["online_latency_ms"] = (*s.online)["latency_ms"];
-    j["online_requests"] = (*s.online)["requests_completed"];
-  }
-  if (s.offline) j["offline_iterations_per_s"] = (*s.offline)["iterations_per_s"];
-  if (s.online && s.offline)
-    j["simulated_suspends"] =
-        s.simulated_suspends ? nlohmann::json(*s.simulated_suspends) : nlohmann::json();
-  if (s.daemon) {
-    const auto& d = *s.daemon;
-    j["gpreemptd"] = {
-        {"trigger", d.trigger},
-        {"exit_code", d.exit_code},
-        {"suspensions", d.suspensions},
-        {"suspended_s", d.suspended_s},
-        {"hint_to_suspend_us", d.hint_to_suspend_us},
-        {"online_class", d.online_class},
-        {"suspend_ms", d.suspend_ms ? percentiles_ms(*d.suspend_ms) : nlohmann::json()}};
-  }
-  return j;
-}
-
-std::string human(const nlohmann::json& j) {
-  std::ostringstream out;
-  out << "gpreempt demo on " << j["machine"]["description"].get<std::string>() << "\n"
-      << "online: " << j["online_preset"].get<std::string>() << " at "
-      << fixed(j["rate_hz"].get<double>(), 1) << " req/s"
-      << ", offline: " << j["offline_preset"].get<std::string>() << ", "
-      << j["requests"].get<uint64_t>() << " online requests ("
-      << fixed(j["duration_s"].get<double>(), 1) << " s) per scenario\n\n";
-  std::vector<std::vector<std::string>> rows;
-  for (const auto& s : j["scenarios"]) {
-    std::vector<std::string> r{s["name"]};
-    if (s.contains("online_latency_ms")) {
-      for (const char* k : {"p50", "p95", "p99"})
-        r.push_back(fixed(s["online_latency_ms"][k].get<double>(), 2));
-    } else {
-      r.insert(r.end(), {"-", "-", "-"});
-    }
-    r.push_back(s.contains("offline_iterations_per_s")
-                    ? fixed(s["offline_iterations_per_s"].get<double>(), 1)
-                    : "-");
-    if (s.contains("gpreemptd")) {
-      const auto& d = s["gpreemptd"];
-      r.push_back(std::to_string(d["suspensions"].get<uint64_t>()));
-      const auto& l = d["suspend_ms"];
-      r.push_back(!l.is_null() && l["count"].get<uint64_t>() > 0
-                      ? fixed(l["p50"].get<double>(), 3) + " / " + fixed(l["p99"].get<double>(), 3)
-                      : "-");
-    } else if (s.contains("simulated_suspends") && !s["simulated_suspends"].is_null()) {
-      r.insert(r.end(), {std::to_string(s["simulated_suspends"].get<uint64_t>()), "-"});
-    } else {
-      r.insert(r.end(), {"-", "-"});
-    }
-    rows.push_back(r);
-  }
-  out << table({"scenario", "online P50 ms", "P95 ms", "P99 ms", "offline it/s", "suspensions",
-                "suspend P50/P99 ms"},
-               rows)
-      << "\n";
-  bool any = false;
-  for (const auto& s : j["scenarios"]) {
-    if (!s.contains("gpreemptd")) continue;
-    if (!any) out << "gpreemptd (one child per scenario, config written by the demo):\n";
-    any = true;
-    const auto& d = s["gpreemptd"];
-    const auto& h = d["hint_to_suspend_us"];
-    out << "  " << s["name"].get<std::string>() << ": trigger " << d["trigger"].get<std::string>()
-        << ", offline suspended " << fixed(d["suspended_s"].get<double>(), 2) << " s";
-    if (h["count"].get<uint64_t>() > 0)
-      out << ", hint to SUSPEND p50 " << fixed(h["p50"].get<double>(), 1) << " us p99 "
-          << fixed(h["p99"].get<double>(), 1) << " us";
-    out << ", exit code " << d["exit_code"].get<int>() << "\n";
-  }
-  if (any)
-    out << "suspend P50/P99: "
-        << (j["machine"]["simulated"].get<bool>()
-                ? "the simulated GPU's time from SUSPEND requested to the queues stopped"
-                : "not measured on real hardware (see gpreemptd's metrics)")
-        << "\n";
-  return out.str();
-}
-
 std::string join(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
@@ -179,7 +84,18 @@ std::string join(const std::vector<std::string>& v) {
 // that lists both, before any simulated machine starts.
 void check_workload(const std::string& flag, const std::string& name, demo::Side side,
                     uint32_t batch, const std::string& preset_program) {
-  if (demo::is_model(name, side)) return;
+  const bool online = side == demo::Side::kOnline;
+  if (const auto* m = demo::find_model(name, side)) {
+    if (batch > 0 && m->runner == demo::Runner::kServe)
+      throw UsageError(flag + "-batch does not apply to " + name +
+                       ": the server forms its batches itself, from the requests it is serving");
+    return;
+  }
+  // A model of the other side: say so, rather than list what this side knows.
+  if (demo::is_model(name, online ? demo::Side::kOffline : demo::Side::kOnline))
+    throw UsageError("'" + name + "' is an " + (online ? "offline" : "online") +
+                     " workload: give it as " + (online ? "--offline" : "--online") + "; " + flag +
+                     " models are " + demo::all_model_names(side));
   if (batch > 0)
     throw UsageError(flag + "-batch applies to the model workloads only, not to preset '" + name +
                      "'");
@@ -187,7 +103,7 @@ void check_workload(const std::string& flag, const std::string& name, demo::Side
   for (const auto& p : presets)
     if (p == name) return;
   throw UsageError("unknown " + flag + " workload '" + name + "'; models: " +
-                   demo::model_names(side) + "; gpreempt-workload presets: " + join(presets));
+                   demo::all_model_names(side) + "; gpreempt-workload presets: " + join(presets));
 }
 
 // The model workloads import the gpreempt package: from the build tree next to this program when
@@ -207,8 +123,20 @@ std::string find_gpreemptd(const std::filesystem::path& dir) {
   return (dir / "gpreemptd").string();
 }
 
-std::vector<std::string> split_scenarios(const std::optional<std::string>& given) {
-  if (!given) return demo::scenario_names();
+// early_hint announces a request's host pre-processing before it starts: an online side without
+// any (the LLM server) has nothing to announce, so it runs without that scenario.
+bool has_early_hint(const std::string& online) {
+  const auto* m = demo::find_model(online, demo::Side::kOnline);
+  return !m || m->early_hint;
+}
+
+std::vector<std::string> split_scenarios(const std::optional<std::string>& given,
+                                         const std::string& online) {
+  if (!given) {
+    auto all = demo::scenario_names();
+    if (!has_early_hint(online)) all.erase(std::find(all.begin(), all.end(), "early_hint"));
+    return all;
+  }
   const std::string& list = *given;
   std::vector<std::string> out;
   std::stringstream in(list);
@@ -217,6 +145,9 @@ std::vector<std::string> split_scenarios(const std::optional<std::string>& given
     const auto& all = demo::scenario_names();
     if (std::find(all.begin(), all.end(), name) == all.end())
       throw UsageError("unknown scenario '" + name + "' in --scenarios; known: " + join(all));
+    if (name == "early_hint" && !has_early_hint(online))
+      throw UsageError("scenario early_hint needs an online side with host pre-processing to "
+                       "announce; " + online + " has none (its other scenarios run)");
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   }
   if (out.empty()) throw UsageError("--scenarios lists no scenario");
@@ -228,8 +159,14 @@ std::vector<std::string> split_scenarios(const std::optional<std::string>& given
 }
 
 void run(const Globals& g, DemoCliOptions& o) {
-  o.demo.scenarios = split_scenarios(o.scenarios);
-  o.demo.requests = o.requests.value_or(o.quick ? kQuickRequests : kDefaultRequests);
+  o.demo.scenarios = split_scenarios(o.scenarios, o.demo.online_preset);
+  // An LLM server's requests take seconds each: it has its own counts (demo_workloads.cpp).
+  uint64_t requests = o.quick ? kQuickRequests : kDefaultRequests;
+  if (const auto* m = demo::find_model(o.demo.online_preset, demo::Side::kOnline)) {
+    const uint64_t own = o.quick ? m->quick_requests : m->requests;
+    if (own > 0) requests = own;
+  }
+  o.demo.requests = o.requests.value_or(requests);
   const auto dir = own_dir();
   o.demo.workload_program = (dir / "gpreempt-workload").string();
   if (::access(o.demo.workload_program.c_str(), X_OK) != 0)
@@ -296,8 +233,8 @@ void run(const Globals& g, DemoCliOptions& o) {
       {"online_preset", o.demo.online_preset},
       {"offline_preset", o.demo.offline_preset}};
   j["scenarios"] = nlohmann::json::array();
-  for (const auto& s : r) j["scenarios"].push_back(scenario_json(s));
-  emit(g, human(j), j);
+  for (const auto& s : r) j["scenarios"].push_back(demo::scenario_json(s));
+  emit(g, demo::human_report(j), j);
 }
 
 }  // namespace
@@ -334,13 +271,30 @@ void register_demo_commands(CLI::App& app, Globals& globals) {
           demo::model_names(demo::Side::kOnline) +
           "\n"
           "  offline models: " +
-          demo::model_names(demo::Side::kOffline) + "\n");
+          demo::model_names(demo::Side::kOffline) +
+          "\n"
+          "or an LLM workload (llama-1b, random weights; docs/llm.md):\n"
+          "  online LLM:  " +
+          demo::model_names(demo::Side::kOnline, demo::Runner::kServe) +
+          " (-m gpreempt.sim.serve: continuous batching; TTFT, TPOT, output tokens/s)\n"
+          "  offline LLM: " +
+          demo::model_names(demo::Side::kOffline, demo::Runner::kFinetune) +
+          " (-m gpreempt.sim.finetune: full fine-tuning, AdamW, 4 x 1024 tokens per step;\n"
+          "               iterations/s and tokens/s)\n"
+          "With --online llm-serve a scenario is 50 requests (--quick 10) at 1 req/s, each a\n"
+          "1024-token prompt and 128 output tokens, and lasts about a minute with start-up (the\n"
+          "five scenarios about 6 min); early_hint does not run (the server has no host\n"
+          "pre-processing to announce), and the offline side runs 5 s past the last arrival so the\n"
+          "last requests still meet it. Both LLM sides also pair with the other workloads, e.g.\n"
+          "  gpreempt demo --online llm-serve --offline llm-finetune\n"
+          "  gpreempt demo --online llm-serve --offline resnet50-train --quick\n");
   auto* requests = cmd->add_option("--requests", o->requests,
                                    "online requests per scenario (default " +
-                                       std::to_string(kDefaultRequests) + ")")
+                                       std::to_string(kDefaultRequests) + "; llm-serve: 50)")
                        ->check(CLI::PositiveNumber);
   cmd->add_flag("--quick", o->quick,
-                std::to_string(kQuickRequests) + " requests per scenario (a fast check)")
+                std::to_string(kQuickRequests) +
+                    " requests per scenario (llm-serve: 10), a fast check")
       ->excludes(requests);
   cmd->add_option("--rate", o->rate, "online requests per second (default: the online side's)")
       ->check(CLI::PositiveNumber);
@@ -355,10 +309,12 @@ void register_demo_commands(CLI::App& app, Globals& globals) {
   cmd->add_option("--offline", o->demo.offline_preset, "offline workload: preset or model")
       ->capture_default_str();
   cmd->add_option("--online-batch", o->demo.online_batch,
-                  "batch size of an online model (default: the model's)")
+                  "batch size of an online model (default: the model's; not llm-serve, whose "
+                  "server forms its batches)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--offline-batch", o->demo.offline_batch,
-                  "batch size of an offline model (default: the model's)")
+                  "batch size of an offline model (default: the model's; llm-finetune: "
+                  "sequences of 1024 tokens per step, default 4)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--gpreemptd", o->gpreemptd,
                   "the gpreemptd program (default: beside gpreempt, else ../sbin/gpreemptd)");

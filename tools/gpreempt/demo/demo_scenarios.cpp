@@ -122,9 +122,10 @@ std::vector<ScenarioResult> run_demo(const DemoOptions& o,
                                      const std::function<void(const std::string&)>& progress) {
   std::vector<ScenarioResult> results;
   const double duration = o.duration_s();
-  const double both = duration + kOfflineTailS;
-  const WorkloadSpec online{o.online_preset, Side::kOnline, o.online_batch};
+  const WorkloadSpec online{o.online_preset, Side::kOnline, o.online_batch, o.requests};
   const WorkloadSpec offline{o.offline_preset, Side::kOffline, o.offline_batch};
+  const auto* online_model = find_model(o.online_preset, Side::kOnline);
+  const double both = duration + kOfflineTailS + (online_model ? online_model->drain_s : 0);
   auto start_online = [&](const Hints& hints) {
     return std::make_unique<RunningWorkload>(o, online, duration, hints, "online");
   };

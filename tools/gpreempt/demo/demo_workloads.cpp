@@ -32,22 +32,44 @@ const std::vector<ModelWorkload>& model_workloads() {
       {"mm4000", Side::kOffline, "torch.mm of 4000x4000 fp32 matrices in a loop"},
       {"mm8192x5", Side::kOffline, "matmul case, low priority: five torch.mm 8192x8192 per iteration"},
       {"mm2048", Side::kOffline, "torch.mm of 2048x2048 fp32 matrices in a loop"},
+      // The LLM pair (llama-1b: a scenario must end in about a minute on two cores). Fixed
+      // lengths, vLLM's random-dataset defaults (1024-token prompts, 128 output tokens), bound
+      // how long the last requests take after the last arrival; at 1 req/s a request (about
+      // 1.5 s alone) overlaps one or two others, and the GPU is free between their steps.
+      {"llm-serve", Side::kOnline,
+       "llama-1b LLM server (gpreempt.sim.serve), 1024-token prompts, 128 output tokens, 1 req/s "
+       "(Poisson), 50 requests per scenario",
+       1, Runner::kServe, 50, 10, 5.0, false},
+      {"llm-finetune", Side::kOffline,
+       "llama-1b full fine-tuning, AdamW, batch 4 x 1024 tokens (gpreempt.sim.finetune)", 0,
+       Runner::kFinetune},
   };
   return models;
 }
 
-std::string model_names(Side side) {
-  std::string s;
+const ModelWorkload* find_model(const std::string& name, Side side) {
   for (const auto& m : model_workloads())
-    if (m.side == side) s += (s.empty() ? "" : ", ") + std::string(m.name);
+    if (m.side == side && name == m.name) return &m;
+  return nullptr;
+}
+
+std::string model_names(Side side, Runner runner) {
+  std::string s;
+  for (const auto& m : model_workloads()) {
+    // kServe and kFinetune both stand for the LLM workloads (each side has one runner).
+    const bool llm = m.runner != Runner::kModel;
+    if (m.side == side && llm == (runner != Runner::kModel))
+      s += (s.empty() ? "" : ", ") + std::string(m.name);
+  }
   return s;
 }
 
-bool is_model(const std::string& name, Side side) {
-  for (const auto& m : model_workloads())
-    if (m.side == side && name == m.name) return true;
-  return false;
+std::string all_model_names(Side side) {
+  const std::string llm = model_names(side, Runner::kServe);
+  return model_names(side) + (llm.empty() ? "" : ", " + llm);
 }
+
+bool is_model(const std::string& name, Side side) { return find_model(name, side) != nullptr; }
 
 std::vector<std::string> preset_names(const std::string& preset_program) {
   ChildProcess list({preset_program, "presets", "--json"});
@@ -82,8 +104,37 @@ double default_rate_hz(const std::string& preset_program, const std::string& nam
 }
 
 std::string online_cmdline_glob(const WorkloadSpec& spec) {
-  return spec.model() ? "* -m gpreempt.sim.workload online *" : "*gpreempt-workload online *";
+  const auto* m = find_model(spec.name, Side::kOnline);
+  if (!m) return "*gpreempt-workload online *";
+  return m->runner == Runner::kServe ? "* -m gpreempt.sim.serve *"
+                                     : "* -m gpreempt.sim.workload online *";
 }
+
+namespace {
+
+// An LLM workload's command line: its own program and options (python3 -m gpreempt.sim.serve
+// or gpreempt.sim.finetune), the same --ready-file protocol and --json.
+void llm_argv(std::vector<std::string>& a, const WorkloadPrograms& programs,
+              const WorkloadSpec& spec, Runner runner, double duration_s, double rate_hz,
+              const std::string& ready_file) {
+  if (runner == Runner::kServe) {
+    // The server serves exactly the scenario's requests, arriving at the demo's rate; it ends
+    // when the last one has its last token.
+    a.insert(a.end(), {programs.python, "-m", "gpreempt.sim.serve", "--model", "llama-1b",
+                       "--dataset", "fixed", "--input-len", "1024", "--output-len", "128",
+                       "--num-prompts", std::to_string(spec.requests), "--request-rate",
+                       std::to_string(rate_hz)});
+  } else {
+    a.insert(a.end(), {programs.python, "-m", "gpreempt.sim.finetune", "--model", "llama-1b",
+                       "--duration", std::to_string(duration_s)});
+    if (spec.batch > 0) a.insert(a.end(), {"--batch", std::to_string(spec.batch)});
+  }
+  if (!ready_file.empty()) a.insert(a.end(), {"--ready-file", ready_file});
+  // They share the demo's terminal (stderr), where their status lines would overwrite its own.
+  a.insert(a.end(), {"--json", "--no-progress"});
+}
+
+}  // namespace
 
 std::vector<std::string> workload_argv(const WorkloadPrograms& programs, const WorkloadSpec& spec,
                                        double duration_s, double rate_hz, const Hints& hints,
@@ -102,7 +153,10 @@ std::vector<std::string> workload_argv(const WorkloadPrograms& programs, const W
     a.push_back(std::string("ASAN_OPTIONS=") + (asan ? asan : "") + ":detect_leaks=0");
   }
 #endif
-  if (spec.model()) {
+  const auto* model = find_model(spec.name, spec.side);
+  if (model && model->runner != Runner::kModel) {
+    llm_argv(a, programs, spec, model->runner, duration_s, rate_hz, ready_file);
+  } else if (model) {
     a.insert(a.end(), {programs.python, "-m", "gpreempt.sim.workload", mode, "--model", spec.name});
     if (spec.batch > 0) a.insert(a.end(), {"--batch", std::to_string(spec.batch)});
     if (!ready_file.empty()) a.insert(a.end(), {"--ready-file", ready_file});
@@ -112,8 +166,10 @@ std::vector<std::string> workload_argv(const WorkloadPrograms& programs, const W
   } else {
     a.insert(a.end(), {programs.preset_program, mode, "--preset", spec.name});
   }
-  a.insert(a.end(), {"--duration", std::to_string(duration_s), "--json"});
-  if (online && rate_hz > 0) a.insert(a.end(), {"--rate", std::to_string(rate_hz)});
+  if (!model || model->runner == Runner::kModel) {
+    a.insert(a.end(), {"--duration", std::to_string(duration_s), "--json"});
+    if (online && rate_hz > 0) a.insert(a.end(), {"--rate", std::to_string(rate_hz)});
+  }
   if (online && !hints.socket.empty()) {
     // Deferred hint replies (lib/client/connection.h): the request's kernels go out without
     // waiting for gpreemptd's answer, so a daemon that is slow to be scheduled delays the
@@ -122,7 +178,7 @@ std::vector<std::string> workload_argv(const WorkloadPrograms& programs, const W
     a.insert(a.begin(), {"/usr/bin/env", std::string(client::kHintRepliesEnv) + "=" +
                                              (mode && *mode ? mode : "deferred")});
     a.insert(a.end(), {"--hint", hints.socket});
-    if (hints.expect) a.push_back("--expect");
+    if (hints.expect) a.push_back("--expect");  // the scenarios ask it of early_hint sides only
   }
   return a;
 }

@@ -1,7 +1,10 @@
 // What runs on each side of the demo: a gpreempt-workload preset (C++, hand-set kernel costs) or
 // a real PyTorch model under gpreempt.sim.torch_mode (a Python process: python3 -m
 // gpreempt.sim.workload). Both print the same --json documents and send the same hints to
-// gpreemptd, so the scenarios do not care which one runs.
+// gpreemptd, so the scenarios do not care which one runs. The LLM workloads are Python processes
+// too, with their own programs and documents: an LLM server (python3 -m gpreempt.sim.serve: TTFT,
+// TPOT, tokens/s) online and a fine-tuning job (python3 -m gpreempt.sim.finetune: iterations/s,
+// tokens/s) offline.
 #pragma once
 
 #include <cstdint>
@@ -14,18 +17,39 @@ namespace gpreempt::demo {
 
 enum class Side { kOnline, kOffline };
 
+// The Python program that runs a model workload.
+enum class Runner {
+  kModel,     // python3 -m gpreempt.sim.workload: a gpreempt.sim.models model
+  kServe,     // python3 -m gpreempt.sim.serve: the LLM server (--num-prompts at --request-rate)
+  kFinetune,  // python3 -m gpreempt.sim.finetune: LLM fine-tuning for --duration
+};
+
 struct ModelWorkload {
   const char* name;
   Side side;
   const char* description;
   double rate_hz = 0;  // online models: the request rate of gpreempt.sim.models
+  Runner runner = Runner::kModel;
+  // Online: the requests of one scenario, by default and with --quick (0: the demo's own).
+  uint64_t requests = 0;
+  uint64_t quick_requests = 0;
+  // Online: how long the last requests may still run after the last arrival (a server finishes
+  // every request it admitted); the offline side runs this much longer than the arrivals.
+  double drain_s = 0;
+  // Online: whether it has host pre-processing for an early hint (expect) to announce.
+  bool early_hint = true;
 };
 
-// The models of gpreempt.sim.models (bindings/python/gpreempt/sim/models.py), in its order;
-// tests/python/test_sim_workload.py checks that the two lists agree.
+// The models of gpreempt.sim.models (bindings/python/gpreempt/sim/models.py), in its order, then
+// the LLM workloads; tests/python/test_sim_workload.py checks that the first agree.
 const std::vector<ModelWorkload>& model_workloads();
-// "resnet18, resnet50, ..." for one side.
-std::string model_names(Side side);
+// The model workload called `name` on `side`, or nullptr.
+const ModelWorkload* find_model(const std::string& name, Side side);
+// "resnet18, resnet50, ..." for one side: the models `runner` runs (kModel: gpreempt.sim.models';
+// kServe or kFinetune: the LLM workloads of that side).
+std::string model_names(Side side, Runner runner = Runner::kModel);
+// Every model workload of one side, LLM ones included.
+std::string all_model_names(Side side);
 bool is_model(const std::string& name, Side side);
 
 // The presets gpreempt-workload knows (gpreempt-workload presets --json).
@@ -40,7 +64,8 @@ struct WorkloadPrograms {
 struct WorkloadSpec {
   std::string name;
   Side side = Side::kOnline;
-  uint32_t batch = 0;  // models only; 0: the model's own
+  uint32_t batch = 0;     // models only; 0: the model's own
+  uint64_t requests = 0;  // online: the requests an LLM server serves (the others run a duration)
   bool model() const { return is_model(name, side); }
 };
 

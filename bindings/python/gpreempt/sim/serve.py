@@ -109,6 +109,11 @@ examples:
                    help="HIP stream priority: -1 high, 0 normal (default), 1 low")
     o.add_argument("--json", action="store_true",
                    help="one JSON document: the run's figures and every request's")
+    o.add_argument("--no-progress", action="store_true",
+                   help="no status line on a terminal (a parent that shares the terminal)")
+    o.add_argument("--ready-file", metavar="PATH",
+                   help="after the start-up captures create PATH and start serving only once "
+                        "PATH has been removed (how gpreempt demo lines its sides up)")
     return ap
 
 
@@ -132,10 +137,10 @@ def _check(ap, a):
 class _Progress:
     """One self-overwriting status line on a terminal (stderr), nothing otherwise."""
 
-    def __init__(self, total, stream=sys.stderr):
+    def __init__(self, total, stream=sys.stderr, on=True):
         self.total = total
         self.stream = stream
-        self.on = stream.isatty()
+        self.on = on and stream.isatty()
         self.last = 0.0
 
     def update(self, sched, now, tokens):
@@ -258,7 +263,7 @@ def main(argv=None):
             request.tokens = r.generated  # with the end: gpreemptd's TPOT
             ctx.__exit__(None, None, None)
         hooks = {"on_arrival": arrive, "on_finish": finish, "on_token": token}
-    progress = _Progress(len(reqs))
+    progress = _Progress(len(reqs), on=not a.no_progress)
     tokens = [0]
 
     def on_step(step, now):
@@ -272,6 +277,9 @@ def main(argv=None):
             # Capture the first shapes before the clock starts, as vLLM captures its graphs
             # at start-up.
             run([(1, a.block_size - 1, True)])
+            if a.ready_file:
+                from .workload import _wait_for_go
+                _wait_for_go(a.ready_file)
             start = sim.now_us()
             server.serve(sched, reqs, lambda step: run(step.seqs()),
                          lambda: sim.now_us() / 1e6, lambda s: time.sleep(max(0.0, s)),
