@@ -308,6 +308,20 @@ def test_demo():
     assert all("gpreemptd" in s for s in doc["scenarios"][3:]), "the daemon scenarios report it"
 
 
+@needs_sim
+def test_llm_serve_and_finetune():
+    import sys
+    env = {"PYTHONPATH": str(BINARY_DIR / "python")}
+    serve = valid("serve", json.loads(run(sys.executable, "-m", "gpreempt.sim.serve", "--model", "llama-1b",
+                                          "--num-prompts", "3", "--request-rate", "inf", "--no-progress", "--json",
+                                          env=env)))
+    assert serve["completed"] == 3 and len(serve["requests"]) == 3
+    tune = valid("finetune", json.loads(run(sys.executable, "-m", "gpreempt.sim.finetune", "--model", "llama-1b",
+                                            "--steps", "1", "--batch", "1", "--seq-len", "64", "--no-progress",
+                                            "--json", env=env)))
+    assert tune["iterations"] == 1 and tune["lora"] is None
+
+
 def test_workload_documents():
     workload = str(BINARY_DIR / "bin" / "gpreempt-workload")
     presets = valid("workload-presets", json.loads(run(workload, "presets", "--json")))

@@ -18,7 +18,7 @@ import math
 import sys
 import time
 
-SCHEMA_VERSION = 1
+from .workload import SCHEMA_VERSION  # lib/common/json_conventions.h, as every document
 
 # MI308X: the 191.98 GB PyTorch sees; vLLM's default gpu_memory_utilization.
 GPU_MEMORY_GB = 191.98
