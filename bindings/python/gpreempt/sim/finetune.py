@@ -232,11 +232,11 @@ def main(argv=None):
     ap = _parser()
     a = ap.parse_args(argv)
     _check(ap, a)
-    try:
-        import torch  # noqa: F401
-    except ImportError as e:
-        print("gpreempt.sim.finetune: PyTorch is not available to %s (%s); on Debian: "
-              "apt-get install python3-torch" % (sys.executable, e), file=sys.stderr)
+    from .workload import torch_missing
+
+    err = torch_missing("gpreempt.sim.finetune")
+    if err:
+        print(err, file=sys.stderr)
         return 1
     from .. import sim
     from .llm import lora, training

@@ -215,11 +215,11 @@ def main(argv=None):
     ap = _parser()
     a = ap.parse_args(argv)
     _check(ap, a)
-    try:
-        import torch  # noqa: F401
-    except ImportError as e:
-        print("gpreempt.sim.serve: PyTorch is not available to %s (%s); on Debian: "
-              "apt-get install python3-torch" % (sys.executable, e), file=sys.stderr)
+    from .workload import torch_missing
+
+    err = torch_missing("gpreempt.sim.serve")
+    if err:
+        print(err, file=sys.stderr)
         return 1
     from .. import sim
     from .llm import executor, kv_blocks, scheduler, server, workload

@@ -34,6 +34,17 @@ from . import models
 SCHEMA_VERSION = 2  # lib/common/json_conventions.h
 
 
+def torch_missing(prog, packages="python3-torch"):
+    """The one-line error a program of gpreempt.sim prints (then exits 1) when PyTorch does not
+    import in this interpreter, or None."""
+    try:
+        import torch  # noqa: F401
+    except ImportError as e:
+        return ("%s: PyTorch is not available to %s (%s); on Debian: apt-get install %s"
+                % (prog, sys.executable, e, packages))
+    return None
+
+
 def _summary(values):
     """The demo's latency summary (lib/common/latency_summary.cpp): numpy-style interpolated
     percentiles, population std, rounded to 3 decimals."""
@@ -245,12 +256,9 @@ def main(argv=None):
             ap.error("--preprocess-us must not be negative")
         a.rate = a.rate or m.rate_hz
         a.arrival = a.arrival or m.arrival
-    try:
-        import torch  # noqa: F401
-    except ImportError as e:
-        print("gpreempt.sim.workload: PyTorch is not available to %s (%s); on Debian: "
-              "apt-get install python3-torch python3-torchvision" % (sys.executable, e),
-              file=sys.stderr)
+    err = torch_missing("gpreempt.sim.workload", "python3-torch python3-torchvision")
+    if err:
+        print(err, file=sys.stderr)
         return 1
     from .. import sim
     try:
