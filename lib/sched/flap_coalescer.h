@@ -6,11 +6,10 @@
 // hysteresis grows to the gaps this GPU's requests leave, and no longer than they need.
 //
 // The suspend that reveals a flap cannot be avoided (the request is there); the doubling
-// coalesces the next ones. Flaps are counted whether or not coalescing is on, so that its effect
-// can be measured.
+// coalesces the next ones. The arbiter counts flaps whether or not coalescing is on, so that its
+// effect can be measured.
 #pragma once
 
-#include <cstdint>
 #include <vector>
 
 #include "sched/arbiter_config.h"
@@ -27,16 +26,13 @@ class FlapCoalescer {
   void idle_resumed(GpuMember& m, Time now) const { m.idle_resumed_at = now; }
   // A resume of `m` for another reason: it is not judged.
   void other_resume(GpuMember& m) const { m.idle_resumed_at.reset(); }
-  // A suspend for a request is issued at `now`: judges the last idle resume of its targets (one
-  // flap per suspend, however many targets it names).
-  void request_suspend(const std::vector<GpuMember*>& targets, Time now,
+  // A suspend for a request is issued at `now`: judges the last idle resume of its targets. True
+  // when it was a flap (one per suspend, however many targets it names).
+  bool request_suspend(const std::vector<GpuMember*>& targets, Time now,
                        const ArbiterConfig& config);
-
-  uint64_t flaps() const { return flaps_; }
 
  private:
   Duration floor_{0};
-  uint64_t flaps_ = 0;
 };
 
 }  // namespace gpreempt::sched

@@ -190,8 +190,7 @@ void GpuArbiter::step(Time now, ActionSink& out) {
       m.state = MemberState::kSuspending;
       targets.push_back(&m);
     }
-    if (for_request) flaps_.request_suspend(targets, now, config_);
-    stats_.flaps = flaps_.flaps();
+    if (for_request && flaps_.request_suspend(targets, now, config_)) ++stats_.flaps;
     in_flight_ = std::move(f);
     ++stats_.suspend_actions;
     out.actions.emplace_back(std::move(s));
