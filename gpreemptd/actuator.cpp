@@ -252,7 +252,7 @@ TargetOutcome Actuator::resume_one(Lane& lane, const sched::ProcessKey& key, sch
   }
 }
 
-void Actuator::suspend(const sched::action::Suspend& a) {
+void Actuator::suspend(sched::Time, const sched::action::Suspend& a) {
   const auto us = std::chrono::duration_cast<std::chrono::microseconds>(a.grace).count();
   auto clock = clock_mhz_.find(a.gpu);
   const uint32_t grace = gpreempt::kfd::grace_units_from_us(
@@ -263,7 +263,7 @@ void Actuator::suspend(const sched::action::Suspend& a) {
       });
 }
 
-void Actuator::resume(const sched::action::Resume& a) {
+void Actuator::resume(sched::Time, const sched::action::Resume& a) {
   act(a.id, a.gpu, false, a.targets,
       [this, gpu = a.gpu](Lane& lane, const sched::ProcessKey& key, ActuationReport& r) {
         return resume_one(lane, key, gpu, r);

@@ -1,4 +1,5 @@
-// Carries out the scheduler's Suspend/Resume actions through the C++ core (lib/preempt). Each
+// The daemon's actuator port (sched::ActuatorPort): carries out the Runtime's Suspend/Resume
+// actions through the C++ core (lib/preempt). Each
 // target process is traced by one context, whose control thread is its ptrace tracer and issues
 // every DBG_TRAP for it (the KFD takes DBG_TRAP only from a target's tracer). The daemon gives each
 // GPU a context of its own, so a preemption in progress (or hanging until the preemption timeout)
@@ -28,6 +29,7 @@
 #include "common/loop_inbox.h"
 #include "preempt/context.h"
 #include "sched/action.h"
+#include "sched/actuator_port.h"
 #include "sched/event.h"
 
 namespace gpreemptd {
@@ -45,7 +47,7 @@ struct ActuationReport {
   std::vector<double> ioctl_seconds;
 };
 
-class Actuator {
+class Actuator final : public gpreempt::sched::ActuatorPort {
  public:
   using OnDone = std::function<void(ActuationReport)>;
   using OnNotice = std::function<void(const gpreempt::preempt::Notice&)>;
@@ -59,12 +61,14 @@ class Actuator {
            const std::map<gpreempt::sched::GpuId, gpreempt::preempt::Context*>& contexts,
            std::string proc_root, std::map<gpreempt::sched::GpuId, uint32_t> clock_mhz,
            OnDone on_done, OnNotice on_notice);
-  ~Actuator();
+  ~Actuator() override;
   Actuator(const Actuator&) = delete;
   Actuator& operator=(const Actuator&) = delete;
 
-  void suspend(const gpreempt::sched::action::Suspend& a);
-  void resume(const gpreempt::sched::action::Resume& a);
+  // Returns at once; the answer comes through on_done on the loop thread (`now` is unused: the
+  // control thread acts in real time).
+  void suspend(gpreempt::sched::Time now, const gpreempt::sched::action::Suspend& a) override;
+  void resume(gpreempt::sched::Time now, const gpreempt::sched::action::Resume& a) override;
   // Attach the process now (with the context of `gpu`, one of the GPUs it has queues on), so its
   // first suspend does not pay for it. Failures are logged; the suspend tries again and reports
   // them.

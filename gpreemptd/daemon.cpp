@@ -15,12 +15,6 @@ namespace gpreemptd {
 namespace sched = gpreempt::sched;
 namespace client = gpreempt::client;
 
-namespace {
-
-constexpr uint64_t kInternalAction = 1ull << 63;  // ids of the daemon's own (orphan) resumes
-
-}  // namespace
-
 std::chrono::milliseconds Daemon::watchdog_bound(const sched::ArbiterConfig& c) {
   auto bound = std::chrono::duration_cast<std::chrono::milliseconds>(c.max_suspension) * 4;
   return std::max(bound, std::chrono::milliseconds(2000));
@@ -43,7 +37,6 @@ Daemon::Daemon(DaemonOptions options, DaemonConfig config)
   });
   socket_path_ = options_.socket_path.value_or(config_.daemon.socket_path);
   classifier_ = std::make_shared<const sched::Classifier>(config_.classes);
-  scheduler_ = std::make_unique<sched::Scheduler>(classifier_->classes(), config_.policy);
   machine_ = probe_machine(options_.roots.kfd_device, options_.topology_root);
   if (machine_.kfd_usable) {
     gpreempt::preempt::ContextOptions co;
@@ -74,6 +67,17 @@ Daemon::Daemon(DaemonOptions options, DaemonConfig config)
       loop_, contexts, options_.roots.proc, clocks,
       [this](ActuationReport r) { on_actuation(std::move(r)); },
       [this](const gpreempt::preempt::Notice& n) { on_notice(n); });
+  runtime_ = std::make_unique<sched::Runtime>(
+      classifier_->classes(), config_.policy,
+      sched::Runtime::Ports{actuator_.get(),
+                            [this](std::optional<sched::Time> at) {
+                              std::optional<gpreempt::EventLoop::TimePoint> tp;
+                              if (at) tp = Clock::time_point(std::chrono::duration_cast<Clock::duration>(*at));
+                              loop_.arm_at(timer_, tp);
+                            },
+                            [this](sched::Time, const std::vector<sched::Action>& actions) {
+                              for (const auto& a : actions) observe(a);
+                            }});
   tracker_ =
       std::make_unique<ProcessTracker>(loop_, options_.roots, options_.discovery_interval,
                                        [this](sched::Event e) { on_tracker_event(std::move(e)); });
@@ -151,53 +155,47 @@ void Daemon::dispatch(const sched::Event& e, std::optional<Clock::time_point> hi
 
 void Daemon::dispatch_at(sched::Time t, const sched::Event& e,
                          std::optional<Clock::time_point> hint_received) {
-  perform(scheduler_->on_event(t, e), hint_received);
-  resume_orphans();
+  hint_in_dispatch_ = hint_received;
+  runtime_->dispatch(t, e);
+  hint_in_dispatch_.reset();
   check_shutdown_done();
 }
 
-void Daemon::perform(std::vector<sched::Action> actions,
-                     std::optional<Clock::time_point> hint_received) {
-  for (auto& a : actions) {
-    if (auto* s = std::get_if<sched::action::Suspend>(&a)) {
-      if (hint_received) hinted_suspends_[s->id] = *hint_received;
-      // Hand the action over first: the log line is not on the path to the ioctl.
-      suspensions_.posted(s->gpu, s->targets);
-      actuator_->suspend(*s);
-      if (spdlog::should_log(spdlog::level::debug)) {
-        std::string t;
-        for (const auto& k : s->targets) t += (t.empty() ? "" : ", ") + sched::to_string(k);
-        spdlog::debug("GPU {}: suspend [{}] ({}, grace {} us)", s->gpu, t,
-                      sched::to_string(s->reason),
-                      std::chrono::duration_cast<std::chrono::microseconds>(s->grace).count());
-      }
-    } else if (auto* r = std::get_if<sched::action::Resume>(&a)) {
-      suspensions_.posted(r->gpu, r->targets);
-      actuator_->resume(*r);
-      if (spdlog::should_log(spdlog::level::debug)) {
-        std::string t;
-        for (const auto& k : r->targets) t += (t.empty() ? "" : ", ") + sched::to_string(k);
-        spdlog::debug("GPU {}: resume [{}] ({})", r->gpu, t, sched::to_string(r->reason));
-      }
-    } else if (auto* t = std::get_if<sched::action::ArmTimer>(&a)) {
-      std::optional<gpreempt::EventLoop::TimePoint> at;
-      if (t->at) at = Clock::time_point(std::chrono::duration_cast<Clock::duration>(*t->at));
-      loop_.arm_at(timer_, at);
-    } else if (auto* p = std::get_if<sched::action::PriorityOnly>(&a)) {
-      std::string ranks;
-      for (const auto& [key, prio] : p->queue_priorities)
-        ranks += (ranks.empty() ? "" : ", ") + sched::to_string(key) + "=" + std::to_string(prio);
-      spdlog::info("GPU {} cannot suspend ({}): queue priorities that would rank its processes: {}",
-                   p->gpu, p->reason, ranks.empty() ? "none" : ranks);
-      gpus_[p->gpu].priority_only = *p;
+void Daemon::observe(const sched::Action& a) {
+  if (const auto* s = std::get_if<sched::action::Suspend>(&a)) {
+    if (hint_in_dispatch_) hinted_suspends_[s->id] = *hint_in_dispatch_;
+    if (spdlog::should_log(spdlog::level::debug)) {
+      std::string t;
+      for (const auto& k : s->targets) t += (t.empty() ? "" : ", ") + sched::to_string(k);
+      spdlog::debug("GPU {}: suspend [{}] ({}, grace {} us)", s->gpu, t,
+                    sched::to_string(s->reason),
+                    std::chrono::duration_cast<std::chrono::microseconds>(s->grace).count());
     }
+  } else if (const auto* r = std::get_if<sched::action::Resume>(&a)) {
+    const sched::GpuArbiter* arb = runtime_->scheduler().gpu(r->gpu);
+    for (const auto& k : r->targets)
+      if (r->reason == sched::ResumeReason::kRecovery && !(arb && arb->has(k)))
+        spdlog::info("GPU {}: {} is suspended but no longer managed ({}); resuming it", r->gpu,
+                     sched::to_string(k), orphan_reason(r->gpu, k));
+    if (spdlog::should_log(spdlog::level::debug)) {
+      std::string t;
+      for (const auto& k : r->targets) t += (t.empty() ? "" : ", ") + sched::to_string(k);
+      spdlog::debug("GPU {}: resume [{}] ({})", r->gpu, t, sched::to_string(r->reason));
+    }
+  } else if (const auto* p = std::get_if<sched::action::PriorityOnly>(&a)) {
+    std::string ranks;
+    for (const auto& [key, prio] : p->queue_priorities)
+      ranks += (ranks.empty() ? "" : ", ") + sched::to_string(key) + "=" + std::to_string(prio);
+    spdlog::info("GPU {} cannot suspend ({}): queue priorities that would rank its processes: {}",
+                 p->gpu, p->reason, ranks.empty() ? "none" : ranks);
+    gpus_[p->gpu].priority_only = *p;
   }
 }
 
 void Daemon::on_tracker_event(sched::Event e) {
   if (auto* x = std::get_if<sched::event::ProcessExited>(&e)) {
     const auto key = x->key;
-    suspensions_.exited(gpus_, key, now());
+    for (auto& [gpu, rec] : gpus_) rec.requests_by_process.erase(key);
     actuator_->forget(key);
     if (transparent_ && transparent_->watching(key)) transparent_->unwatch(key);
     hints_.forget_process(key);
@@ -205,7 +203,7 @@ void Daemon::on_tracker_event(sched::Event e) {
   std::optional<std::pair<sched::ProcessKey, sched::GpuId>> prepare;
   if (auto* c = std::get_if<sched::event::ProcessClassified>(&e); c && c->class_name) {
     // Attach now whatever a higher class could suspend, so the attach is off the request path.
-    const sched::SchedClass* cls = scheduler_->class_named(*c->class_name);
+    const sched::SchedClass* cls = runtime_->scheduler().class_named(*c->class_name);
     int top = cls ? cls->priority : 0;
     for (const auto& r : config_.classes) top = std::max(top, r.cls.priority);
     if (cls && cls->priority < top && !c->gpus.empty()) prepare = {c->key, *c->gpus.begin()};
@@ -224,24 +222,10 @@ std::string Daemon::class_of(const sched::ProcessKey& key) const {
   return it->second.class_name.value_or("");
 }
 
-GpuSuspensions::Facts Daemon::suspension_facts() {
-  return {[this](const sched::ProcessKey& key) {
-            const auto& known = tracker_->processes();
-            auto it = known.find(key.pid);
-            return it != known.end() && it->second.key == key;
-          },
-          [this](sched::GpuId gpu, const sched::ProcessKey& key) {
-            const sched::GpuArbiter* arb = scheduler_->gpu(gpu);
-            return arb && arb->has(key);
-          },
-          [this](const sched::ProcessKey& key) { return class_of(key); }};
-}
-
 void Daemon::on_actuation(ActuationReport r) {
   const auto& c = r.completed;
   const sched::Time t = now();
   GpuRecord& rec = gpus_[c.gpu];
-  suspensions_.completed(rec, c, r.suspend, t);
   if (r.suspend) {
     for (double sec : r.ioctl_seconds) rec.ioctl_latency.observe(sec);
     if (auto h = hinted_suspends_.find(c.action); h != hinted_suspends_.end()) {
@@ -269,11 +253,8 @@ void Daemon::on_actuation(ActuationReport r) {
     else if (o.outcome == sched::event::Outcome::kFailed)
       spdlog::warn("GPU {}: {} of {} failed: {}", c.gpu, r.suspend ? "suspend" : "resume",
                    sched::to_string(o.key), gpreempt::errno_text(o.error));
-  if (c.action & kInternalAction) {
-    check_shutdown_done();
-    return;
-  }
-  dispatch(c);
+  runtime_->completed(t, c);
+  check_shutdown_done();
 }
 
 void Daemon::on_notice(const gpreempt::preempt::Notice& n) {
@@ -291,30 +272,14 @@ void Daemon::on_notice(const gpreempt::preempt::Notice& n) {
   }
 }
 
-void Daemon::resume_orphans() {
-  for (auto& [gpu, rec] : gpus_) {
-    const std::vector<sched::ProcessKey> orphans = suspensions_.orphans(rec, gpu);
-    if (orphans.empty()) continue;
-    sched::action::Resume r;
-    r.id = kInternalAction | next_internal_action_++;
-    r.gpu = gpu;
-    r.targets = orphans;
-    r.reason = sched::ResumeReason::kRecovery;
-    for (const auto& k : orphans)
-      spdlog::info("GPU {}: {} is suspended but no longer managed ({}); resuming it", gpu,
-                   sched::to_string(k), orphan_reason(gpu, k));
-    suspensions_.posted(gpu, r.targets);
-    actuator_->resume(r);
-  }
-}
-
 std::string Daemon::orphan_reason(sched::GpuId gpu, const sched::ProcessKey& key) {
   const auto& known = tracker_->processes();
   auto it = known.find(key.pid);
   if (it == known.end() || it->second.key != key) return "it exited";
   const TrackedProcess& p = it->second;
   if (!p.queues.count(gpu)) return "it has no queues on this GPU any more";
-  if (!p.class_name || !scheduler_->class_named(*p.class_name)) return "it matches no class now";
+  if (!p.class_name || !runtime_->scheduler().class_named(*p.class_name))
+    return "it matches no class now";
   return "the scheduler dropped it here";
 }
 
@@ -336,9 +301,7 @@ void Daemon::begin_shutdown(int signo) {
 }
 
 void Daemon::check_shutdown_done() {
-  if (!shutting_down_ || actuator_->in_flight() > 0) return;
-  for (const auto& [gpu, rec] : gpus_)
-    if (!rec.suspended_since.empty()) return;
+  if (!shutting_down_ || actuator_->in_flight() > 0 || !runtime_->settled()) return;
   loop_.stop();
 }
 

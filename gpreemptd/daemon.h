@@ -1,8 +1,9 @@
-// gpreemptd: the process that owns every preemption decision on a machine. One event loop on one
-// thread (lib/common EventLoop) feeds lib/sched's Scheduler with what it observes — GPU processes
+// gpreemptd: the process that owns every preemption decision on a machine. It is wiring around
+// lib/sched's Runtime (the scheduler, what is suspended, orphan recovery): one event loop on one
+// thread (lib/common EventLoop) feeds the Runtime what it observes — GPU processes
 // (ProcessTracker, whose reading and classifying runs on a worker thread), hints and control
-// commands (SocketServer), actuation completions (Actuator), the scheduler's own timer, signals —
-// and carries out the actions it returns.
+// commands (SocketServer), actuation answers (Actuator, the Runtime's actuator port), the
+// Runtime's timer, signals — and serves the status and the metrics.
 //
 // Signals: SIGTERM/SIGINT end the daemon after everything it suspended is resumed; SIGHUP re-reads
 // the config file (an invalid one is rejected with file:line and the running one kept). SIGKILL
@@ -28,9 +29,8 @@
 #include "process_tracker.h"
 #include "sched/classifier.h"
 #include "daemon_config.h"
-#include "sched/scheduler.h"
+#include "sched/runtime.h"
 #include "socket_server.h"
-#include "gpu_suspensions.h"
 #include "transparent/transparent_trigger.h"
 
 namespace gpreemptd {
@@ -69,22 +69,17 @@ class Daemon {
   // The event at time `t` (a transparent sample's read time; dispatch: now).
   void dispatch_at(gpreempt::sched::Time t, const gpreempt::sched::Event& e,
                    std::optional<Clock::time_point> hint_received);
-  void perform(std::vector<gpreempt::sched::Action> actions,
-               std::optional<Clock::time_point> hint_received);
+  // The Runtime's observer: every action before it is carried out (logs, hint timings).
+  void observe(const gpreempt::sched::Action& a);
   void on_tracker_event(gpreempt::sched::Event e);
   // Watch (or stop watching) the queue pointers of `p` as its class's triggers say.
   void sync_transparent(const TrackedProcess& p);
   void on_transparent_event(gpreempt::sched::Time t, gpreempt::sched::Event e);
   // The class `key` is in now ("" when none or unknown), for the per-class figures.
   std::string class_of(const gpreempt::sched::ProcessKey& key) const;
-  // What the suspensions record asks of the tracker and the scheduler.
-  GpuSuspensions::Facts suspension_facts();
   void publish_metrics();
   void on_actuation(ActuationReport r);
   void on_notice(const gpreempt::preempt::Notice& n);
-  // Resume what the daemon suspended but the scheduler no longer tracks (a process reclassified
-  // out of every class, a class removed by a reload): never leave a live process frozen.
-  void resume_orphans();
   // Why `key`, suspended on `gpu`, is no longer the scheduler's there (for the log).
   std::string orphan_reason(gpreempt::sched::GpuId gpu, const gpreempt::sched::ProcessKey& key);
   void begin_shutdown(int signo);
@@ -135,7 +130,7 @@ class Daemon {
   MachineFacts machine_;
   // Shared with the discovery worker, which classifies with the snapshot it was last given.
   std::shared_ptr<const gpreempt::sched::Classifier> classifier_;
-  std::unique_ptr<gpreempt::sched::Scheduler> scheduler_;
+  std::unique_ptr<gpreempt::sched::Runtime> runtime_;
   // One per GPU, each the tracer of the processes first acted on for it (see the Actuator).
   std::map<gpreempt::sched::GpuId, std::unique_ptr<gpreempt::preempt::Context>> contexts_;
   std::unique_ptr<Actuator> actuator_;
@@ -152,6 +147,9 @@ class Daemon {
 
   std::map<gpreempt::sched::GpuId, GpuRecord> gpus_;
   std::map<uint64_t, Clock::time_point> hinted_suspends_;  // action id → hint received
+  // While dispatching an event caused by a hint: when the hint was read (observe() keys the
+  // suspends it causes by it).
+  std::optional<Clock::time_point> hint_in_dispatch_;
   gpreempt::sched::LatencyHistogram hint_to_suspend_;
   // hint_to_suspend_ by hop: socket read → the action handed to the control thread (decode,
   // scheduler, perform) · → the control thread starting it · → its SUSPEND ioctl starting.
@@ -164,8 +162,6 @@ class Daemon {
   // When request_timer_ fires (nullopt: disarmed). A later begin never expires first, so a begin
   // arms it only when it is disarmed; an end leaves it (a fire with nothing due re-arms).
   std::optional<Clock::time_point> request_deadline_;
-  uint64_t next_internal_action_ = 1;  // orphan resumes: ids with the top bit set
-  GpuSuspensions suspensions_{suspension_facts()};
   uint64_t reloads_ = 0, failed_reloads_ = 0;
   uint64_t hints_refused_ = 0;
 };

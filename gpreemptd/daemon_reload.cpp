@@ -136,11 +136,10 @@ void Daemon::set_realtime_priority(int priority) {
 
 void Daemon::apply_classes() {
   classifier_ = std::make_shared<const sched::Classifier>(config_.classes);
-  perform(scheduler_->reconfigure(now(), classifier_->classes(), config_.policy), std::nullopt);
+  runtime_->reconfigure(now(), classifier_->classes(), config_.policy);
   // The processes' classes follow within one discovery pass: the worker re-classifies them all
   // with this snapshot (its /proc reads stay off this thread) and reports the changed ones.
   tracker_->set_classifier(classifier_);
-  resume_orphans();
   // A class may have gained or lost its transparent trigger without any process changing class.
   for (const auto& [pid, p] : tracker_->processes()) sync_transparent(p);
 }

@@ -46,7 +46,7 @@ std::optional<std::string> Daemon::hint_refusal(const Peer& peer, const TrackedP
                                                 const std::string& not_found) const {
   // Checked first without building a sentence: this runs on every hint.
   if (p && p->class_name && p->uid == peer.uid) {
-    if (const sched::SchedClass* cls = scheduler_->class_named(*p->class_name);
+    if (const sched::SchedClass* cls = runtime_->scheduler().class_named(*p->class_name);
         cls && cls->accepts(sched::RequestSource::kHint) &&
         std::any_of(config_.classes.begin(), config_.classes.end(),
                     [&](const auto& r) { return r.cls.priority < cls->priority; }))
@@ -61,7 +61,7 @@ std::optional<std::string> Daemon::hint_refusal(const Peer& peer, const TrackedP
            std::to_string(peer.uid) +
            ": a hint counts only from the user the process runs as, so its hints are ignored";
   if (!p->class_name) return who + " matches no class: its hints are ignored";
-  const sched::SchedClass* cls = scheduler_->class_named(*p->class_name);
+  const sched::SchedClass* cls = runtime_->scheduler().class_named(*p->class_name);
   if (!cls) return who + " matches no class: its hints are ignored";
   const std::string in =
       who + " is in class " + cls->name + " (priority " + std::to_string(cls->priority) + ")";
@@ -139,8 +139,8 @@ client::Reply Daemon::handle(uint64_t connection, const Peer& peer, const client
           for (auto g : p->gpus()) {
             GpuRecord& rec = gpus_[g];
             rec.online_latency.add(received - r.started);
-            ++rec.by_class[cls].requests;
-            ++rec.by_process[r.key].requests;
+            ++rec.requests_by_class[cls];
+            ++rec.requests_by_process[r.key];
             auto h = rec.class_latency
                          .try_emplace(cls, gpreemptd::Histogram::request_latency())
                          .first;
@@ -220,7 +220,7 @@ client::Reply Daemon::operator_command(const client::Message& m) {
     return client::error_reply(m.seq, ErrorCode::kUnavailable, "gpreemptd is shutting down");
   sched::event::OperatorTarget t;
   if (m.target.class_name) {
-    if (!scheduler_->class_named(*m.target.class_name)) {
+    if (!runtime_->scheduler().class_named(*m.target.class_name)) {
       std::string names;
       for (const auto& r : config_.classes) names += (names.empty() ? "" : ", ") + r.cls.name;
       return client::error_reply(
@@ -244,14 +244,14 @@ client::Reply Daemon::operator_command(const client::Message& m) {
     return client::error_reply(m.seq, ErrorCode::kBadRequest, "a target needs a class or a pid");
   }
   if (m.target.gpu_id) {
-    const auto ids = scheduler_->gpus();
+    const auto ids = runtime_->scheduler().gpus();
     if (!gpus_.count(*m.target.gpu_id) &&
         std::find(ids.begin(), ids.end(), *m.target.gpu_id) == ids.end())
       return client::error_reply(m.seq, ErrorCode::kUnknownTarget,
                                  "no GPU with gpu_id " + std::to_string(*m.target.gpu_id));
     t.gpu = *m.target.gpu_id;
   }
-  const auto pairs = scheduler_->operator_targets(t);
+  const auto pairs = runtime_->scheduler().operator_targets(t);
   Json targets = Json::array();
   std::set<sched::GpuId> gpus;
   Json cannot = Json::array();
@@ -261,13 +261,13 @@ client::Reply Daemon::operator_command(const client::Message& m) {
                        {"class", class_of(x.key)},
                        {"gpu_id", x.gpu}});
     if (gpus.insert(x.gpu).second)
-      if (const auto* a = scheduler_->gpu(x.gpu); a && !a->can_suspend()) cannot.push_back(x.gpu);
+      if (const auto* a = runtime_->scheduler().gpu(x.gpu); a && !a->can_suspend()) cannot.push_back(x.gpu);
   }
   Json body = {{"targets", targets}, {"gpus", Json(gpus)}};
   if (suspend) {
     // max_suspension ends it earlier: say so rather than promise the time asked.
     const sched::Duration asked = std::chrono::milliseconds(m.for_ms);
-    const sched::Duration effective = std::min(asked, scheduler_->config().max_suspension);
+    const sched::Duration effective = std::min(asked, runtime_->scheduler().config().max_suspension);
     dispatch(sched::event::OperatorSuspend{t, asked});
     const auto until = std::chrono::system_clock::now() + effective;
     body["for_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(effective).count();
@@ -276,7 +276,7 @@ client::Reply Daemon::operator_command(const client::Message& m) {
     if (effective < asked)
       body["bounded_by"] =
           "max_suspension_ms = " +
-          std::to_string(scheduler_->config().max_suspension / std::chrono::milliseconds(1));
+          std::to_string(runtime_->scheduler().config().max_suspension / std::chrono::milliseconds(1));
   } else {
     dispatch(sched::event::OperatorResume{t});
   }

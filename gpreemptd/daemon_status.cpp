@@ -21,7 +21,8 @@ void Daemon::publish_metrics() {
   StatusSource s;
   s.now = now();
   s.config = &config_;
-  s.scheduler = scheduler_.get();
+  s.scheduler = &runtime_->scheduler();
+  s.suspensions = &runtime_->suspensions();
   s.tracker = tracker_.get();
   s.gpus = &gpus_;
   s.reloads = reloads_;
@@ -43,7 +44,8 @@ Json Daemon::status(const Peer* viewer) const {
   s.shutting_down = shutting_down_;
   s.now = now();
   s.config = &config_;
-  s.scheduler = scheduler_.get();
+  s.scheduler = &runtime_->scheduler();
+  s.suspensions = &runtime_->suspensions();
   s.tracker = tracker_.get();
   s.gpus = &gpus_;
   s.hint_to_suspend = &hint_to_suspend_;

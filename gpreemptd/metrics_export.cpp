@@ -64,7 +64,11 @@ m::MetricsSnapshot metrics_snapshot(const StatusSource& s, double start_time_uni
     // Classes: every configured one (with its totals on this GPU) and "" for unclassified.
     std::map<std::string, m::ClassMetrics> classes;
     for (const auto& rule : s.config->classes) classes[rule.cls.name];
-    for (const auto& [name, tally] : rec.by_class) classes[name];
+    static const sched::GpuSuspensionTally kNoTally;
+    const sched::GpuSuspensionTally* found = s.suspensions->gpu(id);
+    const sched::GpuSuspensionTally& tally = found ? *found : kNoTally;
+    for (const auto& [name, share] : tally.by_class) classes[name];
+    for (const auto& [name, n] : rec.requests_by_class) classes[name];
     for (const auto& [pid, p] : s.tracker->processes()) {
       if (!p.queues.count(id)) continue;
       const std::string cls = p.class_name.value_or("");
@@ -73,23 +77,25 @@ m::MetricsSnapshot metrics_snapshot(const StatusSource& s, double start_time_uni
       pm.gpu_id = id;
       pm.class_name = cls;
       pm.pid = pid;
-      if (auto t = rec.by_process.find(p.key); t != rec.by_process.end()) {
+      if (auto t = tally.by_process.find(p.key); t != tally.by_process.end()) {
         pm.suspensions_total = t->second.suspensions;
-        pm.requests_total = t->second.requests;
         pm.suspended_seconds_total = seconds(t->second.suspended);
       }
-      if (auto since = rec.suspended_since.find(p.key); since != rec.suspended_since.end())
+      if (auto r = rec.requests_by_process.find(p.key); r != rec.requests_by_process.end())
+        pm.requests_total = r->second;
+      if (auto since = tally.suspended_since.find(p.key); since != tally.suspended_since.end())
         pm.suspended_seconds_total += seconds(s.now - since->second);
       out.processes.push_back(pm);
     }
     for (auto& [name, c] : classes) {
       c.gpu_id = id;
       c.class_name = name;
-      if (auto t = rec.by_class.find(name); t != rec.by_class.end()) {
+      if (auto t = tally.by_class.find(name); t != tally.by_class.end()) {
         c.suspensions_total = t->second.suspensions;
         c.suspended_seconds_total = seconds(t->second.suspended);
-        c.requests_total = t->second.requests;
       }
+      if (auto r = rec.requests_by_class.find(name); r != rec.requests_by_class.end())
+        c.requests_total = r->second;
       if (auto h = rec.class_latency.find(name); h != rec.class_latency.end())
         c.request_latency_seconds = h->second;
       out.classes.push_back(c);

@@ -129,6 +129,9 @@ Json status_document(const StatusSource& s) {
     static const GpuRecord kNone;
     auto rit = s.gpus->find(id);
     const GpuRecord& rec = rit == s.gpus->end() ? kNone : rit->second;
+    static const sched::GpuSuspensionTally kNoTally;
+    const sched::GpuSuspensionTally* found = s.suspensions->gpu(id);
+    const sched::GpuSuspensionTally& tally = found ? *found : kNoTally;
     const sched::GpuArbiter* arb = s.scheduler->gpu(id);
     // The arbiter's view, not the process listing: what it believes suspended is what it resumes.
     int suspended_now = 0;
@@ -171,8 +174,8 @@ Json status_document(const StatusSource& s) {
               {"reason", rec.can_suspend ? Json() : Json(rec.reason)},
               {"suspended_now", suspended_now > 0},
               {"suspended_processes", suspended_now},
-              {"suspensions_total", rec.suspensions},
-              {"suspended_s_total", seconds(rec.suspended_total_at(s.now))},
+              {"suspensions_total", tally.suspensions},
+              {"suspended_s_total", seconds(tally.suspended_total_at(s.now))},
               {"grace_us",
                arb ? jc::round_us(static_cast<double>(arb->current_grace().count()) / 1e3)
                    : jc::round_us(static_cast<double>(s.scheduler->config().grace_default.count()) /

@@ -13,6 +13,7 @@
 #include "socket_server.h"
 #include "daemon_config.h"
 #include "sched/latency_histogram.h"
+#include "sched/gpu_suspensions.h"
 #include "sched/scheduler.h"
 
 namespace gpreemptd {
@@ -27,6 +28,7 @@ struct StatusSource {
   gpreempt::sched::Time now{0};
   const DaemonConfig* config = nullptr;
   const gpreempt::sched::Scheduler* scheduler = nullptr;
+  const gpreempt::sched::GpuSuspensions* suspensions = nullptr;
   const ProcessTracker* tracker = nullptr;
   const std::map<gpreempt::sched::GpuId, GpuRecord>* gpus = nullptr;
   const gpreempt::sched::LatencyHistogram* hint_to_suspend = nullptr;

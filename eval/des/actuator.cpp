@@ -34,7 +34,7 @@ uint32_t SimActuator::gpu_index(sched::GpuId id) const {
   return static_cast<uint32_t>(it - gpu_ids_.begin());
 }
 
-void SimActuator::perform(const sched::action::Suspend& a, SimTime) {
+void SimActuator::suspend(sched::Time, const sched::action::Suspend& a) {
   const uint32_t g = gpu_index(a.gpu);
   const uint64_t id = a.id;
   const auto targets = a.targets;
@@ -42,7 +42,7 @@ void SimActuator::perform(const sched::action::Suspend& a, SimTime) {
   post_(overhead_ns_, [this, id, g, targets, grace] { run(id, g, targets, true, grace); });
 }
 
-void SimActuator::perform(const sched::action::Resume& a, SimTime) {
+void SimActuator::resume(sched::Time, const sched::action::Resume& a) {
   const uint32_t g = gpu_index(a.gpu);
   const uint64_t id = a.id;
   const auto targets = a.targets;

@@ -1,5 +1,6 @@
-// The DES's actuator: performs the Scheduler's Suspend/Resume on the simulated GPUs and answers
-// each later in simulated time, as the daemon's actuator answers through the control thread.
+// The DES's actuator port (sched::ActuatorPort): performs the Runtime's Suspend/Resume on the
+// simulated GPUs and answers each later in simulated time, as the daemon's actuator answers
+// through the control thread.
 //
 // As on a real node, KFD's SUSPEND_QUEUES/RESUME_QUEUES act on one process (its debug session),
 // so an action with several targets is one ioctl per target, and each ioctl is one whole-device
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "sched/action.h"
+#include "sched/actuator_port.h"
 #include "sched/event.h"
 #include "sim/gpu/engine.h"
 
@@ -33,7 +35,7 @@ struct SuspendedWindow {
   sim::gpu::SimTime end = 0;
 };
 
-class SimActuator {
+class SimActuator final : public sched::ActuatorPort {
  public:
   using Post = std::function<void(sim::gpu::SimTime delay, std::function<void()>)>;
   using Complete = std::function<void(const sched::event::ActuationCompleted&)>;
@@ -58,8 +60,9 @@ class SimActuator {
   // The queues of a process on GPU index `gpu`; all start runnable.
   void add_queues(const sched::ProcessKey& key, uint32_t gpu, std::vector<sim::gpu::QueueKey> queues);
 
-  void perform(const sched::action::Suspend& a, sim::gpu::SimTime now);
-  void perform(const sched::action::Resume& a, sim::gpu::SimTime now);
+  // `now` is the simulated time (ns); the answer is posted for later.
+  void suspend(sched::Time now, const sched::action::Suspend& a) override;
+  void resume(sched::Time now, const sched::action::Resume& a) override;
 
   void set_call_observer(CallObserver observer) { observer_ = std::move(observer); }
 

@@ -124,7 +124,6 @@ void Simulation::setup() {
     res_.partition_offline_capacity_waves = static_cast<uint64_t>(cus - online_cus) * profile_.max_waves_per_cu;
 
   if (uses_scheduler(b)) {
-    sched_.emplace(scheduler_classes(b, spec_.policy), arbiter_config(spec_.policy));
     std::vector<GpuEngine*> eng;
     for (auto& e : engines_) eng.push_back(e.get());
     actuator_.emplace(
@@ -132,6 +131,13 @@ void Simulation::setup() {
         static_cast<SimTime>(std::llround(spec_.model.actuator_overhead_us * 1e3)),
         [this](SimTime delay, std::function<void()> fn) { post(delay, std::move(fn)); },
         [this](const sched::event::ActuationCompleted& a) { feed(a); });
+    runtime_.emplace(scheduler_classes(b, spec_.policy), arbiter_config(spec_.policy),
+                     sched::Runtime::Ports{&*actuator_,
+                                           [this](std::optional<sched::Time> at) { arm_timer(at); },
+                                           [this](sched::Time t, const std::vector<sched::Action>& as) {
+                                             if (obs_) obs_->scheduler_actions(t, as);
+                                             for (const auto& a : as) record_decision(a);
+                                           }});
     for (auto& c : clients_) {
       std::vector<sched::GpuId> ids;
       for (size_t j = 0; j < c.gpus.size(); ++j) {

@@ -1,8 +1,8 @@
 // The discrete-event simulation's internals, shared by its files (one concept each):
 //   simulation.cpp            setup of the GPUs, clients and baseline, and the event loop;
 //   simulation_clients.cpp    the workloads: launching kernels, online requests and their hints;
-//   simulation_scheduler.cpp  lib/sched's Scheduler: events in, actions to the actuator, the
-//                             transparent trigger's queue polling;
+//   simulation_scheduler.cpp  lib/sched's Runtime: events in, its decisions recorded, its timer,
+//                             the transparent trigger's queue polling;
 //   simulation_results.cpp    what a run measured (RunResult).
 // Not an interface: run_simulation (simulation.h) is.
 #pragma once
@@ -24,7 +24,7 @@
 #include "eval/des/program.h"
 #include "eval/des/scheduler_setup.h"
 #include "sched/activity_detector.h"
-#include "sched/scheduler.h"
+#include "sched/runtime.h"
 #include "sim/device/device_profile.h"
 #include "sim/gpu/engine.h"
 #include "sim/gpu/faults.h"
@@ -157,7 +157,8 @@ class Simulation {
   void online_open_changed(uint32_t gpu);
 
   void feed(const sched::Event& e);
-  void perform(const std::vector<sched::Action>& actions);
+  void record_decision(const sched::Action& a);
+  void arm_timer(std::optional<sched::Time> at);
   void poll_queues();
   // What the run measured, once the loop has ended (simulation_results.cpp).
   void collect_results();
@@ -182,10 +183,11 @@ class Simulation {
   std::vector<uint32_t> online_open_;  // per GPU: requests arrived and not finished
   std::vector<bool> offline_held_;     // oracle: offline queues switched out on that GPU
   std::vector<SimTime> oracle_since_;
-  std::optional<sched::Scheduler> sched_;
   // The transparent trigger gpreemptd ships (gpreemptd/transparent), fed the same pointer samples.
   sched::ActivityDetector detector_;
   std::optional<SimActuator> actuator_;
+  // After the actuator, its port: destroyed first.
+  std::optional<sched::Runtime> runtime_;
   uint64_t timer_gen_ = 0;
   RunResult res_;
   std::map<sched::ProcessKey, std::string> names_;

@@ -34,7 +34,7 @@ void Simulation::collect_results() {
     actuator_->finish(now_);
     res_.suspensions = actuator_->suspensions();
     for (sched::GpuId id : gpu_ids_)
-      if (const sched::GpuArbiter* arb = sched_ ? sched_->gpu(id) : nullptr)
+      if (const sched::GpuArbiter* arb = runtime_ ? runtime_->scheduler().gpu(id) : nullptr)
         res_.flaps += arb->stats().flaps;
     res_.actuation_timeouts = actuator_->timeouts();
     windows = actuator_->windows();

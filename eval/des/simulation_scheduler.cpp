@@ -2,42 +2,36 @@
 
 namespace gpreempt::eval::des::detail {
 
-// ---- the Scheduler --------------------------------------------------------------------------
+// ---- the Runtime --------------------------------------------------------------------------
 
 void Simulation::feed(const sched::Event& e) {
   if (obs_) obs_->scheduler_event(to_sched(now_), e);
-  auto actions = sched_->on_event(to_sched(now_), e);
-  if (obs_) obs_->scheduler_actions(to_sched(now_), actions);
-  perform(actions);
+  runtime_->dispatch(to_sched(now_), e);
 }
 
-void Simulation::perform(const std::vector<sched::Action>& actions) {
-  for (const auto& a : actions) {
-    if (const auto* s = std::get_if<sched::action::Suspend>(&a)) {
-      if (spec_.record.decisions) {
-        Decision d{now_, 0, "suspend", {}, sched::to_string(s->reason)};
-        d.gpu = static_cast<uint32_t>(std::find(gpu_ids_.begin(), gpu_ids_.end(), s->gpu) - gpu_ids_.begin());
-        for (const auto& k : s->targets) d.targets.push_back(names_[k]);
-        res_.decisions.push_back(std::move(d));
-      }
-      actuator_->perform(*s, now_);
-    } else if (const auto* r = std::get_if<sched::action::Resume>(&a)) {
-      if (spec_.record.decisions) {
-        Decision d{now_, 0, "resume", {}, sched::to_string(r->reason)};
-        d.gpu = static_cast<uint32_t>(std::find(gpu_ids_.begin(), gpu_ids_.end(), r->gpu) - gpu_ids_.begin());
-        for (const auto& k : r->targets) d.targets.push_back(names_[k]);
-        res_.decisions.push_back(std::move(d));
-      }
-      actuator_->perform(*r, now_);
-    } else if (const auto* t = std::get_if<sched::action::ArmTimer>(&a)) {
-      const uint64_t gen = ++timer_gen_;
-      if (t->at)
-        post_at(t->at->count(), [this, gen] {
-          if (gen == timer_gen_) feed(sched::event::TimerFired{});
-        });
-    }
-    // PriorityOnly cannot happen: every simulated GPU supports suspend.
+void Simulation::record_decision(const sched::Action& a) {
+  if (!spec_.record.decisions) return;
+  const auto index = [this](sched::GpuId id) {
+    return static_cast<uint32_t>(std::find(gpu_ids_.begin(), gpu_ids_.end(), id) - gpu_ids_.begin());
+  };
+  if (const auto* s = std::get_if<sched::action::Suspend>(&a)) {
+    Decision d{now_, index(s->gpu), "suspend", {}, sched::to_string(s->reason)};
+    for (const auto& k : s->targets) d.targets.push_back(names_[k]);
+    res_.decisions.push_back(std::move(d));
+  } else if (const auto* r = std::get_if<sched::action::Resume>(&a)) {
+    Decision d{now_, index(r->gpu), "resume", {}, sched::to_string(r->reason)};
+    for (const auto& k : r->targets) d.targets.push_back(names_[k]);
+    res_.decisions.push_back(std::move(d));
   }
+  // PriorityOnly cannot happen: every simulated GPU supports suspend.
+}
+
+void Simulation::arm_timer(std::optional<sched::Time> at) {
+  const uint64_t gen = ++timer_gen_;  // a newer arm (or a disarm) cancels the one pending
+  if (at)
+    post_at(at->count(), [this, gen] {
+      if (gen == timer_gen_) feed(sched::event::TimerFired{});
+    });
 }
 
 void Simulation::poll_queues() {

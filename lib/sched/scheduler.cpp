@@ -24,6 +24,21 @@ const SchedClass* Scheduler::class_named(const std::string& name) const {
   return nullptr;
 }
 
+const SchedClass* Scheduler::class_of(const ProcessKey& key) const {
+  auto it = processes_.find(key);
+  return it == processes_.end() ? nullptr : it->second.cls;
+}
+
+std::vector<Action> Scheduler::recover(GpuId gpu, std::vector<ProcessKey> targets) {
+  action::Resume r;
+  r.id = sink_.next_id++;
+  r.gpu = gpu;
+  r.targets = std::move(targets);
+  r.reason = ResumeReason::kRecovery;
+  recovering_.insert(r.id);
+  return {std::move(r)};
+}
+
 std::vector<Scheduler::OperatorPair> Scheduler::operator_targets(
     const event::OperatorTarget& target) const {
   std::vector<OperatorPair> out;
@@ -216,6 +231,7 @@ void Scheduler::handle(Time, const event::GpuCapability& e) {
 }
 
 void Scheduler::handle(Time now, const event::ActuationCompleted& e) {
+  if (recovering_.erase(e.action)) return;  // no arbiter asked for it
   if (auto it = arbiters_.find(e.gpu); it != arbiters_.end()) it->second->completed(e, now, sink_);
 }
 

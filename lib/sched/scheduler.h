@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,11 @@ class Scheduler {
   // no class) until the driver classifies it again. Decisions are taken again at once.
   std::vector<Action> reconfigure(Time now, std::vector<SchedClass> classes, ArbiterConfig config);
 
+  // A Resume (reason kRecovery) of processes whose queues are suspended on `gpu` but whom its
+  // arbiter no longer has (they closed their queues there, or lost their class): the suspension
+  // must end all the same. Its answer, fed back like any other, touches no arbiter.
+  std::vector<Action> recover(GpuId gpu, std::vector<ProcessKey> targets);
+
   const ArbiterConfig& config() const { return config_; }
   const Accounting& accounting() const { return accounting_; }
   // Each objective's state: the protection in force, since when and why.
@@ -46,6 +52,13 @@ class Scheduler {
   const GpuArbiter* gpu(GpuId id) const;
   std::vector<GpuId> gpus() const;
   const SchedClass* class_named(const std::string& name) const;
+  // After event::Shutdown: every arbiter resumes what it holds and suspends nothing more; a
+  // suspend answered after it was overtaken by the shutdown's resume and is not counted.
+  bool stopped() const { return stopped_; }
+  // Whether the process is known (appeared, not exited, its pid not reused since).
+  bool knows(const ProcessKey& key) const { return processes_.count(key) != 0; }
+  // Its class (nullptr: unknown or unclassified).
+  const SchedClass* class_of(const ProcessKey& key) const;
 
   // The (process, GPU) pairs an operator command for `target` applies to now: classified
   // processes of the class (or the one process), on every GPU they use or only target.gpu.
@@ -104,6 +117,7 @@ class Scheduler {
   std::map<ProcessKey, Process> processes_;
   std::map<int, ProcessKey> by_pid_;
   ActionSink sink_;
+  std::set<uint64_t> recovering_;  // ids of recover()'s resumes not answered yet
   std::optional<Time> armed_;
   bool stopped_ = false;
   SloController slo_;

@@ -174,11 +174,11 @@ class DaemonRig final : public ActuatorPort {
 
   void suspend(const sched::action::Suspend& a, sched::Time now) override {
     now_ns_ = now.count();
-    actuator_->suspend(a);
+    actuator_->suspend(now, a);
   }
   void resume(const sched::action::Resume& a, sched::Time now) override {
     now_ns_ = now.count();
-    actuator_->resume(a);
+    actuator_->resume(now, a);
   }
   void observe(const sched::Event& e) override {
     const auto* x = std::get_if<sched::event::ProcessExited>(&e);
@@ -298,11 +298,11 @@ class DesRig final : public ActuatorPort {
 
   void suspend(const sched::action::Suspend& a, sched::Time now) override {
     sync(now);
-    actuator_->perform(a, now_);
+    actuator_->suspend(sched::Time(now_), a);
   }
   void resume(const sched::action::Resume& a, sched::Time now) override {
     sync(now);
-    actuator_->perform(a, now_);
+    actuator_->resume(sched::Time(now_), a);
   }
   void observe(const sched::Event& e) override {
     if (const auto* x = std::get_if<sched::event::ProcessExited>(&e)) exited_.insert(x->key.pid);

@@ -129,13 +129,13 @@ TEST(Actuator, AnActionOverTwoContextsCompletesOnceWholeWithEachProcessOnItsOwnT
   TwoContextRig rig;
   auto& act = rig.actuator();
   // p is first acted on for GPU A: GPU A's context traces it from now on.
-  act.suspend({.id = 1, .gpu = kGpuA, .targets = {rig.p}});
+  act.suspend({}, {.id = 1, .gpu = kGpuA, .targets = {rig.p}});
   rig.run_until(1);
   ASSERT_EQ(rig.reports.size(), 1u);
   EXPECT_TRUE(rig.suspended(rig.p, kGpuA));
 
   // GPU B's suspension of p and q: p's part on A's control thread, q's on B's.
-  act.suspend({.id = 2, .gpu = kGpuB, .targets = {rig.p, rig.q}});
+  act.suspend({}, {.id = 2, .gpu = kGpuB, .targets = {rig.p, rig.q}});
   rig.run_until(2);
   ASSERT_EQ(rig.reports.size(), 2u) << "one completion for the action, not one per part";
   const auto& r = rig.reports[1].completed;
@@ -149,8 +149,8 @@ TEST(Actuator, AnActionOverTwoContextsCompletesOnceWholeWithEachProcessOnItsOwnT
   EXPECT_TRUE(rig.suspended(rig.p, kGpuB));
   EXPECT_TRUE(rig.suspended(rig.q, kGpuB));
 
-  act.resume({.id = 3, .gpu = kGpuB, .targets = {rig.p, rig.q}});
-  act.resume({.id = 4, .gpu = kGpuA, .targets = {rig.p}});
+  act.resume({}, {.id = 3, .gpu = kGpuB, .targets = {rig.p, rig.q}});
+  act.resume({}, {.id = 4, .gpu = kGpuA, .targets = {rig.p}});
   rig.run_until(4);
   EXPECT_EQ(rig.reports.size(), 4u);
   EXPECT_EQ(act.in_flight(), 0);

@@ -1,0 +1,84 @@
+#include "sched/runtime.h"
+
+#include <stdexcept>
+
+namespace gpreempt::sched {
+
+Runtime::Runtime(std::vector<SchedClass> classes, ArbiterConfig config, Ports ports)
+    : scheduler_(std::move(classes), config),
+      ports_(std::move(ports)),
+      suspensions_({[this](const ProcessKey& k) { return scheduler_.knows(k); },
+                    [this](GpuId g, const ProcessKey& k) {
+                      const GpuArbiter* a = scheduler_.gpu(g);
+                      return a && a->has(k) && !scheduler_.stopped();
+                    },
+                    [this](const ProcessKey& k) {
+                      const SchedClass* c = scheduler_.class_of(k);
+                      return c ? c->name : std::string();
+                    }}) {
+  if (!ports_.actuator) throw std::invalid_argument("sched::Runtime needs an actuator port");
+  if (!ports_.arm_timer) throw std::invalid_argument("sched::Runtime needs a timer port");
+}
+
+void Runtime::dispatch(Time now, const Event& e) {
+  if (const auto* c = std::get_if<event::ActuationCompleted>(&e)) return completed(now, *c);
+  // Its suspensions end with the process, before the scheduler forgets it; so do those of a
+  // process whose pid a new one took (the scheduler retires it on the newcomer's first event).
+  if (const auto* x = std::get_if<event::ProcessExited>(&e)) suspensions_.exited(x->key, now);
+  std::optional<ProcessKey> newcomer;
+  if (const auto* a = std::get_if<event::ProcessAppeared>(&e)) newcomer = a->key;
+  if (const auto* a = std::get_if<event::ProcessClassified>(&e)) newcomer = a->key;
+  std::vector<ProcessKey> before;
+  if (newcomer)
+    for (const auto& [gpu, t] : suspensions_.gpus())
+      for (const auto& [key, since] : t.suspended_since)
+        if (key.pid == newcomer->pid && key != *newcomer) before.push_back(key);
+  perform(now, scheduler_.on_event(now, e));
+  for (const auto& key : before)
+    if (!scheduler_.knows(key)) suspensions_.exited(key, now);
+  resume_orphans(now);
+}
+
+void Runtime::completed(Time now, const event::ActuationCompleted& c) {
+  auto it = in_flight_.find(c.action);
+  if (it == in_flight_.end()) return;  // not ours, or answered already
+  const bool suspend = it->second;
+  in_flight_.erase(it);
+  suspensions_.completed(c, suspend, now);
+  perform(now, scheduler_.on_event(now, c));
+  resume_orphans(now);
+}
+
+void Runtime::reconfigure(Time now, std::vector<SchedClass> classes, ArbiterConfig config) {
+  perform(now, scheduler_.reconfigure(now, std::move(classes), config));
+  resume_orphans(now);
+}
+
+void Runtime::perform(Time now, std::vector<Action> actions) {
+  if (ports_.observe) ports_.observe(now, actions);
+  for (const auto& a : actions) {
+    if (const auto* s = std::get_if<action::Suspend>(&a)) {
+      in_flight_[s->id] = true;
+      suspensions_.posted(s->gpu, s->targets);
+      ports_.actuator->suspend(now, *s);
+    } else if (const auto* r = std::get_if<action::Resume>(&a)) {
+      in_flight_[r->id] = false;
+      suspensions_.posted(r->gpu, r->targets);
+      ports_.actuator->resume(now, *r);
+    } else if (const auto* t = std::get_if<action::ArmTimer>(&a)) {
+      ports_.arm_timer(t->at);
+    }
+    // PriorityOnly is a report: the observer has seen it.
+  }
+}
+
+void Runtime::resume_orphans(Time now) {
+  for (const auto& [gpu, t] : suspensions_.gpus()) {
+    std::vector<ProcessKey> orphans = suspensions_.orphans(gpu);
+    if (orphans.empty()) continue;
+    ++recoveries_;
+    perform(now, scheduler_.recover(gpu, std::move(orphans)));
+  }
+}
+
+}  // namespace gpreempt::sched

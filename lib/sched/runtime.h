@@ -1,0 +1,72 @@
+// The scheduling runtime gpreemptd and the discrete-event engine both drive
+// (docs/architecture.md#layers): the Scheduler, the book of what is really suspended
+// (GpuSuspensions) and the actions in flight. It talks to two ports:
+//   * an ActuatorPort (actuator_port.h) carries out its Suspend and Resume actions and answers
+//     each through completed();
+//   * a timer port (arm_timer) is asked for one timer; the driver answers it with dispatch of
+//     event::TimerFired.
+// The driver feeds every event it observes to dispatch(). After each one the Runtime resumes the
+// orphans — processes whose queues are suspended on a GPU whose arbiter no longer has them — with
+// the Scheduler's recovery actions, so no live process is ever left frozen and every suspension
+// booked ends exactly once.
+//
+// What the Runtime does not own: where events come from (discovery, the socket, the transparent
+// trigger's pointer samples, the DES's clients) and how actions are performed.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sched/actuator_port.h"
+#include "sched/gpu_suspensions.h"
+#include "sched/scheduler.h"
+
+namespace gpreempt::sched {
+
+class Runtime {
+ public:
+  struct Ports {
+    ActuatorPort* actuator = nullptr;
+    // nullopt: disarm.
+    std::function<void(std::optional<Time>)> arm_timer;
+    // Sees what each call of the scheduler returned (possibly nothing), before it is carried out:
+    // the daemon's log and hint timings, the DES's decision record. May be empty.
+    std::function<void(Time, const std::vector<Action>&)> observe;
+  };
+
+  Runtime(std::vector<SchedClass> classes, ArbiterConfig config, Ports ports);
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // An event the driver observed at `now` (ActuationCompleted goes to completed()).
+  void dispatch(Time now, const Event& e);
+  // The actuator's answer to one of the actions the Runtime handed it.
+  void completed(Time now, const event::ActuationCompleted& c);
+  // A reloaded config (Scheduler::reconfigure).
+  void reconfigure(Time now, std::vector<SchedClass> classes, ArbiterConfig config);
+
+  const Scheduler& scheduler() const { return scheduler_; }
+  const GpuSuspensions& suspensions() const { return suspensions_; }
+  // Actions handed to the actuator and not answered yet.
+  std::size_t in_flight() const { return in_flight_.size(); }
+  // Resumes of orphans issued so far.
+  uint64_t recoveries() const { return recoveries_; }
+  // Nothing in flight and nothing suspended: a shutdown may end.
+  bool settled() const { return in_flight_.empty() && suspensions_.none_suspended(); }
+
+ private:
+  void perform(Time now, std::vector<Action> actions);
+  void resume_orphans(Time now);
+
+  Scheduler scheduler_;
+  Ports ports_;
+  GpuSuspensions suspensions_;
+  std::map<uint64_t, bool> in_flight_;  // action id → whether it is a suspend
+  uint64_t recoveries_ = 0;
+};
+
+}  // namespace gpreempt::sched

@@ -1,0 +1,251 @@
+// Runtime: the Scheduler, the book of what is really suspended, and orphan recovery as the
+// scheduler's own actions, through the orders of events the daemon's soak met — an answer that
+// arrives after its target exited, or after it closed its queues while its resume was in flight,
+// or after its pid was taken by a new process. A fake actuator port holds each action "in flight"
+// until the test answers it.
+#include "sched/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <deque>
+#include <set>
+
+#include "sched/classifier.h"
+#include "sched/config.h"
+
+namespace gpreempt::sched {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr GpuId kGpu = 7;
+
+struct Pending {
+  bool suspend = true;
+  action::Resume resume;  // for a resume: its reason too
+  uint64_t id = 0;
+  std::vector<ProcessKey> targets;
+};
+
+// Keeps what it is handed until the test answers; answers nothing by itself.
+struct FakeActuator : ActuatorPort {
+  std::deque<Pending> in_flight;
+  void suspend(Time, const action::Suspend& a) override {
+    in_flight.push_back({true, {}, a.id, a.targets});
+  }
+  void resume(Time, const action::Resume& a) override {
+    in_flight.push_back({false, a, a.id, a.targets});
+  }
+};
+
+struct Books {
+  Config config = builtin_config();
+  Classifier classifier{config.classes};
+  FakeActuator actuator;
+  std::optional<Time> timer;
+  Runtime runtime{classifier.classes(), config.policy,
+                  {&actuator, [this](std::optional<Time> at) { timer = at; },
+                   [this](Time, const std::vector<Action>& as) {
+                     for (const auto& a : as) observed(a);
+                   }}};
+  Time t{1s};
+  // What the daemon's log would say, per process on kGpu (the soak's check).
+  std::map<ProcessKey, std::map<std::string, int>> decided;
+  std::map<ProcessKey, bool> suspended;
+  std::set<ProcessKey> live;
+
+  void observed(const Action& a) {
+    if (auto* s = std::get_if<action::Suspend>(&a)) {
+      for (const auto& k : s->targets) {
+        ++decided[k]["suspend"];
+        suspended[k] = true;
+      }
+    } else if (auto* r = std::get_if<action::Resume>(&a)) {
+      const char* what = r->reason == ResumeReason::kRecovery && !scheduler_has(r->gpu, r->targets)
+                             ? "orphan_resume"
+                             : "resume";
+      for (const auto& k : r->targets) {
+        ++decided[k][what];
+        suspended[k] = false;
+      }
+    }
+  }
+  bool scheduler_has(GpuId g, const std::vector<ProcessKey>& keys) const {
+    const GpuArbiter* a = runtime.scheduler().gpu(g);
+    return a && std::all_of(keys.begin(), keys.end(), [&](const ProcessKey& k) { return a->has(k); });
+  }
+  void event(const Event& e) {
+    t += 1ms;
+    runtime.dispatch(t, e);
+  }
+  void appear(const ProcessKey& k, const std::string& cls) {
+    live.insert(k);
+    event(event::ProcessAppeared{k, {kGpu}});
+    event(event::ProcessClassified{k, cls, {kGpu}});
+  }
+  void exit(const ProcessKey& k) {
+    live.erase(k);
+    if (suspended[k]) ++decided[k]["exit"];
+    suspended[k] = false;
+    event(event::ProcessExited{k});
+  }
+  const GpuSuspensionTally& tally() {
+    static const GpuSuspensionTally none;
+    const GpuSuspensionTally* g = runtime.suspensions().gpu(kGpu);
+    return g ? *g : none;
+  }
+  // Answers the oldest action in flight, every target done.
+  Pending complete() {
+    Pending p = actuator.in_flight.front();
+    actuator.in_flight.pop_front();
+    event::ActuationCompleted c{p.id, kGpu, {}};
+    for (const auto& k : p.targets) c.outcomes.push_back({k, event::Outcome::kDone, 0});
+    t += 1ms;
+    runtime.completed(t, c);
+    return p;
+  }
+  void settle() {
+    while (!actuator.in_flight.empty()) complete();
+  }
+
+  // The soak's invariants.
+  void expect_consistent() {
+    uint64_t by_gpu = 0, by_class = 0;
+    for (const auto& [g, tally] : runtime.suspensions().gpus()) by_gpu += tally.suspensions;
+    for (const auto& [name, s] : runtime.scheduler().accounting().classes()) by_class += s.suspensions;
+    EXPECT_EQ(by_gpu, by_class) << "suspensions summed over GPUs and over classes";
+    for (auto& [k, c] : decided)
+      EXPECT_EQ(c["suspend"], c["resume"] + c["orphan_resume"] + c["exit"] + (suspended[k] ? 1 : 0))
+          << to_string(k) << ": suspends decided == resumes + exits while suspended";
+    for (const auto& [g, tally] : runtime.suspensions().gpus())
+      for (const auto& [k, since] : tally.suspended_since)
+        EXPECT_TRUE(live.count(k)) << to_string(k) << " exited but is booked suspended";
+    EXPECT_EQ(runtime.in_flight(), actuator.in_flight.size());
+  }
+};
+
+const ProcessKey kOnline{100, 1}, kOffline{200, 2};
+
+// Suspends kOffline for a request of kOnline; the suspend is left in flight.
+void begin_request(Books& b) {
+  b.appear(kOnline, "online");
+  b.appear(kOffline, "offline");
+  b.event(event::RequestStarted{kOnline, 1, RequestSource::kHint});
+  ASSERT_EQ(b.actuator.in_flight.size(), 1u);
+  ASSERT_TRUE(b.actuator.in_flight.front().suspend);
+  ASSERT_EQ(b.actuator.in_flight.front().targets, std::vector<ProcessKey>{kOffline});
+}
+
+TEST(Runtime, ASuspendCompletingAfterItsProcessExitedBooksNothing) {
+  Books b;
+  begin_request(b);
+  b.exit(kOffline);
+  b.complete();  // done, but its process is gone
+  b.settle();
+  EXPECT_TRUE(b.tally().suspended_since.empty());
+  EXPECT_EQ(b.tally().suspensions, 0u);
+  EXPECT_EQ(b.decided[kOffline]["orphan_resume"], 0) << "a gone process is not resumed";
+  b.expect_consistent();
+}
+
+TEST(Runtime, AProcessClosingItsQueuesWhileItsResumeIsInFlightIsResumedOnce) {
+  Books b;
+  begin_request(b);
+  b.complete();
+  EXPECT_EQ(b.tally().suspensions, 1u);
+  b.event(event::RequestFinished{kOnline, 1, RequestSource::kHint});
+  for (int i = 0; i < 100 && b.actuator.in_flight.empty(); ++i) {  // the idle resume comes on a timer
+    b.t += 10ms;
+    b.event(event::TimerFired{});
+  }
+  ASSERT_EQ(b.actuator.in_flight.size(), 1u);
+  ASSERT_FALSE(b.actuator.in_flight.front().suspend) << "the scheduler's resume, in flight";
+  // The offline process closes its queues meanwhile: the arbiter drops it.
+  b.event(event::ProcessClassified{kOffline, "offline", {}});
+  EXPECT_TRUE(b.runtime.suspensions().in_flight(kGpu, kOffline));
+  EXPECT_TRUE(b.runtime.suspensions().orphans(kGpu).empty());
+  b.settle();
+  EXPECT_EQ(b.decided[kOffline]["resume"], 1);
+  EXPECT_EQ(b.decided[kOffline]["orphan_resume"], 0) << "one resume for one suspension";
+  EXPECT_TRUE(b.tally().suspended_since.empty());
+  b.expect_consistent();
+}
+
+TEST(Runtime, ASuspendCompletingAfterItsProcessLeftTheGpuIsResumedNotCounted) {
+  Books b;
+  begin_request(b);
+  b.event(event::ProcessClassified{kOffline, "offline", {}});  // closed its queues
+  b.complete();  // its queues were suspended all the same
+  EXPECT_EQ(b.decided[kOffline]["orphan_resume"], 1) << "the daemon resumes what it suspended";
+  b.settle();
+  EXPECT_TRUE(b.tally().suspended_since.empty());
+  b.expect_consistent();
+}
+
+TEST(Runtime, ASuspensionEndedByTheExitIsCountedOnceEverywhere) {
+  Books b;
+  begin_request(b);
+  b.complete();
+  b.exit(kOffline);
+  b.settle();
+  EXPECT_EQ(b.tally().suspensions, 1u);
+  EXPECT_EQ(b.decided[kOffline]["exit"], 1);
+  EXPECT_TRUE(b.tally().suspended_since.empty());
+  b.expect_consistent();
+}
+
+TEST(Runtime, APidTakenByANewProcessEndsTheOldOnesSuspension) {
+  Books b;
+  begin_request(b);
+  b.complete();
+  ASSERT_EQ(b.tally().suspended_since.count(kOffline), 1u);
+  // No exit was seen: the next event names a new process under the same pid.
+  b.live.erase(kOffline);
+  ++b.decided[kOffline]["exit"];
+  b.suspended[kOffline] = false;
+  const ProcessKey successor{kOffline.pid, kOffline.start_time_ticks + 1};
+  b.appear(successor, "offline");
+  EXPECT_EQ(b.tally().suspended_since.count(kOffline), 0u) << "its queues went with it";
+  EXPECT_EQ(b.tally().by_process.count(kOffline), 0u);
+  EXPECT_GT(b.tally().suspended_total.count(), 0) << "its suspension is booked as ended";
+  EXPECT_EQ(b.decided[kOffline]["orphan_resume"], 0) << "a gone process is not resumed";
+  b.settle();
+  b.expect_consistent();
+}
+
+TEST(Runtime, TheAnswerToARecoveryResumeTouchesNoArbiter) {
+  Books b;
+  begin_request(b);
+  b.event(event::ProcessClassified{kOffline, "offline", {}});
+  b.complete();
+  ASSERT_EQ(b.runtime.recoveries(), 1u);
+  b.settle();
+  EXPECT_EQ(b.runtime.scheduler().gpu(kGpu)->stats().stale_completions, 0u);
+  EXPECT_TRUE(b.runtime.settled());
+}
+
+TEST(Runtime, ShutdownSettlesOnlyOnceEveryResumeIsAnswered) {
+  Books b;
+  begin_request(b);
+  b.complete();
+  b.event(event::Shutdown{});
+  EXPECT_FALSE(b.runtime.settled()) << "the shutdown's resume is in flight";
+  b.settle();
+  EXPECT_TRUE(b.runtime.settled());
+  b.expect_consistent();
+}
+
+TEST(Runtime, ShutdownDoesNotSettleWhileASuspendIsInFlight) {
+  Books b;
+  begin_request(b);  // the suspend is in flight: nothing is booked suspended yet
+  b.event(event::Shutdown{});
+  EXPECT_FALSE(b.runtime.settled()) << "its queues may be suspended when it is answered";
+  b.settle();
+  EXPECT_TRUE(b.runtime.settled());
+  EXPECT_TRUE(b.tally().suspended_since.empty());
+  b.expect_consistent();
+}
+
+}  // namespace
+}  // namespace gpreempt::sched
