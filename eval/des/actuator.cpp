@@ -54,6 +54,7 @@ void SimActuator::run(uint64_t id, uint32_t gpu, const std::vector<sched::Proces
   Pending& p = pending_[id];
   p.answer.action = id;
   p.answer.gpu = gpu_ids_.at(gpu);
+  for (const auto& key : targets) p.answer.outcomes.push_back({key, sched::event::Outcome::kFailed, 0});
   p.left = targets.size();
   if (targets.empty()) {
     auto answer = p.answer;
@@ -68,6 +69,10 @@ void SimActuator::run(uint64_t id, uint32_t gpu, const std::vector<sched::Proces
       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(grace).count());
   const uint32_t units = kfd::grace_units_from_us(grace_us, clock_mhz_);
   for (const auto& key : targets) {
+    if (gone_.count(key)) {
+      post_(0, [this, id, gpu, key, suspend] { answered(id, gpu, key, suspend, -ESRCH); });
+      continue;
+    }
     // One ioctl per target process; each leaves that process's queues out (or puts them back).
     auto q = queues_.at(gpu).find(key);
     if (q != queues_.at(gpu).end())
@@ -92,7 +97,9 @@ void SimActuator::answered(uint64_t id, uint32_t gpu, const sched::ProcessKey& k
                            int result) {
   const SimTime now = engines_.at(gpu)->now();
   sched::event::TargetOutcome o{key, sched::event::Outcome::kDone, 0};
-  if (result == -ETIME) {
+  if (result == -ESRCH) {
+    o.outcome = sched::event::Outcome::kGone;
+  } else if (result == -ETIME) {
     o.outcome = sched::event::Outcome::kTimedOut;
     ++timeouts_;
   } else if (result != 0) {
@@ -112,11 +119,26 @@ void SimActuator::answered(uint64_t id, uint32_t gpu, const sched::ProcessKey& k
   }
   auto it = pending_.find(id);
   if (it == pending_.end()) return;
-  it->second.answer.outcomes.push_back(o);
+  for (auto& slot_of : it->second.answer.outcomes)
+    if (slot_of.key == key) slot_of = o;
   if (--it->second.left == 0) {
     auto answer = std::move(it->second.answer);
     pending_.erase(it);
     complete_(answer);
+  }
+}
+
+void SimActuator::exited(const sched::ProcessKey& key, SimTime now) {
+  gone_.insert(key);
+  for (uint32_t g = 0; g < queues_.size(); ++g) {
+    auto q = queues_[g].find(key);
+    if (q == queues_[g].end()) continue;
+    for (const auto& qk : q->second) runnable_[g].erase(qk);
+    queues_[g].erase(q);
+    if (auto it = open_.find({g, key}); it != open_.end()) {
+      windows_.push_back({g, key, it->second, now});
+      open_.erase(it);
+    }
   }
 }
 

@@ -64,6 +64,11 @@ class SimActuator final : public sched::ActuatorPort {
   void suspend(sched::Time now, const sched::action::Suspend& a) override;
   void resume(sched::Time now, const sched::action::Resume& a) override;
 
+  // The process exited at `now`: its queues leave every GPU's runlist with it (their suspension
+  // windows end there), and an action naming it later is answered kGone, as the kernel answers
+  // ESRCH, without a runlist update.
+  void exited(const sched::ProcessKey& key, sim::gpu::SimTime now);
+
   void set_call_observer(CallObserver observer) { observer_ = std::move(observer); }
 
   // Closes the windows still open at `end`.
@@ -76,6 +81,8 @@ class SimActuator final : public sched::ActuatorPort {
 
  private:
   struct Pending {
+    // One outcome per target in the targets' order, filled as the updates return (a gone target
+    // is answered before them).
     sched::event::ActuationCompleted answer;
     std::size_t left = 0;
   };
@@ -96,6 +103,7 @@ class SimActuator final : public sched::ActuatorPort {
   std::map<uint64_t, Pending> pending_;
   std::map<std::pair<uint32_t, sched::ProcessKey>, sim::gpu::SimTime> open_;  // suspended since
   std::vector<SuspendedWindow> windows_;
+  std::set<sched::ProcessKey> gone_;
   uint64_t suspensions_ = 0, timeouts_ = 0, failures_ = 0;
 };
 

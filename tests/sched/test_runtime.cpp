@@ -13,6 +13,7 @@
 
 #include "sched/classifier.h"
 #include "sched/config.h"
+#include "support/fake_actuator.h"
 
 namespace gpreempt::sched {
 namespace {
@@ -21,35 +22,22 @@ using namespace std::chrono_literals;
 
 constexpr GpuId kGpu = 7;
 
-struct Pending {
-  bool suspend = true;
-  action::Resume resume;  // for a resume: its reason too
-  uint64_t id = 0;
-  std::vector<ProcessKey> targets;
-};
-
-// Keeps what it is handed until the test answers; answers nothing by itself.
-struct FakeActuator : ActuatorPort {
-  std::deque<Pending> in_flight;
-  void suspend(Time, const action::Suspend& a) override {
-    in_flight.push_back({true, {}, a.id, a.targets});
-  }
-  void resume(Time, const action::Resume& a) override {
-    in_flight.push_back({false, a, a.id, a.targets});
-  }
-};
+using testing::FakeActuator;
 
 struct Books {
   Config config = builtin_config();
   Classifier classifier{config.classes};
-  FakeActuator actuator;
+  Time t{1s};
+  FakeActuator actuator{[this](const event::ActuationCompleted& c) {
+    t += 1ms;
+    runtime.completed(t, c);
+  }};
   std::optional<Time> timer;
   Runtime runtime{classifier.classes(), config.policy,
                   {&actuator, [this](std::optional<Time> at) { timer = at; },
                    [this](Time, const std::vector<Action>& as) {
                      for (const auto& a : as) observed(a);
                    }}};
-  Time t{1s};
   // What the daemon's log would say, per process on kGpu (the soak's check).
   std::map<ProcessKey, std::map<std::string, int>> decided;
   std::map<ProcessKey, bool> suspended;
@@ -86,6 +74,7 @@ struct Books {
   }
   void exit(const ProcessKey& k) {
     live.erase(k);
+    actuator.exit(k);
     if (suspended[k]) ++decided[k]["exit"];
     suspended[k] = false;
     event(event::ProcessExited{k});
@@ -96,18 +85,8 @@ struct Books {
     return g ? *g : none;
   }
   // Answers the oldest action in flight, every target done.
-  Pending complete() {
-    Pending p = actuator.in_flight.front();
-    actuator.in_flight.pop_front();
-    event::ActuationCompleted c{p.id, kGpu, {}};
-    for (const auto& k : p.targets) c.outcomes.push_back({k, event::Outcome::kDone, 0});
-    t += 1ms;
-    runtime.completed(t, c);
-    return p;
-  }
-  void settle() {
-    while (!actuator.in_flight.empty()) complete();
-  }
+  FakeActuator::Pending complete() { return actuator.answer_next(); }
+  void settle() { actuator.answer_all(); }
 
   // The soak's invariants.
   void expect_consistent() {
@@ -121,7 +100,7 @@ struct Books {
     for (const auto& [g, tally] : runtime.suspensions().gpus())
       for (const auto& [k, since] : tally.suspended_since)
         EXPECT_TRUE(live.count(k)) << to_string(k) << " exited but is booked suspended";
-    EXPECT_EQ(runtime.in_flight(), actuator.in_flight.size());
+    EXPECT_EQ(runtime.in_flight(), actuator.pending.size());
   }
 };
 
@@ -132,9 +111,9 @@ void begin_request(Books& b) {
   b.appear(kOnline, "online");
   b.appear(kOffline, "offline");
   b.event(event::RequestStarted{kOnline, 1, RequestSource::kHint});
-  ASSERT_EQ(b.actuator.in_flight.size(), 1u);
-  ASSERT_TRUE(b.actuator.in_flight.front().suspend);
-  ASSERT_EQ(b.actuator.in_flight.front().targets, std::vector<ProcessKey>{kOffline});
+  ASSERT_EQ(b.actuator.pending.size(), 1u);
+  ASSERT_TRUE(b.actuator.pending.front().suspend);
+  ASSERT_EQ(b.actuator.pending.front().targets, std::vector<ProcessKey>{kOffline});
 }
 
 TEST(Runtime, ASuspendCompletingAfterItsProcessExitedBooksNothing) {
@@ -155,12 +134,12 @@ TEST(Runtime, AProcessClosingItsQueuesWhileItsResumeIsInFlightIsResumedOnce) {
   b.complete();
   EXPECT_EQ(b.tally().suspensions, 1u);
   b.event(event::RequestFinished{kOnline, 1, RequestSource::kHint});
-  for (int i = 0; i < 100 && b.actuator.in_flight.empty(); ++i) {  // the idle resume comes on a timer
+  for (int i = 0; i < 100 && b.actuator.pending.empty(); ++i) {  // the idle resume comes on a timer
     b.t += 10ms;
     b.event(event::TimerFired{});
   }
-  ASSERT_EQ(b.actuator.in_flight.size(), 1u);
-  ASSERT_FALSE(b.actuator.in_flight.front().suspend) << "the scheduler's resume, in flight";
+  ASSERT_EQ(b.actuator.pending.size(), 1u);
+  ASSERT_FALSE(b.actuator.pending.front().suspend) << "the scheduler's resume, in flight";
   // The offline process closes its queues meanwhile: the arbiter drops it.
   b.event(event::ProcessClassified{kOffline, "offline", {}});
   EXPECT_TRUE(b.runtime.suspensions().in_flight(kGpu, kOffline));
