@@ -175,34 +175,49 @@ std::string describe(const sched::event::ActuationCompleted& c) {
   return s;
 }
 
-Replayer::Replayer(const ActuatorTrace& trace, ActuatorPort& port)
+Replayer::Replayer(const ActuatorTrace& trace, ActuatorRig& rig)
     : trace_(trace),
-      port_(port),
-      sched_(eval::des::scheduler_classes(eval::des::Baseline::kGpreemptHint, {}),
-             eval::des::arbiter_config(eval::des::PolicyDef{})) {}
+      rig_(rig),
+      runtime_(eval::des::scheduler_classes(eval::des::Baseline::kGpreemptHint, {}),
+               eval::des::arbiter_config(eval::des::PolicyDef{}),
+               {&rig, [this](std::optional<sched::Time> t) { armed_ = t; },
+                [this](sched::Time, const std::vector<sched::Action>& a) { logged(a); }}) {}
 
-void Replayer::feed(const sched::Event& e) {
-  for (const auto& a : sched_.on_event(now_, e)) {
-    if (const auto* t = std::get_if<sched::action::ArmTimer>(&a)) {
-      armed_ = t->at;
-    } else if (const auto* s = std::get_if<sched::action::Suspend>(&a)) {
+void Replayer::logged(const std::vector<sched::Action>& actions) {
+  for (const auto& a : actions) {
+    if (const auto* s = std::get_if<sched::action::Suspend>(&a)) {
       log_.push_back(at(now_) + "suspend #" + std::to_string(s->id) + " gpu " + std::to_string(s->gpu) +
                      " " + keys(s->targets) + " grace " + std::to_string(s->grace.count()) + "ns " +
                      sched::to_string(s->reason));
       ++in_flight_;
-      port_.suspend(*s, now_);
     } else if (const auto* r = std::get_if<sched::action::Resume>(&a)) {
       log_.push_back(at(now_) + "resume #" + std::to_string(r->id) + " gpu " + std::to_string(r->gpu) +
                      " " + keys(r->targets) + " " + sched::to_string(r->reason));
       ++in_flight_;
-      port_.resume(*r, now_);
     }
   }
 }
 
+void Replayer::feed(const sched::Event& e) { runtime_.dispatch(now_, e); }
+
+std::vector<std::string> Replayer::accounting() const {
+  std::vector<std::string> out;
+  for (const auto& [gpu, t] : runtime_.suspensions().gpus()) {
+    std::string s = "gpu " + std::to_string(gpu) + " suspensions " + std::to_string(t.suspensions) +
+                    " suspended " + std::to_string(t.suspended_total_at(now_).count()) + "ns";
+    for (const auto& [cls, share] : t.by_class)
+      s += " " + (cls.empty() ? "-" : cls) + ":" + std::to_string(share.suspensions) + "/" +
+           std::to_string(share.suspended.count()) + "ns";
+    out.push_back(s);
+  }
+  for (const auto& [cls, u] : runtime_.scheduler().accounting().classes())
+    out.push_back("class " + cls + " suspensions " + std::to_string(u.suspensions));
+  return out;
+}
+
 void Replayer::advance() {
   while (!done_ && in_flight_ == 0) {
-    port_.settled(now_);
+    rig_.settled(now_);
     if (next_ == trace_.steps.size()) {
       done_ = true;
       return;
@@ -218,7 +233,7 @@ void Replayer::advance() {
     now_ = step.at;
     ++next_;
     if (step.event) {
-      port_.observe(*step.event);
+      rig_.observe(*step.event);
       feed(*step.event);
     }
   }
@@ -232,7 +247,7 @@ void Replayer::completed(const sched::event::ActuationCompleted& c) {
   answers_.clear();
   for (const auto& [id, a] : answers) {
     log_.push_back(at(now_) + describe(a));
-    feed(a);
+    runtime_.completed(now_, a);
   }
   advance();
 }

@@ -1,6 +1,7 @@
-// One recorded event trace replayed through lib/sched's Scheduler and an actuator — the daemon's
-// (gpreemptd/actuator over the core on a fake KFD) or the DES's (eval/des/actuator over the GPU
-// model) — so the test can check both carry out the same decisions.
+// One recorded event trace replayed through lib/sched's Runtime and an actuator port — the
+// daemon's (gpreemptd/actuator over the core on a fake KFD) or the DES's (eval/des/actuator over
+// the GPU model) — so the test can check both carry out the same decisions and book the same
+// suspensions.
 //
 // Trace format (text, one item per line, `#` starts a comment):
 //   clock MHZ                         every GPU's clock (grace period unit)
@@ -18,7 +19,7 @@
 //     tick                            the clock reaches T_US (due timers fire)
 //
 // Actuation is asynchronous in both actuators: the replayer hands over every Suspend/Resume the
-// Scheduler asks for, waits until each is answered, and feeds the answers (in action order) back
+// Runtime asks for, waits until each is answered, and feeds the answers (in action order) back
 // at the same trace time before taking the next item. Timers fire at the time they were armed for.
 #pragma once
 
@@ -29,7 +30,8 @@
 #include <string>
 #include <vector>
 
-#include "sched/scheduler.h"
+#include "sched/actuator_port.h"
+#include "sched/runtime.h"
 
 namespace gpreempt::testing {
 
@@ -59,13 +61,10 @@ struct ActuatorTrace {
 // Throws std::runtime_error naming `path:line` and what was expected.
 ActuatorTrace load_actuator_trace(const std::string& path);
 
-// What the replayer needs from an actuator rig.
-class ActuatorPort {
+// An actuator in its world, as the replayer drives it.
+class ActuatorRig : public sched::ActuatorPort {
  public:
-  virtual ~ActuatorPort() = default;
-  virtual void suspend(const sched::action::Suspend& a, sched::Time now) = 0;
-  virtual void resume(const sched::action::Resume& a, sched::Time now) = 0;
-  // A trace event, before the Scheduler gets it (a rig makes an exited process gone).
+  // A trace event, before the Runtime gets it (a rig makes an exited process gone).
   virtual void observe(const sched::Event& e) = 0;
   // Called between trace items, when nothing is in flight: the rig records the device's state.
   virtual void settled(sched::Time now) = 0;
@@ -73,7 +72,7 @@ class ActuatorPort {
 
 class Replayer {
  public:
-  Replayer(const ActuatorTrace& trace, ActuatorPort& port);
+  Replayer(const ActuatorTrace& trace, ActuatorRig& rig);
   // Takes trace items until an action is in flight or the trace ends.
   void advance();
   // An actuator's answer; once every action in flight is answered they are fed back and the
@@ -82,15 +81,18 @@ class Replayer {
   bool done() const { return done_; }
   sched::Time now() const { return now_; }
   int in_flight() const { return in_flight_; }
-  // Every Suspend/Resume the Scheduler issued and every answer, as text with its time.
+  // Every Suspend/Resume the Runtime issued and every answer, as text with its time.
   const std::vector<std::string>& log() const { return log_; }
+  // What the Runtime booked: suspensions and suspended time per GPU and per class, as text.
+  std::vector<std::string> accounting() const;
 
  private:
   void feed(const sched::Event& e);
+  void logged(const std::vector<sched::Action>& actions);
 
   const ActuatorTrace& trace_;
-  ActuatorPort& port_;
-  sched::Scheduler sched_;
+  ActuatorRig& rig_;
+  sched::Runtime runtime_;
   std::size_t next_ = 0;
   sched::Time now_{0};
   std::optional<sched::Time> armed_;

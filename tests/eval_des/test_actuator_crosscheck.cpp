@@ -1,11 +1,12 @@
 // The daemon's actuator and the DES's actuator carry out the same decisions (issue 15): one
 // recorded event trace (tests/eval_des/traces/actuators.trace) is replayed through lib/sched's
-// Scheduler twice — once with gpreemptd's Actuator over the core (lib/preempt) on a fake KFD,
+// Runtime twice — once with gpreemptd's Actuator over the core (lib/preempt) on a fake KFD,
 // once with eval/des's SimActuator over the GPU model — and the two runs must agree on
 //   * every SUSPEND/RESUME_QUEUES issued: at which trace time, to which process, which of its
 //     queues on which GPU, with which grace period (in the kernel's unit);
 //   * every answer (per target: done / timed_out / failed) and so every later decision;
-//   * which queues are suspended on the device between trace items.
+//   * which queues are suspended on the device between trace items;
+//   * what the Runtime booked: suspensions and suspended time per GPU and class.
 // A difference is the first line where the two logs part.
 #include <gtest/gtest.h>
 
@@ -30,7 +31,7 @@ namespace {
 
 namespace sched = gpreempt::sched;
 namespace fs = std::filesystem;
-using gpreempt::testing::ActuatorPort;
+using gpreempt::testing::ActuatorRig;
 using gpreempt::testing::ActuatorTrace;
 using gpreempt::testing::Replayer;
 using gpreempt::sim::gpu::SimTime;
@@ -105,7 +106,7 @@ class RecordingKfd final : public gpreempt::kfd::KfdDriver {
   std::map<sched::GpuId, uint32_t> suspends_;
 };
 
-class DaemonRig final : public ActuatorPort {
+class DaemonRig final : public ActuatorRig {
  public:
   explicit DaemonRig(const ActuatorTrace& trace) : trace_(trace), driver_(kfd_, trace, now_ns_) {
     proc_root_ = fs::temp_directory_path() / ("gpreempt-crosscheck-" + std::to_string(::getpid()));
@@ -169,14 +170,16 @@ class DaemonRig final : public ActuatorPort {
     std::lock_guard lock(driver_.mu);
     out.insert(out.end(), driver_.calls.begin(), driver_.calls.end());
     out.insert(out.end(), states_.begin(), states_.end());
+    const auto books = replayer.accounting();
+    out.insert(out.end(), books.begin(), books.end());
     return out;
   }
 
-  void suspend(const sched::action::Suspend& a, sched::Time now) override {
+  void suspend(sched::Time now, const sched::action::Suspend& a) override {
     now_ns_ = now.count();
     actuator_->suspend(now, a);
   }
-  void resume(const sched::action::Resume& a, sched::Time now) override {
+  void resume(sched::Time now, const sched::action::Resume& a) override {
     now_ns_ = now.count();
     actuator_->resume(now, a);
   }
@@ -225,7 +228,7 @@ class DaemonRig final : public ActuatorPort {
 
 // ---- the DES's actuator --------------------------------------------------------------------
 
-class DesRig final : public ActuatorPort {
+class DesRig final : public ActuatorRig {
  public:
   explicit DesRig(const ActuatorTrace& trace) : trace_(trace) {
     auto profile = gpreempt::sim::gpu::mi308x_profile();
@@ -293,19 +296,24 @@ class DesRig final : public ActuatorPort {
     std::vector<std::string> out = replayer.log();
     out.insert(out.end(), calls_.begin(), calls_.end());
     out.insert(out.end(), states_.begin(), states_.end());
+    const auto books = replayer.accounting();
+    out.insert(out.end(), books.begin(), books.end());
     return out;
   }
 
-  void suspend(const sched::action::Suspend& a, sched::Time now) override {
+  void suspend(sched::Time now, const sched::action::Suspend& a) override {
     sync(now);
     actuator_->suspend(sched::Time(now_), a);
   }
-  void resume(const sched::action::Resume& a, sched::Time now) override {
+  void resume(sched::Time now, const sched::action::Resume& a) override {
     sync(now);
     actuator_->resume(sched::Time(now_), a);
   }
   void observe(const sched::Event& e) override {
-    if (const auto* x = std::get_if<sched::event::ProcessExited>(&e)) exited_.insert(x->key.pid);
+    if (const auto* x = std::get_if<sched::event::ProcessExited>(&e)) {
+      exited_.insert(x->key.pid);
+      actuator_->exited(x->key, now_);
+    }
   }
   void settled(sched::Time now) override {
     std::map<std::pair<int, sched::GpuId>, std::string> q;
@@ -372,6 +380,7 @@ TEST(ActuatorCrossCheck, TheDaemonAndTheDesActuatorsCarryOutOneTraceIdentically)
   EXPECT_EQ(count_with(daemon, "=failed(5)"), 1u);
   EXPECT_GE(count_with(daemon, " recovery"), 2u);
   EXPECT_GE(count_with(daemon, "suspend #"), 6u);
+  EXPECT_EQ(count_with(daemon, "class offline suspensions"), 1u) << "the books are compared too";
 
   const std::size_t n = std::min(daemon.size(), des.size());
   for (std::size_t i = 0; i < n; ++i)
