@@ -15,11 +15,11 @@ using gpreempt::ChildProcess;
 
 std::string gpreempt_bin() { return (gpreempt::testing::binary_dir() / "bin" / "gpreempt").string(); }
 
-const std::vector<std::string> kAll = {"online_alone", "offline_alone", "no_control",
-                                       "hint",         "early_hint",    "transparent"};
+const std::vector<std::string> kAll = {"online-alone",  "offline-alone",  "none",
+                                       "gpreempt-hint", "gpreempt-early", "gpreempt-transparent"};
 
 bool daemon_scenario(const std::string& n) {
-  return n == "hint" || n == "early_hint" || n == "transparent";
+  return n == "gpreempt-hint" || n == "gpreempt-early" || n == "gpreempt-transparent";
 }
 
 // One run of every scenario, small: the suite stays fast. Each assertion names its scenario.
@@ -35,8 +35,8 @@ TEST(Demo, EveryScenarioRunsAndTheDaemonScenariosSuspend) {
     const auto& s = j["scenarios"][i];
     const auto& name = kAll[i];
     EXPECT_EQ(s["name"], name);
-    const bool online = name != "offline_alone";
-    const bool offline = name != "online_alone";
+    const bool online = name != "offline-alone";
+    const bool offline = name != "online-alone";
     EXPECT_EQ(s.contains("online_latency_ms"), online) << name;
     EXPECT_EQ(s.contains("offline_iterations_per_s"), offline) << name;
     if (online) {
@@ -52,20 +52,20 @@ TEST(Demo, EveryScenarioRunsAndTheDaemonScenariosSuspend) {
     }
 
     EXPECT_EQ(s.contains("gpreemptd"), daemon_scenario(name)) << name;
-    if (name == "no_control") {
+    if (name == "none") {
       EXPECT_EQ(s["simulated_suspends"], 0)
           << "nothing may suspend the offline job without control";
     }
     if (!daemon_scenario(name)) continue;
     const auto& d = s["gpreemptd"];
     EXPECT_EQ(d["exit_code"], 0) << name << ": gpreemptd stopped by SIGTERM exits 0";
-    EXPECT_EQ(d["trigger"], name == "transparent" ? "transparent" : "hint") << name;
+    EXPECT_EQ(d["trigger"], name == "gpreempt-transparent" ? "transparent" : "hint") << name;
     EXPECT_GT(d["suspensions"].get<uint64_t>(), 0u) << name << ": online requests must suspend";
     EXPECT_GT(d["suspended_s"].get<double>(), 0) << name;
     // The simulated GPU saw the daemon's suspends, and the demo's latency figures are theirs.
     EXPECT_GT(s["simulated_suspends"].get<uint64_t>(), 0u) << name;
     EXPECT_EQ(d["suspend_ms"]["count"], s["simulated_suspends"]) << name;
-    if (name != "transparent") {
+    if (name != "gpreempt-transparent") {
       EXPECT_GT(d["hint_to_suspend_us"]["count"].get<uint64_t>(), 0u) << name;
       EXPECT_EQ(d["online_class"]["request_latency_ms"]["count"], s["online_requests"])
           << name << ": every request was hinted";
@@ -74,7 +74,7 @@ TEST(Demo, EveryScenarioRunsAndTheDaemonScenariosSuspend) {
 }
 
 TEST(Demo, AMissingGpreemptdIsAClearError) {
-  ChildProcess demo({gpreempt_bin(), "demo", "--quick", "--scenarios", "hint", "--gpreemptd",
+  ChildProcess demo({gpreempt_bin(), "demo", "--quick", "--scenarios", "gpreempt-hint", "--gpreemptd",
                      "/nonexistent/gpreemptd", "--json"});
   EXPECT_EQ(demo.wait(), 1);
   const auto j = nlohmann::json::parse(demo.output());
@@ -82,7 +82,7 @@ TEST(Demo, AMissingGpreemptdIsAClearError) {
   EXPECT_NE(msg.find("through gpreemptd"), std::string::npos) << msg;
   EXPECT_NE(msg.find("/nonexistent/gpreemptd"), std::string::npos) << msg;
   // Scenarios without the daemon do not need it.
-  ChildProcess alone({gpreempt_bin(), "demo", "--requests", "5", "--scenarios", "online_alone",
+  ChildProcess alone({gpreempt_bin(), "demo", "--requests", "5", "--scenarios", "online-alone",
                       "--gpreemptd", "/nonexistent/gpreemptd", "--json"});
   ASSERT_EQ(alone.wait(), 0) << alone.output();
   EXPECT_EQ(nlohmann::json::parse(alone.output())["scenarios"].size(), 1u);
@@ -91,7 +91,7 @@ TEST(Demo, AMissingGpreemptdIsAClearError) {
 // The header names the GPU as people know it (from the PCI device id), not by the topology's ASIC
 // string, which is "ip discovery" on every MI300 — real or simulated.
 TEST(Demo, TheMachineIsNamedByItsProductNotTheTopologyAsicName) {
-  ChildProcess demo({gpreempt_bin(), "demo", "--requests", "5", "--scenarios", "online_alone", "--json"});
+  ChildProcess demo({gpreempt_bin(), "demo", "--requests", "5", "--scenarios", "online-alone", "--json"});
   ASSERT_EQ(demo.wait(), 0) << demo.output();
   const auto j = nlohmann::json::parse(demo.output());
   const std::string description = j["machine"]["description"];
@@ -136,15 +136,19 @@ TEST(Demo, UnknownWorkloadsAndBatchesOfPresetsAreUsageErrors) {
 }
 
 // An LLM workload given on the wrong side is refused with a message that says which side it
-// belongs to; the server's batch is its own; early_hint needs host pre-processing to announce.
+// belongs to; the server's batch is its own; gpreempt-early needs host pre-processing to
+// announce; the demo's former scenario names are refused with their new ones.
 TEST(Demo, LlmWorkloadsOnTheWrongSideOrWithoutTheirOptionsAreClearUsageErrors) {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--online", "llm-finetune"}, "'llm-finetune' is an offline workload: give it as --offline"},
       {{"--offline", "llm-serve"}, "'llm-serve' is an online workload: give it as --online"},
       {{"--online", "llm-serve", "--online-batch", "8"},
        "--online-batch does not apply to llm-serve"},
-      {{"--online", "llm-serve", "--offline", "llm-finetune", "--scenarios", "hint,early_hint"},
-       "scenario early_hint needs an online side with host pre-processing"},
+      {{"--online", "llm-serve", "--offline", "llm-finetune", "--scenarios",
+        "gpreempt-hint,gpreempt-early"},
+       "scenario gpreempt-early needs an online side with host pre-processing"},
+      {{"--scenarios", "none,early_hint"},
+       "scenario 'early_hint' is now called 'gpreempt-early'"},
   };
   for (const auto& [args, message] : cases) {
     std::vector<std::string> argv = {gpreempt_bin(), "demo", "--quick", "--json"};
@@ -174,7 +178,8 @@ TEST(Demo, HelpListsTheModelWorkloadsAndTheScenarios) {
             std::string::npos)
       << help.output();
   EXPECT_NE(
-      help.output().find("online_alone, offline_alone, no_control, hint, early_hint, transparent"),
+      help.output().find("  online-alone, offline-alone, none (both, nothing done),\n"
+                         "  gpreempt-hint (both under gpreemptd;"),
       std::string::npos)
       << help.output();
 }

@@ -48,16 +48,16 @@ void expect_complete(const nlohmann::json& j, const std::string& online,
   ASSERT_TRUE(j.is_object());
   EXPECT_EQ(j["online_preset"], online);
   EXPECT_EQ(j["offline_preset"], offline);
-  const std::vector<std::string> names = {"online_alone", "offline_alone", "no_control", "hint"};
+  const std::vector<std::string> names = {"online-alone", "offline-alone", "none", "gpreempt-hint"};
   ASSERT_EQ(j["scenarios"].size(), names.size());
   for (std::size_t i = 0; i < names.size(); ++i) {
     const auto& s = j["scenarios"][i];
     EXPECT_EQ(s["name"], names[i]);
-    if (names[i] != "offline_alone") {
+    if (names[i] != "offline-alone") {
       EXPECT_GT(s["online_latency_ms"]["count"].get<uint64_t>(), 0u) << names[i];
       EXPECT_GT(s["online_latency_ms"]["p50"].get<double>(), 0) << names[i];
     }
-    if (names[i] != "online_alone") {
+    if (names[i] != "online-alone") {
       EXPECT_GT(s["offline_iterations_per_s"].get<double>(), 0) << names[i];
     }
   }
@@ -74,7 +74,7 @@ TEST(DemoModels, ResNet18OnlineAgainstResNet50Training) {
     GTEST_SKIP() << GPREEMPT_TEST_PYTHON << " cannot import torch and torchvision";
   const auto j =
       run_demo({"--online", "resnet18", "--offline", "resnet50-train", "--offline-batch", "2",
-                "--requests", "20", "--scenarios", "online_alone,offline_alone,no_control,hint"});
+                "--requests", "20", "--scenarios", "online-alone,offline-alone,none,gpreempt-hint"});
   expect_complete(j, "resnet18", "resnet50-train");
 }
 
@@ -84,7 +84,7 @@ TEST(DemoModels, ModelOnlineAgainstAPresetOffline) {
   if (!torch_available())
     GTEST_SKIP() << GPREEMPT_TEST_PYTHON << " cannot import torch and torchvision";
   const auto j = run_demo({"--online", "linear512", "--offline", "gemm2048", "--requests", "3",
-                           "--scenarios", "online_alone,offline_alone,no_control,hint"});
+                           "--scenarios", "online-alone,offline-alone,none,gpreempt-hint"});
   expect_complete(j, "linear512", "gemm2048");
 }
 
@@ -95,7 +95,7 @@ TEST(DemoModels, LlmServerAgainstFineTuningReportsTtftTpotAndTokens) {
   if (!torch_available())
     GTEST_SKIP() << GPREEMPT_TEST_PYTHON << " cannot import torch and torchvision";
   const auto j = run_demo({"--online", "llm-serve", "--offline", "llm-finetune", "--offline-batch",
-                           "1", "--requests", "3", "--scenarios", "online_alone,no_control,hint"});
+                           "1", "--requests", "3", "--scenarios", "online-alone,none,gpreempt-hint"});
   ASSERT_TRUE(j.is_object());
   ASSERT_EQ(j["scenarios"].size(), 3u);
   for (const auto& s : j["scenarios"]) {
@@ -108,7 +108,7 @@ TEST(DemoModels, LlmServerAgainstFineTuningReportsTtftTpotAndTokens) {
     }
     EXPECT_EQ(s["online_requests"], 3) << name;
     EXPECT_GT(s["online_output_tokens_per_s"].get<double>(), 0) << name;
-    if (name == "online_alone") continue;
+    if (name == "online-alone") continue;
     EXPECT_GT(s["offline_iterations_per_s"].get<double>(), 0) << name;
     EXPECT_GT(s["offline_tokens_per_s"].get<double>(), 0) << name;
   }

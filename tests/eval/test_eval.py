@@ -447,12 +447,12 @@ lat = {"count": n, "mean": 5.0, "std": 1.0, "min": 3.0, "p50": 5.0, "p95": 7.0, 
 scen = []
 for name in opt["--scenarios"].split(","):
     s = {"name": name}
-    if name != "offline_alone":
+    if name != "offline-alone":
         s.update(online_latency_ms=lat, online_requests=n)
-    if name != "online_alone":
+    if name != "online-alone":
         s["offline_iterations_per_s"] = 3.5
-    if name in ("hint", "early_hint", "transparent"):
-        s["gpreemptd"] = {"trigger": "transparent" if name == "transparent" else "hint", "exit_code": 0,
+    if name in ("gpreempt-hint", "gpreempt-early", "gpreempt-transparent"):
+        s["gpreemptd"] = {"trigger": "transparent" if name == "gpreempt-transparent" else "hint", "exit_code": 0,
                           "suspensions": n, "suspended_s": 0.5, "hint_to_suspend_us": {"count": n, "p50": 80, "p99": 200, "max": 300},
                           "online_class": {}, "suspend_ms": None}
     scen.append(s)
@@ -462,15 +462,14 @@ print(json.dumps({"schema_version": 2, "machine": {"simulated": True, "descripti
 '''
 
 
-def test_every_live_form_maps_its_scenarios_onto_des_points(tmp_path):
+def test_every_live_form_names_its_scenarios_as_des_points(tmp_path):
     from gpreempt.eval.engines import LiveEngine
     live = {n: e for n, e in experiments.EXPERIMENTS.items() if e.live}
     assert {"tc1-basic", "resnet18-vs-resnet50-train", "matmul-two-model"} <= set(live)
     for name, e in live.items():
         des_points = {p["point"] for p in e.points(opts(tmp_path, seeds=[1], requests=100))}
         for scen in e.live.get("scenarios", LiveEngine.DEFAULT_SCENARIOS):
-            point = LiveEngine.SCENARIO_POINT[scen]
-            point = e.live.get("points", {}).get(point, point)
+            point = e.live.get("points", {}).get(scen, scen)
             assert point in des_points, f"{name}: live scenario {scen} has no des point {point}"
 
 
@@ -486,7 +485,7 @@ def test_live_engine_runs_the_demo_and_compares_with_des(tmp_path, monkeypatch):
     # 3 s at the live form's 10 req/s, the user's two matmul models, the default scenarios.
     assert args[args.index("--requests") + 1] == "30" and args[args.index("--rate") + 1] == "10"
     assert args[args.index("--online") + 1] == "mm4096" and args[args.index("--offline") + 1] == "mm8192x5"
-    assert args[args.index("--scenarios") + 1] == "online_alone,offline_alone,no_control,hint"
+    assert args[args.index("--scenarios") + 1] == "online-alone,offline-alone,none,gpreempt-hint"
     cmp = {r["point"]: r for r in doc["live_vs_des"]}
     assert set(cmp) == {"high_alone", "low_alone", "none", "gpreempt-hint"}
     assert cmp["gpreempt-hint"]["live_suspensions"] == 30 and cmp["none"]["live_suspensions"] == 0

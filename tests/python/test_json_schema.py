@@ -303,8 +303,8 @@ def test_experiment(tmp_path):
 def test_demo():
     doc = valid("demo", cli("demo", "--requests", "6"))
     names = [s["name"] for s in doc["scenarios"]]
-    assert names == ["online_alone", "offline_alone", "no_control", "hint", "early_hint",
-                     "transparent"]
+    assert names == ["online-alone", "offline-alone", "none", "gpreempt-hint", "gpreempt-early",
+                     "gpreempt-transparent"]
     assert all("gpreemptd" in s for s in doc["scenarios"][3:]), "the daemon scenarios report it"
 
 

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "cli.h"
@@ -123,18 +124,24 @@ std::string find_gpreemptd(const std::filesystem::path& dir) {
   return (dir / "gpreemptd").string();
 }
 
-// early_hint announces a request's host pre-processing before it starts: an online side without
+// gpreempt-early announces a request's host pre-processing before it starts: an online side without
 // any (the LLM server) has nothing to announce, so it runs without that scenario.
 bool has_early_hint(const std::string& online) {
   const auto* m = demo::find_model(online, demo::Side::kOnline);
   return !m || m->early_hint;
 }
 
+// The demo's names before it took the evaluation's: refused with the new name.
+const std::map<std::string, std::string> kOldScenarioNames = {
+    {"online_alone", "online-alone"}, {"offline_alone", "offline-alone"},
+    {"no_control", "none"},           {"hint", "gpreempt-hint"},
+    {"early_hint", "gpreempt-early"}, {"transparent", "gpreempt-transparent"}};
+
 std::vector<std::string> split_scenarios(const std::optional<std::string>& given,
                                          const std::string& online) {
   if (!given) {
     auto all = demo::scenario_names();
-    if (!has_early_hint(online)) all.erase(std::find(all.begin(), all.end(), "early_hint"));
+    if (!has_early_hint(online)) all.erase(std::find(all.begin(), all.end(), "gpreempt-early"));
     return all;
   }
   const std::string& list = *given;
@@ -143,10 +150,13 @@ std::vector<std::string> split_scenarios(const std::optional<std::string>& given
   std::string name;
   while (std::getline(in, name, ',')) {
     const auto& all = demo::scenario_names();
+    if (auto old = kOldScenarioNames.find(name); old != kOldScenarioNames.end())
+      throw UsageError("scenario '" + name + "' is now called '" + old->second +
+                       "' (the evaluation's name for it)");
     if (std::find(all.begin(), all.end(), name) == all.end())
       throw UsageError("unknown scenario '" + name + "' in --scenarios; known: " + join(all));
-    if (name == "early_hint" && !has_early_hint(online))
-      throw UsageError("scenario early_hint needs an online side with host pre-processing to "
+    if (name == "gpreempt-early" && !has_early_hint(online))
+      throw UsageError("scenario gpreempt-early needs an online side with host pre-processing to "
                        "announce; " + online + " has none (its other scenarios run)");
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   }
@@ -184,7 +194,7 @@ void run(const Globals& g, DemoCliOptions& o) {
         "executable " +
         o.demo.daemon_program + " (" + errno_text(errno) +
         "): build it (cmake --build build --target gpreemptd), pass --gpreemptd PATH, "
-        "or run only --scenarios online_alone,offline_alone,no_control");
+        "or run only --scenarios online-alone,offline-alone,none");
   if (::access("/dev/kfd", F_OK) != 0) reexec_on_simulator(o);
   const bool simulated = std::getenv("KFDSIM_DIR") != nullptr;
   o.demo.python_program = GPREEMPT_DEMO_PYTHON;
@@ -246,10 +256,11 @@ void register_demo_commands(CLI::App& app, Globals& globals) {
       "Online/offline preemption demo: online latency and offline throughput alone, together "
       "without control, and together under gpreemptd with each of its triggers",
       "Runs these scenarios (--scenarios picks some), each for --requests online requests:\n"
-      "  online_alone, offline_alone, no_control (both, nothing done),\n"
-      "  hint (both under gpreemptd; the online workload sends begin/end per request),\n"
-      "  early_hint (also expect(N us) before each request's pre-processing),\n"
-      "  transparent (the online workload unchanged; gpreemptd polls its queues' pointers).\n"
+      "  online-alone, offline-alone, none (both, nothing done),\n"
+      "  gpreempt-hint (both under gpreemptd; the online workload sends begin/end per request),\n"
+      "  gpreempt-early (also expect(N us) before each request's pre-processing),\n"
+      "  gpreempt-transparent (the online workload unchanged; gpreemptd polls its queues'\n"
+      "  pointers). The names are gpreempt eval's and gpreempt-des's.\n"
       "The last three start a gpreemptd child with a config written into the demo's work dir\n"
       "(its own socket; class online: the online workload's command line, with the trigger;\n"
       "class offline: GPREEMPT_CLASS=offline in the offline workload's environment), read its\n"
@@ -259,7 +270,7 @@ void register_demo_commands(CLI::App& app, Globals& globals) {
       "  kfdsim run --profile PROFILE --hardware gpu -- gpreempt demo ...\n"
       "Examples:\n"
       "  gpreempt demo                                   (1000 requests per scenario)\n"
-      "  gpreempt demo --quick --scenarios no_control,hint\n"
+      "  gpreempt demo --quick --scenarios none,gpreempt-hint\n"
       "  gpreempt demo --online transformer --offline gemm2048 --grace-us 100 --json\n"
       "  gpreempt demo --online resnet18 --offline resnet50-train\n"
       "  gpreempt demo --online linear512 --offline linear1024-train --offline-batch 32\n"
@@ -283,7 +294,7 @@ void register_demo_commands(CLI::App& app, Globals& globals) {
           "               iterations/s and tokens/s)\n"
           "With --online llm-serve a scenario is 50 requests (--quick 10) at 1 req/s, each a\n"
           "1024-token prompt and 128 output tokens, and lasts about a minute with start-up (the\n"
-          "five scenarios about 6 min); early_hint does not run (the server has no host\n"
+          "five scenarios about 6 min); gpreempt-early does not run (the server has no host\n"
           "pre-processing to announce), and the offline side runs 5 s past the last arrival so the\n"
           "last requests still meet it. Both LLM sides also pair with the other workloads, e.g.\n"
           "  gpreempt demo --online llm-serve --offline llm-finetune\n"

@@ -109,13 +109,15 @@ std::vector<double> to_ms(const std::vector<double>& us) {
 }  // namespace
 
 const std::vector<std::string>& scenario_names() {
-  static const std::vector<std::string> names = {"online_alone", "offline_alone", "no_control",
-                                                 "hint",         "early_hint",    "transparent"};
+  // The evaluation's names (gpreempt-des's baselines): one vocabulary for both.
+  static const std::vector<std::string> names = {
+      "online-alone",  "offline-alone",  "none",
+      "gpreempt-hint", "gpreempt-early", "gpreempt-transparent"};
   return names;
 }
 
 bool runs_daemon(const std::string& name) {
-  return name == "hint" || name == "early_hint" || name == "transparent";
+  return name == "gpreempt-hint" || name == "gpreempt-early" || name == "gpreempt-transparent";
 }
 
 std::vector<ScenarioResult> run_demo(const DemoOptions& o,
@@ -133,23 +135,23 @@ std::vector<ScenarioResult> run_demo(const DemoOptions& o,
     return std::find(o.scenarios.begin(), o.scenarios.end(), name) != o.scenarios.end();
   };
 
-  if (selected("online_alone")) {
-    progress("online_alone: " + o.online_preset + ", " + std::to_string(o.requests) +
+  if (selected("online-alone")) {
+    progress("online-alone: " + o.online_preset + ", " + std::to_string(o.requests) +
              " requests in " + secs_arg(duration) + " s");
     auto on = start_online({});
     on->go();
-    results.push_back({"online_alone", on->finish(), std::nullopt, std::nullopt, std::nullopt});
+    results.push_back({"online-alone", on->finish(), std::nullopt, std::nullopt, std::nullopt});
   }
 
-  if (selected("offline_alone")) {
-    progress("offline_alone: " + o.offline_preset + " for " + secs_arg(duration) + " s");
+  if (selected("offline-alone")) {
+    progress("offline-alone: " + o.offline_preset + " for " + secs_arg(duration) + " s");
     RunningWorkload off(o, offline, duration, {}, "offline");
     off.go();
-    results.push_back({"offline_alone", std::nullopt, off.finish(), std::nullopt, std::nullopt});
+    results.push_back({"offline-alone", std::nullopt, off.finish(), std::nullopt, std::nullopt});
   }
 
-  if (selected("no_control")) {
-    progress("no_control: both together, nothing done");
+  if (selected("none")) {
+    progress("none: both together, nothing done");
     const auto mark = cli::sim_stats_mark();
     std::unique_ptr<RunningWorkload> on;
     if (online.model()) on = start_online({});
@@ -160,17 +162,17 @@ std::vector<ScenarioResult> run_demo(const DemoOptions& o,
     else
       on = start_online({});
     auto on_result = on->finish();
-    ScenarioResult r{"no_control", on_result, off.finish(), std::nullopt, std::nullopt};
+    ScenarioResult r{"none", on_result, off.finish(), std::nullopt, std::nullopt};
     if (const auto sim = cli::sim_samples_since(mark); sim.available)
       r.simulated_suspends = sim.stop_us.size();
     results.push_back(r);
   }
 
-  for (const std::string name : {"hint", "early_hint", "transparent"}) {
+  for (const std::string name : {"gpreempt-hint", "gpreempt-early", "gpreempt-transparent"}) {
     if (!selected(name)) continue;
-    const std::string trigger = name == "transparent" ? "transparent" : "hint";
+    const std::string trigger = name == "gpreempt-transparent" ? "transparent" : "hint";
     progress(name + ": both together under gpreemptd (trigger " + trigger +
-             (name == "early_hint" ? ", the online side sends expect before pre-processing" : "") +
+             (name == "gpreempt-early" ? ", the online side sends expect before pre-processing" : "") +
              ")");
     DaemonSetup setup{o.daemon_program,
                       o.work_dir,
@@ -182,7 +184,7 @@ std::vector<ScenarioResult> run_demo(const DemoOptions& o,
                       o.grace_us};
     DemoDaemon daemon(setup);
     Hints hints;
-    if (trigger == "hint") hints = {daemon.socket(), name == "early_hint"};
+    if (trigger == "hint") hints = {daemon.socket(), name == "gpreempt-early"};
 
     const auto mark = cli::sim_stats_mark();
     // A model online side is started (and classified) before either side's measured run.

@@ -1,14 +1,15 @@
 // The online/offline preemption demo: the same two workloads in up to six scenarios, so the
 // interference without control and what each of gpreemptd's triggers removes are visible side by
 // side.
-//   online_alone   the online service alone (its best case)
-//   offline_alone  the offline job alone (its best case)
-//   no_control     both together, nothing done: the interference
-//   hint           both, under gpreemptd; the online workload sends begin/end per request
-//   early_hint     the same, and expect(pre-processing time) before each request's
-//                  pre-processing, so the suspension can happen before the request is ready
-//   transparent    both, under gpreemptd; the online workload unchanged, the daemon watches its
-//                  queues' read/write pointers
+//   online-alone          the online service alone (its best case)
+//   offline-alone         the offline job alone (its best case)
+//   none                  both together, nothing done: the interference
+//   gpreempt-hint         both, under gpreemptd; the online workload sends begin/end per request
+//   gpreempt-early        the same, and expect(pre-processing time) before each request's
+//                         pre-processing, so the suspension can happen before it is ready
+//   gpreempt-transparent  both, under gpreemptd; the online workload unchanged, the daemon
+//                         watches its queues' read/write pointers
+// The names are the evaluation's (gpreempt-des baselines, docs/evaluation.md): one vocabulary.
 // The last three start a gpreemptd child (demo_daemon.h) and read its status at the end.
 #pragma once
 

@@ -178,7 +178,7 @@ std::vector<std::string> workload_argv(const WorkloadPrograms& programs, const W
     a.insert(a.begin(), {"/usr/bin/env", std::string(client::kHintRepliesEnv) + "=" +
                                              (mode && *mode ? mode : "deferred")});
     a.insert(a.end(), {"--hint", hints.socket});
-    if (hints.expect) a.push_back("--expect");  // the scenarios ask it of early_hint sides only
+    if (hints.expect) a.push_back("--expect");  // the scenarios ask it of gpreempt-early sides only
   }
   return a;
 }

@@ -70,11 +70,9 @@ class LiveEngine:
     models on the simulated GPU), gpreemptd as the controller with its hint, early-hint or
     transparent trigger, wall-clock time."""
     name = "live"
-    # demo scenario → the des point of the same configuration (an experiment may rename the
-    # alone points, Experiment.live["points"]).
-    SCENARIO_POINT = {"online_alone": "online-alone", "offline_alone": "offline-alone", "no_control": "none",
-                      "hint": "gpreempt-hint", "early_hint": "gpreempt-early", "transparent": "gpreempt-transparent"}
-    DEFAULT_SCENARIOS = ("online_alone", "offline_alone", "no_control", "hint")
+    # The demo's scenarios carry the des points' names (an experiment may rename the alone points,
+    # Experiment.live["points"]).
+    DEFAULT_SCENARIOS = ("online-alone", "offline-alone", "none", "gpreempt-hint")
 
     def __init__(self, gpreempt, timeout_s=900):
         self.gpreempt = gpreempt
@@ -121,7 +119,7 @@ def demo_rows(doc, wall, cmd, rename=None):
     rows = []
     for s in doc["scenarios"]:
         lat = s.get("online_latency_ms") or {}
-        point = LiveEngine.SCENARIO_POINT.get(s["name"], s["name"])
+        point = s["name"]
         baseline = {"online-alone": "none", "offline-alone": "none"}.get(point, point)
         point = (rename or {}).get(point, point)
         d = s.get("gpreemptd") or {}

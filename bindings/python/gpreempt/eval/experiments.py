@@ -461,7 +461,8 @@ def _matmul_checks(pts, o):
                    "describe a server without host overhead (C++ or CUDA graphs), not eager Python; the training "
                    "step synchronizes once per iteration.",),
             live={"online": "resnet18", "offline": "resnet50-train", "offline_batch": 256, "rate_hz": 20.0,
-                  "scenarios": ["online_alone", "offline_alone", "no_control", "hint", "early_hint", "transparent"]})
+                  "scenarios": ["online-alone", "offline-alone", "none", "gpreempt-hint", "gpreempt-early",
+                                "gpreempt-transparent"]})
 def _headline(o):
     r18 = wl.record_trace("resnet18-b1-infer", os.path.abspath(f"{o.trace_dir}/resnet18-b1-infer.jsonl"), o.kfdsim,
                           env=wl.python_env())
