@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "common/latency_summary.h"
+#include "eval/des/policy.h"
 #include "eval/des/simulation.h"
 #include "eval/des/spec.h"
 

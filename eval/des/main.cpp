@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
     if (spec.solo && !spec.online.empty()) {
       des::Spec alone = spec;
       alone.offline.clear();
-      alone.baseline = des::Baseline::kNone;
+      alone.baseline = "none";
       alone.record = {};
       alone.record.timeline = false;
       alone.record.decisions = false;

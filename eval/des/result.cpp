@@ -36,7 +36,7 @@ ordered_json result_document(const Spec& spec, const RunResult& r, const RunInfo
   for (const auto& c : r.clients) requests += c.online ? c.requests : 0;
 
   ordered_json row;
-  row["baseline"] = to_string(spec.baseline);
+  row["baseline"] = spec.baseline;
   row["online_requests"] = requests;
   row["online_p50_ms"] = ms_or_null(percentile(all, 50));
   row["online_p95_ms"] = ms_or_null(percentile(all, 95));

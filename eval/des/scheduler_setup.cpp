@@ -27,7 +27,7 @@ sched::ArbiterConfig arbiter_config(const PolicyDef& p) {
   return c;
 }
 
-std::vector<sched::SchedClass> scheduler_classes(Baseline b, const PolicyDef& p) {
+std::vector<sched::SchedClass> scheduler_classes(sched::RequestSource trigger, const PolicyDef& p) {
   sched::SchedClass online{"online", 10, {}, std::nullopt};
   if (p.slo_percentile) {
     sched::Objective o;
@@ -36,8 +36,7 @@ std::vector<sched::SchedClass> scheduler_classes(Baseline b, const PolicyDef& p)
     o.window = std::chrono::nanoseconds(std::llround(p.slo_window_s * 1e9));
     online.objective = o;
   }
-  online.triggers = {b == Baseline::kGpreemptTransparent ? sched::RequestSource::kTransparent
-                                                         : sched::RequestSource::kHint};
+  online.triggers = {trigger};
   sched::SchedClass offline{"offline", 0, {sched::RequestSource::kHint}, std::nullopt};
   return {online, offline};
 }

@@ -48,7 +48,6 @@ void Simulation::add_client(Client c) {
 }
 
 void Simulation::setup() {
-  const Baseline b = spec_.baseline;
   sim::gpu::EngineOptions eo;
   eo.remap_on_queue_change = false;  // every queue exists from the start
   eo.wg_jitter = spec_.model.wg_jitter;
@@ -59,12 +58,8 @@ void Simulation::setup() {
     gpu_ids_.push_back(machine_.gpus.at(g).gpu_id);
   }
   online_open_.assign(spec_.gpus, 0);
-  offline_held_.assign(spec_.gpus, false);
-  oracle_since_.assign(spec_.gpus, 0);
-
-  const uint32_t cus = profile_.cus_per_xcc;
-  uint32_t online_cus = static_cast<uint32_t>(std::llround(spec_.partition_online_cu_fraction * cus));
-  online_cus = std::clamp<uint32_t>(online_cus, 1, cus - 1);
+  policy_ = make_policy(spec_, *this);
+  runtime_use_ = policy_->runtime_use();
 
   int pid = 1000;
   for (std::size_t i = 0; i < spec_.online.size(); ++i) {
@@ -95,15 +90,13 @@ void Simulation::setup() {
     c.key = {c.pid, static_cast<uint64_t>(c.pid)};
     c.gpus = d.gpus;
     c.program = load_program(d.program, d.queues, profile_, "offline[" + std::to_string(i) + "]");
-    c.max_in_flight = b == Baseline::kThrottle ? spec_.throttle_max_in_flight : d.max_in_flight;
+    c.max_in_flight = policy_->max_in_flight(d.max_in_flight);
     c.sync = d.sync_each_iteration.value_or(!d.program.trace.empty());
     add_client(std::move(c));
   }
 
   for (auto& c : clients_) {
-    uint32_t prio = kDefaultQueuePriority;
-    if (b == Baseline::kPriority || b == Baseline::kOracle)
-      prio = c.online ? kHighQueuePriority : kLowQueuePriority;
+    const uint32_t prio = policy_->queue_priority(c.online);
     for (uint32_t g : c.gpus) {
       Copy cp;
       cp.gpu = g;
@@ -111,19 +104,13 @@ void Simulation::setup() {
         const QueueKey k{c.pid, q};
         engines_[g]->add_queue(k, prio, false);
         engines_[g]->set_queue_group(k, c.online ? kOnlineGroup : kOfflineGroup);
-        if (b == Baseline::kPartition) {
-          if (c.online) engines_[g]->set_cu_mask(k, 0, online_cus);
-          else engines_[g]->set_cu_mask(k, online_cus, cus - online_cus);
-        }
+        policy_->queue_created(*engines_[g], k, c.online);
         cp.queues.push_back(k);
       }
       c.copies.push_back(std::move(cp));
     }
   }
-  if (b == Baseline::kPartition)
-    res_.partition_offline_capacity_waves = static_cast<uint64_t>(cus - online_cus) * profile_.max_waves_per_cu;
-
-  if (uses_scheduler(b)) {
+  if (runtime_use_) {
     std::vector<GpuEngine*> eng;
     for (auto& e : engines_) eng.push_back(e.get());
     actuator_.emplace(
@@ -131,7 +118,7 @@ void Simulation::setup() {
         static_cast<SimTime>(std::llround(spec_.model.actuator_overhead_us * 1e3)),
         [this](SimTime delay, std::function<void()> fn) { post(delay, std::move(fn)); },
         [this](const sched::event::ActuationCompleted& a) { feed(a); });
-    runtime_.emplace(scheduler_classes(b, spec_.policy), arbiter_config(spec_.policy),
+    runtime_.emplace(scheduler_classes(runtime_use_->trigger, spec_.policy), arbiter_config(spec_.policy),
                      sched::Runtime::Ports{&*actuator_,
                                            [this](std::optional<sched::Time> at) { arm_timer(at); },
                                            [this](sched::Time t, const std::vector<sched::Action>& as) {
@@ -146,7 +133,7 @@ void Simulation::setup() {
       }
       feed(sched::event::ProcessClassified{c.key, c.online ? "online" : "offline", ids});
     }
-    if (b == Baseline::kGpreemptTransparent) {
+    if (runtime_use_->trigger == sched::RequestSource::kTransparent) {
       const double us = spec_.policy.poll_interval_us.value_or(
           static_cast<double>(sched::kDefaultPollInterval.count()) / 1e3);
       const SimTime interval = std::max<SimTime>(1, static_cast<SimTime>(std::llround(us * 1e3)));

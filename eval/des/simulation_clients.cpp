@@ -13,9 +13,7 @@ void Simulation::start_instance(Client& c, Copy& cp, uint64_t inst) {
 bool Simulation::may_launch(const Client& c, const Copy& cp) const {
   if (c.online) return true;
   if (cp.in_flight >= c.max_in_flight) return false;
-  // XSched Lv1: the offline host holds its launches while online work is pending on the GPU.
-  if (spec_.baseline == Baseline::kThrottle && online_open_[cp.gpu] > 0) return false;
-  return true;
+  return policy_->may_launch(cp.gpu);
 }
 
 void Simulation::pump(Client& c, uint32_t copy) {
@@ -137,9 +135,7 @@ void Simulation::schedule_arrival(Client& c) {
   const SimTime t = c.arrivals->next();
   if (t > end_) return;
   ++c.arrived;
-  const SimTime lead = spec_.baseline == Baseline::kGpreemptEarly
-                           ? static_cast<SimTime>(std::llround(spec_.policy.early_hint_us * 1e3))
-                           : 0;
+  const SimTime lead = runtime_use_ ? runtime_use_->early_lead : 0;
   Client* cl = &c;
   // The client knows `lead` ahead that a request is coming (early hint): the arrivals are
   // generated one at a time from that moment on.
@@ -154,7 +150,7 @@ void Simulation::schedule_arrival(Client& c) {
 void Simulation::arrive(Client& c) {
   // The server hints a request from its arrival to its response: the time it waits behind the
   // previous ones is part of its latency, and of what its class's objective judges.
-  if (spec_.baseline == Baseline::kGpreemptHint || spec_.baseline == Baseline::kGpreemptEarly)
+  if (runtime_use_ && runtime_use_->hints)
     feed(sched::event::RequestStarted{c.key, c.arrived_hinted++, sched::RequestSource::kHint});
   c.waiting.push_back(now_);
   for (uint32_t g : c.gpus) {
@@ -176,7 +172,7 @@ void Simulation::finish_request(Client& c) {
   c.latencies_ms.push_back(ms);
   if (spec_.record.latencies) res_.latencies_ms.push_back(ms);
   ++c.completed;
-  if (spec_.baseline == Baseline::kGpreemptHint || spec_.baseline == Baseline::kGpreemptEarly)
+  if (runtime_use_ && runtime_use_->hints)
     feed(sched::event::RequestFinished{c.key, c.current - 1, sched::RequestSource::kHint});
   for (uint32_t g : c.gpus) {
     if (--online_open_[g] == 0) online_open_changed(g);
@@ -195,44 +191,6 @@ void Simulation::finish_request(Client& c) {
   if (!c.waiting.empty()) start_request(c);
 }
 
-void Simulation::online_open_changed(uint32_t g) {
-  const bool pending = online_open_[g] > 0;
-  if (spec_.baseline == Baseline::kThrottle && !pending) {
-    for (auto& c : clients_)
-      if (!c.online)
-        for (uint32_t j = 0; j < c.copies.size(); ++j)
-          if (c.copies[j].gpu == g) pump(c, j);
-  }
-  if (spec_.baseline == Baseline::kOracle && pending != offline_held_[g]) {
-    // The bound: offline queues leave the GPU the instant online work is pending and come back
-    // the instant it is not, at no cost.
-    offline_held_[g] = pending;
-    std::vector<QueueKey> runnable;
-    for (const auto& c : clients_)
-      for (const auto& cp : c.copies)
-        if (cp.gpu == g && (c.online || !pending))
-          runnable.insert(runnable.end(), cp.queues.begin(), cp.queues.end());
-    engines_[g]->set_runnable_instant(runnable);
-    bool has_offline = false;
-    for (const auto& c : clients_)
-      for (const auto& cp : c.copies) has_offline |= !c.online && cp.gpu == g;
-    if (!has_offline) return;
-    if (pending) {
-      ++oracle_switches_;
-      oracle_since_[g] = now_;
-    } else {
-      oracle_suspended_ += now_ - oracle_since_[g];
-      oracle_windows_.push_back({g, {}, oracle_since_[g], now_});
-    }
-    if (spec_.record.decisions) {
-      Decision d{now_, g, pending ? "suspend" : "resume", {}, "oracle"};
-      for (const auto& c : clients_)
-        if (!c.online)
-          for (const auto& cp : c.copies)
-            if (cp.gpu == g) d.targets.push_back(c.name);
-      res_.decisions.push_back(std::move(d));
-    }
-  }
-}
+void Simulation::online_open_changed(uint32_t g) { policy_->online_pending(g, online_open_[g] > 0); }
 
 }  // namespace gpreempt::eval::des::detail

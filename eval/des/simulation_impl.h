@@ -1,5 +1,6 @@
 // The discrete-event simulation's internals, shared by its files (one concept each):
 //   simulation.cpp            setup of the GPUs, clients and baseline, and the event loop;
+//   simulation_host.cpp       what the Simulation offers the baseline's policy (policy.h);
 //   simulation_clients.cpp    the workloads: launching kernels, online requests and their hints;
 //   simulation_scheduler.cpp  lib/sched's Runtime: events in, its decisions recorded, its timer,
 //                             the transparent trigger's queue polling;
@@ -21,6 +22,7 @@
 
 #include "eval/des/actuator.h"
 #include "eval/des/arrivals.h"
+#include "eval/des/policy.h"
 #include "eval/des/program.h"
 #include "eval/des/scheduler_setup.h"
 #include "sched/activity_detector.h"
@@ -40,11 +42,6 @@ using sim::gpu::SimTime;
 constexpr SimTime kNever = std::numeric_limits<SimTime>::max();
 constexpr uint32_t kOfflineGroup = 1;
 constexpr uint32_t kOnlineGroup = 2;
-// KFD queue priorities (0..15): HIP's default streams get 7 (pipe MEDIUM); the priority baseline
-// puts the online stream at the top (HIGH pipe) and the offline one at the bottom (LOW pipe).
-constexpr uint32_t kDefaultQueuePriority = 7;
-constexpr uint32_t kHighQueuePriority = 15;
-constexpr uint32_t kLowQueuePriority = 0;
 
 inline sched::Time to_sched(SimTime t) { return sched::Time(t); }
 
@@ -121,7 +118,7 @@ struct DesEvent {
 // band, parameters and calibration scales.
 sim::gpu::GpuProfile model_profile(const Spec& spec);
 
-class Simulation {
+class Simulation final : private PolicyHost {
  public:
   Simulation(const Spec& spec, Observer* obs)
       : spec_(spec), obs_(obs), profile_(model_profile(spec)),
@@ -130,6 +127,14 @@ class Simulation {
   RunResult run();
 
  private:
+  // ---- PolicyHost (simulation_host.cpp) ----
+  SimTime now() const override { return now_; }
+  GpuEngine& engine(uint32_t gpu) override { return *engines_.at(gpu); }
+  std::vector<QueueKey> queues_on(uint32_t gpu, bool online) const override;
+  std::vector<std::string> offline_on(uint32_t gpu) const override;
+  void pump_offline(uint32_t gpu) override;
+  void record(Decision d) override;
+
   // ---- event queue ----
   void post(SimTime delay, std::function<void()> fn) {
     events_.push(DesEvent{now_ + std::max<SimTime>(delay, 0), seq_++, std::move(fn)});
@@ -181,8 +186,8 @@ class Simulation {
   SimTime end_ = kNever;
   bool stop_ = false;
   std::vector<uint32_t> online_open_;  // per GPU: requests arrived and not finished
-  std::vector<bool> offline_held_;     // oracle: offline queues switched out on that GPU
-  std::vector<SimTime> oracle_since_;
+  std::unique_ptr<Policy> policy_;     // the spec's baseline
+  std::optional<Policy::RuntimeUse> runtime_use_;  // set: the baseline runs lib/sched's Runtime
   // The transparent trigger gpreemptd ships (gpreemptd/transparent), fed the same pointer samples.
   sched::ActivityDetector detector_;
   std::optional<SimActuator> actuator_;
@@ -191,9 +196,6 @@ class Simulation {
   uint64_t timer_gen_ = 0;
   RunResult res_;
   std::map<sched::ProcessKey, std::string> names_;
-  uint64_t oracle_switches_ = 0;
-  SimTime oracle_suspended_ = 0;
-  std::vector<SuspendedWindow> oracle_windows_;
 };
 
 }  // namespace gpreempt::eval::des::detail

@@ -39,15 +39,7 @@ void Simulation::collect_results() {
     res_.actuation_timeouts = actuator_->timeouts();
     windows = actuator_->windows();
   }
-  if (spec_.baseline == Baseline::kOracle) {
-    for (uint32_t g = 0; g < spec_.gpus; ++g)
-      if (offline_held_[g] && offline_gpus.count(g)) {
-        oracle_suspended_ += now_ - oracle_since_[g];
-        oracle_windows_.push_back({g, {}, oracle_since_[g], now_});
-      }
-    res_.suspensions = oracle_switches_;
-    windows = oracle_windows_;
-  }
+  policy_->finish(now_, res_, windows);
   SimTime suspended = 0;
   for (const auto& w : windows) {
     suspended += w.end - w.start;
@@ -59,14 +51,6 @@ void Simulation::collect_results() {
     }
   }
   res_.suspended_s = static_cast<double>(suspended) / 1e9;
-  if (spec_.baseline == Baseline::kPartition) {
-    const uint32_t cus = profile_.cus_per_xcc;
-    const uint64_t offline_cus = res_.partition_offline_capacity_waves / profile_.max_waves_per_cu;
-    for (const auto& e : engines_)
-      res_.partition_offline_peak_waves = std::max(
-          res_.partition_offline_peak_waves,
-          e->cu_mask_peak_waves(cus - static_cast<uint32_t>(offline_cus), static_cast<uint32_t>(offline_cus)));
-  }
   std::stable_sort(res_.timeline.begin(), res_.timeline.end(),
                    [](const TimelineEntry& a, const TimelineEntry& b) { return a.start < b.start; });
 }

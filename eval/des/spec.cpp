@@ -1,5 +1,7 @@
 #include "eval/des/spec.h"
 
+#include "eval/des/policy.h"
+
 #include "sched/objective.h"
 
 #include <algorithm>
@@ -18,16 +20,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-const std::vector<std::pair<Baseline, const char*>> kBaselines = {
-    {Baseline::kNone, "none"},
-    {Baseline::kPriority, "priority"},
-    {Baseline::kThrottle, "throttle"},
-    {Baseline::kPartition, "partition"},
-    {Baseline::kGpreemptHint, "gpreempt-hint"},
-    {Baseline::kGpreemptEarly, "gpreempt-early"},
-    {Baseline::kGpreemptTransparent, "gpreempt-transparent"},
-    {Baseline::kOracle, "oracle"},
-};
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;
@@ -220,23 +212,6 @@ ArrivalDef read_arrival(Obj& a) {
 
 }  // namespace
 
-const char* to_string(Baseline b) {
-  for (const auto& [v, n] : kBaselines)
-    if (v == b) return n;
-  return "?";
-}
-
-std::vector<std::string> baseline_names() {
-  std::vector<std::string> v;
-  for (const auto& [b, n] : kBaselines) v.push_back(n);
-  return v;
-}
-
-bool uses_scheduler(Baseline b) {
-  return b == Baseline::kGpreemptHint || b == Baseline::kGpreemptEarly ||
-         b == Baseline::kGpreemptTransparent;
-}
-
 Spec parse_spec(const json& doc, const std::string& base_dir) {
   Spec s;
   s.source = doc;
@@ -257,13 +232,9 @@ Spec parse_spec(const json& doc, const std::string& base_dir) {
   s.seed = o.integer("seed", 1, 0, UINT64_MAX);
   {
     const std::string b = o.string("baseline", "none");
-    bool found = false;
-    for (const auto& [v, n] : kBaselines)
-      if (b == n) {
-        s.baseline = v;
-        found = true;
-      }
-    if (!found) throw SpecError("baseline", "unknown baseline \"" + b + "\" (valid: " + join(baseline_names()) + ")");
+    const auto known = baseline_names();
+    s.baseline = b;
+    if (std::find(known.begin(), known.end(), b) == known.end()) throw SpecError("baseline", "unknown baseline \"" + b + "\" (valid: " + join(baseline_names()) + ")");
   }
   std::set<std::string> names;
   auto unique_name = [&](const std::string& n, const std::string& path) {

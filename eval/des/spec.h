@@ -28,20 +28,6 @@ class SpecError : public std::runtime_error {
   std::string path_;
 };
 
-enum class Baseline {
-  kNone,                 // no control
-  kPriority,             // queue priority only (the CP picks the next dispatch; no preemption)
-  kThrottle,             // XSched Lv1: host holds back offline launches while online work pends
-  kPartition,            // static CU partition through CU masks
-  kGpreemptHint,         // lib/sched with request hints
-  kGpreemptEarly,        // ... plus RequestExpected before each arrival
-  kGpreemptTransparent,  // ... detecting requests by polling the queues' rptr/wptr
-  kOracle,               // instant, free preemption: the bound
-};
-const char* to_string(Baseline b);
-std::vector<std::string> baseline_names();
-bool uses_scheduler(Baseline b);
-
 // One kernel of a sequence: it keeps `cus` compute units busy for `duration_us` when alone.
 struct KernelDef {
   std::string name;
@@ -147,7 +133,7 @@ struct Spec {
   uint32_t gpus = 1;
   double duration_s = 10;
   uint64_t seed = 1;
-  Baseline baseline = Baseline::kNone;
+  std::string baseline = "none";  // a name of policy_registry.cpp (eval/des/policies/)
   std::vector<OnlineDef> online;
   std::vector<OfflineDef> offline;
   PolicyDef policy;

@@ -178,7 +178,7 @@ std::string describe(const sched::event::ActuationCompleted& c) {
 Replayer::Replayer(const ActuatorTrace& trace, ActuatorRig& rig)
     : trace_(trace),
       rig_(rig),
-      runtime_(eval::des::scheduler_classes(eval::des::Baseline::kGpreemptHint, {}),
+      runtime_(eval::des::scheduler_classes(sched::RequestSource::kHint, {}),
                eval::des::arbiter_config(eval::des::PolicyDef{}),
                {&rig, [this](std::optional<sched::Time> t) { armed_ = t; },
                 [this](sched::Time, const std::vector<sched::Action>& a) { logged(a); }}) {}

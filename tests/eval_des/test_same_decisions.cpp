@@ -46,7 +46,9 @@ void replay_matches(const std::string& baseline) {
   Recorder rec;
   (void)run_simulation(spec, &rec);
   ASSERT_GT(rec.events.size(), 100u);
-  sched::Scheduler fresh(scheduler_classes(spec.baseline, spec.policy), arbiter_config(spec.policy));
+  const auto trigger = baseline == "gpreempt-transparent" ? sched::RequestSource::kTransparent
+                                                          : sched::RequestSource::kHint;
+  sched::Scheduler fresh(scheduler_classes(trigger, spec.policy), arbiter_config(spec.policy));
   std::size_t suspends = 0;
   for (std::size_t i = 0; i < rec.events.size(); ++i) {
     std::string s;
