@@ -23,6 +23,7 @@
 #include "preempt/context.h"
 #include "sim/gpu/engine.h"
 #include "sim/gpu/profile.h"
+#include "support/fixtures.h"
 #include "support/fake_actuator.h"
 
 namespace {
@@ -148,11 +149,7 @@ class DaemonRig final : public Rig {
     proc_root_ = fs::temp_directory_path() / ("gpreempt-contract-" + std::to_string(::getpid()));
     fs::remove_all(proc_root_);
     for (const auto& [key, gpus] : kWorld) {
-      fs::create_directories(proc_root_ / std::to_string(key.pid));
-      std::ofstream(proc_root_ / std::to_string(key.pid) / "stat")
-          << key.pid << " (worker) S 1 " << key.pid << " " << key.pid
-          << " 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 " << key.start_time_ticks
-          << " 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n";
+      gpreempt::testing::write_proc_stat(proc_root_, key.pid, key.start_time_ticks);
       for (auto g : gpus) {
         kfd_.create_queue(static_cast<uint32_t>(key.pid));
         std::lock_guard lock(kfd_.mu);

@@ -26,6 +26,7 @@
 #include "preempt/context.h"
 #include "sim/gpu/engine.h"
 #include "sim/gpu/profile.h"
+#include "support/fixtures.h"
 
 namespace {
 
@@ -112,11 +113,7 @@ class DaemonRig final : public ActuatorRig {
     proc_root_ = fs::temp_directory_path() / ("gpreempt-crosscheck-" + std::to_string(::getpid()));
     fs::remove_all(proc_root_);
     for (const auto& p : trace.processes) {
-      fs::create_directories(proc_root_ / std::to_string(p.key.pid));
-      std::ofstream(proc_root_ / std::to_string(p.key.pid) / "stat")
-          << p.key.pid << " (worker) S 1 " << p.key.pid << " " << p.key.pid
-          << " 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 " << p.key.start_time_ticks
-          << " 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n";
+      gpreempt::testing::write_proc_stat(proc_root_, p.key.pid, p.key.start_time_ticks);
       // Queue ids in declaration order, as the DES rig numbers them.
       for (const auto& [gpu, count] : p.queues)
         for (uint32_t i = 0; i < count; ++i) {

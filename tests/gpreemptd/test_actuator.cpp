@@ -11,6 +11,7 @@
 #include "common/event_loop.h"
 #include "core/fake_kfd.h"
 #include "actuator.h"
+#include "fixtures.h"
 #include "preempt/context.h"
 
 namespace {
@@ -50,11 +51,7 @@ class TwoContextRig {
     proc_root_ = fs::temp_directory_path() / ("gpreemptd-actuator-" + std::to_string(::getpid()));
     fs::remove_all(proc_root_);
     for (auto [key, gpus] : {std::pair{p, std::vector{kGpuA, kGpuB}}, std::pair{q, std::vector{kGpuB}}}) {
-      fs::create_directories(proc_root_ / std::to_string(key.pid));
-      std::ofstream(proc_root_ / std::to_string(key.pid) / "stat")
-          << key.pid << " (worker) S 1 " << key.pid << " " << key.pid
-          << " 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 " << key.start_time_ticks
-          << " 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n";
+      gpreempt::testing::write_proc_stat(proc_root_, key.pid, key.start_time_ticks);
       for (auto g : gpus) {
         kfd.create_queue(static_cast<uint32_t>(key.pid));
         std::lock_guard lock(kfd.mu);

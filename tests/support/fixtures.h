@@ -50,6 +50,16 @@ inline bool process_ended(int pid) {
   return paren != std::string::npos && paren + 2 < s.size() && s[paren + 2] == 'Z';
 }
 
+// A /proc/PID/stat under `proc_root` as the process readers parse it: the pid, a name, and the
+// start time (field 22) that tells a process from a later one with its pid.
+inline void write_proc_stat(const std::filesystem::path& proc_root, int pid, uint64_t start_ticks) {
+  std::filesystem::create_directories(proc_root / std::to_string(pid));
+  std::ofstream(proc_root / std::to_string(pid) / "stat")
+      << pid << " (worker) S 1 " << pid << " " << pid
+      << " 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 " << start_ticks
+      << " 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n";
+}
+
 inline std::string read_file(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read " + p.string());
