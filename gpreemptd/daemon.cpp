@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "common/error.h"
 #include "gpreempt/version.h"
@@ -67,6 +68,8 @@ Daemon::Daemon(DaemonOptions options, DaemonConfig config)
       loop_, contexts, options_.roots.proc, clocks,
       [this](ActuationReport r) { on_actuation(std::move(r)); },
       [this](const gpreempt::preempt::Notice& n) { on_notice(n); });
+  // The Runtime's timer port arms timer_: it exists first.
+  timer_ = loop_.add_timer([this] { dispatch(sched::event::TimerFired{}); });
   runtime_ = std::make_unique<sched::Runtime>(
       classifier_->classes(), config_.policy,
       sched::Runtime::Ports{actuator_.get(),
@@ -83,7 +86,6 @@ Daemon::Daemon(DaemonOptions options, DaemonConfig config)
                                        [this](sched::Event e) { on_tracker_event(std::move(e)); });
   tracker_->set_container_roots(config_.daemon.containers);
   tracker_->set_classifier(classifier_);
-  timer_ = loop_.add_timer([this] { dispatch(sched::event::TimerFired{}); });
   request_timer_ = loop_.add_timer([this] { expire_requests(); });
 }
 
@@ -95,6 +97,7 @@ Daemon::~Daemon() {
   // The contexts first: each destructor detaches its targets (resume, DISABLE) after the jobs the
   // actuator posted, which still use the actuator.
   contexts_.clear();
+  runtime_.reset();  // before its actuator port
   actuator_.reset();
 }
 
@@ -155,9 +158,10 @@ void Daemon::dispatch(const sched::Event& e, std::optional<Clock::time_point> hi
 
 void Daemon::dispatch_at(sched::Time t, const sched::Event& e,
                          std::optional<Clock::time_point> hint_received) {
-  hint_in_dispatch_ = hint_received;
+  // Restored, not cleared: a dispatch nested in this one must not take the outer hint with it.
+  const auto outer = std::exchange(hint_in_dispatch_, hint_received);
   runtime_->dispatch(t, e);
-  hint_in_dispatch_.reset();
+  hint_in_dispatch_ = outer;
   check_shutdown_done();
 }
 

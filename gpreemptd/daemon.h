@@ -130,11 +130,12 @@ class Daemon {
   MachineFacts machine_;
   // Shared with the discovery worker, which classifies with the snapshot it was last given.
   std::shared_ptr<const gpreempt::sched::Classifier> classifier_;
-  std::unique_ptr<gpreempt::sched::Runtime> runtime_;
   // One per GPU, each the tracer of the processes first acted on for it (see the Actuator).
   std::map<gpreempt::sched::GpuId, std::unique_ptr<gpreempt::preempt::Context>> contexts_;
   std::unique_ptr<Actuator> actuator_;
   std::unique_ptr<ProcessTracker> tracker_;
+  // After its actuator port and the tracker its observer reads: destroyed before them.
+  std::unique_ptr<gpreempt::sched::Runtime> runtime_;
   std::unique_ptr<SocketServer> server_;
   std::unique_ptr<gpreemptd::TransparentTrigger> transparent_;
   std::unique_ptr<gpreemptd::MetricsServer> metrics_;

@@ -97,7 +97,7 @@ void SimActuator::answered(uint64_t id, uint32_t gpu, const sched::ProcessKey& k
                            int result) {
   const SimTime now = engines_.at(gpu)->now();
   sched::event::TargetOutcome o{key, sched::event::Outcome::kDone, 0};
-  if (result == -ESRCH) {
+  if (result == -ESRCH || gone_.count(key)) {  // gone before or while its update ran
     o.outcome = sched::event::Outcome::kGone;
   } else if (result == -ETIME) {
     o.outcome = sched::event::Outcome::kTimedOut;

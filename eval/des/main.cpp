@@ -12,6 +12,7 @@
 #include "common/json_conventions.h"
 #include "common/latency_summary.h"
 #include "eval/des/result.h"
+#include "eval/des/policy.h"
 #include "eval/des/simulation.h"
 #include "eval/des/spec.h"
 
@@ -22,8 +23,7 @@ namespace {
 
 constexpr const char* kFooter = R"(SPEC (JSON; every field but one of online/offline is optional):
   {"profile": "mi308x", "gpus": 1, "duration_s": 60, "seed": 1,
-   "baseline": "none|priority|throttle|partition|gpreempt-hint|gpreempt-early|
-                gpreempt-transparent|oracle",
+   "baseline": "@BASELINES@",
    "online":  [{"name": "resnet18", "gpu": 0,            # or "gpus": [0,1,...] (tensor-parallel)
                 "arrival": {"kind": "poisson|periodic|bursty|uniform", "rate_hz": 20,
                             "burst_size": 4},            # uniform: min_interval_ms, max_interval_ms
@@ -45,7 +45,7 @@ picks which queue dispatches next, running waves are never preempted); throttle 
 offline host holds its launches while an online request is pending, at most max_in_flight
 launched); partition (CU masks: online gets online_cu_fraction of every XCC's CUs, offline the
 rest); gpreempt-hint / gpreempt-early (RequestExpected early_hint_us before each arrival) /
-gpreempt-transparent (queue pointers polled every poll_interval_us): the real lib/sched Scheduler
+gpreempt-transparent (queue pointers polled every poll_interval_us): the real lib/sched Runtime
 deciding, suspend/resume costing the modelled HWS round trip, grace and CWSR save; oracle
 (instant, free preemption: the bound).
 
@@ -83,7 +83,12 @@ int main(int argc, char** argv) {
   app.add_flag("--no-wall-clock", no_wall,
                "write wall_seconds as null, so that the same spec gives byte-identical output");
   app.add_flag("--json-errors", json_errors, "also print failures as a JSON error document on stdout");
-  app.footer(kFooter);
+  // The baselines as the registry has them (eval/des/policy_registry.cpp).
+  std::string footer = kFooter;
+  std::string names;
+  for (const auto& b : des::baseline_names()) names += (names.empty() ? "" : "|") + b;
+  footer.replace(footer.find("@BASELINES@"), 11, names);
+  app.footer(footer);
   CLI11_PARSE(app, argc, argv);
 
   nlohmann::ordered_json doc;

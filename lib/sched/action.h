@@ -25,7 +25,9 @@ enum class ResumeReason {
   kIdle,        // the higher-priority work ended and the idle hysteresis passed
   kHardBound,   // the suspension reached max_suspension
   kStarvation,  // the lower class's minimum share in the window would be violated
-  kRecovery,    // a suspend failed or timed out: undo whatever it may have done
+  // A suspend failed or timed out: undo whatever it may have done; or an orphan's queues are
+  // suspended on a GPU whose arbiter no longer has it (Scheduler::recover).
+  kRecovery,
   kShutdown,
   // A suspension made by an operator command alone ended (expired or `ctl resume`) and no
   // request needs it any more.

@@ -2,7 +2,7 @@
 // implementations ship: gpreemptd's (gpreemptd/actuator.h: DBG_TRAP ioctls through lib/preempt,
 // on a control thread per GPU) and the discrete-event engine's (eval/des/actuator.h: runlist
 // updates of the GPU model in simulated time); tests use a fake. The contract they all keep is
-// tests/sched/test_actuator_contract.cpp:
+// tests/eval_des/test_actuator_contract.cpp:
 //   * suspend() and resume() return at once; the work is asynchronous, and no answer is delivered
 //     from within them;
 //   * every action is answered exactly once, through the completion callback the implementation

@@ -15,26 +15,27 @@ void GpuSuspensions::completed(const event::ActuationCompleted& c, bool suspend,
       in_flight_.erase(it);
     if (!suspend) {
       if (auto it = t.suspended_since.find(o.key); it != t.suspended_since.end()) {
-        ended(t, o.key, now - it->second);
+        ended(c.gpu, t, o.key, now - it->second);
         t.suspended_since.erase(it);
       }
       continue;
     }
     if (o.outcome != event::Outcome::kDone) continue;
     if (!facts_.live(o.key)) continue;  // its queues went with it
+    const std::string cls = facts_.class_of(o.key);
     if (facts_.managed(c.gpu, o.key)) {
       ++t.suspensions;
-      ++t.by_class[facts_.class_of(o.key)].suspensions;
+      ++t.by_class[cls].suspensions;
       ++t.by_process[o.key].suspensions;
     }
-    t.suspended_since.emplace(o.key, now);
+    if (t.suspended_since.emplace(o.key, now).second) class_at_start_[{c.gpu, o.key}] = cls;
   }
 }
 
 void GpuSuspensions::exited(const ProcessKey& key, Time now) {
   for (auto& [gpu, t] : gpus_) {
     if (auto it = t.suspended_since.find(key); it != t.suspended_since.end()) {
-      ended(t, key, now - it->second);
+      ended(gpu, t, key, now - it->second);
       t.suspended_since.erase(it);
     }
     t.by_process.erase(key);
@@ -61,9 +62,11 @@ const GpuSuspensionTally* GpuSuspensions::gpu(GpuId id) const {
   return it == gpus_.end() ? nullptr : &it->second;
 }
 
-void GpuSuspensions::ended(GpuSuspensionTally& t, const ProcessKey& key, Duration d) const {
+void GpuSuspensions::ended(GpuId gpu, GpuSuspensionTally& t, const ProcessKey& key, Duration d) {
   t.suspended_total += d;
-  t.by_class[facts_.class_of(key)].suspended += d;
+  auto cls = class_at_start_.find({gpu, key});
+  t.by_class[cls == class_at_start_.end() ? facts_.class_of(key) : cls->second].suspended += d;
+  if (cls != class_at_start_.end()) class_at_start_.erase(cls);
   if (auto p = t.by_process.find(key); p != t.by_process.end()) p->second.suspended += d;
 }
 

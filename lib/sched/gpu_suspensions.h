@@ -79,10 +79,13 @@ class GpuSuspensions {
   const std::map<GpuId, GpuSuspensionTally>& gpus() const { return gpus_; }
 
  private:
-  void ended(GpuSuspensionTally& t, const ProcessKey& key, Duration d) const;
+  void ended(GpuId gpu, GpuSuspensionTally& t, const ProcessKey& key, Duration d);
 
   Facts facts_;
   std::map<GpuId, GpuSuspensionTally> gpus_;
+  // The class each ongoing suspension began under: its end is booked there too, whatever a
+  // reload or the process's exit has made of the class since.
+  std::map<std::pair<GpuId, ProcessKey>, std::string> class_at_start_;
   std::map<std::pair<GpuId, ProcessKey>, int> in_flight_;
 };
 

@@ -40,6 +40,14 @@ void Runtime::dispatch(Time now, const Event& e) {
 }
 
 void Runtime::completed(Time now, const event::ActuationCompleted& c) {
+  if (performing_ > 0) {
+    early_answers_.emplace_back(now, c);
+    return;
+  }
+  answer(now, c);
+}
+
+void Runtime::answer(Time now, const event::ActuationCompleted& c) {
   auto it = in_flight_.find(c.action);
   if (it == in_flight_.end()) return;  // not ours, or answered already
   const bool suspend = it->second;
@@ -55,7 +63,7 @@ void Runtime::reconfigure(Time now, std::vector<SchedClass> classes, ArbiterConf
 }
 
 void Runtime::perform(Time now, std::vector<Action> actions) {
-  if (ports_.observe) ports_.observe(now, actions);
+  ++performing_;
   for (const auto& a : actions) {
     if (const auto* s = std::get_if<action::Suspend>(&a)) {
       in_flight_[s->id] = true;
@@ -68,7 +76,14 @@ void Runtime::perform(Time now, std::vector<Action> actions) {
     } else if (const auto* t = std::get_if<action::ArmTimer>(&a)) {
       ports_.arm_timer(t->at);
     }
-    // PriorityOnly is a report: the observer has seen it.
+    // PriorityOnly is a report: the observer sees it.
+  }
+  if (ports_.observe) ports_.observe(now, actions);
+  if (--performing_ > 0) return;
+  while (!early_answers_.empty()) {
+    auto [t, c] = std::move(early_answers_.front());
+    early_answers_.erase(early_answers_.begin());
+    answer(t, c);
   }
 }
 

@@ -33,8 +33,9 @@ class Runtime {
     ActuatorPort* actuator = nullptr;
     // nullopt: disarm.
     std::function<void(std::optional<Time>)> arm_timer;
-    // Sees what each call of the scheduler returned (possibly nothing), before it is carried out:
-    // the daemon's log and hint timings, the DES's decision record. May be empty.
+    // Sees what each call of the scheduler returned (possibly nothing), once it has been handed
+    // to the actuator (so no log line sits on the path to the ioctl): the daemon's log and hint
+    // timings, the DES's decision record. May be empty.
     std::function<void(Time, const std::vector<Action>&)> observe;
   };
 
@@ -61,12 +62,17 @@ class Runtime {
  private:
   void perform(Time now, std::vector<Action> actions);
   void resume_orphans(Time now);
+  // An answer the port gave from within suspend()/resume() (the contract forbids it; a port that
+  // does is still served): kept until the actions being handed over are all out.
+  void answer(Time now, const event::ActuationCompleted& c);
 
   Scheduler scheduler_;
   Ports ports_;
   GpuSuspensions suspensions_;
   std::map<uint64_t, bool> in_flight_;  // action id → whether it is a suspend
   uint64_t recoveries_ = 0;
+  int performing_ = 0;  // perform() calls on the stack
+  std::vector<std::pair<Time, event::ActuationCompleted>> early_answers_;
 };
 
 }  // namespace gpreempt::sched

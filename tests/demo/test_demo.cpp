@@ -107,7 +107,7 @@ TEST(Demo, TheMachineIsNamedByItsProductNotTheTopologyAsicName) {
 TEST(Demo, BadArgumentsAreUsageErrors) {
   for (const std::vector<std::string>& args : {std::vector<std::string>{"--requests", "0"},
                                                {"--quick", "--requests", "10"},
-                                               {"--scenarios", "hint,no_such"},
+                                               {"--scenarios", "gpreempt-hint,no_such"},
                                                {"--scenarios", ""},
                                                {"--rate", "0"}}) {
     std::vector<std::string> argv = {gpreempt_bin(), "demo"};

@@ -311,6 +311,21 @@ TEST_P(ActuatorContract, AnExitedTargetIsAnsweredGoneNeverDone) {
   EXPECT_TRUE(rig->suspended(kP, kGpuB));
 }
 
+TEST_P(ActuatorContract, AResumeOfATargetThatExitedWhileSuspendedIsAnsweredGone) {
+  rig->port().suspend(sched::Time{0}, suspend(1, kGpuB, {kP, kQ}));
+  rig->run_until(1);
+  ASSERT_TRUE(rig->suspended(kQ, kGpuB));
+  rig->exit(kQ);
+  rig->port().resume(sched::Time{0}, resume(2, kGpuB, {kP, kQ}));
+  rig->run_until(2);
+  ASSERT_EQ(rig->answers.size(), 2u);
+  const auto& a = rig->answers[1];
+  ASSERT_EQ(keys(a), (std::vector<sched::ProcessKey>{kP, kQ}));
+  EXPECT_EQ(a.outcomes[0].outcome, Outcome::kDone);
+  EXPECT_EQ(a.outcomes[1].outcome, Outcome::kGone);
+  EXPECT_FALSE(rig->suspended(kP, kGpuB));
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Implementations, ActuatorContract,
     ::testing::Values(Implementation{"Daemon", [] { return std::make_unique<DaemonRig>(); }},

@@ -1,6 +1,9 @@
 // Spec errors name the JSON path of the bad field, so a harness knows which key to fix.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "eval/des/policy.h"
 #include "eval/des/program.h"
 #include "eval/des/spec.h"
 #include "points.h"
@@ -88,6 +91,23 @@ TEST(DesSpec, KernelKindAndCostBandAreCheckedAndAKernelTooBigForACuIsNamed) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("'" + k.name + "'"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace gpreempt::eval::des
+
+namespace gpreempt::eval::des {
+namespace {
+
+// A baseline added to the registry (eval/des/policy_registry.cpp) is a value results may carry:
+// the result schema's enum lists exactly the registry's names.
+TEST(DesSpec, TheResultSchemaListsEveryRegisteredBaseline) {
+  std::ifstream in(std::string(GPREEMPT_TEST_SOURCE_DIR) + "/schemas/des-result.schema.json");
+  ASSERT_TRUE(in) << "schemas/des-result.schema.json";
+  const auto schema = nlohmann::json::parse(in);
+  const auto listed =
+      schema["properties"]["row"]["properties"]["baseline"]["enum"].get<std::vector<std::string>>();
+  EXPECT_EQ(listed, baseline_names());
 }
 
 }  // namespace

@@ -226,5 +226,92 @@ TEST(Runtime, ShutdownDoesNotSettleWhileASuspendIsInFlight) {
   b.expect_consistent();
 }
 
+TEST(Runtime, AnAnswerGivenTwiceOrForNoActionIsIgnored) {
+  Books b;
+  begin_request(b);
+  const FakeActuator::Pending p = b.actuator.pending.front();
+  b.complete();
+  ASSERT_EQ(b.tally().suspensions, 1u);
+  event::ActuationCompleted again{p.id, kGpu, {{kOffline, event::Outcome::kDone, 0}}};
+  b.runtime.completed(b.t, again);
+  event::ActuationCompleted unknown{987654, kGpu, {{kOffline, event::Outcome::kDone, 0}}};
+  b.runtime.completed(b.t, unknown);
+  EXPECT_EQ(b.tally().suspensions, 1u) << "booked once";
+  EXPECT_EQ(b.runtime.scheduler().gpu(kGpu)->stats().stale_completions, 0u)
+      << "the scheduler never saw them";
+  b.expect_consistent();
+}
+
+// A port that answers from within suspend()/resume() breaks the contract; the Runtime still
+// serves it as if the answer had come right after.
+struct SynchronousActuator : ActuatorPort {
+  Runtime* runtime = nullptr;
+  Time now{0};
+  std::vector<uint64_t> answered;
+  void answer(uint64_t id, const std::vector<ProcessKey>& targets, GpuId gpu) {
+    event::ActuationCompleted c{id, gpu, {}};
+    for (const auto& k : targets) c.outcomes.push_back({k, event::Outcome::kDone, 0});
+    answered.push_back(id);
+    runtime->completed(now, c);
+  }
+  void suspend(Time t, const action::Suspend& a) override {
+    now = t;
+    answer(a.id, a.targets, a.gpu);
+  }
+  void resume(Time t, const action::Resume& a) override {
+    now = t;
+    answer(a.id, a.targets, a.gpu);
+  }
+};
+
+TEST(Runtime, AnAnswerFromWithinTheActuatorIsServedAfterTheHandOver) {
+  Config config = builtin_config();
+  Classifier classifier{config.classes};
+  SynchronousActuator port;
+  std::vector<std::string> seen;
+  Runtime runtime{classifier.classes(), config.policy,
+                  {&port, [](std::optional<Time>) {},
+                   [&](Time, const std::vector<Action>& as) {
+                     for (const auto& a : as)
+                       if (std::holds_alternative<action::Suspend>(a)) seen.push_back("suspend");
+                     seen.push_back("batch end, in flight " + std::to_string(runtime.in_flight()));
+                   }}};
+  port.runtime = &runtime;
+  Time t{1s};
+  for (const auto& [key, cls] : {std::pair{kOnline, "online"}, std::pair{kOffline, "offline"}}) {
+    runtime.dispatch(t, event::ProcessAppeared{key, {kGpu}});
+    runtime.dispatch(t, event::ProcessClassified{key, cls, {kGpu}});
+  }
+  seen.clear();
+  runtime.dispatch(t + 1ms, event::RequestStarted{kOnline, 1, RequestSource::kHint});
+  ASSERT_EQ(port.answered.size(), 1u);
+  ASSERT_GE(seen.size(), 2u);
+  EXPECT_EQ(seen[0], "suspend");
+  EXPECT_EQ(seen[1], "batch end, in flight 1") << "the answer waited for the batch to be out";
+  EXPECT_EQ(runtime.in_flight(), 0u);
+  const GpuSuspensionTally* tally = runtime.suspensions().gpu(kGpu);
+  ASSERT_NE(tally, nullptr);
+  EXPECT_EQ(tally->suspended_since.count(kOffline), 1u);
+}
+
+TEST(Runtime, AReloadThatRemovesTheOfflineClassResumesItAndBooksItsTimeUnderItsClass) {
+  Books b;
+  begin_request(b);
+  b.complete();
+  ASSERT_EQ(b.tally().suspended_since.count(kOffline), 1u);
+  std::vector<SchedClass> only_online;
+  for (const auto& c : b.classifier.classes())
+    if (c.name == "online") only_online.push_back(c);
+  b.t += 5ms;
+  b.runtime.reconfigure(b.t, only_online, b.config.policy);
+  EXPECT_EQ(b.decided[kOffline]["orphan_resume"], 1) << "no class: its queues are resumed";
+  b.settle();
+  EXPECT_TRUE(b.tally().suspended_since.empty());
+  ASSERT_EQ(b.tally().by_class.count("offline"), 1u);
+  EXPECT_GT(b.tally().by_class.at("offline").suspended.count(), 0)
+      << "its suspended time stays with the class it was suspended under";
+  EXPECT_EQ(b.tally().by_class.count(""), 0u);
+}
+
 }  // namespace
 }  // namespace gpreempt::sched
