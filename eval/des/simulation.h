@@ -1,8 +1,8 @@
 // The discrete-event evaluation engine (issue 15): the sim/gpu GPU model in simulated time, online
 // clients and offline jobs replaying their kernels, and — for the gpreempt baselines — the real
-// lib/sched::Scheduler deciding, its actions performed by SimActuator and its timer kept in
-// simulated time. The other baselines are modelled here as their definitions say
-// (docs/evaluation-des.md).
+// lib/sched Runtime deciding, its actions performed by SimActuator (its actuator port) and its
+// timer kept in simulated time. Every baseline is a Policy (policy.h, one file each in
+// policies/), modelled as its definition says (docs/evaluation-des.md).
 #pragma once
 
 #include <cstdint>
