@@ -1,5 +1,6 @@
 // The sysfs side of the simulated GPUs' DRM render nodes, as libdrm looks at it: drmNodeIsDRM()
 // requires /sys/dev/char/226:<minor>/device/drm, and the PCI identity sits in device/.
+// Also the amdgpu module's /proc/modules line and /sys/module/amdgpu/ (lsmod, rocminfo's check).
 // Keyed like KfdDevice::render_files() (paths relative to the machine root; '/' = directory).
 #pragma once
 

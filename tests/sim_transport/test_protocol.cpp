@@ -108,6 +108,17 @@ TEST(MachinePaths, ClassifiesOnlyKfdTrees) {
   EXPECT_EQ(classify_path("/sys/kernel/debug/dri/0", "/r").kind, GuestPathKind::kNone);
 }
 
+TEST(MachinePaths, ClassifiesTheDriverModuleFiles) {
+  auto m = classify_path("/proc/modules", "/r");
+  EXPECT_EQ(m.kind, GuestPathKind::kFile);
+  EXPECT_EQ(m.host, "/r/proc/modules");
+  EXPECT_EQ(classify_path("/sys/module/amdgpu/initstate", "/r").host,
+            "/r/sys/module/amdgpu/initstate");
+  EXPECT_EQ(classify_path("/sys/module/amdgpux", "/r").kind, GuestPathKind::kNone);
+  EXPECT_EQ(classify_path("/sys/module/drm", "/r").kind, GuestPathKind::kNone);
+  EXPECT_EQ(classify_path("/proc/modules2", "/r").kind, GuestPathKind::kNone);
+}
+
 TEST(FileTree, MaterialisesUpdatesAndRemoves) {
   namespace fs = std::filesystem;
   fs::path root = fs::temp_directory_path() / ("kfdsim-tree-" + std::to_string(getpid()));
