@@ -51,6 +51,7 @@ DeviceProfile machine_profile(const MachineOptions& m) {
     HostCpuTopology host = read_host_cpu_topology();
     p.cpu_nodes = host.numa_nodes;
     p.cpu_cores_per_node = host.cores_per_node;
+    if (host.mem_per_node) p.cpu_mem_per_node = host.mem_per_node;
   } else if (m.cpu_nodes != "profile") {
     throw gpreempt::Error(EINVAL, "--cpu-nodes must be 'host' or 'profile', not '" + m.cpu_nodes + "'");
   }

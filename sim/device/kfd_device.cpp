@@ -88,7 +88,11 @@ ProcessPtr KfdDevice::State::create_process(int pid) {
       break;
     }
   }
-  for (const auto& g : profile.gpus) p->devices.push_back({g.gpu_id, 0, {}, 0});
+  for (const auto& g : profile.gpus) {
+    detail::ProcessDevice d;
+    d.gpu_id = g.gpu_id;
+    p->devices.push_back(std::move(d));
+  }
   processes[pid] = p;
   return p;
 }
