@@ -1,0 +1,39 @@
+"""Shared helpers for the real-ROCm tests: where kfdsim is, and running a command on a fresh
+simulated machine of a given profile."""
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+BINARY_DIR = Path(os.environ.get("GPREEMPT_BINARY_DIR", Path(__file__).resolve().parents[2] / "build"))
+KFDSIM = BINARY_DIR / "bin" / "kfdsim"
+HSA_LIBRARY = "libhsa-runtime64.so.1"
+
+
+def need_program(name):
+    path = shutil.which(name)
+    if not path:
+        pytest.skip(f"{name} is not installed (Debian bookworm's package; scripts/install-deps.sh)")
+    return path
+
+
+def need_hsa_runtime():
+    import ctypes.util
+    for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib"):
+        if (Path(d) / HSA_LIBRARY).exists():
+            return str(Path(d) / HSA_LIBRARY)
+    pytest.skip(f"{HSA_LIBRARY} is not installed (Debian's libhsa-runtime64-1; scripts/install-deps.sh)")
+
+
+def run_on_sim(profile, argv, timeout=120, env=None):
+    """Runs argv under `kfdsim run --profile PROFILE` (a private machine); returns the result."""
+    if not KFDSIM.exists():
+        pytest.skip(f"{KFDSIM} is not built")
+    full_env = dict(os.environ)
+    full_env.pop("KFDSIM_DIR", None)  # a machine of its own, never an outer run's
+    if env:
+        full_env.update(env)
+    return subprocess.run([str(KFDSIM), "run", "--profile", profile, "--", *argv],
+                          capture_output=True, text=True, timeout=timeout, env=full_env)
