@@ -69,6 +69,10 @@ inline constexpr std::size_t kAmdQueueSize = 256;
 // amd_signal_t: an hsa_signal_t handle is the address of one of these.
 inline constexpr uint64_t kSignalKind = 0;
 inline constexpr uint64_t kSignalValue = 8;
+// ROCr's interrupt signals: where the CP writes the signal's event id after updating the value,
+// and the id (then it interrupts; KFD sets the event).
+inline constexpr uint64_t kSignalEventMailbox = 16;
+inline constexpr uint64_t kSignalEventId = 24;
 inline constexpr uint64_t kSignalStartTs = 32;
 inline constexpr uint64_t kSignalEndTs = 40;
 inline constexpr std::size_t kSignalSize = 64;

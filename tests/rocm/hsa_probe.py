@@ -177,6 +177,36 @@ def main():
         print(f"barrier FAIL value={value}", flush=True)
         sys.exit(1)
     print("barrier ok value=0", flush=True)
+
+    # A barrier waiting on a signal the CPU releases later: the main thread sleeps in ROCr's
+    # blocked wait (hsaKmtWaitOnEvent with a 60 s timeout) and must be woken by the completion's
+    # interrupt (the event id in the signal's mailbox), long before the timeout.
+    import threading
+    import time
+    dep = Signal()
+    if hsa.hsa_signal_create(1, 0, None, C.byref(dep)) != HSA_STATUS_SUCCESS:
+        fail("interrupt", 0)
+    hsa.hsa_signal_store_relaxed(done, 1)
+    index = hsa.hsa_queue_add_write_index_relaxed(queue, 1)
+    slot = q.base_address + (index % q.size) * 64
+    C.memset(slot + 2, 0, 62)
+    pkt = BarrierAnd.from_address(slot)
+    pkt.dep_signal[0] = dep
+    pkt.completion_signal = done
+    C.c_uint16.from_address(slot).value = header
+    hsa.hsa_signal_store_screlease(q.doorbell_signal, index)
+    release = threading.Timer(0.5, lambda: hsa.hsa_signal_store_screlease(dep, 0))
+    release.start()
+    start = time.monotonic()
+    value = hsa.hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_LT, 1, 60 * 10**9,
+                                          HSA_WAIT_STATE_BLOCKED)
+    waited = time.monotonic() - start
+    release.join()
+    if value != 0:
+        print(f"interrupt FAIL value={value}", flush=True)
+        sys.exit(1)
+    print(f"interrupt ok waited={waited:.3f}", flush=True)
+    hsa.hsa_signal_destroy(dep)
     hsa.hsa_queue_destroy(queue)
     hsa.hsa_signal_destroy(done)
     hsa.hsa_shut_down()

@@ -30,4 +30,8 @@ def test_hsa_init_agents_pools_queue_signal_and_barrier():
     assert any(l.startswith("queue ok size=64 ") for l in lines), lines
     assert "signal ok" in lines
     assert "barrier ok value=0" in lines
+    waited = [float(l.split("=")[1]) for l in lines if l.startswith("interrupt ok waited=")]
+    assert waited, lines
+    # Released after 0.5 s; woken by the completion's interrupt, not by the 60 s timeout.
+    assert 0.4 < waited[0] < 10, waited
     assert lines[-1] == "shutdown ok"
