@@ -14,7 +14,7 @@ packages=(
   libhsakmt-dev libdrm-dev
   libcpp-httplib-dev  # gpreemptd: the Prometheus /metrics endpoint
   python3-yaml        # tests/deploy: the Kubernetes and compose manifests parse
-  rocminfo libhsa-runtime64-1  # tests/rocm: Debian's ROCm 5.2 runtime on the simulated KFD
+  rocminfo libhsa-runtime64-1 rocm-smi  # tests/rocm: Debian's ROCm 5.2 on the simulated KFD
   clang libclang-rt-14-dev
 )
 missing=()

@@ -160,6 +160,7 @@ struct Process {
   std::vector<std::pair<uint32_t, CallPtr>> destroy_waiters;
 
   ProcessDevice* device(uint32_t gpu_id);
+  const ProcessDevice* device(uint32_t gpu_id) const;
   Queue* queue(uint32_t id);
 };
 using ProcessPtr = std::shared_ptr<Process>;

@@ -27,6 +27,12 @@ detail::ProcessDevice* detail::Process::device(uint32_t gpu_id) {
   return nullptr;
 }
 
+const detail::ProcessDevice* detail::Process::device(uint32_t gpu_id) const {
+  for (const auto& d : devices)
+    if (d.gpu_id == gpu_id) return &d;
+  return nullptr;
+}
+
 detail::Queue* detail::Process::queue(uint32_t id) {
   for (auto& q : queues)
     if (q.id == id) return &q;

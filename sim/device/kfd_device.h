@@ -161,6 +161,8 @@ class KfdDevice {
   // Read-only views for tools, tests and the GPU model.
   std::vector<QueueView> queues() const;
   const DeviceProfile& profile() const;
+  // Bytes of VRAM all processes' buffers hold on `gpu_id` (amdgpu's mem_info_vram_used).
+  uint64_t vram_used(uint32_t gpu_id) const;
 
  private:
   struct State;

@@ -167,4 +167,12 @@ Outcome KfdDevice::State::memory_ioctl(const CallPtr& call, const ProcessPtr& p)
   return Outcome::done(-ENOTTY);
 }
 
+uint64_t KfdDevice::vram_used(uint32_t gpu_id) const {
+  std::lock_guard lock(state_->guard->mutex);
+  uint64_t used = 0;
+  for (const auto& [pid, p] : state_->processes)
+    if (const auto* d = p->device(gpu_id)) used += d->vram_usage;
+  return used;
+}
+
 }  // namespace gpreempt::sim

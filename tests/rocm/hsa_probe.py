@@ -5,6 +5,7 @@ that a test (test_hsa_runtime.py) sees how far the runtime gets on the simulated
     agents cpu=<name> gpu=<name>
     pool cpu <bytes> fine|coarse ...
     pool gpu <bytes> fine|coarse ...
+    vram_used <bytes>            (while the 1 MiB device buffer is held)
     alloc cpu ok / alloc gpu ok
     queue ok size=<n> id=<id>
     signal ok
@@ -122,6 +123,9 @@ def main():
         st = hsa.hsa_amd_memory_pool_allocate(pool, 1 << 20, 0, C.byref(ptr))
         if st != HSA_STATUS_SUCCESS or not ptr.value:
             fail(f"alloc {key}", st)
+        if key == "gpu":  # amdgpu's VRAM counter (rocm-smi's "VRAM Total Used") includes it
+            with open("/sys/class/drm/card0/device/mem_info_vram_used") as f:
+                print(f"vram_used {int(f.read())}", flush=True)
         if key == "cpu":  # host memory: the CPU writes and reads it directly
             C.memset(ptr, 0x5a, 4096)
             if C.string_at(ptr, 4) != b"\x5a" * 4:

@@ -27,6 +27,8 @@ def test_hsa_init_agents_pools_queue_signal_and_barrier():
     assert any(l.startswith("pool cpu ") and l.endswith(" fine") for l in lines)
     assert "alloc cpu ok" in lines
     assert "alloc gpu ok" in lines
+    used = [int(l.split()[1]) for l in lines if l.startswith("vram_used ")]
+    assert used and used[0] >= 1 << 20, lines
     assert any(l.startswith("queue ok size=64 ") for l in lines), lines
     assert "signal ok" in lines
     assert "barrier ok value=0" in lines
