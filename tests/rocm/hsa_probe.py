@@ -11,7 +11,8 @@ that a test (test_hsa_runtime.py) sees how far the runtime gets on the simulated
     signal ok
     barrier ok value=0
 
-Run it under `kfdsim run --profile mi210 -- python3 hsa_probe.py`. A step that fails prints
+Run it under `kfdsim run --profile mi210 -- python3 hsa_probe.py [LIBRARY] [--hold]`; with --hold
+it stops after creating the queue ("holding") until a line arrives on stdin. A step that fails prints
 "<step> FAIL <status>" and the probe exits 1.
 """
 import ctypes as C
@@ -68,7 +69,8 @@ def fail(step, status):
 
 
 def main():
-    hsa = C.CDLL(sys.argv[1] if len(sys.argv) > 1 else "libhsa-runtime64.so.1")
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    hsa = C.CDLL(args[0] if args else "libhsa-runtime64.so.1")
     st = hsa.hsa_init()
     if st != HSA_STATUS_SUCCESS:
         fail("init", st)
@@ -144,6 +146,10 @@ def main():
         fail("queue", st)
     q = queue.contents
     print(f"queue ok size={q.size} id={q.id}", flush=True)
+    if "--hold" in sys.argv:
+        # Another program (gpreempt) looks at the queue now; any line on stdin continues.
+        print("holding", flush=True)
+        sys.stdin.readline()
 
     hsa.hsa_signal_create.argtypes = [C.c_int64, C.c_uint32, C.c_void_p, C.POINTER(Signal)]
     hsa.hsa_signal_load_relaxed.argtypes = [Signal]
