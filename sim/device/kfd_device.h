@@ -161,6 +161,10 @@ class KfdDevice {
   // Read-only views for tools, tests and the GPU model.
   std::vector<QueueView> queues() const;
   const DeviceProfile& profile() const;
+  // mmap of render node `render_minor` at `offset` for `length` bytes by process `pid`: 0 when a
+  // buffer of the process on that GPU starts there and is at least that long, else -EINVAL
+  // (drm_gem_mmap finds no such object).
+  int check_render_mmap(int pid, uint32_t render_minor, uint64_t offset, uint64_t length) const;
   // Bytes of VRAM all processes' buffers hold on `gpu_id` (amdgpu's mem_info_vram_used).
   uint64_t vram_used(uint32_t gpu_id) const;
 

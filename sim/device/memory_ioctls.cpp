@@ -167,6 +167,25 @@ Outcome KfdDevice::State::memory_ioctl(const CallPtr& call, const ProcessPtr& p)
   return Outcome::done(-ENOTTY);
 }
 
+int KfdDevice::check_render_mmap(int pid, uint32_t render_minor, uint64_t offset,
+                                 uint64_t length) const {
+  std::lock_guard lock(state_->guard->mutex);
+  auto p = state_->find_process(pid);
+  if (!p) return -EINVAL;
+  for (const auto& g : state_->profile.gpus) {
+    if (g.drm_render_minor != render_minor) continue;
+    const auto* d = p->device(g.gpu_id);
+    if (!d) return -EINVAL;
+    for (const auto& [id, bo] : d->bos) {
+      if (bo.flags & (KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL | KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP))
+        continue;  // mapped through /dev/kfd, not the render node
+      const uint64_t pages = (bo.size + kPage - 1) / kPage * kPage;
+      if (bo.mmap_offset == offset) return length <= pages ? 0 : -EINVAL;
+    }
+  }
+  return -EINVAL;
+}
+
 uint64_t KfdDevice::vram_used(uint32_t gpu_id) const {
   std::lock_guard lock(state_->guard->mutex);
   uint64_t used = 0;

@@ -208,8 +208,8 @@ int drm_ioctl(int fd, unsigned long request, void* arg) {
   }
 }
 
-void* drm_mmap(void* addr, size_t len, int prot, int flags, off_t off) {
-  return map_device_memory(addr, len, prot, flags, off, 0);
+void* drm_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  return map_device_memory(addr, len, prot, flags, off, 0, fd_table().drm_minor(fd));
 }
 
 void as_drm_node(struct stat* st, int minor) {

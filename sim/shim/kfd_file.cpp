@@ -161,10 +161,11 @@ void* kfd_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
     errno = EBADF;
     return MAP_FAILED;
   }
-  return map_device_memory(addr, len, prot, flags, off, fd_table().kfd_session(fd));
+  return map_device_memory(addr, len, prot, flags, off, fd_table().kfd_session(fd), -1);
 }
 
-void* map_device_memory(void* addr, size_t len, int prot, int flags, off_t off, uint32_t session) {
+void* map_device_memory(void* addr, size_t len, int prot, int flags, off_t off, uint32_t session,
+                        int render_minor) {
   // The kernel's own checks come before the driver's mmap: page-aligned offset, non-zero length.
   if (len == 0 || (static_cast<uint64_t>(off) & (static_cast<uint64_t>(getpagesize()) - 1)) != 0) {
     errno = EINVAL;
@@ -173,6 +174,11 @@ void* map_device_memory(void* addr, size_t len, int prot, int flags, off_t off, 
   uint64_t length = len;
   std::vector<uint8_t> payload(sizeof length);
   memcpy(payload.data(), &length, sizeof length);
+  if (render_minor >= 0) {
+    const uint32_t minor = static_cast<uint32_t>(render_minor);
+    payload.resize(sizeof length + sizeof minor);
+    memcpy(payload.data() + sizeof length, &minor, sizeof minor);
+  }
   auto r = call(Op::kMmap, static_cast<uint64_t>(off), std::move(payload), session);
   if (r.error || r.reply.ret < 0 || r.fd < 0) {
     if (r.fd >= 0) REAL(close)(r.fd);

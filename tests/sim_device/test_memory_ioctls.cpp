@@ -127,6 +127,30 @@ TEST(SimDeviceMemory, MapAndUnmapCountSuccessesAndRefuseBadInput) {
   EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_FREE_MEMORY_OF_GPU, f), 0);
 }
 
+TEST(SimDeviceMemory, RenderNodeMapsOnlyTheProcesssBuffers) {
+  Rig r;
+  with_vm(r);
+  const uint32_t minor = r.profile_.gpus[0].drm_render_minor;
+  auto g = alloc_args(r, 0x200000, 0x1800, kGtt);  // 1.5 pages: mappable as 2
+  ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, g), 0);
+  EXPECT_EQ(r.dev->check_render_mmap(kPid, minor, g.mmap_offset, 0x2000), 0);
+  EXPECT_EQ(r.dev->check_render_mmap(kPid, minor, g.mmap_offset, 0x1000), 0) << "a part";
+  EXPECT_EQ(r.dev->check_render_mmap(kPid, minor, g.mmap_offset, 0x3000), -EINVAL) << "beyond";
+  EXPECT_EQ(r.dev->check_render_mmap(kPid, minor, g.mmap_offset + 0x1000, 0x1000), -EINVAL)
+      << "not the start of an object";
+  EXPECT_EQ(r.dev->check_render_mmap(kPid, minor + 1, g.mmap_offset, 0x1000), -EINVAL)
+      << "another node";
+  EXPECT_EQ(r.dev->check_render_mmap(kPid + 1, minor, g.mmap_offset, 0x1000), -EINVAL)
+      << "another process";
+  auto m = alloc_args(r, 0x400000, 0x1000, KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP);
+  ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, m), 0);
+  EXPECT_EQ(r.dev->check_render_mmap(kPid, minor, m.mmap_offset, 0x1000), -EINVAL)
+      << "the MMIO page is mapped through /dev/kfd";
+  ::kfd_ioctl_free_memory_of_gpu_args f{g.handle};
+  ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_FREE_MEMORY_OF_GPU, f), 0);
+  EXPECT_EQ(r.dev->check_render_mmap(kPid, minor, g.mmap_offset, 0x1000), -EINVAL) << "freed";
+}
+
 TEST(SimDeviceMemory, ClockCountersTrapHandlerScratch) {
   Rig r;
   r.spawn(kPid);
