@@ -89,6 +89,7 @@ struct Event {
   uint32_t type = 0;  // KFD_IOC_EVENT_*
   bool auto_reset = false;
   bool signaled = false;
+  uint64_t age = 1;  // event_age: counts the times it was set (0 means "not used" to waiters)
 };
 
 // A call the kernel would have blocked, or one waiting for a process mutex held by another call.

@@ -59,19 +59,28 @@ std::optional<detail::IoctlTableEntry> detail::event_ioctl_entry(uint32_t nr) {
 
 namespace {
 
+// kfd_events.c set_event(): signaled, and one more in its age (never wrapping to 0 or 1).
+void set_event(Event& ev) {
+  ev.signaled = true;
+  if (++ev.age == 0) ev.age = 2;
+}
+
 // What a waiter sees of the event right now: a slot the GPU wrote counts as its interrupt
 // (set_event_from_interrupt acknowledges the slot and sets the event).
 bool poll_event(HostEnv& env, int pid, const detail::Process& p, Event& ev) {
-  if (!ev.signaled && is_signal_type(ev.type) && p.signal_page_va) {
+  if (is_signal_type(ev.type) && p.signal_page_va) {
     uint64_t slot = kUnsignaledSlot;
     const uint64_t at = p.signal_page_va + uint64_t{ev.id} * 8;
     if (env.read_memory(pid, at, &slot, sizeof slot) && slot != kUnsignaledSlot) {
       env.write_memory(pid, at, &kUnsignaledSlot, sizeof kUnsignaledSlot);
-      ev.signaled = true;
+      set_event(ev);
     }
   }
   return ev.signaled;
 }
+
+// KFD 1.14's kfd_hsa_signal_event_data: the first 8 bytes of kfd_event_data's union.
+uint64_t& last_event_age(kfd_event_data& d) { return *reinterpret_cast<uint64_t*>(&d); }
 
 // kfd_wait_on_events without the sleep: -errno, or the wait result (COMPLETE / TIMEOUT) when
 // `consume` is set and the condition holds (auto-reset events are reset as the waiter takes them).
@@ -87,12 +96,28 @@ long check_wait(HostEnv& env, int pid, detail::Process& p, const kfd_ioctl_wait_
     if (it == p.events.end()) return -EINVAL;
     evs.push_back(&it->second);
   }
+  // A waiter that says which age of a signal event it saw last (not 0, "unused") is activated by
+  // any set since, even one another waiter's auto-reset took: init_event_waiter.
+  std::vector<bool> activated(evs.size());
   std::size_t fired = 0;
-  for (Event* ev : evs) fired += poll_event(env, pid, p, *ev) ? 1 : 0;
+  for (std::size_t i = 0; i < evs.size(); ++i) {
+    Event& ev = *evs[i];
+    const uint64_t seen = last_event_age(data[i]);
+    activated[i] = poll_event(env, pid, p, ev) ||
+                   (ev.type == KFD_IOC_EVENT_SIGNAL && seen != 0 && seen != ev.age);
+    fired += activated[i] ? 1 : 0;
+  }
   satisfied = a.wait_for_all ? fired == evs.size() : fired > 0;
-  if (satisfied)
-    for (Event* ev : evs)
-      if (ev->signaled && ev->auto_reset) ev->signaled = false;
+  if (!satisfied) return 0;
+  for (std::size_t i = 0; i < evs.size(); ++i) {
+    Event& ev = *evs[i];
+    if (ev.signaled && ev.auto_reset) ev.signaled = false;
+    // copy_signaled_event_data: the age goes back to an age-aware waiter of an activated event.
+    if (activated[i] && ev.type == KFD_IOC_EVENT_SIGNAL && last_event_age(data[i]) != 0) {
+      const uint64_t at = a.events_ptr + i * sizeof(kfd_event_data);
+      if (!env.write_memory(pid, at, &ev.age, sizeof ev.age)) return -EFAULT;
+    }
+  }
   return 0;
 }
 
@@ -170,8 +195,12 @@ Outcome KfdDevice::State::event_ioctl(const CallPtr& call, const ProcessPtr& p) 
       auto it = p->events.find(a.event_id);
       if (it == p->events.end() || it->second.type != KFD_IOC_EVENT_SIGNAL)
         return Outcome::done(-EINVAL);
-      it->second.signaled = call->nr == kNrSet;
-      if (call->nr == kNrSet) wake_event_waiters(p);
+      if (call->nr == kNrSet) {
+        set_event(it->second);
+        wake_event_waiters(p);
+      } else {
+        it->second.signaled = false;
+      }
       return Outcome::done(0);
     }
     case kNrWait: {

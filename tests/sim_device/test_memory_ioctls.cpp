@@ -195,11 +195,14 @@ struct EventRig {
     EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_CREATE_EVENT, e), 0);
     return e;
   }
-  long wait(uint32_t id, uint32_t timeout, uint32_t& result) {
+  uint64_t last_data = 0;  // the kfd_event_data of the last wait
+  long wait(uint32_t id, uint32_t timeout, uint32_t& result, uint64_t last_age = 0) {
     uint64_t data = r.host.alloc(kPid, sizeof(::kfd_event_data));
+    last_data = data;
     ::kfd_event_data d{};
     d.event_id = id;
     r.host.put(kPid, data, d);
+    r.host.put<uint64_t>(kPid, data, last_age);  // signal_event_data.last_event_age (KFD 1.14)
     ::kfd_ioctl_wait_events_args w{data, 1, 0, timeout, 99};
     auto res = r.raw({kPid, kPid}, AMDKFD_IOC_WAIT_EVENTS, w);
     result = w.wait_result;
@@ -230,6 +233,32 @@ TEST(SimDeviceKfdEvents, EventPageSlotsAndIds) {
   d.event_id = s1.event_id;
   EXPECT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_DESTROY_EVENT, d), 0);
   EXPECT_EQ(e.create(KFD_IOC_EVENT_SIGNAL).event_id, 1u) << "the freed slot is reused";
+}
+
+TEST(SimDeviceKfdEvents, EventAgeWakesEveryWaiterOfAnAutoResetEvent) {
+  // Two threads wait on one auto-reset event (ROCr 6.x: a queue's destructor and the async
+  // handler); the first takes the set, the second still sees a newer age than the one it knew.
+  EventRig e;
+  auto ev = e.create(KFD_IOC_EVENT_SIGNAL, e.handle);
+  uint32_t result = 0;
+  ASSERT_EQ(e.wait(ev.event_id, 0, result, 1), 0);
+  EXPECT_EQ(result, KFD_IOC_WAIT_RESULT_TIMEOUT) << "age 1 = the creation, nothing new";
+  ::kfd_ioctl_set_event_args set{ev.event_id, 0};
+  ASSERT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_SET_EVENT, set), 0);
+  ASSERT_EQ(e.wait(ev.event_id, 0, result), 0);
+  EXPECT_EQ(result, KFD_IOC_WAIT_RESULT_COMPLETE) << "the first waiter takes the auto-reset";
+  ASSERT_EQ(e.wait(ev.event_id, 0, result), 0);
+  EXPECT_EQ(result, KFD_IOC_WAIT_RESULT_TIMEOUT) << "without an age: gone";
+  ASSERT_EQ(e.wait(ev.event_id, 0, result, 1), 0);
+  EXPECT_EQ(result, KFD_IOC_WAIT_RESULT_COMPLETE) << "with the age it knew: activated";
+  EXPECT_EQ(e.r.host.get<uint64_t>(kPid, e.last_data), 2u) << "the new age is copied back";
+  ASSERT_EQ(e.wait(ev.event_id, 0, result, 2), 0);
+  EXPECT_EQ(result, KFD_IOC_WAIT_RESULT_TIMEOUT);
+  // The GPU's slot write sets the event too, and ages it.
+  e.r.host.put<uint64_t>(kPid, e.page + 8 * ev.event_slot_index, ev.event_id);
+  ASSERT_EQ(e.wait(ev.event_id, 0, result, 2), 0);
+  EXPECT_EQ(result, KFD_IOC_WAIT_RESULT_COMPLETE);
+  EXPECT_EQ(e.r.host.get<uint64_t>(kPid, e.last_data), 3u);
 }
 
 TEST(SimDeviceKfdEvents, CreateEventWithAnUnknownPageHandle) {
