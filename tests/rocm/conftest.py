@@ -37,3 +37,31 @@ def run_on_sim(profile, argv, timeout=120, env=None):
         full_env.update(env)
     return subprocess.run([str(KFDSIM), "run", "--profile", profile, "--", *argv],
                           capture_output=True, text=True, timeout=timeout, env=full_env)
+
+
+# ---- ROCm 6.1 in a Debian trixie root (scripts/make-trixie-root.sh) ---------------------------
+
+TRIXIE_ROOT = Path(os.environ.get("GPREEMPT_TRIXIE_ROOT", "/var/tmp/gpreempt-trixie"))
+SOURCE_DIR = Path(__file__).resolve().parents[2]
+
+
+def need_trixie_root():
+    if not (TRIXIE_ROOT / "usr/bin/rocminfo").exists():
+        pytest.skip(f"no trixie root with ROCm 6.1 at {TRIXIE_ROOT} (scripts/make-trixie-root.sh "
+                    "makes it; GPREEMPT_TRIXIE_ROOT names another)")
+    if os.geteuid() != 0:
+        pytest.skip("running in the trixie root needs root (mount namespace, chroot)")
+    if not shutil.which("unshare"):
+        pytest.skip("unshare (util-linux) is not installed")
+
+
+def in_trixie(argv):
+    """argv run inside the trixie root: in a private mount namespace, with /tmp (the machine's
+    socket and files), /proc, /sys, /dev, the build tree (the preloaded shim) and tests/rocm bound
+    at their own paths, then chroot. The mounts end with the namespace."""
+    script = ('R=$1; shift; for d in /tmp /proc /sys /dev "$GPREEMPT_BIND_BUILD" "$GPREEMPT_BIND_TESTS"; '
+              'do mkdir -p "$R$d" && mount --bind "$d" "$R$d" || exit 97; done; exec chroot "$R" "$@"')
+    return ["env", f"GPREEMPT_BIND_BUILD={BINARY_DIR.resolve()}",
+            f"GPREEMPT_BIND_TESTS={Path(__file__).resolve().parent}",
+            "unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", str(TRIXIE_ROOT),
+            *argv]

@@ -12,7 +12,7 @@ that a test (test_hsa_runtime.py) sees how far the runtime gets on the simulated
     barrier ok value=0
 
 Run it under `kfdsim run --profile mi210 -- python3 hsa_probe.py [LIBRARY] [--hold]`; with --hold
-it stops after creating the queue ("holding") until a line arrives on stdin. A step that fails prints
+it stops after "signal ok" ("holding") and takes commands on stdin (see below) until another line. A step that fails prints
 "<step> FAIL <status>" and the probe exits 1.
 """
 import ctypes as C
@@ -146,11 +146,6 @@ def main():
         fail("queue", st)
     q = queue.contents
     print(f"queue ok size={q.size} id={q.id}", flush=True)
-    if "--hold" in sys.argv:
-        # Another program (gpreempt) looks at the queue now; any line on stdin continues.
-        print("holding", flush=True)
-        sys.stdin.readline()
-
     hsa.hsa_signal_create.argtypes = [C.c_int64, C.c_uint32, C.c_void_p, C.POINTER(Signal)]
     hsa.hsa_signal_load_relaxed.argtypes = [Signal]
     hsa.hsa_signal_load_relaxed.restype = C.c_int64
@@ -168,21 +163,48 @@ def main():
     hsa.hsa_signal_store_relaxed(done, 1)
     print("signal ok", flush=True)
 
-    # One barrier-AND packet without dependencies: the packet processor completes it at once and
-    # decrements its completion signal.
     hsa.hsa_queue_add_write_index_relaxed.argtypes = [C.POINTER(Queue), C.c_uint64]
     hsa.hsa_queue_add_write_index_relaxed.restype = C.c_uint64
-    index = hsa.hsa_queue_add_write_index_relaxed(queue, 1)
-    slot = q.base_address + (index % q.size) * 64
-    pkt = BarrierAnd.from_address(slot)
-    C.memset(slot, 0, 64)
-    pkt.completion_signal = done
     header = (HSA_PACKET_TYPE_BARRIER_AND | 1 << 8 | HSA_FENCE_SCOPE_SYSTEM << 9 |
               HSA_FENCE_SCOPE_SYSTEM << 11)
-    C.c_uint16.from_address(slot).value = header  # the header last: it publishes the packet
-    hsa.hsa_signal_store_screlease(q.doorbell_signal, index)
-    value = hsa.hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_LT, 1, 10 * 10**9,
-                                          HSA_WAIT_STATE_BLOCKED)
+
+    def submit_barrier(completion, dep=None):
+        index = hsa.hsa_queue_add_write_index_relaxed(queue, 1)
+        slot = q.base_address + (index % q.size) * 64
+        C.memset(slot + 2, 0, 62)
+        pkt = BarrierAnd.from_address(slot)
+        if dep is not None:
+            pkt.dep_signal[0] = dep
+        pkt.completion_signal = completion
+        C.c_uint16.from_address(slot).value = header  # the header last: it publishes the packet
+        hsa.hsa_signal_store_screlease(q.doorbell_signal, index)
+
+    def wait_zero(signal, timeout_ns):
+        return hsa.hsa_signal_wait_scacquire(signal, HSA_SIGNAL_CONDITION_LT, 1, timeout_ns,
+                                             HSA_WAIT_STATE_BLOCKED)
+
+    if "--hold" in sys.argv:
+        # Another program (gpreempt) works on the queue now, and asks for barriers on stdin:
+        # "barrier MS" submits one and waits up to MS ms, "wait MS" waits again for it; each
+        # answers "barrier done" or "barrier pending". Any other line continues.
+        print("holding", flush=True)
+        held = Signal()
+        hsa.hsa_signal_create(1, 0, None, C.byref(held))
+        for line in sys.stdin:
+            words = line.split()
+            if len(words) != 2 or words[0] not in ("barrier", "wait"):
+                break
+            if words[0] == "barrier":
+                hsa.hsa_signal_store_relaxed(held, 1)
+                submit_barrier(held)
+            value = wait_zero(held, int(words[1]) * 10**6)
+            print("barrier done" if value == 0 else "barrier pending", flush=True)
+        hsa.hsa_signal_destroy(held)
+
+    # One barrier-AND packet without dependencies: the packet processor completes it at once and
+    # decrements its completion signal.
+    submit_barrier(done)
+    value = wait_zero(done, 10 * 10**9)
     if value != 0:
         print(f"barrier FAIL value={value}", flush=True)
         sys.exit(1)
@@ -197,19 +219,11 @@ def main():
     if hsa.hsa_signal_create(1, 0, None, C.byref(dep)) != HSA_STATUS_SUCCESS:
         fail("interrupt", 0)
     hsa.hsa_signal_store_relaxed(done, 1)
-    index = hsa.hsa_queue_add_write_index_relaxed(queue, 1)
-    slot = q.base_address + (index % q.size) * 64
-    C.memset(slot + 2, 0, 62)
-    pkt = BarrierAnd.from_address(slot)
-    pkt.dep_signal[0] = dep
-    pkt.completion_signal = done
-    C.c_uint16.from_address(slot).value = header
-    hsa.hsa_signal_store_screlease(q.doorbell_signal, index)
+    submit_barrier(done, dep)
     release = threading.Timer(0.5, lambda: hsa.hsa_signal_store_screlease(dep, 0))
     release.start()
     start = time.monotonic()
-    value = hsa.hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_LT, 1, 60 * 10**9,
-                                          HSA_WAIT_STATE_BLOCKED)
+    value = wait_zero(done, 60 * 10**9)
     waited = time.monotonic() - start
     release.join()
     if value != 0:
