@@ -71,6 +71,7 @@ Server::Server(ServerConfig config)
   device_->on_complete = [this](CallToken t, long ret, std::vector<uint8_t> args) {
     complete(t, ret, std::move(args));
   };
+  device_->on_buffer_freed = [this](int pid, uint64_t offset) { release_mapping(pid, offset); };
   hardware_->attach(*device_);
   const char* eager = std::getenv("KFDSIM_EAGER_FILES");
   eager_files_ = eager && std::string_view(eager) == "1";

@@ -84,6 +84,19 @@ void Server::handle_mmap(int fd, const protocol::Request& req) {
   reply(fd, 0, {}, m.memfd);
 }
 
+void Server::release_mapping(int pid, uint64_t offset) {
+  auto pit = procs_.find(pid);
+  if (pit == procs_.end()) return;
+  auto& mappings = pit->second->mappings;
+  auto it = mappings.find(offset);
+  if (it == mappings.end()) return;
+  Mapping& m = it->second;
+  if (m.doorbell && m.addr) hardware_->doorbell_unmapped(pid, m.gpu_id);
+  if (m.addr) munmap(m.addr, m.bytes);
+  if (m.memfd >= 0) ::close(m.memfd);
+  mappings.erase(it);
+}
+
 void Server::release_mappings(Proc& p) {
   for (auto& [off, m] : p.mappings) {
     if (m.doorbell && m.addr) hardware_->doorbell_unmapped(p.pid, m.gpu_id);

@@ -222,7 +222,7 @@ struct KfdDevice::State {
   std::map<uint32_t, uint32_t> device_watch_ids;  // per gpu_id: address-watch slots in use (bits)
                                                   // // per gpu_id: rotates logical XCC ids
   uint64_t next_mqd_addr = 0;
-  std::map<uint32_t, uint64_t> next_drm_offset;  // per gpu_id: the render node's next BO offset
+  uint64_t next_drm_offset = 0;  // the next render-node BO offset (all nodes, all processes)
   uint64_t next_register_seq = 1;
 
   // ---- kfd_device.cpp: dispatch, processes, runtime enable ----------------------------------

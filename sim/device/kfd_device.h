@@ -141,6 +141,9 @@ class KfdDevice {
   // used by another process with -EBADF). `args` = the caller's _IOC_SIZE(request) bytes.
   IoctlResult ioctl(const Caller& caller, unsigned long request, std::span<uint8_t> args,
                     CallToken token);
+  // A render-node buffer of process `pid` was freed: what the transport keeps for its mmap offset
+  // (shared memory) can go. Called with the device's mutex held.
+  std::function<void(int pid, uint64_t mmap_offset)> on_buffer_freed;
   // A blocked call is finished: its return value and the bytes to copy back to the caller.
   std::function<void(CallToken, long ret, std::vector<uint8_t> args)> on_complete;
   // The thread of a blocked call was interrupted or died: forget the call (kernel: -ERESTARTSYS).

@@ -35,6 +35,7 @@ constexpr int kMmapGpuIdShift = 46;
 constexpr uint64_t kDoorbellSlice = 1024 * 8;
 // drm_vma_offset_manager: GEM mmap offsets start above the first 4 GiB (DRM_FILE_PAGE_OFFSET_START).
 constexpr uint64_t kDrmFirstOffset = 1ull << 32;
+constexpr uint64_t kDrmLastOffset = 1ull << 46;
 
 constexpr uint32_t kDomainFlags =
     KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_USERPTR |
@@ -90,11 +91,15 @@ Outcome KfdDevice::State::memory_ioctl(const CallPtr& call, const ProcessPtr& p)
       if (a.flags & KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP) {
         offset = kMmapTypeMmio | (uint64_t{a.gpu_id} << kMmapGpuIdShift);
       } else if (!(a.flags & KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL)) {
-        // A GEM object of the render node: its fake mmap offset, never reused here.
-        auto& next = next_drm_offset[a.gpu_id];
-        if (next == 0) next = kDrmFirstOffset;
-        offset = next;
-        next += (a.size + kPage - 1) / kPage * kPage;
+        // A GEM object of the render node: its fake mmap offset. Each node has an offset space of
+        // its own in the kernel; here one counter serves all, never reusing an offset, so that
+        // (process, offset) names one buffer wherever it is mapped (kfdsimd keys its shared
+        // memory so), and below the /dev/kfd offsets, which start at gpu_id << 46.
+        const uint64_t bytes = (a.size + kPage - 1) / kPage * kPage;
+        if (next_drm_offset == 0) next_drm_offset = kDrmFirstOffset;
+        if (bytes > kDrmLastOffset - next_drm_offset) return Outcome::done(-ENOMEM);
+        offset = next_drm_offset;
+        next_drm_offset += bytes;
       }
       bo.mmap_offset = offset;
       // idr_alloc(&pdd->alloc_idr, mem, 0, 0): the lowest free id.
@@ -117,7 +122,11 @@ Outcome KfdDevice::State::memory_ioctl(const CallPtr& call, const ProcessPtr& p)
       if (!it->second.mapped_on.empty()) return Outcome::done(-EBUSY);
       if (it->second.flags & KFD_IOC_ALLOC_MEM_FLAGS_VRAM) d->vram_usage -= it->second.size;
       if (p->signal_page_va && p->signal_page_va == it->second.va) p->signal_page_va = 0;
+      const uint64_t freed = it->second.mmap_offset;
+      const bool render = !(it->second.flags & (KFD_IOC_ALLOC_MEM_FLAGS_DOORBELL |
+                                                KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP));
       d->bos.erase(it);
+      if (render && self.on_buffer_freed) self.on_buffer_freed(pid, freed);
       return Outcome::done(0);
     }
     case kNrMap:

@@ -72,6 +72,11 @@ TEST(SimDeviceMemory, HandlesAndMmapOffsets) {
   auto m = alloc_args(r, 0x500000, 0x1000, KFD_IOC_ALLOC_MEM_FLAGS_MMIO_REMAP);
   ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, m), 0);
   EXPECT_EQ(m.mmap_offset, uint64_t{r.gpu()} << 46) << "KFD_MMAP_TYPE_MMIO | KFD_MMAP_GPU_ID";
+  std::vector<std::pair<int, uint64_t>> freed;
+  r.dev->on_buffer_freed = [&](int pid, uint64_t off) { freed.emplace_back(pid, off); };
+  ::kfd_ioctl_free_memory_of_gpu_args fm{m.handle};
+  ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_FREE_MEMORY_OF_GPU, fm), 0);
+  EXPECT_TRUE(freed.empty()) << "the MMIO page is not a render-node buffer";
 
   ::kfd_ioctl_get_available_memory_args avail{0, r.gpu(), 0};
   ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_AVAILABLE_MEMORY, avail), 0);
@@ -82,6 +87,8 @@ TEST(SimDeviceMemory, HandlesAndMmapOffsets) {
   // A freed id is handed out again (idr_alloc takes the lowest free one).
   ::kfd_ioctl_free_memory_of_gpu_args f{v.handle};
   ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_FREE_MEMORY_OF_GPU, f), 0);
+  EXPECT_EQ(freed, (std::vector<std::pair<int, uint64_t>>{{kPid, v.mmap_offset}}))
+      << "the transport may drop the buffer's shared memory";
   EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_FREE_MEMORY_OF_GPU, f), -EINVAL) << "freed twice";
   auto again = alloc_args(r, 0x600000, 0x1000, kGtt);
   ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, again), 0);
@@ -125,6 +132,25 @@ TEST(SimDeviceMemory, MapAndUnmapCountSuccessesAndRefuseBadInput) {
   u.n_success = 0;
   EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU, u), -EINVAL) << "not mapped";
   EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_FREE_MEMORY_OF_GPU, f), 0);
+}
+
+TEST(SimDeviceMemory, RenderOffsetsAreUniqueAcrossGpus) {
+  // kfdsimd keys a process's shared memory by offset: two GPUs' buffers must not share one.
+  Rig r({}, "mi300x", 2);
+  with_vm(r);
+  r.host.open_file(kPid, 8);
+  ::kfd_ioctl_acquire_vm_args vm{8, r.profile_.gpus[1].gpu_id};
+  ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm), 0);
+  auto a = alloc_args(r, 0x200000, 0x1000, kGtt);
+  auto b = alloc_args(r, 0x400000, 0x1000, kGtt);
+  b.gpu_id = r.profile_.gpus[1].gpu_id;
+  ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, a), 0);
+  ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, b), 0);
+  EXPECT_NE(a.mmap_offset, b.mmap_offset);
+  EXPECT_EQ(r.dev->check_render_mmap(kPid, r.profile_.gpus[1].drm_render_minor, b.mmap_offset,
+                                     0x1000), 0);
+  EXPECT_EQ(r.dev->check_render_mmap(kPid, r.profile_.gpus[1].drm_render_minor, a.mmap_offset,
+                                     0x1000), -EINVAL) << "GPU 0's buffer on GPU 1's node";
 }
 
 TEST(SimDeviceMemory, RenderNodeMapsOnlyTheProcesssBuffers) {
