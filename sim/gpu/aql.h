@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace gpreempt::sim::aql {
 
@@ -92,5 +93,16 @@ struct KernelDescriptor {
   char name[kKernelNameMax];  // NUL-terminated
 };
 static_assert(sizeof(KernelDescriptor) == 64);
+
+// A real AMDHSA kernel descriptor (code object v3+, LLVM AMDGPUUsage "Kernel Descriptor"): 64
+// bytes whose kernel_code_entry_byte_offset (i64 at 16) points at the code and whose
+// compute_pgm_rsrc1 (u32 at 48) is never 0 for a compiled kernel (it holds the register counts).
+inline bool is_amdhsa_kernel_descriptor(const void* bytes64) {
+  int64_t entry = 0;
+  uint32_t rsrc1 = 0;
+  std::memcpy(&entry, static_cast<const uint8_t*>(bytes64) + 16, sizeof entry);
+  std::memcpy(&rsrc1, static_cast<const uint8_t*>(bytes64) + 48, sizeof rsrc1);
+  return entry != 0 && rsrc1 != 0;
+}
 
 }  // namespace gpreempt::sim::aql

@@ -127,19 +127,28 @@ void GpuModel::fetch(CpQueue& q) {
       aql::KernelDispatchPacket p;
       std::memcpy(&p, raw, sizeof p);
       aql::KernelDescriptor d{};
-      if (!memory_.read(pid, p.kernel_object, &d, sizeof d) ||
-          d.magic != aql::kKernelDescriptorMagic) {
-        fail_queue(q, "dispatch id " + std::to_string(id) +
-                          ": kernel_object does not point at a simulated kernel descriptor");
+      if (!memory_.read(pid, p.kernel_object, &d, sizeof d)) {
+        fail_queue(q, "dispatch id " + std::to_string(id) + ": kernel_object is not readable");
         return;
       }
       KernelSpec spec;
-      spec.name.assign(d.name, strnlen(d.name, aql::kKernelNameMax));
+      KernelKind kind = KernelKind::kGeneric;
+      if (d.magic == aql::kKernelDescriptorMagic) {
+        spec.name.assign(d.name, strnlen(d.name, aql::kKernelNameMax));
+        spec.wg_cost_ns = static_cast<SimTime>(d.wg_cost_ns);
+        if (d.kind <= static_cast<uint8_t>(KernelKind::kVector)) kind = static_cast<KernelKind>(d.kind);
+      } else if (aql::is_amdhsa_kernel_descriptor(&d)) {
+        // A real code object's kernel (a ROCr program's, or ROCr's own blit kernels): its ISA is
+        // not executed; it takes the generic kind's registers and the default workgroup cost.
+        spec.name = "amdhsa@" + std::to_string(p.kernel_object);
+      } else {
+        fail_queue(q, "dispatch id " + std::to_string(id) +
+                          ": kernel_object points at neither a simulated nor an AMDHSA kernel "
+                          "descriptor");
+        return;
+      }
       spec.grid = {p.grid_size_x, p.grid_size_y, p.grid_size_z};
       spec.workgroup = {p.workgroup_size_x, p.workgroup_size_y, p.workgroup_size_z};
-      spec.wg_cost_ns = static_cast<SimTime>(d.wg_cost_ns);
-      const auto kind = d.kind <= static_cast<uint8_t>(KernelKind::kVector)
-                            ? static_cast<KernelKind>(d.kind) : KernelKind::kGeneric;
       spec.resources = resources_for(kind);
       // A workgroup that cannot fit a CU never launches: the queue stops, as on a real CP.
       if (std::string why; !occupancy(eng.profile(), spec, &why)) {

@@ -65,3 +65,43 @@ def in_trixie(argv):
             f"GPREEMPT_BIND_TESTS={Path(__file__).resolve().parent}",
             "unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", str(TRIXIE_ROOT),
             *argv]
+
+
+# ---- a real gfx90a kernel ---------------------------------------------------------------------
+
+KERNEL_SOURCE = "__kernel void fill(__global int* out, int v) { out[__builtin_amdgcn_workitem_id_x()] = v; }\n"
+
+
+def kernel_descriptor(tmp_path, mcpu="gfx90a", name="fill"):
+    """Compiles a one-line OpenCL kernel with Debian's clang/lld for `mcpu` and returns the path of
+    a file with its 64-byte AMDHSA kernel descriptor (the ELF symbol `<name>.kd`)."""
+    import struct
+    import subprocess
+    clang = shutil.which("clang")
+    if not clang or not shutil.which("ld.lld"):
+        pytest.skip("clang and ld.lld (Debian's clang, lld) are needed to build a gfx90a kernel")
+    src, co = tmp_path / "k.cl", tmp_path / "k.co"
+    src.write_text(KERNEL_SOURCE)
+    r = subprocess.run([clang, "-x", "cl", "-Xclang", "-finclude-default-header", "-target",
+                        "amdgcn-amd-amdhsa", f"-mcpu={mcpu}", "-nogpulib", "-O2", str(src), "-o",
+                        str(co)], capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"clang cannot build an amdgcn code object here: {r.stderr[-300:]}")
+    d = co.read_bytes()
+    shoff, = struct.unpack_from("<Q", d, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", d, 0x3A)
+    secs = [struct.unpack_from("<IIQQQQIIQQ", d, shoff + i * shentsize) for i in range(shnum)]
+    for _, typ, _, _, off, size, link, _, _, entsize in secs:
+        if typ != 2:  # SHT_SYMTAB
+            continue
+        strtab_off = secs[link][4]
+        for j in range(size // entsize):
+            st_name, _, _, shndx, value, _ = struct.unpack_from("<IBBHQQ", d, off + j * entsize)
+            end = d.index(b"\0", strtab_off + st_name)
+            if d[strtab_off + st_name:end] == f"{name}.kd".encode():
+                sec = secs[shndx]
+                at = sec[4] + value - sec[3]  # file offset = section offset + (value - address)
+                out = tmp_path / f"{name}.kd"
+                out.write_bytes(d[at:at + 64])
+                return out
+    raise AssertionError(f"{name}.kd not found in {co}")

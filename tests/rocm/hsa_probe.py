@@ -32,6 +32,7 @@ HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED = 5
 FLAG_FINE = 2
 FLAG_COARSE = 4
 HSA_QUEUE_TYPE_MULTI = 0
+HSA_PACKET_TYPE_KERNEL_DISPATCH = 2
 HSA_PACKET_TYPE_BARRIER_AND = 3
 HSA_FENCE_SCOPE_SYSTEM = 2
 HSA_SIGNAL_CONDITION_LT = 2
@@ -55,6 +56,16 @@ class Queue(C.Structure):  # hsa_queue_t, large model
     _fields_ = [("type", C.c_uint32), ("features", C.c_uint32), ("base_address", C.c_void_p),
                 ("doorbell_signal", Signal), ("size", C.c_uint32), ("reserved1", C.c_uint32),
                 ("id", C.c_uint64)]
+
+
+class KernelDispatch(C.Structure):  # hsa_kernel_dispatch_packet_t
+    _fields_ = [("header", C.c_uint16), ("setup", C.c_uint16), ("workgroup_size_x", C.c_uint16),
+                ("workgroup_size_y", C.c_uint16), ("workgroup_size_z", C.c_uint16),
+                ("reserved0", C.c_uint16), ("grid_size_x", C.c_uint32),
+                ("grid_size_y", C.c_uint32), ("grid_size_z", C.c_uint32),
+                ("private_segment_size", C.c_uint32), ("group_segment_size", C.c_uint32),
+                ("kernel_object", C.c_uint64), ("kernarg_address", C.c_void_p),
+                ("reserved2", C.c_uint64), ("completion_signal", Signal)]
 
 
 class BarrierAnd(C.Structure):  # hsa_barrier_and_packet_t
@@ -230,6 +241,41 @@ def main():
         print(f"interrupt FAIL value={value}", flush=True)
         sys.exit(1)
     print(f"interrupt ok waited={waited:.3f}", flush=True)
+
+    # A kernel dispatch of a real compiled kernel: its 64-byte AMDHSA kernel descriptor (from a
+    # code object, --kernel-descriptor FILE) placed in host memory the GPU can read. The simulated
+    # GPU does not run its ISA; it takes the kernel's duration from its model and completes the
+    # packet's signal.
+    kd_file = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--kernel-descriptor=")),
+                   None)
+    if kd_file:
+        kd = open(kd_file, "rb").read()
+        mem = C.c_void_p()
+        if hsa.hsa_amd_memory_pool_allocate(system_pool, 4096, 0, C.byref(mem)) != 0:
+            fail("dispatch", 0)
+        C.memmove(mem, kd, 64)
+        kernarg = mem.value + 256  # the kernel's arguments (out pointer, value): never read
+        hsa.hsa_signal_store_relaxed(done, 1)
+        index = hsa.hsa_queue_add_write_index_relaxed(queue, 1)
+        slot = q.base_address + (index % q.size) * 64
+        C.memset(slot + 2, 0, 62)
+        pkt = KernelDispatch.from_address(slot)
+        pkt.setup = 1
+        pkt.workgroup_size_x, pkt.workgroup_size_y, pkt.workgroup_size_z = 64, 1, 1
+        pkt.grid_size_x, pkt.grid_size_y, pkt.grid_size_z = 256, 1, 1
+        pkt.kernel_object = mem.value
+        pkt.kernarg_address = kernarg
+        pkt.completion_signal = done
+        C.c_uint16.from_address(slot).value = (HSA_PACKET_TYPE_KERNEL_DISPATCH | 1 << 8 |
+                                               HSA_FENCE_SCOPE_SYSTEM << 9 |
+                                               HSA_FENCE_SCOPE_SYSTEM << 11)
+        hsa.hsa_signal_store_screlease(q.doorbell_signal, index)
+        value = wait_zero(done, 10 * 10**9)
+        if value != 0:
+            print(f"dispatch FAIL value={value}", flush=True)
+            sys.exit(1)
+        hsa.hsa_amd_memory_pool_free(mem)
+        print("dispatch ok value=0", flush=True)
     hsa.hsa_signal_destroy(dep)
     hsa.hsa_queue_destroy(queue)
     hsa.hsa_signal_destroy(done)

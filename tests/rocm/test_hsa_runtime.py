@@ -5,7 +5,7 @@ processor completes by decrementing its completion signal."""
 import sys
 from pathlib import Path
 
-from conftest import need_hsa_runtime, run_on_sim
+from conftest import kernel_descriptor, need_hsa_runtime, run_on_sim
 
 PROBE = Path(__file__).resolve().parent / "hsa_probe.py"
 
@@ -37,3 +37,13 @@ def test_hsa_init_agents_pools_queue_signal_and_barrier():
     # Released after 0.5 s; woken by the completion's interrupt, not by the 60 s timeout.
     assert 0.4 < waited[0] < 10, waited
     assert lines[-1] == "shutdown ok"
+
+
+def test_a_real_kernels_dispatch_packet_completes_with_its_signal(tmp_path):
+    library = need_hsa_runtime()
+    kd = kernel_descriptor(tmp_path)
+    r = run_on_sim("mi210", [sys.executable, "-u", str(PROBE), library, f"--kernel-descriptor={kd}"],
+                   timeout=120)
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "dispatch ok value=0" in lines, lines
