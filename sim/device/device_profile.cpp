@@ -204,6 +204,8 @@ DeviceProfile mi210(uint32_t n) {
   p.cpu_cores_per_node = 64;
   p.cpu_max_engine_clk_ccompute = 3500;
   set_memory(p, 64, 4096, 1600);
+  // gfx_v9_0.c for Aldebaran: GB_ADDR_CONFIG & 0x0c188800 (the register, 0 here) | 0x22014042.
+  p.gb_addr_config = 0x22014042;
   // kfd_crat.c's aldebaran_cache_info: 16 KiB TCP, 64 KiB SQC instruction, 16 KiB SQC data, 8 MiB L2.
   p.gpu_caches = {{1, 16, 64, kDataCache}, {1, 64, 64, kInstCache}, {1, 16, 64, kDataCache},
                   {2, 8192, 128, kDataCache}};

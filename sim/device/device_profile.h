@@ -51,6 +51,9 @@ struct DeviceProfile {
   uint32_t max_slots_scratch_cu = 32;
   uint32_t caches_count = 0;  // unused: the count shown is gpu_caches.size()
   std::vector<GpuCache> gpu_caches;
+  // GET_TILE_CONFIG's gb_addr_config: amdgpu's value with every hardware-read bit 0 (registers
+  // read 0 in the simulation).
+  uint32_t gb_addr_config = 0;
   uint32_t vendor_id = 0x1002;
   uint32_t device_id = 0;
   uint32_t revision_id = 0;

@@ -22,7 +22,11 @@ namespace {
 constexpr uint32_t kNrSetMemoryPolicy = 0x04;
 constexpr uint32_t kNrGetClockCounters = 0x05;
 constexpr uint32_t kNrSetScratchBackingVa = 0x11;
+constexpr uint32_t kNrGetTileConfig = 0x12;
 constexpr uint32_t kNrSetTrapHandler = 0x13;
+// GFX9 keeps the tile arrays of older chips (amdgpu gfx.config) but never fills them.
+constexpr uint32_t kTileConfigs = 32;
+constexpr uint32_t kMacroTileConfigs = 16;
 constexpr uint32_t kNrGetProcessAperturesNew = 0x14;
 constexpr uint32_t kNrAcquireVm = 0x15;
 constexpr uint32_t kNrSetXnackMode = 0x21;
@@ -45,6 +49,8 @@ std::optional<detail::IoctlTableEntry> detail::legacy_ioctl_entry(uint32_t nr) {
       return IoctlTableEntry{sizeof(kfd_ioctl_set_scratch_backing_va_args), true, true};
     case kNrSetTrapHandler:
       return IoctlTableEntry{sizeof(kfd_ioctl_set_trap_handler_args), true, false};
+    case kNrGetTileConfig:
+      return IoctlTableEntry{sizeof(kfd_ioctl_get_tile_config_args), true, true};
     default:
       if (auto e = memory_ioctl_entry(nr)) return e;
       return event_ioctl_entry(nr);
@@ -90,6 +96,34 @@ Outcome KfdDevice::State::legacy_ioctl(const CallPtr& call) {
       auto a = load<kfd_ioctl_set_scratch_backing_va_args>(call);
       if (!p->device(a.gpu_id)) return Outcome::done(-EINVAL);
       return Outcome::done(0);  // qpd.sh_hidden_private_base: only the no-HWS path programs it
+    }
+    case kNrGetTileConfig: {
+      // amdgpu_amdkfd_get_tile_config: at most the arrays' sizes are copied; a fault sets that
+      // count to 0 and fails EFAULT (the tile array first).
+      auto a = load<kfd_ioctl_get_tile_config_args>(call);
+      if (!p->device(a.gpu_id)) return Outcome::done(-EINVAL);
+      a.gb_addr_config = profile.gb_addr_config;
+      a.num_banks = 0;  // not set from GFX9 on
+      a.num_ranks = 0;
+      const std::vector<uint32_t> zeros(kTileConfigs, 0);
+      if (a.num_tile_configs > kTileConfigs) a.num_tile_configs = kTileConfigs;
+      if (a.num_tile_configs &&
+          !env.write_memory(call->caller.pid, a.tile_config_ptr, zeros.data(),
+                            a.num_tile_configs * sizeof(uint32_t))) {
+        a.num_tile_configs = 0;
+        store(call, a);
+        return Outcome::done(-EFAULT);
+      }
+      if (a.num_macro_tile_configs > kMacroTileConfigs) a.num_macro_tile_configs = kMacroTileConfigs;
+      if (a.num_macro_tile_configs &&
+          !env.write_memory(call->caller.pid, a.macro_tile_config_ptr, zeros.data(),
+                            a.num_macro_tile_configs * sizeof(uint32_t))) {
+        a.num_macro_tile_configs = 0;
+        store(call, a);
+        return Outcome::done(-EFAULT);
+      }
+      store(call, a);
+      return Outcome::done(0);
     }
     case kNrSetTrapHandler: {
       auto a = load<kfd_ioctl_set_trap_handler_args>(call);

@@ -200,6 +200,30 @@ TEST(SimDeviceMemory, ClockCountersTrapHandlerScratch) {
   EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_SET_SCRATCH_BACKING_VA, s), -EINVAL);
 }
 
+TEST(SimDeviceMemory, TileConfigCopiesAtMostTheArraysAndFaults) {
+  Rig r({}, "mi210", 1);
+  r.spawn(kPid);
+  uint64_t tiles = r.host.alloc(kPid, 64 * 4), macro = r.host.alloc(kPid, 64 * 4);
+  r.host.put<uint32_t>(kPid, tiles, 0xdeadbeef);
+  ::kfd_ioctl_get_tile_config_args t{};
+  t.tile_config_ptr = tiles;
+  t.macro_tile_config_ptr = macro;
+  t.num_tile_configs = 64;
+  t.num_macro_tile_configs = 64;
+  t.gpu_id = r.gpu();
+  ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_GET_TILE_CONFIG, t), 0);
+  EXPECT_EQ(t.num_tile_configs, 32u);
+  EXPECT_EQ(t.num_macro_tile_configs, 16u);
+  EXPECT_EQ(t.gb_addr_config, 0x22014042u);
+  EXPECT_EQ(r.host.get<uint32_t>(kPid, tiles), 0u) << "GFX9 leaves the tile modes 0";
+  t.gpu_id = 1;
+  EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_GET_TILE_CONFIG, t), -EINVAL);
+  t.gpu_id = r.gpu();
+  t.tile_config_ptr = 0x10;
+  EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_GET_TILE_CONFIG, t), -EFAULT);
+  EXPECT_EQ(t.num_tile_configs, 0u);
+}
+
 // ---- events ---------------------------------------------------------------------------------
 
 struct EventRig {
