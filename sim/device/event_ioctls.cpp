@@ -213,8 +213,9 @@ Outcome KfdDevice::State::event_ioctl(const CallPtr& call, const ProcessPtr& p) 
         store(call, a);
         return Outcome::done(0);
       }
-      // The device keeps no clock: a wait with a timeout parks until an event is set; the
-      // transport ends it with TIMEOUT when the time is up (the shim waits with timeout 0 polls).
+      // The device keeps no clock: a wait with a timeout parks until an event is set and never
+      // times out here. The shim therefore never sends one: it polls with timeout 0 and keeps
+      // the time itself (sim/shim/kfd_file.cpp).
       p->event_waiters.push_back(call);
       return Outcome::parked();
     }
