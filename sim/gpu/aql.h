@@ -61,6 +61,29 @@ struct BarrierAndPacket {
 static_assert(sizeof(BarrierAndPacket) == kPacketSize);
 static_assert(offsetof(BarrierAndPacket, dep_signal) == 8);
 
+// ROCr's AMD vendor packet (type 0, AmdFormat 2 in byte 2): a barrier that waits until
+// (signal value & mask) meets `cond` against `value` (hsa_amd_barrier_value_packet_t).
+inline constexpr uint8_t kAmdFormatBarrierValue = 2;
+// AmdFormat 1: a PM4 indirect buffer (amd_aql_pm4_ib_packet_t) ROCr runs for cache maintenance
+// (hsa_executable_freeze invalidates the code caches); its completion signal is at 56 too.
+inline constexpr uint8_t kAmdFormatPm4Ib = 1;
+struct AmdBarrierValuePacket {
+  uint16_t header;
+  uint8_t amd_format;
+  uint8_t reserved;
+  uint32_t reserved0;
+  uint64_t signal;
+  int64_t value;
+  int64_t mask;
+  uint32_t cond;  // hsa_signal_condition_t: 0 EQ, 1 NE, 2 LT, 3 GTE
+  uint32_t reserved1;
+  uint64_t reserved2;
+  uint64_t reserved3;
+  uint64_t completion_signal;
+};
+static_assert(sizeof(AmdBarrierValuePacket) == kPacketSize);
+static_assert(offsetof(AmdBarrierValuePacket, completion_signal) == 56);
+
 // ROCr amd_queue_t offsets the CP uses: KFD's write/read pointer addresses point here
 // (docs/kfd-interface.md#joining-queues-across-sources).
 inline constexpr uint64_t kAmdQueueWriteDispatchId = 0x38;

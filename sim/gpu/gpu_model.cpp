@@ -182,6 +182,32 @@ void GpuModel::fetch(CpQueue& q) {
       eng.submit_barrier(key, ready, [this, pid, qid, id, sig](const JobResult& r) {
         complete_packet(pid, qid, id, sig, r);
       });
+    } else if (type == aql::kPacketTypeVendor && raw[2] == aql::kAmdFormatBarrierValue) {
+      aql::AmdBarrierValuePacket p;
+      std::memcpy(&p, raw, sizeof p);
+      ProcessMemory* mem = &memory_;
+      auto ready = [mem, pid, p]() {
+        int64_t v = 0;
+        if (!p.signal || !mem->read(pid, p.signal + aql::kSignalValue, &v, sizeof v)) return true;
+        v &= p.mask;
+        switch (p.cond) {
+          case 0: return v == p.value;
+          case 1: return v != p.value;
+          case 2: return v < p.value;
+          default: return v >= p.value;
+        }
+      };
+      const uint64_t sig = p.completion_signal;
+      eng.submit_barrier(key, ready, [this, pid, qid, id, sig](const JobResult& r) {
+        complete_packet(pid, qid, id, sig, r);
+      });
+    } else if (type == aql::kPacketTypeVendor && raw[2] == aql::kAmdFormatPm4Ib) {
+      // Cache invalidations and writebacks: the simulated GPU has no caches to act on.
+      uint64_t sig = 0;
+      std::memcpy(&sig, raw + 56, sizeof sig);
+      eng.submit_barrier(key, [] { return true; }, [this, pid, qid, id, sig](const JobResult& r) {
+        complete_packet(pid, qid, id, sig, r);
+      });
     } else {
       fail_queue(q, "dispatch id " + std::to_string(id) + ": unsupported packet type " +
                         std::to_string(type));

@@ -74,7 +74,8 @@ KERNEL_SOURCE = "__kernel void fill(__global int* out, int v) { out[__builtin_am
 
 def kernel_descriptor(tmp_path, mcpu="gfx90a", name="fill"):
     """Compiles a one-line OpenCL kernel with Debian's clang/lld for `mcpu` and returns the path of
-    a file with its 64-byte AMDHSA kernel descriptor (the ELF symbol `<name>.kd`)."""
+    a file with its 64-byte AMDHSA kernel descriptor (the ELF symbol `<name>.kd`); the code object
+    itself is beside it, k.co."""
     import struct
     import subprocess
     clang = shutil.which("clang")

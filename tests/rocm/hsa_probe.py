@@ -277,6 +277,36 @@ def main():
         hsa.hsa_amd_memory_pool_free(mem)
         print("dispatch ok value=0", flush=True)
     hsa.hsa_signal_destroy(dep)
+    # ROCr's loader on a real code object (--code-object=FILE): it copies the code into VRAM with
+    # its own blit kernels on an internal queue and invalidates the code caches with a PM4
+    # packet; both complete on the simulated GPU, so the executable freezes. (No ISA runs: the
+    # blit copies do not copy, so the loaded code is not in VRAM.)
+    co_file = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--code-object=")), None)
+    if co_file:
+        data = open(co_file, "rb").read()
+        reader, executable = Signal(), Signal()  # both are {uint64 handle}
+        hsa.hsa_code_object_reader_create_from_memory.argtypes = [C.c_char_p, C.c_size_t,
+                                                                   C.POINTER(Signal)]
+        hsa.hsa_executable_create_alt.argtypes = [C.c_int, C.c_int, C.c_char_p, C.POINTER(Signal)]
+        hsa.hsa_executable_load_agent_code_object.argtypes = [Signal, Agent, Signal, C.c_char_p,
+                                                              C.c_void_p]
+        hsa.hsa_executable_freeze.argtypes = [Signal, C.c_char_p]
+        hsa.hsa_executable_destroy.argtypes = [Signal]
+        steps = [
+            ("reader", lambda: hsa.hsa_code_object_reader_create_from_memory(
+                data, len(data), C.byref(reader))),
+            ("executable", lambda: hsa.hsa_executable_create_alt(0, 0, None, C.byref(executable))),
+            ("load", lambda: hsa.hsa_executable_load_agent_code_object(
+                executable, found["gpu"][0], reader, None, None)),
+            ("freeze", lambda: hsa.hsa_executable_freeze(executable, None)),
+        ]
+        for name, step in steps:
+            st = step()
+            if st != HSA_STATUS_SUCCESS:
+                fail(f"code object {name}", st)
+        hsa.hsa_executable_destroy(executable)
+        print("code object frozen", flush=True)
+
     hsa.hsa_queue_destroy(queue)
     hsa.hsa_signal_destroy(done)
     hsa.hsa_shut_down()

@@ -42,8 +42,10 @@ def test_hsa_init_agents_pools_queue_signal_and_barrier():
 def test_a_real_kernels_dispatch_packet_completes_with_its_signal(tmp_path):
     library = need_hsa_runtime()
     kd = kernel_descriptor(tmp_path)
-    r = run_on_sim("mi210", [sys.executable, "-u", str(PROBE), library, f"--kernel-descriptor={kd}"],
-                   timeout=120)
+    r = run_on_sim("mi210", [sys.executable, "-u", str(PROBE), library, f"--kernel-descriptor={kd}",
+                             f"--code-object={kd.parent / 'k.co'}"], timeout=120)
     lines = r.stdout.splitlines()
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     assert "dispatch ok value=0" in lines, lines
+    # ROCr's loader: its blit-kernel copies and PM4 cache invalidation complete on the simulated GPU.
+    assert "code object frozen" in lines, lines
