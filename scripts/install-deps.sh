@@ -14,6 +14,8 @@ packages=(
   libhsakmt-dev libdrm-dev
   libcpp-httplib-dev  # gpreemptd: the Prometheus /metrics endpoint
   python3-yaml        # tests/deploy: the Kubernetes and compose manifests parse
+  rocminfo libhsa-runtime64-1 rocm-smi  # tests/rocm: Debian's ROCm 5.2 on the simulated KFD
+  lld debootstrap     # tests/rocm: a gfx90a code object (clang + ld.lld); the trixie root
   clang libclang-rt-14-dev
 )
 missing=()

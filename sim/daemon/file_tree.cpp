@@ -45,6 +45,8 @@ void write_atomically(const fs::path& path, const std::string& bytes) {
   if (::rename(tmp.c_str(), path.c_str()) != 0)
     throw gpreempt::Error(errno, "cannot rename " + tmp.string() + ": " + std::strerror(errno));
 }
+// Marks a symbolic link among the files (no rendered file starts with a NUL byte).
+constexpr std::string_view kLinkMark{"\0symlink:", 9};
 }  // namespace
 
 std::string host_relative_path(const std::string& key) {
@@ -116,6 +118,15 @@ int FileTree::sync_under(const std::string& under, const std::map<std::string, s
     std::string rel = host_relative_path(key);
     const bool is_dir = !rel.empty() && rel.back() == '/';
     if (is_dir) rel.pop_back();
+    // "name@" → a symbolic link `name` to `bytes`: kept among the files, its bytes marked.
+    if (!is_dir && !rel.empty() && rel.back() == '@') {
+      rel.pop_back();
+      if (!in_subtree(rel, under))
+        throw std::invalid_argument("file tree: " + key + " is not under " + (under.empty() ? "/" : under));
+      add_parents(rel);
+      files[rel] = std::string(kLinkMark) + bytes;
+      continue;
+    }
     if (!in_subtree(rel, under))
       throw std::invalid_argument("file tree: " + key + " is not under " + (under.empty() ? "/" : under));
     add_parents(rel);
@@ -155,7 +166,14 @@ int FileTree::sync_under(const std::string& under, const std::map<std::string, s
   for (auto& [rel, bytes] : files) {
     auto old = files_.find(rel);
     if (old != files_.end() && old->second == bytes) continue;
-    write_atomically(r / rel, bytes);
+    if (bytes.compare(0, kLinkMark.size(), kLinkMark) == 0) {
+      ::unlink((r / rel).c_str());
+      std::error_code ec;
+      fs::create_symlink(bytes.substr(kLinkMark.size()), r / rel, ec);
+      if (ec) throw gpreempt::Error(ec.value(), "cannot create symlink " + (r / rel).string() + ": " + ec.message());
+    } else {
+      write_atomically(r / rel, bytes);
+    }
     files_[rel] = std::move(bytes);
     ++changes;
   }

@@ -15,7 +15,8 @@
 namespace gpreempt::sim::daemon {
 
 // Pure: where a render_files() key lives under root/ ("sys/class/kfd/kfd/x" → the devices/virtual
-// path). Keys ending in '/' stay directories.
+// path). Keys ending in '/' stay directories; a key ending in '@' is a symbolic link (its name
+// without the '@') whose target is the value.
 std::string host_relative_path(const std::string& key);
 
 class FileTree {

@@ -57,6 +57,8 @@ HostCpuTopology read_host_cpu_topology() {
   }
   t.numa_nodes = nodes;
   t.cores_per_node = cpus / nodes ? cpus / nodes : 1;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) t.mem_per_node = uint64_t(pages) * uint64_t(page) / nodes;
   return t;
 }
 

@@ -12,6 +12,7 @@ namespace gpreempt::sim::daemon {
 struct HostCpuTopology {
   uint32_t numa_nodes = 1;
   uint32_t cores_per_node = 1;  // KFD's CPU nodes are uniform here: total CPUs / nodes
+  uint64_t mem_per_node = 0;    // bytes of RAM, likewise split evenly (0: unknown)
 };
 
 // Pure: number of CPUs in a kernel cpulist ("0-3,8,10-11" → 7); nullopt if malformed.

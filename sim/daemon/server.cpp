@@ -51,6 +51,7 @@ DeviceProfile machine_profile(const MachineOptions& m) {
     HostCpuTopology host = read_host_cpu_topology();
     p.cpu_nodes = host.numa_nodes;
     p.cpu_cores_per_node = host.cores_per_node;
+    if (host.mem_per_node) p.cpu_mem_per_node = host.mem_per_node;
   } else if (m.cpu_nodes != "profile") {
     throw gpreempt::Error(EINVAL, "--cpu-nodes must be 'host' or 'profile', not '" + m.cpu_nodes + "'");
   }
@@ -70,6 +71,7 @@ Server::Server(ServerConfig config)
   device_->on_complete = [this](CallToken t, long ret, std::vector<uint8_t> args) {
     complete(t, ret, std::move(args));
   };
+  device_->on_buffer_freed = [this](int pid, uint64_t offset) { release_mapping(pid, offset); };
   hardware_->attach(*device_);
   const char* eager = std::getenv("KFDSIM_EAGER_FILES");
   eager_files_ = eager && std::string_view(eager) == "1";

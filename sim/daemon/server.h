@@ -88,6 +88,8 @@ class Server {
 
   // Memory shared with a process (server_memory.cpp): its mappings unmapped and closed.
   void release_mappings(Proc& p);
+  // A freed buffer's shared memory (KfdDevice::on_buffer_freed); the process keeps its own map.
+  void release_mapping(int pid, uint64_t offset);
 
   void handle(int fd, protocol::Request& req);
   void reply(int fd, int64_t ret, std::vector<uint8_t> payload = {}, int pass_fd = -1);

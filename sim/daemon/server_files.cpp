@@ -5,9 +5,19 @@
 
 namespace gpreempt::sim::daemon {
 
+namespace {
+
+std::map<std::string, std::string> drm_files(const DeviceProfile& profile, const KfdDevice& device) {
+  std::map<uint32_t, uint64_t> used;
+  for (const auto& g : profile.gpus) used[g.gpu_id] = device.vram_used(g.gpu_id);
+  return drm_sysfs_files(profile, used);
+}
+
+}  // namespace
+
 std::map<std::string, std::string> Server::rendered_files() const {
   auto files = device_->render_files();
-  files.merge(drm_sysfs_files(profile_));
+  files.merge(drm_files(profile_, *device_));
   return files;
 }
 
@@ -27,6 +37,15 @@ void Server::refresh_files(const std::string& guest_path) {
     rendered_at_.clear();
     tree_.sync(rendered_files());
     for (const auto& part : parts_for_lookup("")) rendered_at_[part.subtree] = state_gen_;
+    return;
+  }
+  if (guest_path.rfind("/sys/class/drm", 0) == 0) {
+    // The GPUs' PCI device files show VRAM in use: rendered again for each lookup.
+    const std::string root = kDrmPciRoot;
+    std::map<std::string, std::string> pci;
+    for (auto& [k, v] : drm_files(profile_, *device_))
+      if (k.compare(0, root.size() + 1, root + "/") == 0) pci.emplace(k, std::move(v));
+    tree_.sync_under(root, pci);
     return;
   }
   for (const auto& part : parts_for_lookup(guest_path)) {

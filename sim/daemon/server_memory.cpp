@@ -27,11 +27,21 @@ std::size_t page_round(std::size_t n) {
 
 void Server::handle_mmap(int fd, const protocol::Request& req) {
   uint64_t length = 0;
-  if (req.payload.size() != sizeof length) {
+  uint32_t render_minor = 0;
+  const bool render = req.payload.size() == sizeof length + sizeof render_minor;
+  if (req.payload.size() != sizeof length && !render) {
     reply(fd, -EINVAL);
     return;
   }
   std::memcpy(&length, req.payload.data(), sizeof length);
+  if (render) {
+    // A render node's buffer object: only what the device handed out (drm_gem_mmap).
+    std::memcpy(&render_minor, req.payload.data() + sizeof length, sizeof render_minor);
+    if (int err = device_->check_render_mmap(req.pid, render_minor, req.arg, length)) {
+      reply(fd, err);
+      return;
+    }
+  }
   watch_process(req.pid);
   auto pit = procs_.find(req.pid);
   if (pit == procs_.end() || pit->second->retired || length == 0) {
@@ -72,6 +82,19 @@ void Server::handle_mmap(int fd, const protocol::Request& req) {
     if (m.doorbell) hardware_->doorbell_mapped(req.pid, m.gpu_id, m.addr, m.bytes);
   }
   reply(fd, 0, {}, m.memfd);
+}
+
+void Server::release_mapping(int pid, uint64_t offset) {
+  auto pit = procs_.find(pid);
+  if (pit == procs_.end()) return;
+  auto& mappings = pit->second->mappings;
+  auto it = mappings.find(offset);
+  if (it == mappings.end()) return;
+  Mapping& m = it->second;
+  if (m.doorbell && m.addr) hardware_->doorbell_unmapped(pid, m.gpu_id);
+  if (m.addr) munmap(m.addr, m.bytes);
+  if (m.memfd >= 0) ::close(m.memfd);
+  mappings.erase(it);
 }
 
 void Server::release_mappings(Proc& p) {

@@ -98,6 +98,21 @@ void take_gpus(DeviceProfile& p, const GpuInstance (&all)[N], uint32_t n, uint32
   p.gpus.assign(all, all + n);
 }
 
+// HBM per GPU (GiB, bus width, memory clock) as the product datasheets give it, and the CPU
+// nodes' memory, which no capture records: 512 GiB split over the nodes (the machine's own
+// memory replaces it when the CPU nodes are the host's, the default).
+// The sysfs "type" of a GPU cache: HSA_CACHE_TYPE_DATA (1) or INSTRUCTION (2), with HSACU (8) —
+// kfd_crat.c's translation of the CRAT flags DATA_CACHE / INST_CACHE and SIMD_CACHE.
+constexpr uint32_t kDataCache = 0x1 | 0x8;
+constexpr uint32_t kInstCache = 0x2 | 0x8;
+
+void set_memory(DeviceProfile& p, uint64_t vram_gib, uint32_t width, uint32_t clk_mhz) {
+  p.vram_bytes = vram_gib << 30;
+  p.vram_width = width;
+  p.vram_clk_max_mhz = clk_mhz;
+  p.cpu_mem_per_node = (512ull << 30) / p.cpu_nodes;
+}
+
 DeviceProfile mi308x(uint32_t n) {
   DeviceProfile p;
   p.name = "mi308x";
@@ -125,6 +140,11 @@ DeviceProfile mi308x(uint32_t n) {
   p.cpu_nodes = 2;
   p.cpu_cores_per_node = 112;
   p.cpu_max_engine_clk_ccompute = 3800;
+  set_memory(p, 192, 8192, 1300);
+  // GFX 9.4.3: 32 KiB vector L1, the SQC's 64 KiB instruction and 16 KiB scalar caches, 4 MiB L2
+  // per XCD, the 256 MiB Infinity Cache as L3.
+  p.gpu_caches = {{1, 32, 128, kDataCache}, {1, 64, 64, kInstCache}, {1, 16, 64, kDataCache},
+                  {2, 4096, 128, kDataCache}, {3, 262144, 64, kDataCache}};
   p.hqd_reg_base = 0xc914;
   p.xcc_reg_offsets = {0x0, 0xc0000, 0x100000, 0x1c0000};
   p.sdma_reg_bases = {0x4e40, 0x6640, 0xe54c0, 0xe64c0, 0x104e40, 0x106640, 0x1e54c0, 0x1e64c0};
@@ -183,6 +203,12 @@ DeviceProfile mi210(uint32_t n) {
   p.cpu_nodes = 1;
   p.cpu_cores_per_node = 64;
   p.cpu_max_engine_clk_ccompute = 3500;
+  set_memory(p, 64, 4096, 1600);
+  // gfx_v9_0.c for Aldebaran: GB_ADDR_CONFIG & 0x0c188800 (the register, 0 here) | 0x22014042.
+  p.gb_addr_config = 0x22014042;
+  // kfd_crat.c's aldebaran_cache_info: 16 KiB TCP, 64 KiB SQC instruction, 16 KiB SQC data, 8 MiB L2.
+  p.gpu_caches = {{1, 16, 64, kDataCache}, {1, 64, 64, kInstCache}, {1, 16, 64, kDataCache},
+                  {2, 8192, 128, kDataCache}};
   p.hqd_reg_base = 0xfea4;
   p.xcc_reg_offsets = {0x0};
   p.sdma_reg_bases = {0x4e40, 0x6640, 0xe54c0, 0xe64c0, 0x104e40};

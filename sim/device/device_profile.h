@@ -21,6 +21,15 @@ struct GpuInstance {
   uint64_t unique_id = 0;  // rocminfo "Uuid: GPU-<hex>"
 };
 
+// One kind of GPU cache as topology's caches/<n>/properties shows it (kfd_crat.c's
+// kfd_gpu_cache_info tables): level, KiB, line size, HSA_CACHE_TYPE_* bits.
+struct GpuCache {
+  uint32_t level = 0;
+  uint32_t size_kb = 0;
+  uint32_t line_size = 0;
+  uint32_t type = 0;
+};
+
 struct DeviceProfile {
   std::string name;            // lookup key: "mi308x", "mi300x", "mi210"
   std::string marketing_name;  // for people
@@ -40,7 +49,11 @@ struct DeviceProfile {
   uint32_t num_gws = 0;
   uint32_t wave_front_size = 64;
   uint32_t max_slots_scratch_cu = 32;
-  uint32_t caches_count = 0;
+  uint32_t caches_count = 0;  // unused: the count shown is gpu_caches.size()
+  std::vector<GpuCache> gpu_caches;
+  // GET_TILE_CONFIG's gb_addr_config: amdgpu's value with every hardware-read bit 0 (registers
+  // read 0 in the simulation).
+  uint32_t gb_addr_config = 0;
   uint32_t vendor_id = 0x1002;
   uint32_t device_id = 0;
   uint32_t revision_id = 0;
@@ -60,11 +73,17 @@ struct DeviceProfile {
   uint32_t capability2 = 0;
   uint64_t debug_prop = 0;
   uint64_t local_mem_size = 0;  // the kernel always reports 0 here
+  // The GPU's memory bank (mem_banks/0 of a GPU node): VRAM, all CPU-visible (large BAR).
+  uint64_t vram_bytes = 0;
+  uint32_t vram_width = 0;        // bits
+  uint32_t vram_clk_max_mhz = 0;
 
   // The host CPU nodes that precede the GPUs in topology.
   uint32_t cpu_nodes = 1;
   uint32_t cpu_cores_per_node = 0;
   uint32_t cpu_max_engine_clk_ccompute = 0;  // MHz, reported by every node
+  // System memory of each CPU node (its mem_banks/0): the host's when the CPU nodes are the host's.
+  uint64_t cpu_mem_per_node = 0;
 
   // Hardware queue-slot geometry used by hqds/mqds/rls.
   uint32_t pipes_per_mec = 4;

@@ -63,12 +63,33 @@ struct Queue {
   }
 };
 
+// A buffer object of ALLOC_MEMORY_OF_GPU (the kernel's kgd_mem): memory_ioctls.cpp.
+struct Bo {
+  uint64_t va = 0;
+  uint64_t size = 0;
+  uint32_t flags = 0;        // KFD_IOC_ALLOC_MEM_FLAGS_*
+  uint64_t mmap_offset = 0;  // what ALLOC returned (render-node offset, or a /dev/kfd one)
+  std::vector<uint32_t> mapped_on;  // gpu_ids whose page tables map it (MAP_MEMORY_TO_GPU)
+};
+
 struct ProcessDevice {
   uint32_t gpu_id = 0;
   uint64_t exception_status = 0;
   std::array<bool, kAddressWatchSlots> watch_used{};
   uint32_t queue_count = 0;     // qpd.queue_count
   uint64_t registered_seq = 0;  // when the process registered with the device's DQM (first queue)
+  std::map<uint32_t, Bo> bos;   // alloc_idr: handle low 32 bits -> buffer
+  uint64_t vram_usage = 0;      // pdd->vram_usage (bytes of VRAM BOs)
+  bool vm_acquired = false;     // ACQUIRE_VM done (pdd->drm_file)
+};
+
+// A KFD event (kfd_events.c): signal events own a slot of the event page, others do not.
+struct Event {
+  uint32_t id = 0;
+  uint32_t type = 0;  // KFD_IOC_EVENT_*
+  bool auto_reset = false;
+  bool signaled = false;
+  uint64_t age = 1;  // event_age: counts the times it was set (0 means "not used" to waiters)
 };
 
 // A call the kernel would have blocked, or one waiting for a process mutex held by another call.
@@ -130,10 +151,17 @@ struct Process {
   // The process mutex: held by a call waiting for the hardware scheduler; others queue behind.
   bool busy = false;
   std::deque<CallPtr> mutex_waiters;
+  // Events (event_ioctls.cpp): the event page is a BO of the process set by the first
+  // CREATE_EVENT that names it; signal events' slots are 8-byte words in it.
+  std::map<uint32_t, Event> events;
+  uint64_t signal_page_va = 0;     // 0 = no event page yet
+  uint64_t signal_page_size = 0;   // signal_mapped_size
+  std::vector<CallPtr> event_waiters;  // WAIT_EVENTS calls parked until an event is set
   // DESTROY_QUEUE calls waiting for their suspended queue to be resumed.
   std::vector<std::pair<uint32_t, CallPtr>> destroy_waiters;
 
   ProcessDevice* device(uint32_t gpu_id);
+  const ProcessDevice* device(uint32_t gpu_id) const;
   Queue* queue(uint32_t id);
 };
 using ProcessPtr = std::shared_ptr<Process>;
@@ -154,6 +182,8 @@ Apertures gfx9_apertures();
 
 // The pre-1.13 ioctls the simulator serves for libhsakmt's start-up (legacy_ioctls.cpp).
 std::optional<IoctlTableEntry> legacy_ioctl_entry(uint32_t nr);
+std::optional<IoctlTableEntry> memory_ioctl_entry(uint32_t nr);
+std::optional<IoctlTableEntry> event_ioctl_entry(uint32_t nr);
 
 // Result of a handler: either finished now, or the call is parked (completes via on_complete).
 struct Outcome {
@@ -192,6 +222,7 @@ struct KfdDevice::State {
   std::map<uint32_t, uint32_t> device_watch_ids;  // per gpu_id: address-watch slots in use (bits)
                                                   // // per gpu_id: rotates logical XCC ids
   uint64_t next_mqd_addr = 0;
+  uint64_t next_drm_offset = 0;  // the next render-node BO offset (all nodes, all processes)
   uint64_t next_register_seq = 1;
 
   // ---- kfd_device.cpp: dispatch, processes, runtime enable ----------------------------------
@@ -207,6 +238,12 @@ struct KfdDevice::State {
   detail::Outcome runtime_enable(const detail::CallPtr& call);
   // legacy_ioctls.cpp: GET_PROCESS_APERTURES_NEW, ACQUIRE_VM, SET_MEMORY_POLICY, ...
   detail::Outcome legacy_ioctl(const detail::CallPtr& call);
+  // memory_ioctls.cpp: ALLOC/FREE/MAP/UNMAP_MEMORY, AVAILABLE_MEMORY.
+  detail::Outcome memory_ioctl(const detail::CallPtr& call, const detail::ProcessPtr& p);
+  // event_ioctls.cpp: CREATE/DESTROY/SET/RESET_EVENT, WAIT_EVENTS.
+  detail::Outcome event_ioctl(const detail::CallPtr& call, const detail::ProcessPtr& p);
+  // Completes the process's parked WAIT_EVENTS calls that are now satisfied.
+  void wake_event_waiters(const detail::ProcessPtr& p);
 
   // ---- queue_ioctls.cpp -----------------------------------------------------------------------
   detail::Outcome create_queue(const detail::CallPtr& call);

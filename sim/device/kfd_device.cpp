@@ -27,6 +27,12 @@ detail::ProcessDevice* detail::Process::device(uint32_t gpu_id) {
   return nullptr;
 }
 
+const detail::ProcessDevice* detail::Process::device(uint32_t gpu_id) const {
+  for (const auto& d : devices)
+    if (d.gpu_id == gpu_id) return &d;
+  return nullptr;
+}
+
 detail::Queue* detail::Process::queue(uint32_t id) {
   for (auto& q : queues)
     if (q.id == id) return &q;
@@ -88,7 +94,11 @@ ProcessPtr KfdDevice::State::create_process(int pid) {
       break;
     }
   }
-  for (const auto& g : profile.gpus) p->devices.push_back({g.gpu_id, 0, {}, 0});
+  for (const auto& g : profile.gpus) {
+    detail::ProcessDevice d;
+    d.gpu_id = g.gpu_id;
+    p->devices.push_back(std::move(d));
+  }
   processes[pid] = p;
   return p;
 }

@@ -141,6 +141,9 @@ class KfdDevice {
   // used by another process with -EBADF). `args` = the caller's _IOC_SIZE(request) bytes.
   IoctlResult ioctl(const Caller& caller, unsigned long request, std::span<uint8_t> args,
                     CallToken token);
+  // A render-node buffer of process `pid` was freed: what the transport keeps for its mmap offset
+  // (shared memory) can go. Called with the device's mutex held.
+  std::function<void(int pid, uint64_t mmap_offset)> on_buffer_freed;
   // A blocked call is finished: its return value and the bytes to copy back to the caller.
   std::function<void(CallToken, long ret, std::vector<uint8_t> args)> on_complete;
   // The thread of a blocked call was interrupted or died: forget the call (kernel: -ERESTARTSYS).
@@ -161,6 +164,12 @@ class KfdDevice {
   // Read-only views for tools, tests and the GPU model.
   std::vector<QueueView> queues() const;
   const DeviceProfile& profile() const;
+  // mmap of render node `render_minor` at `offset` for `length` bytes by process `pid`: 0 when a
+  // buffer of the process on that GPU starts there and is at least that long, else -EINVAL
+  // (drm_gem_mmap finds no such object).
+  int check_render_mmap(int pid, uint32_t render_minor, uint64_t offset, uint64_t length) const;
+  // Bytes of VRAM all processes' buffers hold on `gpu_id` (amdgpu's mem_info_vram_used).
+  uint64_t vram_used(uint32_t gpu_id) const;
 
  private:
   struct State;

@@ -3,6 +3,8 @@
 // <linux/kfd_ioctl.h> (KFD 1.11), so this file uses that header rather than repeating them.
 #include <linux/kfd_ioctl.h>
 
+#include <time.h>
+
 #include <cerrno>
 
 #include "device_state.h"
@@ -18,6 +20,13 @@ using detail::store;
 namespace {
 
 constexpr uint32_t kNrSetMemoryPolicy = 0x04;
+constexpr uint32_t kNrGetClockCounters = 0x05;
+constexpr uint32_t kNrSetScratchBackingVa = 0x11;
+constexpr uint32_t kNrGetTileConfig = 0x12;
+constexpr uint32_t kNrSetTrapHandler = 0x13;
+// GFX9 keeps the tile arrays of older chips (amdgpu gfx.config) but never fills them.
+constexpr uint32_t kTileConfigs = 32;
+constexpr uint32_t kMacroTileConfigs = 16;
 constexpr uint32_t kNrGetProcessAperturesNew = 0x14;
 constexpr uint32_t kNrAcquireVm = 0x15;
 constexpr uint32_t kNrSetXnackMode = 0x21;
@@ -34,8 +43,17 @@ std::optional<detail::IoctlTableEntry> detail::legacy_ioctl_entry(uint32_t nr) {
       return IoctlTableEntry{sizeof(kfd_ioctl_acquire_vm_args), true, false};
     case kNrSetXnackMode:
       return IoctlTableEntry{sizeof(kfd_ioctl_set_xnack_mode_args), true, true};
+    case kNrGetClockCounters:
+      return IoctlTableEntry{sizeof(kfd_ioctl_get_clock_counters_args), true, true};
+    case kNrSetScratchBackingVa:
+      return IoctlTableEntry{sizeof(kfd_ioctl_set_scratch_backing_va_args), true, true};
+    case kNrSetTrapHandler:
+      return IoctlTableEntry{sizeof(kfd_ioctl_set_trap_handler_args), true, false};
+    case kNrGetTileConfig:
+      return IoctlTableEntry{sizeof(kfd_ioctl_get_tile_config_args), true, true};
     default:
-      return std::nullopt;
+      if (auto e = memory_ioctl_entry(nr)) return e;
+      return event_ioctl_entry(nr);
   }
 }
 
@@ -55,7 +73,63 @@ detail::Apertures detail::gfx9_apertures() {
 Outcome KfdDevice::State::legacy_ioctl(const CallPtr& call) {
   ProcessPtr p = find_process(call->caller.pid);
   if (!p) return Outcome::done(-EINVAL);
+  if (detail::memory_ioctl_entry(call->nr)) return memory_ioctl(call, p);
+  if (detail::event_ioctl_entry(call->nr)) return event_ioctl(call, p);
   switch (call->nr) {
+    case kNrGetClockCounters: {
+      // The one ioctl that reads a clock: the kernel's raw monotonic and boot-time nanoseconds,
+      // and the GPU's 100 MHz timestamp counter (0 for a gpu_id that is not a GPU).
+      auto a = load<kfd_ioctl_get_clock_counters_args>(call);
+      auto ns = [](clockid_t id) {
+        timespec ts{};
+        clock_gettime(id, &ts);
+        return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+      };
+      a.cpu_clock_counter = ns(CLOCK_MONOTONIC_RAW);
+      a.system_clock_counter = ns(CLOCK_BOOTTIME);
+      a.gpu_clock_counter = p->device(a.gpu_id) ? a.cpu_clock_counter / 10 : 0;
+      a.system_clock_freq = 1000000000ull;
+      store(call, a);
+      return Outcome::done(0);
+    }
+    case kNrSetScratchBackingVa: {
+      auto a = load<kfd_ioctl_set_scratch_backing_va_args>(call);
+      if (!p->device(a.gpu_id)) return Outcome::done(-EINVAL);
+      return Outcome::done(0);  // qpd.sh_hidden_private_base: only the no-HWS path programs it
+    }
+    case kNrGetTileConfig: {
+      // amdgpu_amdkfd_get_tile_config: at most the arrays' sizes are copied; a fault sets that
+      // count to 0 and fails EFAULT (the tile array first).
+      auto a = load<kfd_ioctl_get_tile_config_args>(call);
+      if (!p->device(a.gpu_id)) return Outcome::done(-EINVAL);
+      a.gb_addr_config = profile.gb_addr_config;
+      a.num_banks = 0;  // not set from GFX9 on
+      a.num_ranks = 0;
+      const std::vector<uint32_t> zeros(kTileConfigs, 0);
+      if (a.num_tile_configs > kTileConfigs) a.num_tile_configs = kTileConfigs;
+      if (a.num_tile_configs &&
+          !env.write_memory(call->caller.pid, a.tile_config_ptr, zeros.data(),
+                            a.num_tile_configs * sizeof(uint32_t))) {
+        a.num_tile_configs = 0;
+        store(call, a);
+        return Outcome::done(-EFAULT);
+      }
+      if (a.num_macro_tile_configs > kMacroTileConfigs) a.num_macro_tile_configs = kMacroTileConfigs;
+      if (a.num_macro_tile_configs &&
+          !env.write_memory(call->caller.pid, a.macro_tile_config_ptr, zeros.data(),
+                            a.num_macro_tile_configs * sizeof(uint32_t))) {
+        a.num_macro_tile_configs = 0;
+        store(call, a);
+        return Outcome::done(-EFAULT);
+      }
+      store(call, a);
+      return Outcome::done(0);
+    }
+    case kNrSetTrapHandler: {
+      auto a = load<kfd_ioctl_set_trap_handler_args>(call);
+      if (!p->device(a.gpu_id)) return Outcome::done(-EINVAL);
+      return Outcome::done(0);  // TBA/TMA go into the queues' MQDs; no wave ever traps here
+    }
     case kNrGetProcessAperturesNew: {
       auto a = load<kfd_ioctl_get_process_apertures_new_args>(call);
       if (a.num_of_nodes == 0) {  // a count query
@@ -90,6 +164,10 @@ Outcome KfdDevice::State::legacy_ioctl(const CallPtr& call) {
       auto f = env.acquire_file(call->caller.pid, static_cast<int>(a.drm_fd));
       if (!f) return Outcome::done(-EINVAL);
       env.release_file(*f);
+      // kfd_process_device_init_vm: the device's VM now exists, buffers can be allocated. (A
+      // second call with another file is -EBUSY in the kernel; the simulator cannot tell two
+      // files of the same node apart, so every repeat succeeds as the same file's would.)
+      p->device(a.gpu_id)->vm_acquired = true;
       return Outcome::done(0);
     }
     case kNrSetMemoryPolicy: {

@@ -43,9 +43,10 @@ std::string cpu_properties(const DeviceProfile& p, uint32_t node) {
   std::string s;
   prop(s, "cpu_cores_count", p.cpu_cores_per_node);
   prop(s, "simd_count", 0);
-  // Counts match the (empty) mem_banks/, caches/, io_links/ and p2p_links/ directories so a
-  // reader that walks them (hsakmt) finds what the counts promise.
-  prop(s, "mem_banks_count", 0);
+  // Counts match the directories so a reader that walks them (hsakmt) finds what the counts
+  // promise: one memory bank (system memory, which ROCr's system memory pools are made of), no
+  // caches, links.
+  prop(s, "mem_banks_count", 1);
   prop(s, "caches_count", 0);
   prop(s, "io_links_count", 0);
   prop(s, "p2p_links_count", 0);
@@ -82,8 +83,8 @@ std::string gpu_properties(const DeviceProfile& p, const GpuInstance& g, uint32_
   std::string s;
   prop(s, "cpu_cores_count", 0);
   prop(s, "simd_count", p.simd_count());
-  prop(s, "mem_banks_count", 0);
-  prop(s, "caches_count", 0);
+  prop(s, "mem_banks_count", 1);  // the VRAM
+  prop(s, "caches_count", p.gpu_caches.size());
   prop(s, "io_links_count", 0);
   prop(s, "p2p_links_count", 0);
   prop(s, "cpu_core_id_base", 0);
@@ -127,6 +128,35 @@ std::string gpu_properties(const DeviceProfile& p, const GpuInstance& g, uint32_
 
 const char* const kNodeSubdirs[] = {"mem_banks/", "caches/", "io_links/", "p2p_links/", "perf/"};
 
+// mem_banks/<n>/properties as kfd_topology.c's mem_show prints it. heap_type: 0 system memory,
+// 1 frame buffer the CPU can reach whole (a large BAR: what MI2xx/MI3xx have).
+std::string mem_bank_properties(uint32_t heap_type, uint64_t size, uint32_t width, uint32_t clk) {
+  std::string s;
+  prop(s, "heap_type", heap_type);
+  prop(s, "size_in_bytes", size);
+  prop(s, "flags", 0);
+  prop(s, "width", width);
+  prop(s, "mem_clk_max", clk);
+  return s;
+}
+
+// caches/<n>/properties as kfd_topology.c's kfd_cache_show prints it. One entry per kind of cache
+// with all CUs as its siblings, where the kernel lists one per group of CUs sharing it.
+std::string cache_properties(const GpuCache& c, uint32_t simd_id_base, uint32_t cus) {
+  std::string s;
+  prop(s, "processor_id_low", simd_id_base);
+  prop(s, "level", c.level);
+  prop(s, "size", c.size_kb);
+  prop(s, "cache_line_size", c.line_size);
+  prop(s, "cache_lines_per_tag", 1);
+  prop(s, "association", 0);
+  prop(s, "latency", 0);
+  prop(s, "type", c.type);
+  s += "sibling_map ";
+  for (uint32_t i = 0; i < cus; ++i) s += i + 1 < cus ? "1," : "1\n";
+  return s;
+}
+
 }  // namespace
 
 void KfdDevice::State::render_topology(std::map<std::string, std::string>& out) const {
@@ -135,18 +165,27 @@ void KfdDevice::State::render_topology(std::map<std::string, std::string>& out) 
   t["topology/generation_id"] = std::to_string(1 + profile.gpus.size()) + "\n";
   t["topology/system_properties"] = "platform_oem 0\nplatform_id 0\nplatform_rev 0\n";
   uint32_t node = 0;
-  auto add_node = [&](const std::string& gpu_id, const std::string& name,
-                      const std::string& props) {
+  auto add_node = [&](const std::string& gpu_id, const std::string& name, const std::string& props,
+                      const std::string& bank) {
     const std::string dir = "topology/nodes/" + std::to_string(node) + "/";
     t[dir + "gpu_id"] = gpu_id + "\n";
     t[dir + "name"] = name + "\n";
     t[dir + "properties"] = props;
     for (const char* sub : kNodeSubdirs) t[dir + sub] = "";
+    t[dir + "mem_banks/0/properties"] = bank;
+    if (gpu_id != "0")
+      for (std::size_t i = 0; i < profile.gpu_caches.size(); ++i)
+        t[dir + "caches/" + std::to_string(i) + "/properties"] = cache_properties(
+            profile.gpu_caches[i], 0x80000000u + (node << 12), profile.cu_count);
     ++node;
   };
-  for (uint32_t c = 0; c < profile.cpu_nodes; ++c) add_node("0", "", cpu_properties(profile, c));
+  for (uint32_t c = 0; c < profile.cpu_nodes; ++c)
+    add_node("0", "", cpu_properties(profile, c),
+             mem_bank_properties(0, profile.cpu_mem_per_node, 0, 0));
   for (const auto& g : profile.gpus)
-    add_node(std::to_string(g.gpu_id), profile.topology_name, gpu_properties(profile, g, node));
+    add_node(std::to_string(g.gpu_id), profile.topology_name, gpu_properties(profile, g, node),
+             mem_bank_properties(1, profile.vram_bytes, profile.vram_width,
+                                 profile.vram_clk_max_mhz));
   for (const char* root : kRoots)
     for (const auto& [k, v] : t) out[root + k] = v;
 }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 namespace gpreempt::sim::aql {
 
@@ -60,6 +61,29 @@ struct BarrierAndPacket {
 static_assert(sizeof(BarrierAndPacket) == kPacketSize);
 static_assert(offsetof(BarrierAndPacket, dep_signal) == 8);
 
+// ROCr's AMD vendor packet (type 0, AmdFormat 2 in byte 2): a barrier that waits until
+// (signal value & mask) meets `cond` against `value` (hsa_amd_barrier_value_packet_t).
+inline constexpr uint8_t kAmdFormatBarrierValue = 2;
+// AmdFormat 1: a PM4 indirect buffer (amd_aql_pm4_ib_packet_t) ROCr runs for cache maintenance
+// (hsa_executable_freeze invalidates the code caches); its completion signal is at 56 too.
+inline constexpr uint8_t kAmdFormatPm4Ib = 1;
+struct AmdBarrierValuePacket {
+  uint16_t header;
+  uint8_t amd_format;
+  uint8_t reserved;
+  uint32_t reserved0;
+  uint64_t signal;
+  int64_t value;
+  int64_t mask;
+  uint32_t cond;  // hsa_signal_condition_t: 0 EQ, 1 NE, 2 LT, 3 GTE
+  uint32_t reserved1;
+  uint64_t reserved2;
+  uint64_t reserved3;
+  uint64_t completion_signal;
+};
+static_assert(sizeof(AmdBarrierValuePacket) == kPacketSize);
+static_assert(offsetof(AmdBarrierValuePacket, completion_signal) == 56);
+
 // ROCr amd_queue_t offsets the CP uses: KFD's write/read pointer addresses point here
 // (docs/kfd-interface.md#joining-queues-across-sources).
 inline constexpr uint64_t kAmdQueueWriteDispatchId = 0x38;
@@ -69,6 +93,10 @@ inline constexpr std::size_t kAmdQueueSize = 256;
 // amd_signal_t: an hsa_signal_t handle is the address of one of these.
 inline constexpr uint64_t kSignalKind = 0;
 inline constexpr uint64_t kSignalValue = 8;
+// ROCr's interrupt signals: where the CP writes the signal's event id after updating the value,
+// and the id (then it interrupts; KFD sets the event).
+inline constexpr uint64_t kSignalEventMailbox = 16;
+inline constexpr uint64_t kSignalEventId = 24;
 inline constexpr uint64_t kSignalStartTs = 32;
 inline constexpr uint64_t kSignalEndTs = 40;
 inline constexpr std::size_t kSignalSize = 64;
@@ -88,5 +116,16 @@ struct KernelDescriptor {
   char name[kKernelNameMax];  // NUL-terminated
 };
 static_assert(sizeof(KernelDescriptor) == 64);
+
+// A real AMDHSA kernel descriptor (code object v3+, LLVM AMDGPUUsage "Kernel Descriptor"): 64
+// bytes whose kernel_code_entry_byte_offset (i64 at 16) points at the code and whose
+// compute_pgm_rsrc1 (u32 at 48) is never 0 for a compiled kernel (it holds the register counts).
+inline bool is_amdhsa_kernel_descriptor(const void* bytes64) {
+  int64_t entry = 0;
+  uint32_t rsrc1 = 0;
+  std::memcpy(&entry, static_cast<const uint8_t*>(bytes64) + 16, sizeof entry);
+  std::memcpy(&rsrc1, static_cast<const uint8_t*>(bytes64) + 48, sizeof rsrc1);
+  return entry != 0 && rsrc1 != 0;
+}
 
 }  // namespace gpreempt::sim::aql

@@ -127,19 +127,28 @@ void GpuModel::fetch(CpQueue& q) {
       aql::KernelDispatchPacket p;
       std::memcpy(&p, raw, sizeof p);
       aql::KernelDescriptor d{};
-      if (!memory_.read(pid, p.kernel_object, &d, sizeof d) ||
-          d.magic != aql::kKernelDescriptorMagic) {
-        fail_queue(q, "dispatch id " + std::to_string(id) +
-                          ": kernel_object does not point at a simulated kernel descriptor");
+      if (!memory_.read(pid, p.kernel_object, &d, sizeof d)) {
+        fail_queue(q, "dispatch id " + std::to_string(id) + ": kernel_object is not readable");
         return;
       }
       KernelSpec spec;
-      spec.name.assign(d.name, strnlen(d.name, aql::kKernelNameMax));
+      KernelKind kind = KernelKind::kGeneric;
+      if (d.magic == aql::kKernelDescriptorMagic) {
+        spec.name.assign(d.name, strnlen(d.name, aql::kKernelNameMax));
+        spec.wg_cost_ns = static_cast<SimTime>(d.wg_cost_ns);
+        if (d.kind <= static_cast<uint8_t>(KernelKind::kVector)) kind = static_cast<KernelKind>(d.kind);
+      } else if (aql::is_amdhsa_kernel_descriptor(&d)) {
+        // A real code object's kernel (a ROCr program's, or ROCr's own blit kernels): its ISA is
+        // not executed; it takes the generic kind's registers and the default workgroup cost.
+        spec.name = "amdhsa@" + std::to_string(p.kernel_object);
+      } else {
+        fail_queue(q, "dispatch id " + std::to_string(id) +
+                          ": kernel_object points at neither a simulated nor an AMDHSA kernel "
+                          "descriptor");
+        return;
+      }
       spec.grid = {p.grid_size_x, p.grid_size_y, p.grid_size_z};
       spec.workgroup = {p.workgroup_size_x, p.workgroup_size_y, p.workgroup_size_z};
-      spec.wg_cost_ns = static_cast<SimTime>(d.wg_cost_ns);
-      const auto kind = d.kind <= static_cast<uint8_t>(KernelKind::kVector)
-                            ? static_cast<KernelKind>(d.kind) : KernelKind::kGeneric;
       spec.resources = resources_for(kind);
       // A workgroup that cannot fit a CU never launches: the queue stops, as on a real CP.
       if (std::string why; !occupancy(eng.profile(), spec, &why)) {
@@ -173,6 +182,32 @@ void GpuModel::fetch(CpQueue& q) {
       eng.submit_barrier(key, ready, [this, pid, qid, id, sig](const JobResult& r) {
         complete_packet(pid, qid, id, sig, r);
       });
+    } else if (type == aql::kPacketTypeVendor && raw[2] == aql::kAmdFormatBarrierValue) {
+      aql::AmdBarrierValuePacket p;
+      std::memcpy(&p, raw, sizeof p);
+      ProcessMemory* mem = &memory_;
+      auto ready = [mem, pid, p]() {
+        int64_t v = 0;
+        if (!p.signal || !mem->read(pid, p.signal + aql::kSignalValue, &v, sizeof v)) return true;
+        v &= p.mask;
+        switch (p.cond) {
+          case 0: return v == p.value;
+          case 1: return v != p.value;
+          case 2: return v < p.value;
+          default: return v >= p.value;
+        }
+      };
+      const uint64_t sig = p.completion_signal;
+      eng.submit_barrier(key, ready, [this, pid, qid, id, sig](const JobResult& r) {
+        complete_packet(pid, qid, id, sig, r);
+      });
+    } else if (type == aql::kPacketTypeVendor && raw[2] == aql::kAmdFormatPm4Ib) {
+      // Cache invalidations and writebacks: the simulated GPU has no caches to act on.
+      uint64_t sig = 0;
+      std::memcpy(&sig, raw + 56, sizeof sig);
+      eng.submit_barrier(key, [] { return true; }, [this, pid, qid, id, sig](const JobResult& r) {
+        complete_packet(pid, qid, id, sig, r);
+      });
     } else {
       fail_queue(q, "dispatch id " + std::to_string(id) + ": unsupported packet type " +
                         std::to_string(type));
@@ -202,6 +237,17 @@ void GpuModel::complete_packet(int pid, uint32_t queue_id, uint64_t dispatch_id,
          memory_.read(pid, signal + aql::kSignalValue, &value, sizeof value);
     --value;
     ok = ok && memory_.write(pid, signal + aql::kSignalValue, &value, sizeof value);
+    // An interrupt signal (a mailbox set): the event id goes to the mailbox, the KFD event page
+    // slot, which the simulated KFD takes as the interrupt that sets the event.
+    uint64_t mailbox = 0;
+    if (ok && memory_.read(pid, signal + aql::kSignalEventMailbox, &mailbox, sizeof mailbox) &&
+        mailbox) {
+      uint32_t event_id = 0;
+      if (memory_.read(pid, signal + aql::kSignalEventId, &event_id, sizeof event_id)) {
+        const uint64_t slot_value = event_id;
+        memory_.write(pid, mailbox, &slot_value, sizeof slot_value);
+      }
+    }
   }
   if (!ok) {
     fail_queue(q, "cannot write completion of dispatch id " + std::to_string(dispatch_id));

@@ -79,6 +79,17 @@ GuestPath classify_path(std::string_view path, std::string_view root) {
     g.host = std::string(root) + "/dev/kfd";
     return g;
   }
+  // The amdgpu module's presence (lsmod reads /proc/modules, libkmod /sys/module/<name>/): a
+  // machine with a simulated KFD has the driver loaded.
+  // The DRM class (rocm-smi walks /sys/class/drm/card*): the simulated GPUs are the machine's.
+  const bool module_file = path == "/proc/modules" || under(path, "/sys/module/amdgpu") ||
+                           under(path, "/sys/class/drm");
+  if (module_file) {
+    g.kind = GuestPathKind::kFile;
+    g.host = std::string(root);
+    g.host += path;
+    return g;
+  }
   for (auto tree : kTrees) {
     if (under(path, tree)) {
       g.kind = GuestPathKind::kFile;

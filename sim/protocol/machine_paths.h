@@ -51,7 +51,8 @@ struct GuestPath {
 };
 
 // Classifies `path` (already normalised) and maps it under `root`:
-// /sys/class/kfd…, /sys/devices/virtual/kfd…, /sys/kernel/debug/kfd… and /dev/kfd.
+// /sys/class/kfd…, /sys/devices/virtual/kfd…, /sys/kernel/debug/kfd…, /dev/kfd, and the loaded
+// driver module as lsmod/libkmod see it (/proc/modules, /sys/module/amdgpu…).
 GuestPath classify_path(std::string_view path, std::string_view root);
 
 }  // namespace gpreempt::sim::protocol

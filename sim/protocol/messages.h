@@ -27,8 +27,9 @@ enum class Op : uint16_t {
   // ioctl on a /dev/kfd fd: arg = request, payload = the caller's _IOC_SIZE bytes.
   // Reply: ret, payload = the bytes to copy back (always, even when ret < 0).
   kIoctl = 3,
-  // mmap of a /dev/kfd fd: arg = file offset, payload = u64 length. Reply: ret and, when ret == 0,
-  // a memfd (SCM_RIGHTS) to map at offset 0 in place of the device memory.
+  // mmap of a /dev/kfd fd: arg = file offset, payload = u64 length; or of a render node: payload =
+  // u64 length, u32 render minor (a buffer object's offset, checked against the process's BOs).
+  // Reply: ret and, when ret == 0, a memfd (SCM_RIGHTS) to map at offset 0 in place of the memory.
   kMmap = 4,
   // Bring the materialised sysfs/debugfs tree up to date before the caller looks at it: payload =
   // the guest path about to be looked up (only what it can reach is rendered), empty for all.

@@ -18,6 +18,7 @@
 #include "sim/protocol/messages.h"
 #include "sim/shim/daemon_client.h"
 #include "sim/shim/fd_table.h"
+#include "sim/shim/kfd_file.h"
 #include "sim/shim/real_libc.h"
 #include "sim/shim/user_copy.h"
 
@@ -205,6 +206,10 @@ int drm_ioctl(int fd, unsigned long request, void* arg) {
                      info->render_minor);
       return fail(EINVAL);
   }
+}
+
+void* drm_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
+  return map_device_memory(addr, len, prot, flags, off, 0, fd_table().drm_minor(fd));
 }
 
 void as_drm_node(struct stat* st, int minor) {

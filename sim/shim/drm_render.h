@@ -23,6 +23,12 @@ bool drm_node_exists(int minor);
 // ioctl on an emulated node: the syscall result (errno set on failure).
 int drm_ioctl(int fd, unsigned long request, void* arg);
 
+// mmap of an emulated node at a buffer object's offset (ALLOC_MEMORY_OF_GPU's mmap_offset; any
+// other offset, or more than the buffer, is EINVAL as from drm_gem_mmap): the shared memory
+// kfdsimd keeps for that offset, so a buffer mapped twice (ROCr's AQL ring) or read
+// by the simulated GPU shows the same bytes.
+void* drm_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off);
+
 // Makes a stat result look like the character device 226:<minor>.
 void as_drm_node(struct stat* st, int minor);
 

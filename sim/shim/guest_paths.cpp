@@ -17,8 +17,12 @@ using protocol::Op;
 
 namespace {
 
-// Cheap pre-filter: only absolute paths naming "kfd" can be ours.
-bool maybe_ours(const char* path) { return path && path[0] == '/' && strstr(path, "kfd"); }
+// Cheap pre-filter: only absolute paths naming "kfd" (or the driver module's files) can be ours.
+bool maybe_ours(const char* path) {
+  return path && path[0] == '/' &&
+         (strstr(path, "kfd") || strstr(path, "/proc/modules") || strstr(path, "/sys/module/amdgpu") ||
+          strstr(path, "/sys/class/drm"));
+}
 
 protocol::GuestPath classify(const char* path) {
   if (!maybe_ours(path)) return {};

@@ -244,6 +244,7 @@ SHIM_EXPORT int ioctl(int fd, unsigned long request, ...) {
 
 SHIM_EXPORT void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
   if (fd >= 0 && is_kfd_fd(fd)) return kfd_mmap(addr, len, prot, flags, fd, off);
+  if (fd >= 0 && fd_table().drm_minor(fd) >= 0) return drm_mmap(addr, len, prot, flags, fd, off);
   return REAL(mmap)(addr, len, prot, flags, fd, off);
 }
 SHIM_EXPORT void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off_t off) {

@@ -2,6 +2,7 @@
 // through process_vm_readv/writev exactly as the daemon reaches a workload's).
 #include <unistd.h>
 
+#include <array>
 #include <cstring>
 #include <vector>
 
@@ -195,6 +196,70 @@ TEST_F(Cp, BadKernelObjectStopsTheQueueWithAReason) {
   const auto st = model.queue_stats();
   ASSERT_EQ(st.size(), 1u);
   EXPECT_NE(st[0].error.find("kernel descriptor"), std::string::npos) << st[0].error;
+}
+
+TEST_F(Cp, RealAmdhsaKernelDescriptorRunsAsAGenericKernel) {
+  // A compiled kernel's descriptor (clang -mcpu=gfx90a, the probe's fill.kd): entry offset 0x1040
+  // at byte 16, compute_pgm_rsrc1 0x008c00af at 48. Its ISA is not run; the packet completes.
+  std::array<uint8_t, 64> kd{};
+  kd[8] = 0x0c;  // kernarg_size 12
+  kd[16] = 0x40;
+  kd[17] = 0x10;
+  const uint32_t rsrc1 = 0x008c00af, rsrc2 = 0x00000090;
+  std::memcpy(&kd[48], &rsrc1, sizeof rsrc1);
+  std::memcpy(&kd[52], &rsrc2, sizeof rsrc2);
+  aql::KernelDescriptor real;
+  std::memcpy(&real, kd.data(), sizeof real);
+  ASSERT_NE(real.magic, aql::kKernelDescriptorMagic);
+  HostQueue q(0);
+  model.queue_created(q.view());
+  Signal s;
+  s.value = 1;
+  q.dispatch(real, 256, &s);
+  model.doorbell(getpid(), 0);
+  run();
+  EXPECT_EQ(s.value, 0);
+  const auto st = model.queue_stats();
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_TRUE(st[0].error.empty()) << st[0].error;
+}
+
+TEST_F(Cp, AmdVendorPacketsPm4IbCompletesBarrierValueWaits) {
+  HostQueue q(0);
+  model.queue_created(q.view());
+  // A PM4 indirect buffer (ROCr's cache invalidation at hsa_executable_freeze): nothing to do.
+  Signal ib_done;
+  ib_done.value = 1;
+  std::array<uint8_t, 64> ib{};
+  ib[2] = aql::kAmdFormatPm4Ib;  // header 0 = vendor type; AmdFormat in byte 2
+  const uint64_t ib_sig = reinterpret_cast<uint64_t>(&ib_done);
+  std::memcpy(&ib[56], &ib_sig, sizeof ib_sig);
+  std::memcpy(&q.slot(), ib.data(), ib.size());
+  ++q.write_id();
+  // A barrier-value packet: waits until (gate & 0xff) == 3.
+  Signal gate, bv_done;
+  gate.value = 0x100;
+  bv_done.value = 1;
+  aql::AmdBarrierValuePacket bv{};
+  bv.amd_format = aql::kAmdFormatBarrierValue;
+  bv.signal = reinterpret_cast<uint64_t>(&gate);
+  bv.value = 3;
+  bv.mask = 0xff;
+  bv.cond = 0;  // EQ
+  bv.completion_signal = reinterpret_cast<uint64_t>(&bv_done);
+  std::memcpy(&q.slot(), &bv, sizeof bv);
+  ++q.write_id();
+  model.doorbell(getpid(), 0);
+  run();
+  EXPECT_EQ(ib_done.value, 0);
+  EXPECT_EQ(bv_done.value, 1) << "(0x100 & 0xff) != 3";
+  gate.value = 0x203;
+  model.poll();  // the CP re-checks a waiting barrier's signal when it polls
+  run();
+  EXPECT_EQ(bv_done.value, 0);
+  const auto st = model.queue_stats();
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_TRUE(st[0].error.empty()) << st[0].error;
 }
 
 TEST_F(Cp, RingWrapsAround) {

@@ -108,6 +108,17 @@ TEST(MachinePaths, ClassifiesOnlyKfdTrees) {
   EXPECT_EQ(classify_path("/sys/kernel/debug/dri/0", "/r").kind, GuestPathKind::kNone);
 }
 
+TEST(MachinePaths, ClassifiesTheDriverModuleFiles) {
+  auto m = classify_path("/proc/modules", "/r");
+  EXPECT_EQ(m.kind, GuestPathKind::kFile);
+  EXPECT_EQ(m.host, "/r/proc/modules");
+  EXPECT_EQ(classify_path("/sys/module/amdgpu/initstate", "/r").host,
+            "/r/sys/module/amdgpu/initstate");
+  EXPECT_EQ(classify_path("/sys/module/amdgpux", "/r").kind, GuestPathKind::kNone);
+  EXPECT_EQ(classify_path("/sys/module/drm", "/r").kind, GuestPathKind::kNone);
+  EXPECT_EQ(classify_path("/proc/modules2", "/r").kind, GuestPathKind::kNone);
+}
+
 TEST(FileTree, MaterialisesUpdatesAndRemoves) {
   namespace fs = std::filesystem;
   fs::path root = fs::temp_directory_path() / ("kfdsim-tree-" + std::to_string(getpid()));
@@ -138,6 +149,33 @@ TEST(FileTree, MaterialisesUpdatesAndRemoves) {
   tree.sync(files);
   EXPECT_FALSE(fs::exists(root / "sys/class/kfd/kfd/proc/7"));
   EXPECT_EQ(read(root / "sys/class/kfd/kfd/topology/generation_id"), "2\n");
+  fs::remove_all(root);
+}
+
+TEST(FileTree, KeysEndingInAtAreSymlinks) {
+  namespace fs = std::filesystem;
+  fs::path root = fs::temp_directory_path() / ("kfdsim-links-" + std::to_string(getpid()));
+  fs::remove_all(root);
+  daemon::FileTree tree(root.string());
+  tree.init();
+  std::map<std::string, std::string> files = {
+      {"sys/devices/pci0000:00/0000:03:00.0/vendor", "0x1002\n"},
+      {"sys/devices/pci0000:00/0000:03:00.0/drm/card0/device@", "../../../0000:03:00.0"},
+      {"sys/class/drm/card0@", "../../devices/pci0000:00/0000:03:00.0/drm/card0"},
+  };
+  EXPECT_EQ(tree.sync(files), 3);
+  EXPECT_EQ(fs::read_symlink(root / "sys/class/drm/card0"),
+            "../../devices/pci0000:00/0000:03:00.0/drm/card0");
+  std::ifstream in(root / "sys/class/drm/card0/device/vendor");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "0x1002\n") << "resolves";
+  EXPECT_EQ(tree.sync(files), 0) << "an unchanged link is left alone";
+  files["sys/class/drm/card0@"] = "../../devices/pci0000:00/0000:03:00.0/drm/card1";
+  EXPECT_EQ(tree.sync(files), 1);
+  EXPECT_EQ(fs::read_symlink(root / "sys/class/drm/card0"),
+            "../../devices/pci0000:00/0000:03:00.0/drm/card1");
+  files.erase("sys/class/drm/card0@");
+  tree.sync(files);
+  EXPECT_FALSE(fs::is_symlink(root / "sys/class/drm/card0")) << "removed with the key";
   fs::remove_all(root);
 }
 
