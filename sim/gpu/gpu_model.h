@@ -66,6 +66,8 @@ class GpuModel final : public Hws {
   std::vector<uint32_t> gpu_ids() const;
   std::vector<CpQueueStats> queue_stats() const;
   bool has_queues() const { return !queues_.empty(); }
+  // The compute queues the CP reads, as the KFD created them (their doorbells, for a watcher).
+  std::vector<QueueView> queue_views() const;
   // {"now_ns", "profile", "gpus":[{gpu_id, counters, last_seq, more, runlist:[records]}],
   // "queues":[...]}: per GPU the records with seq > since_seq, oldest first, at most max_records
   // in all GPUs together ("more" on a GPU says some were left out: ask again from the last seq

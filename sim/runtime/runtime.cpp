@@ -1,10 +1,13 @@
 #include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -344,7 +347,14 @@ void Queue::publish(void* slot, uint16_t header, uint64_t index) {
   std::atomic_ref<uint32_t>(*static_cast<uint32_t*>(slot))
       .store(header | (setup << 16), std::memory_order_release);
   at<uint64_t>(amd_queue_, aql::kAmdQueueWriteDispatchId).store(index + 1, std::memory_order_release);
-  if (doorbell_) *doorbell_ = index;
+  if (doorbell_) {
+    *doorbell_ = index;
+    // A GPU sees a doorbell write as it happens; the simulated one would see it only at its next
+    // write-pointer poll (up to 250 µs later). The doorbell page is memory kfdsimd maps too, so a
+    // wake of its futex (the doorbell's low half) reaches the daemon's doorbell watcher at once.
+    // Where nobody waits it costs one system call; on a real GPU's doorbell it fails (EFAULT).
+    syscall(SYS_futex, const_cast<uint64_t*>(doorbell_), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+  }
 }
 
 void Queue::dispatch(const Kernel& k, Signal* done) {

@@ -90,6 +90,21 @@ TEST(SimrtE2E, OnlineWorkloadReportsLatencyJson) {
   EXPECT_LE(l["p50"].get<double>(), l["p99"].get<double>());
 }
 
+TEST(SimrtE2E, DispatchesWakeTheSimulatedCpThroughTheirDoorbells) {
+  // simrt wakes its doorbell's futex after every dispatch, so the CP sees the packets at once
+  // instead of at its next write-pointer poll: the daemon counts the ticks those wakes asked for.
+  Machine m(gpu_env());
+  auto keeper = m.probe();  // a client that keeps the on-demand daemon up to be asked afterwards
+  keeper->call("open");
+  auto j = run_json(m, {workload(), "online", "--preset", "toy-online", "--duration", "10", "--requests", "3",
+                        "--rate", "50", "--arrival", "fixed", "--json"});
+  EXPECT_EQ(j["requests_sent"], 3) << "--requests stops the arrivals";
+  EXPECT_EQ(j["requests_completed"], 3);
+  const auto s = m.status();
+  ASSERT_TRUE(s);
+  EXPECT_GE((*s)["loop"]["hardware_wakes"].get<uint64_t>(), 1u) << s->dump();
+}
+
 TEST(SimrtE2E, OfflineWorkloadReportsIterations) {
   Machine m(gpu_env());
   auto j = run_json(m, {workload(), "offline", "--preset", "gemm2048", "--duration", "0.5", "--json"});
