@@ -2,9 +2,14 @@
 
 #include "sim/device/gpu_geometry.h"
 
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -13,6 +18,7 @@
 #include <stdexcept>
 
 #include "common/error.h"
+#include "sim/gpu/aql.h"
 #include "sim/gpu/doorbell_watcher.h"
 #include "sim/gpu/gpu_model.h"
 #include "sim/gpu/model_config.h"
@@ -67,6 +73,7 @@ class GpuHardware final : public daemon::Hardware {
     model_->advance_to(t);
     model_->poll();
     last_poll_ = now;
+    for (int pid : model_->take_signalled()) ring_bells(pid);
     rewatch();  // queues come and go through the KFD calls each followed by a tick
   }
 
@@ -86,6 +93,23 @@ class GpuHardware final : public daemon::Hardware {
   }
 
  private:
+  // Completion signals of `pid` were written: wake whoever of it sleeps on its bell (aql.h).
+  void ring_bells(int pid) {
+    auto views = model_->queue_views();
+    for (auto it = pages_.lower_bound({pid, 0}); it != pages_.end() && it->first.first == pid; ++it) {
+      if (it->second.bytes < aql::kCompletionBellOffset + sizeof(uint64_t)) continue;
+      const uint32_t gpu_id = it->first.second;
+      const bool taken = std::any_of(views.begin(), views.end(), [&](const QueueView& q) {
+        return q.pid == pid && q.gpu_id == gpu_id && q.doorbell_id == aql::kCompletionBellDoorbell;
+      });
+      if (taken) continue;  // a queue's doorbell: not ours to write
+      auto* bell = const_cast<uint32_t*>(reinterpret_cast<volatile uint32_t*>(
+          static_cast<volatile char*>(it->second.page) + aql::kCompletionBellOffset));
+      std::atomic_ref<uint32_t>(*bell).fetch_add(1, std::memory_order_release);
+      syscall(SYS_futex, bell, FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+    }
+  }
+
   void rewatch() {
     std::vector<const volatile uint32_t*> words;
     for (const QueueView& q : model_->queue_views()) {

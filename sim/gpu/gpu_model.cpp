@@ -209,6 +209,7 @@ void GpuModel::complete_packet(int pid, uint32_t queue_id, uint64_t dispatch_id,
          memory_.read(pid, signal + aql::kSignalValue, &value, sizeof value);
     --value;
     ok = ok && memory_.write(pid, signal + aql::kSignalValue, &value, sizeof value);
+    if (ok) signalled_.insert(pid);
   }
   if (!ok) {
     fail_queue(q, "cannot write completion of dispatch id " + std::to_string(dispatch_id));
