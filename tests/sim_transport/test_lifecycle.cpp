@@ -286,6 +286,16 @@ TEST(Kfdsimd, RunsAtTheNicenessAsked) {
   std::string field;
   for (int i = 3; i <= 19; ++i) rest >> field;
   EXPECT_EQ(field, want) << line;
+  // With autogroups a niceness weighs only inside the session; the daemonized kfdsimd leads its
+  // own, whose autogroup must carry the same niceness ("/autogroup-N nice K").
+  std::ifstream enabled("/proc/sys/kernel/sched_autogroup_enabled");
+  std::string on;
+  if (enabled >> on && on == "1") {
+    std::ifstream ag("/proc/" + std::to_string(pid) + "/autogroup");
+    std::string group;
+    std::getline(ag, group);
+    EXPECT_NE(group.find(" nice " + want), std::string::npos) << group;
+  }
   EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"stop"})->finish()), 0);
   EXPECT_TRUE(m.wait_daemon_gone(pid));
 }
