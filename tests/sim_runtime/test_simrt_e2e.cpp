@@ -70,6 +70,7 @@ TEST(SimrtE2E, CApiDispatchesBarriersSignalsAndWrapsTheRing) {
   EXPECT_EQ(kv["in_order"], "1");
   EXPECT_EQ(kv["countdown"], "0");
   EXPECT_EQ(kv["ring_wrapped"], "1");
+  EXPECT_EQ(kv["bell_rung"], "1") << "the simulated GPU never rang the completion bell";
   EXPECT_EQ(kv["timeout_rc"], "-110");  // -ETIMEDOUT
   const int status = c->finish();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
