@@ -1,6 +1,12 @@
 #include "common/thread_scheduling.h"
 
 #include <sched.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
 
 #include <string>
 
@@ -47,6 +53,38 @@ int thread_realtime_priority(pid_t tid) {
                        errno_text(e));
   }
   return param.sched_priority;
+}
+
+namespace {
+// The uapi's struct sched_attr (linux/sched/types.h), which glibc does not declare.
+struct SchedAttr {
+  uint32_t size;
+  uint32_t sched_policy;
+  uint64_t sched_flags;
+  int32_t sched_nice;
+  uint32_t sched_priority;
+  uint64_t sched_runtime;
+  uint64_t sched_deadline;
+  uint64_t sched_period;
+};
+}  // namespace
+
+bool request_short_slice(std::chrono::nanoseconds slice) {
+  const int policy = sched_getscheduler(0);
+  if (policy != SCHED_OTHER && policy != SCHED_BATCH) {
+    errno = EINVAL;
+    return false;
+  }
+  errno = 0;
+  const int nice = getpriority(PRIO_PROCESS, 0);  // this thread's (tid 0 = the caller)
+  if (errno != 0) return false;
+  SchedAttr a{};
+  a.size = sizeof a;
+  a.sched_policy = static_cast<uint32_t>(policy);
+  a.sched_nice = nice;
+  a.sched_runtime = static_cast<uint64_t>(slice.count());
+  // Kernels before per-task slices ignore sched_runtime for the fair class: nothing changes then.
+  return syscall(SYS_sched_setattr, 0, &a, 0u) == 0;
 }
 
 }  // namespace gpreempt

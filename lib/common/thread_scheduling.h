@@ -11,6 +11,8 @@
 #include <pthread.h>
 #include <sys/types.h>
 
+#include <chrono>
+
 namespace gpreempt {
 
 // `priority` 1..99: SCHED_FIFO at that priority (with SCHED_RESET_ON_FORK); 0: SCHED_OTHER, nice
@@ -20,5 +22,16 @@ void set_thread_realtime_priority(pthread_t thread, int priority);
 // The SCHED_FIFO priority of thread `tid` (a kernel thread id; 0: the caller), 0 when it runs
 // under any other policy. Throws Error(errno) when the thread cannot be queried (ESRCH: gone).
 int thread_realtime_priority(pid_t tid);
+
+// Asks the kernel's fair scheduler (EEVDF, Linux >= 6.12) for a time slice of `slice` (clamped by
+// the kernel to 0.1..100 ms; the default here is 1.4 ms) for the calling thread, keeping its
+// policy and niceness. A thread with a shorter slice than the one running preempts it on wake-up
+// (PREEMPT_SHORT) instead of waiting until that task's slice has run out, which only the tick
+// (4 ms at HZ=250) notices: the difference between a simulated GPU that answers within
+// microseconds and one that answers a tick late whenever a build keeps the CPUs busy. Needs no
+// privilege. Threads and processes the caller creates afterwards inherit it. Returns false,
+// changing nothing, under a policy other than SCHED_OTHER/SCHED_BATCH (errno says why); kernels
+// without per-task slices accept and ignore it.
+bool request_short_slice(std::chrono::nanoseconds slice);
 
 }  // namespace gpreempt

@@ -38,6 +38,10 @@ class Hardware {
   virtual void doorbell_mapped(int /*pid*/, uint32_t /*gpu_id*/, volatile void* /*page*/,
                                std::size_t /*bytes*/) {}
   virtual void doorbell_unmapped(int /*pid*/, uint32_t /*gpu_id*/) {}
+  // A descriptor the loop watches besides its timer: readable when the model wants a tick now (a
+  // doorbell rang), -1 when it has none. The loop calls woken() and then tick().
+  virtual int wake_fd() const { return -1; }
+  virtual void woken() {}
   // The next instant the model wants `tick`, or nullopt when it has nothing to do.
   virtual std::optional<Clock::time_point> next_tick() { return std::nullopt; }
   virtual void tick(Clock::time_point /*now*/) {}

@@ -16,6 +16,7 @@
 #include <filesystem>
 
 #include "cli_common.h"
+#include "common/thread_scheduling.h"
 #include "sim/daemon/machine_options.h"
 #include "sim/daemon/server.h"
 #include "sim/protocol/machine_paths.h"
@@ -125,6 +126,25 @@ int main(int argc, char** argv) {
   if (setpriority(PRIO_PROCESS, 0, nice_value) != 0)
     std::fprintf(stderr, "kfdsimd[%d]: cannot set niceness %d (%s); running at %d\n", getpid(), nice_value,
                  std::strerror(errno), getpriority(PRIO_PROCESS, 0));
+  // With autogroups (CONFIG_SCHED_AUTOGROUP, on by default) a task's niceness weighs only against
+  // its own session's tasks; sessions share the CPU as equals by their autogroup's niceness. A
+  // daemonized kfdsimd leads a session of its own, so at niceness -10 it still lost the CPU to a
+  // build job of another session for up to 8 ms (perf sched). Its autogroup takes the same
+  // niceness. Only as a session leader: otherwise the autogroup is its starter's session's.
+  if (getsid(0) == getpid()) {
+    if (FILE* ag = std::fopen("/proc/self/autogroup", "w")) {
+      const bool ok = std::fprintf(ag, "%d", nice_value) > 0;
+      if (std::fclose(ag) != 0 || !ok)
+        std::fprintf(stderr, "kfdsimd[%d]: cannot set its autogroup's niceness %d (%s)\n", getpid(),
+                     nice_value, std::strerror(errno));
+    }
+  }
+  // Niceness buys CPU share, not promptness: behind busy CPUs a woken daemon still waited for the
+  // running task's slice to end (up to a 4 ms tick), and every client's GPU with it. A short slice
+  // lets its wake-ups preempt (docs/simulator.md, "Live timing"). The loop is its only thread.
+  if (!gpreempt::request_short_slice(std::chrono::microseconds(100)))
+    std::fprintf(stderr, "kfdsimd[%d]: no short time slice (%s): wake-ups may wait for busy CPUs\n", getpid(),
+                 std::strerror(errno));
   bool owner_gone = false;
   int rc = 0;
   try {

@@ -78,6 +78,12 @@ Server::Server(ServerConfig config)
   tree_.init();
   refresh_files("");
   timer_ = loop_.add_timer([this] { tick_hardware(); });
+  if (const int fd = hardware_->wake_fd(); fd >= 0)
+    loop_.watch(fd, [this] {
+      hardware_->woken();
+      ++hardware_wakes_;
+      tick_hardware();
+    });
   housekeeping_ = loop_.add_timer([this] { housekeeping(); });
   loop_.arm_every(housekeeping_, std::chrono::seconds(kHousekeepingSeconds));
   loop_.set_after_batch([this] { rearm_timer(); });

@@ -140,6 +140,7 @@ class Server {
     void add(Clock::duration d);
   };
   Cost refresh_cost_, tick_cost_;
+  uint64_t hardware_wakes_ = 0;  // ticks the hardware's wake_fd asked for (doorbells that rang)
   void tick_hardware();
 };
 

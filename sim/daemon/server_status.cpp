@@ -38,7 +38,7 @@ std::string Server::status_json() const {
   auto cost = [](const Cost& c) {
     return nlohmann::json{{"count", c.count}, {"total_ns", c.total_ns}, {"max_ns", c.max_ns}};
   };
-  j["loop"] = {{"refresh", cost(refresh_cost_)}, {"tick", cost(tick_cost_)}};
+  j["loop"] = {{"refresh", cost(refresh_cost_)}, {"tick", cost(tick_cost_)}, {"hardware_wakes", hardware_wakes_}};
   return j.dump();
 }
 

@@ -102,6 +102,15 @@ inline constexpr uint64_t kSignalEndTs = 40;
 inline constexpr std::size_t kSignalSize = 64;
 inline constexpr int64_t kSignalKindUser = 1;
 
+// The simulator's completion bell (our convention, like the kernel descriptor): a 32-bit counter
+// in the last 64-bit slot of a process's doorbell frame (2 pages, 1024 doorbells; the KFD gives a
+// compute queue the doorbell of its queue id, so this one is free unless a process has 1024
+// queues). After writing completion signals of a process the model increments it and wakes its
+// futex; the doorbell frame is memory both sides map, so simrt's waits sleep on it instead of
+// napping. A real GPU raises an interrupt that wakes the KFD's event waiters instead.
+inline constexpr uint32_t kCompletionBellDoorbell = 1023;
+inline constexpr std::size_t kCompletionBellOffset = std::size_t{kCompletionBellDoorbell} * 8;
+
 // What `kernel_object` of a simulated dispatch points at: 64 bytes (the size of a real AMD kernel
 // descriptor) naming the kernel, its modelled cost and its kind: the CP takes the kernel's
 // registers and LDS from the register model of that kind (sim/gpu/cwsr_model.h), as a real CP

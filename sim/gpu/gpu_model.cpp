@@ -82,6 +82,13 @@ void GpuModel::execute_runlist(uint32_t gpu_id, uint32_t grace_period,
   engine(gpu_id).execute_runlist(grace_period, keys, std::move(done));
 }
 
+std::vector<QueueView> GpuModel::queue_views() const {
+  std::vector<QueueView> v;
+  v.reserve(queues_.size());
+  for (const auto& [k, q] : queues_) v.push_back(q->view);
+  return v;
+}
+
 void GpuModel::fail_queue(CpQueue& q, std::string why) {
   if (q.error.empty()) q.error = std::move(why);
 }
@@ -248,6 +255,7 @@ void GpuModel::complete_packet(int pid, uint32_t queue_id, uint64_t dispatch_id,
         memory_.write(pid, mailbox, &slot_value, sizeof slot_value);
       }
     }
+    if (ok) signalled_.insert(pid);
   }
   if (!ok) {
     fail_queue(q, "cannot write completion of dispatch id " + std::to_string(dispatch_id));

@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
+#include <utility>
 #include <memory>
 #include <optional>
 #include <string>
@@ -66,6 +68,10 @@ class GpuModel final : public Hws {
   std::vector<uint32_t> gpu_ids() const;
   std::vector<CpQueueStats> queue_stats() const;
   bool has_queues() const { return !queues_.empty(); }
+  // The processes whose completion signals were written since the last call (to ring their bells).
+  std::set<int> take_signalled() { return std::exchange(signalled_, {}); }
+  // The compute queues the CP reads, as the KFD created them (their doorbells, for a watcher).
+  std::vector<QueueView> queue_views() const;
   // {"now_ns", "profile", "gpus":[{gpu_id, counters, last_seq, more, runlist:[records]}],
   // "queues":[...]}: per GPU the records with seq > since_seq, oldest first, at most max_records
   // in all GPUs together ("more" on a GPU says some were left out: ask again from the last seq
@@ -85,6 +91,7 @@ class GpuModel final : public Hws {
   SimTime now_ = 0;
   std::map<uint32_t, std::unique_ptr<GpuEngine>> engines_;
   std::map<QueueKey, std::unique_ptr<CpQueue>> queues_;
+  std::set<int> signalled_;
 };
 
 }  // namespace gpreempt::sim::gpu

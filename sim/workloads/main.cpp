@@ -1,5 +1,5 @@
 // gpreempt-workload: the online service and the offline trainer of the demos, on simrt.
-//   gpreempt-workload online  --preset NAME --duration S [--rate HZ] [--arrival poisson|fixed]
+//   gpreempt-workload online  --preset NAME --duration S [--requests N] [--rate HZ] [--arrival poisson|fixed]
 //                             [--seed N] [--priority P] [--notify PATH [--notify-wait]]
 //                             [--hint [SOCKET] [--expect]] [--preprocess-us US] [--json]
 //   gpreempt-workload offline --preset NAME --duration S [--priority P] [--json]
@@ -30,6 +30,18 @@ std::string preset_names() {
   return s;
 }
 
+// A kernel in gpreempt-des's own terms (docs/evaluation-des.md, "Kernels"): the same GPU model
+// prices it from its workgroup count and cost, so the DES can replay a preset's request exactly.
+nlohmann::json des_kernel(const simrt::Kernel& k) {
+  const uint64_t wg = static_cast<uint64_t>(k.workgroup[0]) * k.workgroup[1] * k.workgroup[2];
+  static const char* const kKinds[] = {"generic", "matrix", "vector"};
+  return {{"name", k.name},
+          {"workgroups", (work_items(k) + wg - 1) / wg},
+          {"wg_cost_us", static_cast<double>(k.wg_cost_ns) / 1000.0},
+          {"waves_per_workgroup", (wg + 63) / 64},
+          {"kind", kKinds[k.kind < 3 ? k.kind : 0]}};
+}
+
 int print_presets(bool json) {
   nlohmann::json j = nlohmann::json::array();
   for (const auto& p : presets()) {
@@ -44,7 +56,12 @@ int print_presets(bool json) {
                    {"online_rate_hz", p.online_rate_hz},
                    {"arrival", p.poisson ? "poisson" : "fixed"},
                    {"offline_kernels", p.offline_iteration.size()},
-                   {"offline_max_work_items", off_items}});
+                   {"offline_max_work_items", off_items},
+                   {"online_request_des", [&] {
+                      nlohmann::json ks = nlohmann::json::array();
+                      for (const auto& k : p.online_request) ks.push_back(des_kernel(k));
+                      return ks;
+                    }()}});
     } else {
       std::printf("%-12s %s\n%12s online: %zu kernels/request, %.1f req/s %s; offline: %zu kernels/iteration\n",
                   p.name.c_str(), p.description.c_str(), "", p.online_request.size(),
@@ -88,8 +105,11 @@ int main(int argc, char** argv) {
   std::string hint_socket;
   bool expect = false;
   double preprocess_us = -1;
+  uint64_t requests = 0;
   online->add_option("--preset", preset_name, "workload preset (" + preset_names() + ")")->required();
   online->add_option("--duration", duration, "seconds of arrivals")->required()->check(gpreempt::cli_common::positive());
+  online->add_option("--requests", requests, "stop after this many requests (or at --duration if sooner)")
+      ->check(CLI::PositiveNumber);
   online->add_option("--rate", rate, "requests per second (default: the preset's)")->check(gpreempt::cli_common::positive());
   online->add_option("--arrival", arrival, "poisson or fixed (default: the preset's)")
       ->check(CLI::IsMember({"poisson", "fixed"}));
@@ -163,6 +183,7 @@ int main(int argc, char** argv) {
       OnlineOptions o;
       o.preset = *preset;
       o.duration_s = duration;
+      o.requests = requests;
       o.rate_hz = rate;
       o.poisson = arrival.empty() ? preset->poisson : arrival == "poisson";
       o.seed = seed;

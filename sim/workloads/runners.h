@@ -15,6 +15,7 @@ namespace gpreempt::workloads {
 struct OnlineOptions {
   Preset preset;
   double duration_s = 10;
+  uint64_t requests = 0;  // stop after this many arrivals, or at duration_s if sooner; 0: no limit
   double rate_hz = 0;     // 0 = the preset's
   bool poisson = true;
   uint64_t seed = 1;

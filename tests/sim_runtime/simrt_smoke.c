@@ -1,7 +1,11 @@
 /* simrt_smoke: exercises simrt's C API under kfdsim (KFDSIM_HARDWARE=gpu) and prints one
  * "key value" line per property for test_simrt_e2e to check. Exit 1 on any failure. */
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "simrt/simrt.h"
 
@@ -66,6 +70,18 @@ int main(void) {
   for (int i = 0; i < 200; ++i) CHECK(simrt_dispatch(q0, &fast, many));
   CHECK(simrt_signal_wait_eq(many, 0, kWait));
   printf("ring_wrapped 1\n");
+
+  /* The completion bell (sim/gpu/aql.h): the last 64-bit slot of this process's doorbell frame,
+   * which the simulated GPU counts up after writing completion signals. The KFD keeps one
+   * process per process, so a second /dev/kfd descriptor maps the same frame. */
+  {
+    int kfd = open("/dev/kfd", O_RDWR | O_CLOEXEC);
+    const uint64_t frame = (3ull << 62) | ((uint64_t)simrt_gpu_id(rt) << 46);
+    void* m = kfd < 0 ? MAP_FAILED : mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, kfd, (off_t)frame);
+    printf("bell_rung %d\n", m != MAP_FAILED && *(volatile uint32_t*)((char*)m + 1023 * 8) != 0);
+    if (m != MAP_FAILED) munmap(m, 8192);
+    if (kfd >= 0) close(kfd);
+  }
 
   printf("timeout_rc %d\n", simrt_signal_wait_eq(a, 5, 1000 * 1000));
   /* Every packet that writes them has completed: the signals can go (LeakSanitizer checks). */

@@ -1,9 +1,13 @@
 // simrt, gpreempt-workload and the GPU model end to end: real processes under the shim on a
 // private kfdsimd with the "gpu" hardware model; faults observed by a real debugger client.
 #include <signal.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 #include <thread>
@@ -70,6 +74,7 @@ TEST(SimrtE2E, CApiDispatchesBarriersSignalsAndWrapsTheRing) {
   EXPECT_EQ(kv["in_order"], "1");
   EXPECT_EQ(kv["countdown"], "0");
   EXPECT_EQ(kv["ring_wrapped"], "1");
+  EXPECT_EQ(kv["bell_rung"], "1") << "the simulated GPU never rang the completion bell";
   EXPECT_EQ(kv["timeout_rc"], "-110");  // -ETIMEDOUT
   const int status = c->finish();
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -88,6 +93,63 @@ TEST(SimrtE2E, OnlineWorkloadReportsLatencyJson) {
   // 18 kernels, two of them 2-round 40 us convolutions each: never faster than the model allows.
   EXPECT_GT(l["p50"].get<double>(), 0.5);
   EXPECT_LE(l["p50"].get<double>(), l["p99"].get<double>());
+}
+
+TEST(SimrtE2E, DispatchesWakeTheSimulatedCpThroughTheirDoorbells) {
+  // simrt wakes its doorbell's futex after every dispatch, so the CP sees the packets at once
+  // instead of at its next write-pointer poll: the daemon counts the ticks those wakes asked for.
+  Machine m(gpu_env());
+  auto keeper = m.probe();  // a client that keeps the on-demand daemon up to be asked afterwards
+  keeper->call("open");
+  auto j = run_json(m, {workload(), "online", "--preset", "toy-online", "--duration", "10", "--requests", "3",
+                        "--rate", "50", "--arrival", "fixed", "--json"});
+  EXPECT_EQ(j["requests_sent"], 3) << "--requests stops the arrivals";
+  EXPECT_EQ(j["requests_completed"], 3);
+  const auto s = m.status();
+  ASSERT_TRUE(s);
+  EXPECT_GE((*s)["loop"]["hardware_wakes"].get<uint64_t>(), 1u) << s->dump();
+}
+
+TEST(SimrtE2E, TheOnlineWorkloadsThreadsArePunctual) {
+  // A request's latency runs from its arrival: the dispatching thread and the waiter run with a
+  // 1 ns timer slack and a 100 us time slice (docs/simulator.md, "Live timing").
+  Machine m(gpu_env());
+  auto c = m.spawn({workload(), "online", "--preset", "toy-online", "--duration", "600", "--rate", "50"});
+  const int pid = c->pid();
+  // A completed packet: the waiter exists (it starts before the first dispatch).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto served = [&] {
+    auto j = m.gpu_stats();
+    if (j)
+      for (const auto& q : (*j)["queues"])
+        if (q["pid"] == pid && q["completed"].get<uint64_t>() > 0) return true;
+    return false;
+  };
+  while (!served() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ASSERT_TRUE(served()) << "the workload completed no request";
+  std::ifstream slack("/proc/" + std::to_string(pid) + "/timerslack_ns");
+  long ns = -1;
+  slack >> ns;
+  EXPECT_EQ(ns, 1) << "the dispatching thread's timer slack";
+  utsname u{};
+  int major = 0, minor = 0;
+  if (uname(&u) == 0 && std::sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+      std::make_pair(major, minor) >= std::make_pair(6, 12)) {
+    // Every thread (the main one dispatches, the second waits): EEVDF's per-task slice.
+    int threads = 0;
+    for (const auto& t : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+      std::ifstream in(t.path() / "sched");
+      for (std::string l; std::getline(in, l);)
+        if (l.rfind("se.slice", 0) == 0) {
+          ++threads;
+          EXPECT_EQ(std::stol(l.substr(l.find(':') + 1)), 100000) << t.path();
+        }
+    }
+    EXPECT_GE(threads, 2);
+  }
+  c->kill(SIGKILL);
+  c->wait_status();
 }
 
 TEST(SimrtE2E, OfflineWorkloadReportsIterations) {

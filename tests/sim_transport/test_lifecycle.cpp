@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <optional>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -262,6 +265,24 @@ TEST(Kfdsim, TerminatedDaemonStillLeavesItsRecordsAndNoSocket) {
 
 // The daemon stands in for the GPU and runs ahead of the host's processes (default niceness -10
 // where allowed); --nice sets it.
+namespace {
+
+// A thread's time slice in ns from /proc/<pid>/task/<tid>/sched ("se.slice : N"), on a kernel
+// whose fair scheduler takes a per-task slice (Linux >= 6.12); nullopt elsewhere.
+std::optional<long> slice_ns(int pid, int tid) {
+  utsname u{};
+  int major = 0, minor = 0;
+  if (uname(&u) != 0 || std::sscanf(u.release, "%d.%d", &major, &minor) != 2 ||
+      std::make_pair(major, minor) < std::make_pair(6, 12))
+    return std::nullopt;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/sched");
+  for (std::string l; std::getline(in, l);)
+    if (l.rfind("se.slice", 0) == 0) return std::stol(l.substr(l.find(':') + 1));
+  return std::nullopt;
+}
+
+}  // namespace
+
 TEST(Kfdsimd, RunsAtTheNicenessAsked) {
   // Above this test's own niceness: an ordinary user cannot lower it, and CI may run the suite
   // niced (`nice -n 10`).
@@ -286,6 +307,20 @@ TEST(Kfdsimd, RunsAtTheNicenessAsked) {
   std::string field;
   for (int i = 3; i <= 19; ++i) rest >> field;
   EXPECT_EQ(field, want) << line;
+  // With autogroups a niceness weighs only inside the session; the daemonized kfdsimd leads its
+  // own, whose autogroup must carry the same niceness ("/autogroup-N nice K").
+  std::ifstream enabled("/proc/sys/kernel/sched_autogroup_enabled");
+  std::string on;
+  if (enabled >> on && on == "1") {
+    std::ifstream ag("/proc/" + std::to_string(pid) + "/autogroup");
+    std::string group;
+    std::getline(ag, group);
+    EXPECT_NE(group.find(" nice " + want), std::string::npos) << group;
+  }
+  // And a short time slice, so that its wake-ups preempt (docs/simulator.md, "Live timing").
+  if (const auto slice = slice_ns(pid, pid)) {
+    EXPECT_EQ(*slice, 100000) << "kfdsimd's time slice";
+  }
   EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"stop"})->finish()), 0);
   EXPECT_TRUE(m.wait_daemon_gone(pid));
 }

@@ -123,6 +123,7 @@ class Runtime {
   long ioctl_retry(unsigned long request, void* args, const char* what);
   void runtime_enable();
   void runtime_disable();
+  void map_completion_bell(uint64_t doorbell_frame);
 
   int fd_ = -1;
   uint32_t gpu_id_ = 0;
@@ -135,6 +136,7 @@ class Runtime {
   std::map<std::tuple<std::string, uint64_t, uint8_t>, void*> descriptors_;
   std::vector<Queue*> queues_;  // alive, destroyed before the runtime is disabled
   char r_debug_[64] = {};  // stands in for ROCr's _r_debug, whose address RUNTIME_ENABLE carries
+  void* bell_map_ = nullptr;  // the doorbell frame, mapped for its completion bell (sim/gpu/aql.h)
 };
 
 }  // namespace simrt
