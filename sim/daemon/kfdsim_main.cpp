@@ -179,10 +179,26 @@ int show_files(const protocol::MachinePaths& paths, const std::string& which, bo
     return kOk;
   }
   nlohmann::json a = nlohmann::json::array();
+  // Symlinks are followed (/sys/class/kfd/kfd is one), but sysfs has cycles as the kernel's does
+  // (/sys/class/drm/card0/device/drm/card0 is card0 again): a directory that is one of the
+  // directories it is listed under is not entered again.
+  std::vector<fs::path> open_dirs;  // canonical, by depth
   for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::follow_directory_symlink);
        it != fs::recursive_directory_iterator(); ++it) {
+    if (it->is_directory()) {
+      std::error_code ec;
+      const fs::path real = fs::canonical(it->path(), ec);
+      open_dirs.resize(static_cast<std::size_t>(it.depth()));
+      if (ec || std::find(open_dirs.begin(), open_dirs.end(), real) != open_dirs.end()) {
+        it.disable_recursion_pending();
+        continue;
+      }
+      open_dirs.push_back(real);
+      continue;
+    }
     if (!it->is_regular_file()) continue;
-    std::string guest = "/" + fs::relative(it->path(), root).string();
+    // Lexically: relative() would resolve /sys/class/kfd/kfd to the /sys/devices path it links to.
+    std::string guest = "/" + it->path().lexically_relative(root).string();
     if (guest.rfind("/sys/devices/", 0) == 0 || guest == "/dev/kfd") continue;  // shown via /sys/class
     a.push_back({{"path", guest}, {"size_bytes", it->file_size()}});
   }

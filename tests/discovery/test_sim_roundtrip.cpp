@@ -137,8 +137,12 @@ TEST(SimRoundTrip, TopologyPropertiesDecode) {
   Machine m({});
   std::size_t gpus = 0;
   for (const auto& [k, v] : m.files) {
-    if (k.size() < 11 || k.compare(k.size() - 11, 11, "/properties") != 0 || k.rfind("sys/class/kfd/kfd/topology/nodes/", 0) != 0)
-      continue;
+    // A node's own properties (nodes/N/properties), not its memory banks', caches' or links'.
+    static const std::string kNodes = "sys/class/kfd/kfd/topology/nodes/";
+    if (k.rfind(kNodes, 0) != 0) continue;
+    const std::string rest = k.substr(kNodes.size());
+    const auto slash = rest.find('/');
+    if (slash == std::string::npos || rest.substr(slash) != "/properties") continue;
     auto p = decode_properties(v, k);
     EXPECT_TRUE(p.complete) << k;
     if (!p.gpu) continue;

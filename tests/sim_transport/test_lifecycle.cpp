@@ -173,6 +173,17 @@ TEST(Kfdsim, QueuesAndFilesShowTheMachine) {
   EXPECT_EQ(WEXITSTATUS(f->finish()), 0);
   auto bad = kfdsim(m, {"files", "/etc/passwd"});
   EXPECT_EQ(WEXITSTATUS(bad->finish()), 2);
+  // The listing names files by their /sys/class paths though /sys/class/kfd/kfd is a symlink, and
+  // ends though sysfs has cycles (/sys/class/drm/card0/device/drm/card0 is card0 again).
+  auto all = kfdsim(m, {"files"});
+  bool properties = false, drm = false;
+  while (auto l = all->line()) {
+    properties |= l->find("/sys/class/kfd/kfd/topology/nodes/1/properties") != std::string::npos;
+    drm |= l->find("/sys/class/drm/card0/device/") != std::string::npos;
+  }
+  EXPECT_EQ(WEXITSTATUS(all->finish()), 0);
+  EXPECT_TRUE(properties) << "a node's properties under /sys/class/kfd";
+  EXPECT_TRUE(drm) << "the DRM device's files";
 }
 
 TEST(Kfdsim, UsageErrorsExitTwo) {
