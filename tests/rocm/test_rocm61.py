@@ -67,6 +67,27 @@ def test_gpreempt_suspends_rocr61_queues_and_barriers_wait_for_the_resume():
     assert "shutdown ok" in res["probe_after"] and res["probe_rc"] == 0
 
 
+def test_gpreemptd_suspends_rocr61_queues_and_barriers_wait_for_the_resume(tmp_path):
+    need_trixie_root()
+    for program in ("gpreempt", "gpreemptd"):
+        if not (BINARY_DIR / "bin" / program).exists():
+            pytest.skip(f"build/bin/{program} is not built")
+    probe = in_trixie(["/usr/bin/python3", "-u", str(HERE / "hsa_probe.py"), "--hold"])
+    r = run_on_sim("mi210", [sys.executable, "-u", str(HERE / "gpreemptd_driver.py"),
+                             str(BINARY_DIR), str(tmp_path), "--", *probe])
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    res = json.loads(r.stdout.strip().splitlines()[-1])
+    assert res["probe_before"][-1] == "holding", res
+    assert res["classified"], res
+    assert res["ctl_suspend"]["rc"] == 0, res["ctl_suspend"]
+    assert res["suspended_seen"], res
+    assert res["barrier_while_suspended"] == "barrier pending"
+    assert res["barrier_after_resume"] == "barrier done"
+    assert res["resumed_seen"], res
+    assert "shutdown ok" in res["probe_after"] and res["probe_rc"] == 0
+    assert res["daemon_rc"] == 0, res["daemon_stderr"]
+
+
 def test_rocm_smi61_shows_the_profiles_identity():
     need_trixie_root()
     if not (TRIXIE_ROOT / "usr/bin/rocm-smi").exists():
