@@ -106,8 +106,8 @@ void take_gpus(DeviceProfile& p, const GpuInstance (&all)[N], uint32_t n, uint32
 constexpr uint32_t kDataCache = 0x1 | 0x8;
 constexpr uint32_t kInstCache = 0x2 | 0x8;
 
-void set_memory(DeviceProfile& p, uint64_t vram_gib, uint32_t width, uint32_t clk_mhz) {
-  p.vram_bytes = vram_gib << 30;
+void set_memory(DeviceProfile& p, uint64_t vram_bytes, uint32_t width, uint32_t clk_mhz) {
+  p.vram_bytes = vram_bytes;
   p.vram_width = width;
   p.vram_clk_max_mhz = clk_mhz;
   p.cpu_mem_per_node = (512ull << 30) / p.cpu_nodes;
@@ -140,7 +140,9 @@ DeviceProfile mi308x(uint32_t n) {
   p.cpu_nodes = 2;
   p.cpu_cores_per_node = 112;
   p.cpu_max_engine_clk_ccompute = 3800;
-  set_memory(p, 192, 8192, 1300);
+  // R04: every GPU of the captured node reports 201310208 KB of VRAM, 16 MiB under the
+  // datasheet's 192 GiB (what the driver keeps for itself).
+  set_memory(p, (192ull << 30) - (16ull << 20), 8192, 1300);
   // GFX 9.4.3: 32 KiB vector L1, the SQC's 64 KiB instruction and 16 KiB scalar caches, 4 MiB L2
   // per XCD, the 256 MiB Infinity Cache as L3.
   p.gpu_caches = {{1, 32, 128, kDataCache}, {1, 64, 64, kInstCache}, {1, 16, 64, kDataCache},
@@ -203,7 +205,7 @@ DeviceProfile mi210(uint32_t n) {
   p.cpu_nodes = 1;
   p.cpu_cores_per_node = 64;
   p.cpu_max_engine_clk_ccompute = 3500;
-  set_memory(p, 64, 4096, 1600);
+  set_memory(p, 64ull << 30, 4096, 1600);
   // gfx_v9_0.c for Aldebaran: GB_ADDR_CONFIG & 0x0c188800 (the register, 0 here) | 0x22014042.
   p.gb_addr_config = 0x22014042;
   // kfd_crat.c's aldebaran_cache_info: 16 KiB TCP, 64 KiB SQC instruction, 16 KiB SQC data, 8 MiB L2.

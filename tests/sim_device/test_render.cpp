@@ -163,6 +163,15 @@ TEST(SimDeviceRender, Facts13_1_Mi308xTopologyMatchesRocminfoCapture) {
   EXPECT_EQ(prop("unique_id"), std::stoull(field("Uuid:").substr(4), nullptr, 16));
   EXPECT_EQ(prop("gfx_target_version"), 90402u) << field("Name:");
   EXPECT_EQ(prop("max_engine_clk_ccompute"), 3800u);
+  // The first VRAM pool's size (KB) is the node's memory bank (ROCr builds its pools from it).
+  const auto bank = r.dev->render_files().at("sys/class/kfd/kfd/topology/nodes/2/mem_banks/0/properties");
+  uint64_t bank_bytes = 0;
+  for (const auto& l : lines(bank))
+    if (l.starts_with("size_in_bytes ")) bank_bytes = std::stoull(l.substr(14));
+  const auto pools = agent.substr(agent.find("Pool Info:"));
+  const auto size_at = pools.find("Size:");
+  ASSERT_NE(size_at, std::string::npos);
+  EXPECT_EQ(bank_bytes / 1024, std::stoull(pools.substr(size_at + 5)));
 }
 
 // ---- per-process sysfs (FACTS §13.2) ------------------------------------------------------------
