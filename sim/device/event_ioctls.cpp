@@ -21,11 +21,12 @@ using detail::store;
 
 namespace {
 
-constexpr uint32_t kNrCreate = 0x08;
-constexpr uint32_t kNrDestroy = 0x09;
-constexpr uint32_t kNrSet = 0x0A;
-constexpr uint32_t kNrReset = 0x0B;
-constexpr uint32_t kNrWait = 0x0C;
+// The request numbers as <linux/kfd_ioctl.h> defines them.
+constexpr uint32_t kNrCreate = _IOC_NR(AMDKFD_IOC_CREATE_EVENT);
+constexpr uint32_t kNrDestroy = _IOC_NR(AMDKFD_IOC_DESTROY_EVENT);
+constexpr uint32_t kNrSet = _IOC_NR(AMDKFD_IOC_SET_EVENT);
+constexpr uint32_t kNrReset = _IOC_NR(AMDKFD_IOC_RESET_EVENT);
+constexpr uint32_t kNrWait = _IOC_NR(AMDKFD_IOC_WAIT_EVENTS);
 
 // kfd_events.h: signal events take the low ids (their slot), the others the upper half.
 constexpr uint32_t kFirstNonsignalId = (INT_MAX >> 1) + 1;

@@ -5,6 +5,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "device_state.h"
@@ -19,17 +20,18 @@ using detail::store;
 
 namespace {
 
-constexpr uint32_t kNrSetMemoryPolicy = 0x04;
-constexpr uint32_t kNrGetClockCounters = 0x05;
-constexpr uint32_t kNrSetScratchBackingVa = 0x11;
-constexpr uint32_t kNrGetTileConfig = 0x12;
-constexpr uint32_t kNrSetTrapHandler = 0x13;
+// The request numbers as <linux/kfd_ioctl.h> defines them.
+constexpr uint32_t kNrSetMemoryPolicy = _IOC_NR(AMDKFD_IOC_SET_MEMORY_POLICY);
+constexpr uint32_t kNrGetClockCounters = _IOC_NR(AMDKFD_IOC_GET_CLOCK_COUNTERS);
+constexpr uint32_t kNrSetScratchBackingVa = _IOC_NR(AMDKFD_IOC_SET_SCRATCH_BACKING_VA);
+constexpr uint32_t kNrGetTileConfig = _IOC_NR(AMDKFD_IOC_GET_TILE_CONFIG);
+constexpr uint32_t kNrSetTrapHandler = _IOC_NR(AMDKFD_IOC_SET_TRAP_HANDLER);
 // GFX9 keeps the tile arrays of older chips (amdgpu gfx.config) but never fills them.
 constexpr uint32_t kTileConfigs = 32;
 constexpr uint32_t kMacroTileConfigs = 16;
-constexpr uint32_t kNrGetProcessAperturesNew = 0x14;
-constexpr uint32_t kNrAcquireVm = 0x15;
-constexpr uint32_t kNrSetXnackMode = 0x21;
+constexpr uint32_t kNrGetProcessAperturesNew = _IOC_NR(AMDKFD_IOC_GET_PROCESS_APERTURES_NEW);
+constexpr uint32_t kNrAcquireVm = _IOC_NR(AMDKFD_IOC_ACQUIRE_VM);
+constexpr uint32_t kNrSetXnackMode = _IOC_NR(AMDKFD_IOC_SET_XNACK_MODE);
 
 }  // namespace
 
@@ -106,24 +108,19 @@ Outcome KfdDevice::State::legacy_ioctl(const CallPtr& call) {
       a.num_banks = 0;  // not set from GFX9 on
       a.num_ranks = 0;
       const std::vector<uint32_t> zeros(kTileConfigs, 0);
-      if (a.num_tile_configs > kTileConfigs) a.num_tile_configs = kTileConfigs;
-      if (a.num_tile_configs &&
-          !env.write_memory(call->caller.pid, a.tile_config_ptr, zeros.data(),
-                            a.num_tile_configs * sizeof(uint32_t))) {
-        a.num_tile_configs = 0;
-        store(call, a);
-        return Outcome::done(-EFAULT);
-      }
-      if (a.num_macro_tile_configs > kMacroTileConfigs) a.num_macro_tile_configs = kMacroTileConfigs;
-      if (a.num_macro_tile_configs &&
-          !env.write_memory(call->caller.pid, a.macro_tile_config_ptr, zeros.data(),
-                            a.num_macro_tile_configs * sizeof(uint32_t))) {
-        a.num_macro_tile_configs = 0;
-        store(call, a);
-        return Outcome::done(-EFAULT);
-      }
+      // `count` (at most `limit`) zeros to `ptr`; a fault leaves the count 0.
+      auto zero_fill = [&](uint32_t& count, uint32_t limit, uint64_t ptr) {
+        count = std::min(count, limit);
+        if (count && !env.write_memory(call->caller.pid, ptr, zeros.data(), count * sizeof(uint32_t))) {
+          count = 0;
+          return false;
+        }
+        return true;
+      };
+      const bool ok = zero_fill(a.num_tile_configs, kTileConfigs, a.tile_config_ptr) &&
+                      zero_fill(a.num_macro_tile_configs, kMacroTileConfigs, a.macro_tile_config_ptr);
       store(call, a);
-      return Outcome::done(0);
+      return Outcome::done(ok ? 0 : -EFAULT);
     }
     case kNrSetTrapHandler: {
       auto a = load<kfd_ioctl_set_trap_handler_args>(call);

@@ -20,11 +20,12 @@ using detail::store;
 
 namespace {
 
-constexpr uint32_t kNrAlloc = 0x16;
-constexpr uint32_t kNrFree = 0x17;
-constexpr uint32_t kNrMap = 0x18;
-constexpr uint32_t kNrUnmap = 0x19;
-constexpr uint32_t kNrAvailableMemory = 0x23;
+// The request numbers as <linux/kfd_ioctl.h> defines them.
+constexpr uint32_t kNrAlloc = _IOC_NR(AMDKFD_IOC_ALLOC_MEMORY_OF_GPU);
+constexpr uint32_t kNrFree = _IOC_NR(AMDKFD_IOC_FREE_MEMORY_OF_GPU);
+constexpr uint32_t kNrMap = _IOC_NR(AMDKFD_IOC_MAP_MEMORY_TO_GPU);
+constexpr uint32_t kNrUnmap = _IOC_NR(AMDKFD_IOC_UNMAP_MEMORY_FROM_GPU);
+constexpr uint32_t kNrAvailableMemory = _IOC_NR(AMDKFD_IOC_AVAILABLE_MEMORY);
 
 constexpr uint64_t kPage = 4096;
 // kfd_priv.h: mmap offsets of /dev/kfd carry their type in bits 62-63 and the gpu_id in 46-61.
