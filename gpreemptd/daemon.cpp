@@ -305,7 +305,8 @@ void Daemon::begin_shutdown(int signo) {
 }
 
 void Daemon::check_shutdown_done() {
-  if (!shutting_down_ || actuator_->in_flight() > 0 || !runtime_->settled()) return;
+  // The Runtime counts every action handed to the actuator until its answer.
+  if (!shutting_down_ || !runtime_->settled()) return;
   loop_.stop();
 }
 
