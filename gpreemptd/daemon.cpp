@@ -80,7 +80,8 @@ Daemon::Daemon(DaemonOptions options, DaemonConfig config)
                             },
                             [this](sched::Time, const std::vector<sched::Action>& actions) {
                               for (const auto& a : actions) observe(a);
-                            }});
+                            },
+                            {}});
   tracker_ =
       std::make_unique<ProcessTracker>(loop_, options_.roots, options_.discovery_interval,
                                        [this](sched::Event e) { on_tracker_event(std::move(e)); });
@@ -153,14 +154,9 @@ int Daemon::run() {
 }
 
 void Daemon::dispatch(const sched::Event& e, std::optional<Clock::time_point> hint_received) {
-  dispatch_at(now(), e, hint_received);
-}
-
-void Daemon::dispatch_at(sched::Time t, const sched::Event& e,
-                         std::optional<Clock::time_point> hint_received) {
   // Restored, not cleared: a dispatch nested in this one must not take the outer hint with it.
   const auto outer = std::exchange(hint_in_dispatch_, hint_received);
-  runtime_->dispatch(t, e);
+  runtime_->dispatch(now(), e);
   hint_in_dispatch_ = outer;
   check_shutdown_done();
 }

@@ -66,15 +66,11 @@ class Daemon {
   gpreempt::sched::Time now() const;
   void dispatch(const gpreempt::sched::Event& e,
                 std::optional<Clock::time_point> hint_received = {});
-  // The event at time `t` (a transparent sample's read time; dispatch: now).
-  void dispatch_at(gpreempt::sched::Time t, const gpreempt::sched::Event& e,
-                   std::optional<Clock::time_point> hint_received);
-  // The Runtime's observer: every action before it is carried out (logs, hint timings).
+  // The Runtime's observer: each action once it is handed to the actuator (logs, hint timings).
   void observe(const gpreempt::sched::Action& a);
   void on_tracker_event(gpreempt::sched::Event e);
   // Watch (or stop watching) the queue pointers of `p` as its class's triggers say.
   void sync_transparent(const TrackedProcess& p);
-  void on_transparent_event(gpreempt::sched::Time t, gpreempt::sched::Event e);
   // The class `key` is in now ("" when none or unknown), for the per-class figures.
   std::string class_of(const gpreempt::sched::ProcessKey& key) const;
   void publish_metrics();

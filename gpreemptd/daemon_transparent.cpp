@@ -1,6 +1,6 @@
 // The transparent trigger's wiring in gpreemptd: which processes' queue pointers are watched (those
-// of classes with the transparent trigger), and the events the watching produces, taken at the
-// time the pointers were read.
+// of classes with the transparent trigger); the samples go to the Runtime, whose ActivityDetector
+// decides what they mean, at the time the pointers were read.
 #include "daemon.h"
 
 #include <spdlog/spdlog.h>
@@ -28,7 +28,16 @@ void Daemon::sync_transparent(const TrackedProcess& p) {
     };
     transparent_ = std::make_unique<gpreemptd::TransparentTrigger>(
         loop_, tc,
-        [this](sched::Time t, sched::Event e) { on_transparent_event(t, std::move(e)); });
+        gpreemptd::TransparentTrigger::Sink{
+            [this](sched::Time t, const sched::ProcessKey& key,
+                   const std::vector<sched::QueueActivitySample>& samples) {
+              runtime_->queues_sampled(t, key, samples);
+              check_shutdown_done();
+            },
+            [this](sched::Time t, const sched::ProcessKey& key) {
+              runtime_->queues_unwatched(t, key);
+              check_shutdown_done();
+            }});
   }
   try {
     transparent_->watch(p.key, p.key.pid);
@@ -37,10 +46,6 @@ void Daemon::sync_transparent(const TrackedProcess& p) {
   } catch (const std::exception& e) {
     spdlog::warn("transparent: cannot watch {}: {}", sched::to_string(p.key), e.what());
   }
-}
-
-void Daemon::on_transparent_event(sched::Time t, sched::Event e) {
-  dispatch_at(t, e, std::nullopt);
 }
 
 }  // namespace gpreemptd

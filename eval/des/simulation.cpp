@@ -124,6 +124,9 @@ void Simulation::setup() {
                                            [this](sched::Time t, const std::vector<sched::Action>& as) {
                                              if (obs_) obs_->scheduler_actions(t, as);
                                              for (const auto& a : as) record_decision(a);
+                                           },
+                                           [this](sched::Time t, const sched::Event& e) {
+                                             if (obs_) obs_->scheduler_event(t, e);
                                            }});
     for (auto& c : clients_) {
       std::vector<sched::GpuId> ids;

@@ -188,8 +188,6 @@ class Simulation final : private PolicyHost {
   std::vector<uint32_t> online_open_;  // per GPU: requests arrived and not finished
   std::unique_ptr<Policy> policy_;     // the spec's baseline
   std::optional<Policy::RuntimeUse> runtime_use_;  // set: the baseline runs lib/sched's Runtime
-  // The transparent trigger gpreemptd ships (gpreemptd/transparent), fed the same pointer samples.
-  sched::ActivityDetector detector_;
   std::optional<SimActuator> actuator_;
   // After the actuator, its port: destroyed first.
   std::optional<sched::Runtime> runtime_;

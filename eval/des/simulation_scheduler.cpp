@@ -4,10 +4,7 @@ namespace gpreempt::eval::des::detail {
 
 // ---- the Runtime --------------------------------------------------------------------------
 
-void Simulation::feed(const sched::Event& e) {
-  if (obs_) obs_->scheduler_event(to_sched(now_), e);
-  runtime_->dispatch(to_sched(now_), e);
-}
+void Simulation::feed(const sched::Event& e) { runtime_->dispatch(to_sched(now_), e); }
 
 void Simulation::record_decision(const sched::Action& a) {
   if (!spec_.record.decisions) return;
@@ -36,8 +33,8 @@ void Simulation::arm_timer(std::optional<sched::Time> at) {
 
 void Simulation::poll_queues() {
   // The transparent trigger as gpreemptd runs it: each online queue's read and write pointers,
-  // read every poll interval, go to the ActivityDetector, whose request and kernel-length events
-  // go to the scheduler. A queue's packets are its jobs: the read pointer counts those retired,
+  // read every poll interval, go to the Runtime, whose ActivityDetector infers the requests and
+  // kernel lengths. A queue's packets are its jobs: the read pointer counts those retired,
   // the write pointer those submitted.
   for (auto& c : clients_) {
     if (!c.online) continue;
@@ -51,7 +48,7 @@ void Simulation::poll_queues() {
         const uint64_t queue = (static_cast<uint64_t>(gpu) << 32) | q.queue_id;
         samples.push_back({gpu_ids_[gpu], queue, st->completed, st->completed + st->jobs});
       }
-    for (const auto& e : detector_.update(to_sched(now_), c.key, samples)) feed(e);
+    runtime_->queues_sampled(to_sched(now_), c.key, samples);
   }
 }
 

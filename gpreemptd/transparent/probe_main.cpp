@@ -1,5 +1,6 @@
-// gpreempt-transparent-probe: runs the transparent trigger alone on some pids and prints what it
-// emits, one JSON object per line. For checking a node ("does transparent detection see my
+// gpreempt-transparent-probe: runs the transparent trigger alone on some pids, with the
+// ActivityDetector gpreemptd's Runtime reads its samples with, and prints what the detector infers,
+// one JSON object per line. For checking a node ("does transparent detection see my
 // service?"), for the end-to-end tests and for bench/transparent. It never attaches to the
 // processes it watches.
 #include <signal.h>
@@ -14,6 +15,7 @@
 
 #include "common/error.h"
 #include "common/event_loop.h"
+#include "sched/activity_detector.h"
 #include "transparent/transparent_trigger.h"
 
 using namespace gpreempt;
@@ -102,9 +104,7 @@ int main(int argc, char** argv) {
   EventLoop loop;
   gpreemptd::TransparentTriggerConfig cfg;
   cfg.poll_interval = std::chrono::microseconds(interval_us);
-  cfg.settle = std::chrono::microseconds(settle_us);
   cfg.queue_check_interval = std::chrono::milliseconds(queue_check_ms);
-  cfg.kernel_lengths = kernels;
   cfg.sources.debugfs = debugfs;
   cfg.log = [](const std::string& s) { print({{"event", "note"}, {"message", s}}); };
   std::unique_ptr<gpreemptd::TransparentTrigger> trigger;
@@ -113,9 +113,22 @@ int main(int argc, char** argv) {
     print({{"event", "unwatched"}, {"pid", k.pid}, {"reason", why}});
     if (until_unwatched && ++unwatched == pids.size()) loop.stop();
   };
+  sched::ActivityDetector detector(
+      sched::ActivityDetectorConfig{std::chrono::microseconds(settle_us), kernels});
+  const auto print_all = [](sched::Time t, const std::vector<sched::Event>& events) {
+    for (const auto& e : events) print(to_json(t, e));
+  };
   try {
     trigger = std::make_unique<gpreemptd::TransparentTrigger>(
-        loop, cfg, [](sched::Time t, sched::Event e) { print(to_json(t, e)); });
+        loop, cfg,
+        gpreemptd::TransparentTrigger::Sink{
+            [&](sched::Time t, const sched::ProcessKey& key,
+                const std::vector<sched::QueueActivitySample>& samples) {
+              print_all(t, detector.update(t, key, samples));
+            },
+            [&](sched::Time t, const sched::ProcessKey& key) {
+              print_all(t, detector.forget(t, key));
+            }});
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "gpreempt-transparent-probe: %s\n", e.what());
     return 2;
@@ -158,6 +171,6 @@ int main(int argc, char** argv) {
          {"samples", st.samples},
          {"read_errors", st.read_errors},
          {"address_reads", st.address_reads},
-         {"requests", trigger->detector().stats().requests}});
+         {"requests", detector.stats().requests}});
   return 0;
 }

@@ -42,8 +42,9 @@ bool pid_gone(int pid) {
 TransparentTrigger::TransparentTrigger(EventLoop& loop, TransparentTriggerConfig config, Sink sink)
     : loop_(loop),
       config_(std::move(config)),
-      sink_(std::move(sink)),
-      detector_(sched::ActivityDetectorConfig{config_.settle, config_.kernel_lengths}) {
+      sink_(std::move(sink)) {
+  if (!sink_.sampled || !sink_.unwatched)
+    throw std::invalid_argument("transparent trigger: the sink needs both functions");
   if (config_.poll_interval < TransparentTriggerConfig::kMinPollInterval ||
       config_.poll_interval > TransparentTriggerConfig::kMaxPollInterval)
     throw std::invalid_argument("transparent trigger: poll interval must be 100..500 us, got " +
@@ -65,10 +66,6 @@ sched::Time TransparentTrigger::now() const {
 
 void TransparentTrigger::note(const std::string& s) const {
   if (config_.log) config_.log(s);
-}
-
-void TransparentTrigger::emit(sched::Time t, std::vector<sched::Event> events) {
-  for (auto& e : events) sink_(t, std::move(e));
 }
 
 void TransparentTrigger::set_poll_interval(std::chrono::nanoseconds interval) {
@@ -118,7 +115,7 @@ void TransparentTrigger::watch(const sched::ProcessKey& key, int pid) {
 
 void TransparentTrigger::unwatch(const sched::ProcessKey& key) {
   if (!watched_.erase(key)) return;
-  emit(now(), detector_.forget(now(), key));
+  sink_.unwatched(now(), key);
   update_timer();
 }
 
@@ -233,7 +230,7 @@ void TransparentTrigger::poll() {
     for (std::size_t i = 0; i < qs.size(); ++i)
       activity_.push_back(
           {qs[i].gpu_id, qs[i].rptr_address, (*samples)[i].rptr, (*samples)[i].wptr});
-    emit(t, detector_.update(t, key, activity_));
+    sink_.sampled(t, key, activity_);
   }
 }
 

@@ -1,8 +1,9 @@
 // gpreemptd's transparent trigger: notices that an unmodified process submitted GPU work, and that
 // its queues drained, by polling the read/write dispatch ids of its queues from outside — no
 // LD_PRELOAD, no ptrace attach (docs/transparent.md). Queue addresses come from debugfs `mqds`
-// (root); the pointers are read with one process_vm_readv per process and poll; the decisions are
-// sched::ActivityDetector's. Everything runs on the daemon's EventLoop thread.
+// (root); the pointers are read with one process_vm_readv per process and poll. What the samples
+// mean (a request began, a kernel ran, the queues drained) is decided by the sched::Runtime's
+// ActivityDetector, which the DES feeds too. Everything runs on the daemon's EventLoop thread.
 #pragma once
 
 #include <chrono>
@@ -35,9 +36,6 @@ struct TransparentTriggerConfig {
   // compared with the queues being polled; a change re-reads the addresses from debugfs. Runtimes
   // create queues lazily (PyTorch), so a process may start with none.
   std::chrono::nanoseconds queue_check_interval = std::chrono::milliseconds(50);
-  // Passed to sched::ActivityDetector.
-  sched::Duration settle{0};
-  bool kernel_lengths = true;
   discovery::QueuePointerSources sources;
   // The time of each sample, in the daemon's sched::Time; default steady_clock.
   std::function<sched::Time()> clock;
@@ -49,9 +47,18 @@ struct TransparentTriggerConfig {
 
 class TransparentTrigger {
  public:
-  using Sink = std::function<void(sched::Time, sched::Event)>;
+  // Where the samples go (sched::Runtime::queues_sampled and queues_unwatched in gpreemptd).
+  struct Sink {
+    // The pointers of every queue of `key`, read at the time given.
+    std::function<void(sched::Time, const sched::ProcessKey&,
+                       const std::vector<sched::QueueActivitySample>&)>
+        sampled;
+    // `key` is no longer read (unwatch(), or it exited or became unreadable).
+    std::function<void(sched::Time, const sched::ProcessKey&)> unwatched;
+  };
 
-  // Throws std::invalid_argument for a poll interval outside the allowed range.
+  // Throws std::invalid_argument for a poll interval outside the allowed range, or a sink
+  // missing either function.
   TransparentTrigger(EventLoop& loop, TransparentTriggerConfig config, Sink sink);
   ~TransparentTrigger();
   TransparentTrigger(const TransparentTrigger&) = delete;
@@ -62,7 +69,7 @@ class TransparentTrigger {
   // when the pid is gone or is another process than `key` (start time differs), or the debugfs
   // error (EACCES: debugfs needs root). Watching a key again re-reads its queues.
   void watch(const sched::ProcessKey& key, int pid);
-  // Stop following `key`; an open request is finished (RequestFinished through the sink).
+  // Stop following `key` (the sink's `unwatched` is told).
   void unwatch(const sched::ProcessKey& key);
   // A reloaded config's interval (kMinPollInterval..kMaxPollInterval, else std::invalid_argument);
   // the next poll is one new interval from now.
@@ -86,7 +93,6 @@ class TransparentTrigger {
     uint64_t address_reads = 0;  // debugfs mqds reads (watch, refresh, queue-list changes)
   };
   const Stats& stats() const { return stats_; }
-  const sched::ActivityDetector& detector() const { return detector_; }
 
  private:
   struct Watched {
@@ -103,14 +109,12 @@ class TransparentTrigger {
   // Re-lists the queue directory and the pid's start time; false when the process is gone.
   bool check(const sched::ProcessKey& key, Watched& w);
   void drop(const sched::ProcessKey& key, const std::string& why);
-  void emit(sched::Time t, std::vector<sched::Event> events);
   void note(const std::string& s) const;
   void update_timer();
 
   EventLoop& loop_;
   TransparentTriggerConfig config_;
   Sink sink_;
-  sched::ActivityDetector detector_;
   EventLoop::Id timer_ = 0;
   bool timer_armed_ = false;
   std::map<sched::ProcessKey, Watched> watched_;

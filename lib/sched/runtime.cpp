@@ -4,7 +4,8 @@
 
 namespace gpreempt::sched {
 
-Runtime::Runtime(std::vector<SchedClass> classes, ArbiterConfig config, Ports ports)
+Runtime::Runtime(std::vector<SchedClass> classes, ArbiterConfig config, Ports ports,
+                 ActivityDetectorConfig detector)
     : scheduler_(std::move(classes), config),
       ports_(std::move(ports)),
       suspensions_({[this](const ProcessKey& k) { return scheduler_.knows(k); },
@@ -15,7 +16,8 @@ Runtime::Runtime(std::vector<SchedClass> classes, ArbiterConfig config, Ports po
                     [this](const ProcessKey& k) {
                       const SchedClass* c = scheduler_.class_of(k);
                       return c ? c->name : std::string();
-                    }}) {
+                    }}),
+      detector_(detector) {
   if (!ports_.actuator) throw std::invalid_argument("sched::Runtime needs an actuator port");
   if (!ports_.arm_timer) throw std::invalid_argument("sched::Runtime needs a timer port");
 }
@@ -24,7 +26,11 @@ void Runtime::dispatch(Time now, const Event& e) {
   if (const auto* c = std::get_if<event::ActuationCompleted>(&e)) return completed(now, *c);
   // Its suspensions end with the process, before the scheduler forgets it; so do those of a
   // process whose pid a new one took (the scheduler retires it on the newcomer's first event).
-  if (const auto* x = std::get_if<event::ProcessExited>(&e)) suspensions_.exited(x->key, now);
+  if (const auto* x = std::get_if<event::ProcessExited>(&e)) {
+    // Its open transparent request ends first, as it would had its queues stopped being read.
+    for (const auto& f : detector_.forget(now, x->key)) dispatch(now, f);
+    suspensions_.exited(x->key, now);
+  }
   std::optional<ProcessKey> newcomer;
   if (const auto* a = std::get_if<event::ProcessAppeared>(&e)) newcomer = a->key;
   if (const auto* a = std::get_if<event::ProcessClassified>(&e)) newcomer = a->key;
@@ -33,7 +39,7 @@ void Runtime::dispatch(Time now, const Event& e) {
     for (const auto& [gpu, t] : suspensions_.gpus())
       for (const auto& [key, since] : t.suspended_since)
         if (key.pid == newcomer->pid && key != *newcomer) before.push_back(key);
-  perform(now, scheduler_.on_event(now, e));
+  decide(now, e);
   for (const auto& key : before)
     if (!scheduler_.knows(key)) suspensions_.exited(key, now);
   resume_orphans(now);
@@ -53,8 +59,22 @@ void Runtime::answer(Time now, const event::ActuationCompleted& c) {
   const bool suspend = it->second;
   in_flight_.erase(it);
   suspensions_.completed(c, suspend, now);
-  perform(now, scheduler_.on_event(now, c));
+  decide(now, c);
   resume_orphans(now);
+}
+
+void Runtime::queues_sampled(Time now, const ProcessKey& key,
+                             const std::vector<QueueActivitySample>& samples) {
+  for (const auto& e : detector_.update(now, key, samples)) dispatch(now, e);
+}
+
+void Runtime::queues_unwatched(Time now, const ProcessKey& key) {
+  for (const auto& e : detector_.forget(now, key)) dispatch(now, e);
+}
+
+void Runtime::decide(Time now, const Event& e) {
+  if (ports_.inspect) ports_.inspect(now, e);
+  perform(now, scheduler_.on_event(now, e));
 }
 
 void Runtime::reconfigure(Time now, std::vector<SchedClass> classes, ArbiterConfig config) {

@@ -5,13 +5,16 @@
 //     each through completed();
 //   * a timer port (arm_timer) is asked for one timer; the driver answers it with dispatch of
 //     event::TimerFired.
-// The driver feeds every event it observes to dispatch(). After each one the Runtime resumes the
+// The driver feeds every event it observes to dispatch(), and the transparent trigger's pointer
+// samples to queues_sampled(): the Runtime's ActivityDetector turns those into the request and
+// kernel-length events, so gpreemptd and the DES infer requests the same way from the same
+// samples. After each event the Runtime resumes the
 // orphans — processes whose queues are suspended on a GPU whose arbiter no longer has them — with
 // the Scheduler's recovery actions, so no live process is ever left frozen and every suspension
 // booked ends exactly once.
 //
-// What the Runtime does not own: where events come from (discovery, the socket, the transparent
-// trigger's pointer samples, the DES's clients) and how actions are performed.
+// What the Runtime does not own: where events and samples come from (discovery, the socket, the
+// transparent trigger's pointer reads, the DES's clients) and how actions are performed.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "sched/activity_detector.h"
 #include "sched/actuator_port.h"
 #include "sched/gpu_suspensions.h"
 #include "sched/scheduler.h"
@@ -37,14 +41,24 @@ class Runtime {
     // to the actuator (so no log line sits on the path to the ioctl): the daemon's log and hint
     // timings, the DES's decision record. May be empty.
     std::function<void(Time, const std::vector<Action>&)> observe;
+    // Sees each event just before the Scheduler does, the detector's included, in the order the
+    // Scheduler gets them (the DES's record, which a test replays). May be empty.
+    std::function<void(Time, const Event&)> inspect;
   };
 
-  Runtime(std::vector<SchedClass> classes, ArbiterConfig config, Ports ports);
+  Runtime(std::vector<SchedClass> classes, ArbiterConfig config, Ports ports,
+          ActivityDetectorConfig detector = {});
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
   // An event the driver observed at `now` (ActuationCompleted goes to completed()).
   void dispatch(Time now, const Event& e);
+  // Trigger input: the read and write pointers of every queue `key` has, read at `now` (a queue
+  // missing from `samples` is gone).
+  void queues_sampled(Time now, const ProcessKey& key,
+                      const std::vector<QueueActivitySample>& samples);
+  // `key`'s queues are no longer read (unwatched, exited, unreadable): its open request ends.
+  void queues_unwatched(Time now, const ProcessKey& key);
   // The actuator's answer to one of the actions the Runtime handed it.
   void completed(Time now, const event::ActuationCompleted& c);
   // A reloaded config (Scheduler::reconfigure).
@@ -52,6 +66,7 @@ class Runtime {
 
   const Scheduler& scheduler() const { return scheduler_; }
   const GpuSuspensions& suspensions() const { return suspensions_; }
+  const ActivityDetector& detector() const { return detector_; }
   // Actions handed to the actuator and not answered yet.
   std::size_t in_flight() const { return in_flight_.size(); }
   // Resumes of orphans issued so far.
@@ -60,6 +75,8 @@ class Runtime {
   bool settled() const { return in_flight_.empty() && suspensions_.none_suspended(); }
 
  private:
+  // The Scheduler's answer to `e`, performed.
+  void decide(Time now, const Event& e);
   void perform(Time now, std::vector<Action> actions);
   void resume_orphans(Time now);
   // An answer the port gave from within suspend()/resume() (the contract forbids it; a port that
@@ -69,6 +86,7 @@ class Runtime {
   Scheduler scheduler_;
   Ports ports_;
   GpuSuspensions suspensions_;
+  ActivityDetector detector_;
   std::map<uint64_t, bool> in_flight_;  // action id → whether it is a suspend
   uint64_t recoveries_ = 0;
   int performing_ = 0;  // perform() calls on the stack

@@ -181,7 +181,8 @@ Replayer::Replayer(const ActuatorTrace& trace, ActuatorRig& rig)
       runtime_(eval::des::scheduler_classes(sched::RequestSource::kHint, {}),
                eval::des::arbiter_config(eval::des::PolicyDef{}),
                {&rig, [this](std::optional<sched::Time> t) { armed_ = t; },
-                [this](sched::Time, const std::vector<sched::Action>& a) { logged(a); }}) {}
+                [this](sched::Time, const std::vector<sched::Action>& a) { logged(a); },
+                {}}) {}
 
 void Replayer::logged(const std::vector<sched::Action>& actions) {
   for (const auto& a : actions) {

@@ -37,7 +37,9 @@ struct Books {
                   {&actuator, [this](std::optional<Time> at) { timer = at; },
                    [this](Time, const std::vector<Action>& as) {
                      for (const auto& a : as) observed(a);
-                   }}};
+                   },
+                   [this](Time, const Event& e) { inspected.push_back(e); }}};
+  std::vector<Event> inspected;  // what reached the Scheduler
   // What the daemon's log would say, per process on kGpu (the soak's check).
   std::map<ProcessKey, std::map<std::string, int>> decided;
   std::map<ProcessKey, bool> suspended;
@@ -114,6 +116,56 @@ void begin_request(Books& b) {
   ASSERT_EQ(b.actuator.pending.size(), 1u);
   ASSERT_TRUE(b.actuator.pending.front().suspend);
   ASSERT_EQ(b.actuator.pending.front().targets, std::vector<ProcessKey>{kOffline});
+}
+
+template <class T>
+std::size_t count(const std::vector<Event>& events) {
+  return static_cast<std::size_t>(
+      std::count_if(events.begin(), events.end(), [](const Event& e) { return std::holds_alternative<T>(e); }));
+}
+
+// The transparent trigger's samples are read by the Runtime's own ActivityDetector: work on the
+// online process's queue is a request, and the offline process is suspended for it.
+TEST(Runtime, PointerSamplesBecomeARequestThatSuspends) {
+  Books b;
+  b.appear(kOnline, "online");
+  b.appear(kOffline, "offline");
+  b.t += 1ms;
+  b.runtime.queues_sampled(b.t, kOnline, {{kGpu, 1, 0, 0}});
+  EXPECT_TRUE(b.actuator.pending.empty()) << "an idle queue is no request";
+  b.t += 1ms;
+  b.runtime.queues_sampled(b.t, kOnline, {{kGpu, 1, 0, 2}});
+  ASSERT_EQ(b.actuator.pending.size(), 1u);
+  EXPECT_TRUE(b.actuator.pending.front().suspend);
+  EXPECT_EQ(b.actuator.pending.front().targets, std::vector<ProcessKey>{kOffline});
+  EXPECT_EQ(count<event::RequestStarted>(b.inspected), 1u);
+  EXPECT_TRUE(b.runtime.detector().busy(kOnline));
+  b.settle();
+  b.t += 1ms;
+  b.runtime.queues_sampled(b.t, kOnline, {{kGpu, 1, 2, 2}});
+  EXPECT_EQ(count<event::RequestFinished>(b.inspected), 1u) << "the queue drained";
+}
+
+// A process that exits with a transparent request open: the request ends before the exit reaches
+// the Scheduler, and a newcomer with the same pid starts with nothing of it.
+TEST(Runtime, AnExitEndsTheOpenTransparentRequestFirst) {
+  Books b;
+  b.appear(kOnline, "online");
+  b.appear(kOffline, "offline");
+  b.t += 1ms;
+  b.runtime.queues_sampled(b.t, kOnline, {{kGpu, 1, 0, 0}});
+  b.t += 1ms;
+  b.runtime.queues_sampled(b.t, kOnline, {{kGpu, 1, 0, 3}});
+  ASSERT_TRUE(b.runtime.detector().busy(kOnline));
+  b.settle();
+  b.inspected.clear();
+  b.exit(kOnline);
+  ASSERT_GE(b.inspected.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<event::RequestFinished>(b.inspected[0]));
+  EXPECT_TRUE(std::holds_alternative<event::ProcessExited>(b.inspected[1]));
+  EXPECT_FALSE(b.runtime.detector().busy(kOnline));
+  b.settle();
+  b.expect_consistent();
 }
 
 TEST(Runtime, ASuspendCompletingAfterItsProcessExitedBooksNothing) {
@@ -275,7 +327,8 @@ TEST(Runtime, AnAnswerFromWithinTheActuatorIsServedAfterTheHandOver) {
                      for (const auto& a : as)
                        if (std::holds_alternative<action::Suspend>(a)) seen.push_back("suspend");
                      seen.push_back("batch end, in flight " + std::to_string(runtime.in_flight()));
-                   }}};
+                   },
+                   {}}};
   port.runtime = &runtime;
   Time t{1s};
   for (const auto& [key, cls] : {std::pair{kOnline, "online"}, std::pair{kOffline, "offline"}}) {

@@ -116,8 +116,19 @@ class FakeKfd {
   fs::path dir_;
 };
 
+// The trigger's samples read as gpreemptd's Runtime reads them: through an ActivityDetector.
 struct Recorder {
+  sched::ActivityDetector detector;
   std::vector<sched::Event> events;
+  TransparentTrigger::Sink sink() {
+    return {[this](sched::Time t, const sched::ProcessKey& key,
+                   const std::vector<sched::QueueActivitySample>& samples) {
+              for (auto& e : detector.update(t, key, samples)) events.push_back(e);
+            },
+            [this](sched::Time t, const sched::ProcessKey& key) {
+              for (auto& e : detector.forget(t, key)) events.push_back(e);
+            }};
+  }
   template <class T>
   std::size_t count() const {
     std::size_t n = 0;
@@ -125,6 +136,11 @@ struct Recorder {
     return n;
   }
 };
+
+TransparentTrigger::Sink ignore() {
+  return {[](sched::Time, const sched::ProcessKey&, const std::vector<sched::QueueActivitySample>&) {},
+          [](sched::Time, const sched::ProcessKey&) {}};
+}
 
 // The loop runs once (EventLoop::run cannot be restarted): each step waits (checked every
 // millisecond, 10 s at most) for its condition, then does its action. Returns "" when every step
@@ -166,7 +182,7 @@ TEST(TransparentTrigger, QueuesCreatedAfterWatchAreFollowed) {
   EventLoop loop;
   Recorder rec;
   TransparentTrigger trig(loop, config(kfd, 1ms),
-                          [&](sched::Time, sched::Event e) { rec.events.push_back(e); });
+                          rec.sink());
   const sched::ProcessKey key{owner.pid(), 0};
   trig.watch(key, owner.pid());
   EXPECT_EQ(trig.queue_count(key), 0u) << "no queue yet";
@@ -192,7 +208,7 @@ TEST(TransparentTrigger, RefreshReadsNewQueuesAtOnce) {
   FakeKfd kfd;
   EventLoop loop;
   TransparentTrigger trig(loop, config(kfd, std::chrono::hours(1)),
-                          [](sched::Time, sched::Event) {});
+                          ignore());
   const sched::ProcessKey key{owner.pid(), 0};
   trig.watch(key, owner.pid());
   kfd.publish(owner.pid(), 1);
@@ -210,7 +226,7 @@ TEST(TransparentTrigger, AnExitedProcessIsUnwatchedAndItsRequestFinished) {
   auto cfg = config(kfd, std::chrono::hours(1));
   std::vector<std::string> gone;
   cfg.on_unwatched = [&](const sched::ProcessKey&, const std::string& why) { gone.push_back(why); };
-  TransparentTrigger trig(loop, cfg, [&](sched::Time, sched::Event e) { rec.events.push_back(e); });
+  TransparentTrigger trig(loop, cfg, rec.sink());
   kfd.publish(owner.pid(), 1);
   const sched::ProcessKey key{owner.pid(), 0};
   trig.watch(key, owner.pid());
@@ -233,7 +249,7 @@ TEST(TransparentTrigger, AnExitedProcessNotYetReapedIsUnwatched) {
   auto cfg = config(kfd, 1ms);
   std::vector<std::string> gone;
   cfg.on_unwatched = [&](const sched::ProcessKey&, const std::string& why) { gone.push_back(why); };
-  TransparentTrigger trig(loop, cfg, [](sched::Time, sched::Event) {});
+  TransparentTrigger trig(loop, cfg, ignore());
   int go[2];
   ASSERT_EQ(pipe(go), 0);
   const pid_t child = fork();
@@ -259,7 +275,7 @@ TEST(TransparentTrigger, APidOfAnotherProcessIsRefused) {
   QueueOwner owner;
   FakeKfd kfd;
   EventLoop loop;
-  TransparentTrigger trig(loop, config(kfd, 1ms), [](sched::Time, sched::Event) {});
+  TransparentTrigger trig(loop, config(kfd, 1ms), ignore());
   try {
     trig.watch(sched::ProcessKey{owner.pid(), 1}, owner.pid());  // started at tick 1: not this one
     FAIL() << "expected ESRCH";
@@ -275,11 +291,19 @@ TEST(TransparentTrigger, PollIntervalOutsideTheRangeIsRefused) {
   EventLoop loop;
   auto cfg = config(kfd, 1ms);
   cfg.poll_interval = 50us;
-  EXPECT_THROW(TransparentTrigger(loop, cfg, [](sched::Time, sched::Event) {}),
+  EXPECT_THROW(TransparentTrigger(loop, cfg, ignore()),
                std::invalid_argument);
   cfg.poll_interval = 600us;
-  EXPECT_THROW(TransparentTrigger(loop, cfg, [](sched::Time, sched::Event) {}),
+  EXPECT_THROW(TransparentTrigger(loop, cfg, ignore()),
                std::invalid_argument);
+}
+
+TEST(TransparentTrigger, ASinkWithoutBothFunctionsIsRefused) {
+  FakeKfd kfd;
+  EventLoop loop;
+  auto sink = ignore();
+  sink.unwatched = nullptr;
+  EXPECT_THROW(TransparentTrigger(loop, config(kfd, 1ms), sink), std::invalid_argument);
 }
 
 }  // namespace
