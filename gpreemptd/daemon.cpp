@@ -144,9 +144,12 @@ int Daemon::run() {
   start_metrics(options_.metrics_address.value_or(config_.daemon.metrics_address));
   check_policy_gpus();
   tracker_->start();
-  spdlog::info("gpreemptd {} ready: config {}, socket {}, {} classes, {} GPUs",
+  spdlog::info("gpreemptd {} ready: config {}, socket {}, {} classes, {} GPUs, policy {}",
                GPREEMPT_VERSION_STRING, config_.source, socket_path_, config_.classes.size(),
-               machine_.gpus.size());
+               machine_.gpus.size(), sched::to_string(config_.policy.policy));
+  if (config_.policy.policy == sched::PolicyName::kNone)
+    spdlog::warn("[policy] name = \"none\": requests and time slices suspend nothing; gpreemptd "
+                 "only classifies, counts and reports (operator commands still act)");
   if (options_.on_ready) options_.on_ready();
   loop_.run();
   spdlog::info("gpreemptd stopped");

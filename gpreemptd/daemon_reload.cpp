@@ -135,6 +135,9 @@ void Daemon::set_realtime_priority(int priority) {
 }
 
 void Daemon::apply_classes() {
+  if (runtime_->scheduler().config().policy != config_.policy.policy)
+    spdlog::info("reload: policy {} (was {})", sched::to_string(config_.policy.policy),
+                 sched::to_string(runtime_->scheduler().config().policy));
   classifier_ = std::make_shared<const sched::Classifier>(config_.classes);
   runtime_->reconfigure(now(), classifier_->classes(), config_.policy);
   // The processes' classes follow within one discovery pass: the worker re-classifies them all

@@ -56,6 +56,7 @@ Json Daemon::status(const Peer* viewer) const {
   doc["daemon"]["hints_refused"] = hints_refused_;
   doc["daemon"]["hints_rate_limited"] = hints_.rate_limited();
   doc["daemon"]["requests_expired"] = hints_.expired_total();
+  doc["daemon"]["policy"] = sched::to_string(runtime_->scheduler().config().policy);
   doc["daemon"]["max_request_ms"] =
       std::chrono::duration_cast<std::chrono::milliseconds>(config_.policy.max_request).count();
   doc["daemon"]["discovery_listing_failures"] = tracker_->listing_failures();

@@ -7,6 +7,7 @@
 #include <map>
 #include <vector>
 
+#include "sched/policy_name.h"
 #include "sched/process_key.h"
 #include "sched/time.h"
 #include "sched/time_slice.h"
@@ -16,6 +17,8 @@ namespace gpreempt::sched {
 using namespace std::chrono_literals;
 
 struct ArbiterConfig {
+  // Which policy decides (policy_name.h): gpreempt's priority rule, or none (observe only).
+  PolicyName policy = PolicyName::kGpreempt;
   // Keep lower classes suspended this long after the last higher-priority request ends: every
   // suspend/resume remaps the whole runlist (online queues included), so short gaps between
   // requests must not flap.

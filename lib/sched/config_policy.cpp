@@ -174,6 +174,17 @@ void Loader::policy(const toml::table& t, Config& c) {
       time_slice(k, v, std::nullopt);
       continue;
     }
+    if (k == "name") {
+      std::string why;
+      if (!v.is_string())
+        error(line_of(k), std::string("'name' must be a string (\"gpreempt\" or \"none\"), not ") +
+                              type_name(v));
+      else if (auto name = parse_policy_name(*v.value<std::string>(), &why))
+        p.policy = *name;
+      else
+        error(line_of(k), why);
+      continue;
+    }
     if (k == "gpu") {
       gpus(k, v);
       continue;

@@ -59,14 +59,18 @@ PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
                       const ArbiterConfig& config, bool suspends_allowed, GpuId gpu,
                       Duration hysteresis_floor) {
   PolicyDecision d;
-  const std::vector<TimeSlice>& slices = config.time_slice_for(gpu);
+  // Under policy none no request and no slice counts; operator holds still act, and whatever is
+  // suspended (a reload from gpreempt) resumes at once.
+  const bool automatic = config.policy != PolicyName::kNone;
+  static const std::vector<TimeSlice> kNoSlices;
+  const std::vector<TimeSlice>& slices = automatic ? config.time_slice_for(gpu) : kNoSlices;
   int pending = INT_MIN;  // highest priority with work pending now
   int holding = INT_MIN;  // the same, including work that ended within the hysteresis
   for (const auto& [key, m] : members) {
     // A class whose objective holds without help preempts nobody for its requests; under kLate,
     // only for a request that has run late_after.
-    const bool protects = protects_now(m, now);
-    if (m.protection == Protection::kLate && m.active_requests > 0 && !protects)
+    const bool protects = automatic && protects_now(m, now);
+    if (automatic && m.protection == Protection::kLate && m.active_requests > 0 && !protects)
       if (auto at = late_from(m)) earliest(d.next_check, *at);
     if (protects && has_pending_work(m, now)) {
       pending = std::max(pending, m.priority);
@@ -97,7 +101,7 @@ PolicyDecision decide(const std::map<ProcessKey, GpuMember>& members, Time now,
   auto busy_above = [&](const GpuMember& m) {
     return std::any_of(members.begin(), members.end(), [&](const auto& e) {
       const GpuMember& o = e.second;
-      return o.priority > m.priority && o.active_requests > 0 && protects_now(o, now);
+      return automatic && o.priority > m.priority && o.active_requests > 0 && protects_now(o, now);
     });
   };
 

@@ -132,6 +132,36 @@ TEST(GpreemptdSim, HintSuspendsTheOfflineProcessAndItsEndResumesIt) {
   EXPECT_EQ(s["daemon"]["hint_to_suspend_us"]["count"], 1);
 }
 
+// [policy] name = "none": the daemon classifies and counts the request but suspends nothing; a
+// reload to "gpreempt" makes the next request suspend.
+TEST(GpreemptdSim, PolicyNoneCountsRequestsAndSuspendsNothingUntilAReloadToGpreempt) {
+  DaemonRig rig;
+  const auto config = rig.file("observe.toml");
+  write_file(config, "[policy]\nname = \"none\"\n");
+  auto daemon = rig.start_daemon({"--config", config.string()});
+  auto offline = rig.workload({"GPREEMPT_CLASS=offline"});
+  auto online = online_peer(rig);
+  wait_classified(rig, offline->pid(), "offline");
+  wait_classified(rig, online->pid(), "online");
+  EXPECT_EQ(rig.status()["daemon"]["policy"], "none");
+
+  // The reply to begin comes after the scheduler decided: a suspend would be in flight by now.
+  ASSERT_TRUE(command(*online, "begin 1")["ok"].get<bool>());
+  ASSERT_TRUE(command(*online, "end 1")["ok"].get<bool>());
+  auto s = rig.status();
+  ASSERT_EQ(s["gpus"].size(), 1u);
+  EXPECT_EQ(s["gpus"][0]["actions"]["suspend"], 0) << s.dump();
+  EXPECT_EQ(s["gpus"][0]["online_request_latency_ms"]["count"], 1) << "the request is counted";
+
+  write_file(config, "[policy]\nname = \"gpreempt\"\n");
+  daemon->kill(SIGHUP);
+  ASSERT_TRUE(eventually([&] { return rig.status()["daemon"]["policy"] == "gpreempt"; }));
+  ASSERT_TRUE(command(*online, "begin 2")["ok"].get<bool>());
+  EXPECT_TRUE(eventually([&] { return rig.all_suspended(offline->pid()); })) << rig.status().dump();
+  ASSERT_TRUE(command(*online, "end 2")["ok"].get<bool>());
+  EXPECT_TRUE(eventually([&] { return rig.none_suspended(offline->pid()); }));
+}
+
 // A class covers a process tree: the GPU process below matches no rule itself, its launcher (a
 // shell whose command line names the job) does, and a hint suspends the GPU process.
 TEST(GpreemptdSim, AClassCoversTheProcessTreeBelowItsMatch) {
