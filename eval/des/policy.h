@@ -19,6 +19,7 @@
 #include "eval/des/simulation.h"
 #include "eval/des/spec.h"
 #include "sched/event.h"
+#include "sched/policy_name.h"
 #include "sim/gpu/engine.h"
 
 namespace gpreempt::eval::des {
@@ -48,10 +49,11 @@ class Policy {
  public:
   virtual ~Policy() = default;
 
-  // lib/sched's Runtime, when the policy is gpreempt's rule: the trigger of the online class,
-  // whether the online clients send begin/end hints, and how long before each arrival an early
-  // hint (RequestExpected) goes out (0: none).
+  // lib/sched's Runtime, when the policy is one gpreemptd ships ([policy] name, policy_name.h):
+  // which one, the trigger of the online class, whether the online clients send begin/end hints,
+  // and how long before each arrival an early hint (RequestExpected) goes out (0: none).
   struct RuntimeUse {
+    sched::PolicyName policy = sched::PolicyName::kGpreempt;
     sched::RequestSource trigger = sched::RequestSource::kHint;
     bool hints = true;
     sim::gpu::SimTime early_lead = 0;

@@ -118,7 +118,9 @@ void Simulation::setup() {
         static_cast<SimTime>(std::llround(spec_.model.actuator_overhead_us * 1e3)),
         [this](SimTime delay, std::function<void()> fn) { post(delay, std::move(fn)); },
         [this](const sched::event::ActuationCompleted& a) { feed(a); });
-    runtime_.emplace(scheduler_classes(runtime_use_->trigger, spec_.policy), arbiter_config(spec_.policy),
+    sched::ArbiterConfig config = arbiter_config(spec_.policy);
+    config.policy = runtime_use_->policy;
+    runtime_.emplace(scheduler_classes(runtime_use_->trigger, spec_.policy), config,
                      sched::Runtime::Ports{&*actuator_,
                                            [this](std::optional<sched::Time> at) { arm_timer(at); },
                                            [this](sched::Time t, const std::vector<sched::Action>& as) {

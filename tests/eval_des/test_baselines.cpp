@@ -62,6 +62,27 @@ TEST(DesBaselines, TransparentRunsTheShippedDetectorWithKernelLengths) {
   EXPECT_GT(r.suspensions, 0u);
 }
 
+// "none" is gpreemptd's [policy] name = "none": the shipped Runtime hears every request and
+// decides no suspension.
+class Decisions : public Observer {
+ public:
+  void scheduler_event(sched::Time, const sched::Event& e) override {
+    requests += std::holds_alternative<sched::event::RequestStarted>(e);
+  }
+  void scheduler_actions(sched::Time, const std::vector<sched::Action>& as) override {
+    for (const auto& a : as) suspends += std::holds_alternative<sched::action::Suspend>(a);
+  }
+  uint64_t requests = 0, suspends = 0;
+};
+
+TEST(DesBaselines, NoneIsTheRuntimeUnderPolicyNone) {
+  Decisions seen;
+  const auto r = run_simulation(testing::small_spec("none"), &seen);
+  EXPECT_GT(seen.requests, 0u) << "the Runtime is told of the requests";
+  EXPECT_EQ(seen.suspends, 0u);
+  EXPECT_EQ(r.suspensions, 0u);
+}
+
 class InFlight : public Observer {
  public:
   void offline_in_flight(sim::gpu::SimTime, uint32_t, const std::string&, uint32_t n) override {

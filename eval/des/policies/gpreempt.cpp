@@ -24,17 +24,17 @@ class Gpreempt final : public Policy {
 }  // namespace
 
 std::unique_ptr<Policy> make_gpreempt_hint(const Spec&, PolicyHost&) {
-  return std::make_unique<Gpreempt>(Policy::RuntimeUse{sched::RequestSource::kHint, true, 0});
+  return std::make_unique<Gpreempt>(Policy::RuntimeUse{sched::PolicyName::kGpreempt, sched::RequestSource::kHint, true, 0});
 }
 
 std::unique_ptr<Policy> make_gpreempt_early(const Spec& spec, PolicyHost&) {
   const auto lead = static_cast<sim::gpu::SimTime>(std::llround(spec.policy.early_hint_us * 1e3));
-  return std::make_unique<Gpreempt>(Policy::RuntimeUse{sched::RequestSource::kHint, true, lead});
+  return std::make_unique<Gpreempt>(Policy::RuntimeUse{sched::PolicyName::kGpreempt, sched::RequestSource::kHint, true, lead});
 }
 
 std::unique_ptr<Policy> make_gpreempt_transparent(const Spec&, PolicyHost&) {
   return std::make_unique<Gpreempt>(
-      Policy::RuntimeUse{sched::RequestSource::kTransparent, false, 0});
+      Policy::RuntimeUse{sched::PolicyName::kGpreempt, sched::RequestSource::kTransparent, false, 0});
 }
 
 }  // namespace gpreempt::eval::des
