@@ -81,7 +81,8 @@ Daemon::Daemon(DaemonOptions options, DaemonConfig config)
                             [this](sched::Time, const std::vector<sched::Action>& actions) {
                               for (const auto& a : actions) observe(a);
                             },
-                            {}});
+                            {},
+                            [this](sched::Time, const sched::RequestDone& d) { request_done(d); }});
   tracker_ =
       std::make_unique<ProcessTracker>(loop_, options_.roots, options_.discovery_interval,
                                        [this](sched::Event e) { on_tracker_event(std::move(e)); });

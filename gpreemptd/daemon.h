@@ -66,6 +66,8 @@ class Daemon {
   gpreempt::sched::Time now() const;
   void dispatch(const gpreempt::sched::Event& e,
                 std::optional<Clock::time_point> hint_received = {});
+  // A request the Runtime saw finish (any source): the per-GPU figures of status and metrics.
+  void request_done(const gpreempt::sched::RequestDone& d);
   // The Runtime's observer: each action once it is handed to the actuator (logs, hint timings).
   void observe(const gpreempt::sched::Action& a);
   void on_tracker_event(gpreempt::sched::Event e);

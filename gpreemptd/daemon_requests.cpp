@@ -80,6 +80,17 @@ void Daemon::arm_request_expiry() {
   loop_.arm_at(request_timer_, request_deadline_);
 }
 
+void Daemon::request_done(const sched::RequestDone& d) {
+  for (auto g : d.gpus) {
+    GpuRecord& rec = gpus_[g];
+    rec.online_latency.add(d.latency);
+    ++rec.requests_by_class[d.class_name];
+    ++rec.requests_by_process[d.key];
+    rec.class_latency.try_emplace(d.class_name, gpreemptd::Histogram::request_latency())
+        .first->second.observe(std::chrono::duration<double>(d.latency).count());
+  }
+}
+
 void Daemon::expire_requests() {
   const auto limit = config_.policy.max_request;
   for (const auto& x : hints_.expire(Clock::now(), limit)) {
@@ -132,20 +143,6 @@ client::Reply Daemon::handle(uint64_t connection, const Peer& peer, const client
           return client::error_reply(
               m.seq, ErrorCode::kBadRequest,
               "request " + std::to_string(m.request) + " was not begun on this connection");
-        }
-        std::string ignored;
-        if (const TrackedProcess* p = hint_peer(connection, peer, ignored); p && p->key == r.key) {
-          const std::string cls = p->class_name.value_or("");
-          for (auto g : p->gpus()) {
-            GpuRecord& rec = gpus_[g];
-            rec.online_latency.add(received - r.started);
-            ++rec.requests_by_class[cls];
-            ++rec.requests_by_process[r.key];
-            auto h = rec.class_latency
-                         .try_emplace(cls, gpreemptd::Histogram::request_latency())
-                         .first;
-            h->second.observe(std::chrono::duration<double>(received - r.started).count());
-          }
         }
         // Its output tokens first: the scheduler takes the TPOT's count from them.
         if (m.tokens > 0)

@@ -20,11 +20,12 @@ struct GpuRecord {
   std::string name;  // "gfx942"
   bool can_suspend = true;
   std::string reason;        // why not
-  gpreempt::sched::LatencyHistogram online_latency;  // hinted requests of processes on this GPU
+  // Requests of processes on this GPU, from every source, as the Runtime measured them
+  // (sched::RequestDone).
+  gpreempt::sched::LatencyHistogram online_latency;
   std::optional<gpreempt::sched::action::PriorityOnly> priority_only;  // the last ranking, if any
 
-  // For the metrics: hinted requests per class (surviving its processes) and per live process on
-  // this GPU.
+  // For the metrics: the same requests per class (surviving its processes) and per live process.
   std::map<std::string, uint64_t> requests_by_class;
   std::map<std::string, gpreemptd::Histogram> class_latency;
   std::map<gpreempt::sched::ProcessKey, uint64_t> requests_by_process;

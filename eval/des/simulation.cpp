@@ -129,7 +129,8 @@ void Simulation::setup() {
                                            },
                                            [this](sched::Time t, const sched::Event& e) {
                                              if (obs_) obs_->scheduler_event(t, e);
-                                           }});
+                                           },
+                                           {}});
     for (auto& c : clients_) {
       std::vector<sched::GpuId> ids;
       for (size_t j = 0; j < c.gpus.size(); ++j) {

@@ -39,7 +39,15 @@ void Runtime::dispatch(Time now, const Event& e) {
     for (const auto& [gpu, t] : suspensions_.gpus())
       for (const auto& [key, since] : t.suspended_since)
         if (key.pid == newcomer->pid && key != *newcomer) before.push_back(key);
+  std::optional<RequestDone> done;
+  if (const auto* f = std::get_if<event::RequestFinished>(&e))
+    if (auto started = scheduler_.request_started(f->key, f->request)) {
+      const SchedClass* c = scheduler_.class_of(f->key);
+      done = RequestDone{f->key, f->request, f->source, c ? c->name : std::string(),
+                         scheduler_.gpus_of(f->key), now - *started};
+    }
   decide(now, e);
+  if (done && ports_.request_done) ports_.request_done(now, *done);
   for (const auto& key : before)
     if (!scheduler_.knows(key)) suspensions_.exited(key, now);
   resume_orphans(now);

@@ -31,6 +31,16 @@
 
 namespace gpreempt::sched {
 
+// A request the Scheduler saw through, from any source (hint or transparent): what it measured.
+struct RequestDone {
+  ProcessKey key;
+  uint64_t request = 0;
+  RequestSource source = RequestSource::kHint;
+  std::string class_name;
+  std::vector<GpuId> gpus;  // the process's, when it finished
+  Duration latency{0};      // its start to its finish, at the times the driver gave
+};
+
 class Runtime {
  public:
   struct Ports {
@@ -44,6 +54,10 @@ class Runtime {
     // Sees each event just before the Scheduler does, the detector's included, in the order the
     // Scheduler gets them (the DES's record, which a test replays). May be empty.
     std::function<void(Time, const Event&)> inspect;
+    // Each request that finished, as the Scheduler measured it: the one measurement of request
+    // latency that gpreemptd's status and metrics render (its objectives judge the same one).
+    // May be empty.
+    std::function<void(Time, const RequestDone&)> request_done;
   };
 
   Runtime(std::vector<SchedClass> classes, ArbiterConfig config, Ports ports,

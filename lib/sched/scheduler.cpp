@@ -29,6 +29,19 @@ const SchedClass* Scheduler::class_of(const ProcessKey& key) const {
   return it == processes_.end() ? nullptr : it->second.cls;
 }
 
+std::vector<GpuId> Scheduler::gpus_of(const ProcessKey& key) const {
+  auto it = processes_.find(key);
+  return it == processes_.end() ? std::vector<GpuId>{} : it->second.gpus;
+}
+
+std::optional<Time> Scheduler::request_started(const ProcessKey& key, uint64_t request) const {
+  auto it = processes_.find(key);
+  if (it == processes_.end()) return std::nullopt;
+  auto r = it->second.open_requests.find(request);
+  if (r == it->second.open_requests.end()) return std::nullopt;
+  return r->second.started;
+}
+
 std::vector<Action> Scheduler::recover(GpuId gpu, std::vector<ProcessKey> targets) {
   action::Resume r;
   r.id = sink_.next_id++;

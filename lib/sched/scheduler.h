@@ -59,6 +59,11 @@ class Scheduler {
   bool knows(const ProcessKey& key) const { return processes_.count(key) != 0; }
   // Its class (nullptr: unknown or unclassified).
   const SchedClass* class_of(const ProcessKey& key) const;
+  // The GPUs it uses (empty: none, or unknown).
+  std::vector<GpuId> gpus_of(const ProcessKey& key) const;
+  // When request `request` of `key` began, while it is open here (begun from a source its class
+  // accepts, not yet finished); nullopt otherwise.
+  std::optional<Time> request_started(const ProcessKey& key, uint64_t request) const;
 
   // The (process, GPU) pairs an operator command for `target` applies to now: classified
   // processes of the class (or the one process), on every GPU they use or only target.gpu.

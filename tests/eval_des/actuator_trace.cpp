@@ -182,6 +182,7 @@ Replayer::Replayer(const ActuatorTrace& trace, ActuatorRig& rig)
                eval::des::arbiter_config(eval::des::PolicyDef{}),
                {&rig, [this](std::optional<sched::Time> t) { armed_ = t; },
                 [this](sched::Time, const std::vector<sched::Action>& a) { logged(a); },
+                {},
                 {}}) {}
 
 void Replayer::logged(const std::vector<sched::Action>& actions) {

@@ -720,6 +720,10 @@ TEST(GpreemptdSim, TheTransparentTriggerSuspendsForAnUnmodifiedOnlineWorkload) {
     return false;
   })) << "transparent requests are accounted: "
       << rig.status().dump();
+  // The GPU's request figures are the same measurement, hinted or not.
+  EXPECT_TRUE(eventually([&] {
+    return rig.status()["gpus"][0]["online_request_latency_ms"]["count"].get<int>() >= 1;
+  })) << rig.status().dump();
 }
 
 TEST(GpreemptdSim, ControlOpsFromANonRootPeerAreRefused) {

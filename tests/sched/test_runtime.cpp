@@ -38,7 +38,9 @@ struct Books {
                    [this](Time, const std::vector<Action>& as) {
                      for (const auto& a : as) observed(a);
                    },
-                   [this](Time, const Event& e) { inspected.push_back(e); }}};
+                   [this](Time, const Event& e) { inspected.push_back(e); },
+                   [this](Time, const RequestDone& d) { done.push_back(d); }}};
+  std::vector<RequestDone> done;  // what the request port was told
   std::vector<Event> inspected;  // what reached the Scheduler
   // What the daemon's log would say, per process on kGpu (the soak's check).
   std::map<ProcessKey, std::map<std::string, int>> decided;
@@ -144,6 +146,32 @@ TEST(Runtime, PointerSamplesBecomeARequestThatSuspends) {
   b.t += 1ms;
   b.runtime.queues_sampled(b.t, kOnline, {{kGpu, 1, 2, 2}});
   EXPECT_EQ(count<event::RequestFinished>(b.inspected), 1u) << "the queue drained";
+  ASSERT_EQ(b.done.size(), 1u) << "a transparent request is measured like a hinted one";
+  EXPECT_EQ(b.done[0].key, kOnline);
+  EXPECT_EQ(b.done[0].source, RequestSource::kTransparent);
+  EXPECT_EQ(b.done[0].class_name, "online");
+  EXPECT_EQ(b.done[0].gpus, std::vector<GpuId>{kGpu});
+  EXPECT_GT(b.done[0].latency, Duration::zero());
+}
+
+// The request port is told of each request the Scheduler saw through, once, with the latency it
+// measured; a finish for a request it never opened (unknown, or a source the class ignores) is
+// not a request.
+TEST(Runtime, EachFinishedRequestIsMeasuredOnce) {
+  Books b;
+  b.appear(kOnline, "online");
+  b.appear(kOffline, "offline");
+  b.event(event::RequestStarted{kOnline, 1, RequestSource::kHint});
+  const Time began = b.t;
+  b.settle();
+  b.event(event::RequestFinished{kOnline, 1, RequestSource::kHint});
+  ASSERT_EQ(b.done.size(), 1u);
+  EXPECT_EQ(b.done[0].latency, b.t - began);
+  b.event(event::RequestFinished{kOnline, 1, RequestSource::kHint});
+  b.event(event::RequestFinished{kOnline, 9, RequestSource::kHint});
+  b.event(event::RequestStarted{kOffline, 1, RequestSource::kTransparent});
+  b.event(event::RequestFinished{kOffline, 1, RequestSource::kTransparent});
+  EXPECT_EQ(b.done.size(), 1u);
 }
 
 // A process that exits with a transparent request open: the request ends before the exit reaches
@@ -328,6 +356,7 @@ TEST(Runtime, AnAnswerFromWithinTheActuatorIsServedAfterTheHandOver) {
                        if (std::holds_alternative<action::Suspend>(a)) seen.push_back("suspend");
                      seen.push_back("batch end, in flight " + std::to_string(runtime.in_flight()));
                    },
+                   {},
                    {}}};
   port.runtime = &runtime;
   Time t{1s};
