@@ -152,6 +152,9 @@ TEST(GpreemptdSim, PolicyNoneCountsRequestsAndSuspendsNothingUntilAReloadToGpree
   ASSERT_EQ(s["gpus"].size(), 1u);
   EXPECT_EQ(s["gpus"][0]["actions"]["suspend"], 0) << s.dump();
   EXPECT_EQ(s["gpus"][0]["online_request_latency_ms"]["count"], 1) << "the request is counted";
+  const auto ctl = run({bin("gpreempt").string(), "ctl", "status", "--socket", rig.socket()},
+                       rig.machine().env());
+  EXPECT_NE(ctl.out.find("policy none: observing only"), std::string::npos) << ctl.out << ctl.err;
 
   write_file(config, "[policy]\nname = \"gpreempt\"\n");
   daemon->kill(SIGHUP);

@@ -128,6 +128,8 @@ std::string render_status(const Json& doc) {
       << text(daemon, "uptime_s") << " s\n"
       << "  config " << text(daemon, "config_path") << "\n"
       << "  socket " << text(daemon, "socket_path") << "\n";
+  if (text(daemon, "policy") == "none")
+    out << "  policy none: observing only, no request or time slice suspends anything\n";
   if (text(daemon, "view") == "own_processes")
     out << "  (your own processes only: root and [daemon] control_group see every process)\n";
   out << "\n";
