@@ -62,7 +62,8 @@ void expect_complete(const nlohmann::json& j, const std::string& online,
     }
   }
   const auto& d = j["scenarios"][3]["gpreemptd"];
-  EXPECT_GT(d["suspensions"].get<uint64_t>(), 0u) << "online requests must have caused suspensions";
+  EXPECT_GT(d["suspensions"].get<uint64_t>(), 0u) << "online requests must have caused suspensions: "
+                                                  << d.dump();
   EXPECT_EQ(d["online_class"]["request_latency_ms"]["count"],
             j["scenarios"][3]["online_latency_ms"]["count"])
       << "gpreempt.online_request() hinted every request";
@@ -113,7 +114,8 @@ TEST(DemoModels, LlmServerAgainstFineTuningReportsTtftTpotAndTokens) {
     EXPECT_GT(s["offline_tokens_per_s"].get<double>(), 0) << name;
   }
   const auto& d = j["scenarios"][2]["gpreemptd"];
-  EXPECT_GT(d["suspensions"].get<uint64_t>(), 0u) << "serve's requests must have suspended";
+  EXPECT_GT(d["suspensions"].get<uint64_t>(), 0u) << "serve's requests must have suspended: "
+                                                  << d.dump();
   EXPECT_EQ(d["online_class"]["request_latency_ms"]["count"], 3) << "serve --hint marked each one";
   EXPECT_EQ(d["exit_code"], 0);
 }

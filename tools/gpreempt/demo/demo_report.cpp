@@ -125,6 +125,10 @@ nlohmann::json scenario_json(const ScenarioResult& s) {
         {"exit_code", d.exit_code},
         {"suspensions", d.suspensions},
         {"suspended_s", d.suspended_s},
+        {"suspend_actions", d.suspend_actions},
+        {"failed_targets", d.failed_targets},
+        {"timed_out_targets", d.timed_out_targets},
+        {"requests_expired", d.requests_expired},
         {"hint_to_suspend_us", d.hint_to_suspend_us},
         {"online_class", d.online_class},
         {"suspend_ms", d.suspend_ms ? percentiles_ms(*d.suspend_ms) : nlohmann::json()}};

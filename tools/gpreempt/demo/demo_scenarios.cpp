@@ -93,7 +93,13 @@ DaemonReport report_of(const std::string& trigger, const nlohmann::ordered_json&
   for (const auto& g : status.at("gpus")) {
     r.suspensions += g.at("suspensions_total").get<uint64_t>();
     r.suspended_s += g.at("suspended_s_total").get<double>();
+    if (const auto a = g.find("actions"); a != g.end()) {
+      r.suspend_actions += a->at("suspend").get<uint64_t>();
+      r.failed_targets += a->at("failed_targets").get<uint64_t>();
+      r.timed_out_targets += a->at("timed_out_targets").get<uint64_t>();
+    }
   }
+  r.requests_expired = status.at("daemon").at("requests_expired").get<uint64_t>();
   r.hint_to_suspend_us = status.at("daemon").at("hint_to_suspend_us");
   for (const auto& c : status.at("classes"))
     if (c.at("name") == "online") r.online_class = c.at("stats");

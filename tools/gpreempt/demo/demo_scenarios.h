@@ -56,6 +56,11 @@ struct DaemonReport {
   double suspended_s = 0;
   nlohmann::ordered_json hint_to_suspend_us;  // daemon-added latency, hint-caused suspends
   nlohmann::ordered_json online_class;        // the online class's stats
+  // What the scheduler asked of the actuator, summed over GPUs (status gpus[].actions), and the
+  // hinted requests the daemon had to end at max_request_ms: a scenario that suspended nothing
+  // says here whether it tried.
+  uint64_t suspend_actions = 0, failed_targets = 0, timed_out_targets = 0;
+  uint64_t requests_expired = 0;
   // The simulated GPU's record of each suspend in the scenario: requested -> queues stopped.
   std::optional<std::vector<double>> suspend_ms;
 };
