@@ -64,7 +64,7 @@ TEST(ClientFailOpenSim, AWorkloadLosesNoRequestWhenGpreemptdIsKilledAndRestarted
             j["requests_sent"].get<int>())
       << out;
   EXPECT_GT(h["requests_protected"].get<int>(), 0);
-  EXPECT_EQ(h["reconnects"], 1) << out;
+  EXPECT_EQ(h["reconnects"], 1) << out << err;
   // A request that came while no daemon listened ran unprotected, with one warning and one when
   // protection was back. (Whether one came depends on how fast the new daemon was up: a request
   // after it was reconnects at once, silently.)
