@@ -64,7 +64,13 @@ TEST(ClientFailOpenSim, AWorkloadLosesNoRequestWhenGpreemptdIsKilledAndRestarted
             j["requests_sent"].get<int>())
       << out;
   EXPECT_GT(h["requests_protected"].get<int>(), 0);
-  EXPECT_EQ(h["reconnects"], 1) << out << err;
+  // One reconnect, to the new daemon; or two, when the client's reset arrived before the killed
+  // daemon's listener was closed (the kernel closes a dying process's descriptors in fd order, and
+  // an accepted connection may hold a lower fd than the listener): its immediate retry then lands
+  // in the dying listener's backlog, counts as a connection and is reset at once. Seen once in a
+  // full suite at load 4 on 2 cores (the likely cause, not proven); more would be a new defect.
+  EXPECT_GE(h["reconnects"].get<int>(), 1) << out << err;
+  EXPECT_LE(h["reconnects"].get<int>(), 2) << out << err;
   // A request that came while no daemon listened ran unprotected, with one warning and one when
   // protection was back. (Whether one came depends on how fast the new daemon was up: a request
   // after it was reconnects at once, silently.)
