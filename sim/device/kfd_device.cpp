@@ -220,7 +220,7 @@ IoctlResult KfdDevice::ioctl(const Caller& caller, unsigned long request, std::s
   Outcome o = state_->dispatch(call);
   if (o.blocked) {
     state_->pending[token] = call;
-    return {true, 0};
+    return {true, 0, o.timeout_ms};
   }
   if (e.out && !args.empty()) std::memcpy(args.data(), call->kbuf.data(), args.size());
   return {false, o.ret};
@@ -269,6 +269,7 @@ void KfdDevice::cancel(CallToken token) {
       p->runtime_retry = true;
     }
     std::erase_if(p->destroy_waiters, [&](const auto& w) { return w.second == call; });
+    std::erase_if(p->event_waits, [&](const auto& w) { return w.call == call; });
     std::erase(p->mutex_waiters, call);
   }
   // A call waiting for the scheduler finishes its state changes; only the answer is dropped.
