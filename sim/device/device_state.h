@@ -80,7 +80,8 @@ struct ProcessDevice {
   uint64_t registered_seq = 0;  // when the process registered with the device's DQM (first queue)
   std::map<uint32_t, Bo> bos;   // alloc_idr: handle low 32 bits -> buffer
   uint64_t vram_usage = 0;      // pdd->vram_usage (bytes of VRAM BOs)
-  bool vm_acquired = false;     // ACQUIRE_VM done (pdd->drm_file)
+  bool vm_acquired = false;     // ACQUIRE_VM done
+  std::optional<int> drm_file;  // pdd->drm_file: the file ACQUIRE_VM took (a HostEnv handle held)
 };
 
 // A KFD event (kfd_events.c): signal events own a slot of the event page, others do not.

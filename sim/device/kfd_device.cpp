@@ -60,8 +60,11 @@ KfdDevice::~KfdDevice() {
   auto guard = state_->guard;
   std::lock_guard lock(guard->mutex);
   guard->alive = false;
-  for (auto& [pid, p] : state_->processes)
+  for (auto& [pid, p] : state_->processes) {
     if (p->event_file) state_->env.release_file(*p->event_file);
+    for (auto& d : p->devices)
+      if (d.drm_file) state_->env.release_file(*d.drm_file);
+  }
 }
 
 const DeviceProfile& KfdDevice::profile() const {
@@ -495,6 +498,10 @@ void KfdDevice::process_exited(int pid) {
     p->debug_trap_enabled = false;
   }
   st.clear_address_watches(*p);
+  for (auto& d : p->devices) {  // the process devices' VMs drop their DRM files
+    if (d.drm_file) st.env.release_file(*d.drm_file);
+    d.drm_file.reset();
+  }
   while (!p->queues.empty()) st.remove_queue(*p, p->queues.begin());
   p->destroy_waiters.clear();
   p->runtime_waiter.reset();

@@ -47,6 +47,9 @@ class HostEnv {
   virtual void release_file(int handle) = 0;
   // Write one byte '.' to the file, never blocking (a full pipe just drops it, as the kernel).
   virtual void signal_file(int handle) = 0;
+  // Whether two handles name one open file (the kernel compares struct file pointers: a dup of a
+  // descriptor is the same file, a second open of the same path is not).
+  virtual bool same_file(int handle_a, int handle_b) = 0;
 };
 
 // A queue as the hardware side sees it.

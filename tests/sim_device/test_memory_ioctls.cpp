@@ -60,6 +60,31 @@ TEST(SimDeviceMemory, AllocNeedsSizeGpuDomainAndVm) {
   EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, a), -ENOMEM);
 }
 
+TEST(SimDeviceMemory, AcquireVmAgainTakesOnlyTheSameFile) {
+  // kfd_ioctl_acquire_vm: pdd->drm_file == drm_file ? 0 : -EBUSY. fd 7 and its dup 9 are one
+  // file; fd 8 is another open of the same render node.
+  Rig r;
+  r.spawn(kPid);
+  r.host.open_file(kPid, 7);
+  r.host.open_file(kPid, 8);
+  r.host.fds[{kPid, 9}] = r.host.fds.at({kPid, 7});
+  auto acquire = [&](uint32_t fd, uint32_t gpu) {
+    ::kfd_ioctl_acquire_vm_args vm{fd, gpu};
+    return r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm);
+  };
+  EXPECT_EQ(acquire(99, r.gpu()), -EINVAL) << "not an open file";
+  EXPECT_EQ(acquire(7, 12345), -EINVAL) << "no such GPU";
+  EXPECT_EQ(r.host.live_refs.size(), 0u) << "a failed call keeps no file";
+  EXPECT_EQ(acquire(7, r.gpu()), 0);
+  EXPECT_EQ(acquire(7, r.gpu()), 0) << "the same file again";
+  EXPECT_EQ(acquire(9, r.gpu()), 0) << "a dup is the same file";
+  EXPECT_EQ(acquire(8, r.gpu()), -EBUSY) << "another file of the same node";
+  EXPECT_EQ(r.host.live_refs.size(), 1u) << "the device holds the first file, and only it";
+  r.host.remove_process(kPid);
+  r.dev->process_exited(kPid);
+  EXPECT_EQ(r.host.live_refs.size(), 0u) << "released with the process";
+}
+
 TEST(SimDeviceMemory, HandlesAndMmapOffsets) {
   Rig r;
   with_vm(r);

@@ -15,6 +15,8 @@
 //   event [manual] (a signal event, auto-reset unless "manual": "0 0 <id>") | set ID | reset ID
 //   wait ALL TIMEOUT ID... (WAIT_EVENTS: "<ret> <errno> <wait_result> <timeout as copied back>")
 //   sigrestart (SIGUSR1's handler gets SA_RESTART) | sigcount (SIGUSR1s handled so far)
+//   render (open the first GPU's render node: "<fd> <errno>") | dupfd FD | acquire FD (ACQUIRE_VM
+//   of FD for the first GPU)
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -67,6 +69,10 @@ struct WaitEventsArgs {
 };
 static_assert(sizeof(EventCreateArgs) == 32 && sizeof(EventData) == 48 && sizeof(WaitEventsArgs) == 24);
 constexpr uint32_t kSignalEvent = 0;  // KFD_IOC_EVENT_SIGNAL
+struct AcquireVmArgs {
+  uint32_t drm_fd, gpu_id;
+};
+constexpr unsigned long kAcquireVm = 0x40084b15;
 constexpr unsigned long kCreateEvent = 0xc0204b08, kSetEvent = 0x40084b0a, kResetEvent = 0x40084b0b,
                         kWaitEvents = 0xc0184b0c;
 
@@ -320,6 +326,30 @@ std::string run(const std::string& line) {
     kfd_ioctl_runtime_enable_args a{};
     a.mode_mask = KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK;
     return result(ioctl(g_kfd, AMDKFD_IOC_RUNTIME_ENABLE, &a));
+  }
+  if (cmd == "render") {
+    unsigned minor = 0;  // the first node that has a render node (node 0 is the CPU's)
+    for (int n = 0; n < 64 && minor == 0; ++n) {
+      std::ifstream props("/sys/class/kfd/kfd/topology/nodes/" + std::to_string(n) + "/properties");
+      if (!props) break;
+      std::string key;
+      for (uint64_t v; props >> key >> v;)
+        if (key == "drm_render_minor") minor = static_cast<unsigned>(v);
+    }
+    return result(open(("/dev/dri/renderD" + std::to_string(minor)).c_str(), O_RDWR | O_CLOEXEC));
+  }
+  if (cmd == "dupfd") {
+    int fd = -1;
+    in >> fd;
+    return result(dup(fd));
+  }
+  if (cmd == "acquire") {
+    AcquireVmArgs a{};
+    in >> a.drm_fd;
+    auto ids = gpu_ids();
+    if (ids.empty()) return "-1 19 no-gpu";
+    a.gpu_id = ids[0];
+    return result(ioctl(g_kfd, kAcquireVm, &a));
   }
   if (cmd == "event") {
     std::string mode;
