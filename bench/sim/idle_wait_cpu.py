@@ -17,6 +17,8 @@ import subprocess
 import sys
 import time
 
+from sim_procs import daemon_of, descendants, cmdline, machine_dir
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PROBE = os.path.join(ROOT, "tests", "rocm", "hsa_probe.py")
 TICK = os.sysconf("SC_CLK_TCK")
@@ -26,37 +28,6 @@ def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime (stat fields 14 and 15)
-
-
-def descendants(pid):
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            with open(f"/proc/{p}/task/{p}/children") as f:
-                kids = [int(k) for k in f.read().split()]
-        except OSError:
-            kids = []
-        out += kids
-        todo += kids
-    return out
-
-
-def cmdline(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().split(b"\0")
-    except OSError:
-        return []
-
-
-def daemon_of(machine_dir):
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            argv = cmdline(int(d))
-            if argv and argv[0].endswith(b"kfdsimd") and f"--dir={machine_dir}".encode() in argv:
-                return int(d)
-    return None
 
 
 def one_run(build, seconds, profile):
@@ -72,11 +43,9 @@ def one_run(build, seconds, profile):
         else:
             raise RuntimeError("hsa_probe ended before holding")
         probe = next(p for p in descendants(run.pid) if PROBE.encode() in cmdline(p))
-        with open(f"/proc/{probe}/environ", "rb") as f:
-            env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
-        daemon = daemon_of(env[b"KFDSIM_DIR"].decode())
+        daemon = daemon_of(machine_dir(probe))
         if daemon is None:
-            raise RuntimeError("no kfdsimd found for " + env[b"KFDSIM_DIR"].decode())
+            raise RuntimeError("no kfdsimd found for " + machine_dir(probe))
         # A wait longer than the measurement on a signal nobody signals.
         run.stdin.write(f"wait {int((seconds + 30) * 1000)}\n")
         run.stdin.flush()

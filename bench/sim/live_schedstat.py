@@ -16,27 +16,7 @@ import subprocess
 import sys
 import time
 
-
-def children(pid):
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            with open(f"/proc/{p}/task/{p}/children") as f:
-                kids = [int(k) for k in f.read().split()]
-        except OSError:
-            kids = []
-        out += kids
-        todo += kids
-    return out
-
-
-def argv_of(pid):
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().split(b"\0")
-    except OSError:
-        return []
+from sim_procs import cmdline, daemon_of, descendants, machine_dir
 
 
 def threads(pid):
@@ -63,19 +43,15 @@ def main():
                             "--requests", requests, "--duration", duration, "--preprocess-us", "0",
                             "--seed", "1", "--json"], stdout=subprocess.PIPE, text=True)
     time.sleep(5)
-    workload = next(p for p in children(run.pid) if b"gpreempt-workload" in b" ".join(argv_of(p)))
-    with open(f"/proc/{workload}/environ", "rb") as f:
-        env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
-    flag = b"--dir=" + env[b"KFDSIM_DIR"]
-    daemon = next(int(d) for d in os.listdir("/proc")
-                  if d.isdigit() and argv_of(int(d))[:1] and argv_of(int(d))[0].endswith(b"kfdsimd")
-                  and flag in argv_of(int(d)))
+    workload = next(p for p in descendants(run.pid) if b"gpreempt-workload" in b" ".join(cmdline(p)))
+    directory = machine_dir(workload)
+    daemon = daemon_of(directory)
     before = {"workload": threads(workload), "kfdsimd": threads(daemon)}
     t0 = time.monotonic()
     time.sleep(window)
     after = {"workload": threads(workload), "kfdsimd": threads(daemon)}
     t1 = time.monotonic()
-    status = subprocess.run([f"{build}/bin/kfdsim", "--dir", env[b"KFDSIM_DIR"].decode(), "status", "--json"],
+    status = subprocess.run([f"{build}/bin/kfdsim", "--dir", directory, "status", "--json"],
                             capture_output=True, text=True)
     loop = json.loads(status.stdout).get("loop", {}) if status.returncode == 0 else {}
     result = json.loads(run.communicate()[0])
