@@ -95,11 +95,13 @@ def pass_costs(events):
 
 
 def run(a):
-    machine = SimMachine(a.build, gpus=2, keep=a.keep, nice=a.daemon_nice)
-    daemon = None
-    blip = machine.bin / "gpreemptd_bench_blip"
+    # Checked before the machine starts: an error between its start and the try below would leave
+    # its persistent kfdsimd running.
+    blip = Path(a.build).resolve() / "bin" / "gpreemptd_bench_blip"
     if not blip.exists():
         raise BenchError(f"{blip} is missing: build the target gpreemptd_bench_blip")
+    machine = SimMachine(a.build, gpus=2, keep=a.keep, nice=a.daemon_nice)
+    daemon = None
     rng = random.Random(a.seed)
     load_before = load_average()
     try:

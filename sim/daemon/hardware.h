@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/device/kfd_device.h"
 
@@ -45,6 +46,9 @@ class Hardware {
   // The next instant the model wants `tick`, or nullopt when it has nothing to do.
   virtual std::optional<Clock::time_point> next_tick() { return std::nullopt; }
   virtual void tick(Clock::time_point /*now*/) {}
+  // Processes whose event-page slots the model wrote (interrupt signals) since the last call: the
+  // loop hands each to KfdDevice::event_interrupt after a tick.
+  virtual std::vector<int> take_event_interrupts() { return {}; }
   // Whether tick() may change the device's state (by completing runlist changes through Hws
   // callbacks). The daemon re-renders the machine's files only after something could have changed.
   virtual bool ticks_change_state() const { return true; }

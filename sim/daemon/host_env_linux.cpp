@@ -1,12 +1,15 @@
 #include "sim/daemon/host_env_linux.h"
 
 #include <fcntl.h>
+#include <linux/kcmp.h>
 #include <poll.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -80,6 +83,21 @@ std::optional<int> LinuxHostEnv::acquire_file(int pid, int fd) {
 }
 
 void LinuxHostEnv::release_file(int handle) { close(handle); }
+
+bool LinuxHostEnv::same_file(int handle_a, int handle_b) {
+  // kcmp(KCMP_FILE) compares the struct file behind two descriptors, as the kernel's pointer
+  // comparison does (our handles are pidfd_getfd copies: the same files as the caller's).
+  const pid_t self = getpid();
+  const long r = syscall(SYS_kcmp, self, self, KCMP_FILE, handle_a, handle_b);
+  if (r >= 0) return r == 0;
+  static bool reported = false;
+  if (!reported) {
+    reported = true;
+    std::fprintf(stderr, "kfdsimd: kcmp(KCMP_FILE) failed (%s): ACQUIRE_VM takes any file as the one it holds\n",
+                 std::strerror(errno));
+  }
+  return true;
+}
 
 void LinuxHostEnv::signal_file(int handle) {
   // The file's own flags belong to its owner (a blocking pipe stays blocking for them), so "never

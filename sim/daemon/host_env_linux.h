@@ -27,6 +27,7 @@ class LinuxHostEnv final : public HostEnv {
   // pidfd_open + pidfd_getfd: a duplicate of `fd` from `pid`'s table, like the kernel's fget.
   std::optional<int> acquire_file(int pid, int fd) override;
   void release_file(int handle) override;
+  bool same_file(int handle_a, int handle_b) override;
   void signal_file(int handle) override;
 
  private:

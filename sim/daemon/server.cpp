@@ -84,6 +84,7 @@ Server::Server(ServerConfig config)
       ++hardware_wakes_;
       tick_hardware();
     });
+  wait_timer_ = loop_.add_timer([this] { on_wait_timer(); });
   housekeeping_ = loop_.add_timer([this] { housekeeping(); });
   loop_.arm_every(housekeeping_, std::chrono::seconds(kHousekeepingSeconds));
   loop_.set_after_batch([this] { rearm_timer(); });
@@ -230,6 +231,8 @@ void Server::Cost::add(Clock::duration d) {
 void Server::tick_hardware() {
   const auto start = Clock::now();
   hardware_->tick(start);
+  // The GPU wrote event-page slots and raised interrupts: the event waiters wake now.
+  for (int pid : hardware_->take_event_interrupts()) device_->event_interrupt(pid);
   tick_cost_.add(Clock::now() - start);
   log_if_slow(start, "the GPU model's tick", getpid());
   if (hardware_->ticks_change_state()) ++state_gen_;
@@ -279,6 +282,7 @@ bool Server::permitted(Conn& conn, const protocol::Request& req) {
     case Op::kRefreshFiles:
     case Op::kStatus:
     case Op::kDrmDevice:
+    case Op::kInterrupt:  // acts on this connection's own blocked call only
       return true;
   }
   return false;
@@ -349,6 +353,7 @@ void Server::handle(int fd, protocol::Request& req) {
       reply(fd, -ENODEV);
       return;
     }
+    case Op::kInterrupt: handle_interrupt(fd); return;
     case Op::kShutdown:
       log("shutdown requested by pid %d", req.pid);
       reply(fd, 0);
@@ -375,14 +380,58 @@ void Server::handle_ioctl(int fd, protocol::Request& req) {
     if (!procs_.count(static_cast<int>(target)))
       if (auto tgid = env_.tgid_of(static_cast<int>(target))) watch_process(*tgid);
   }
-  if (r.blocked) return;  // complete() answers, now or later
+  if (r.blocked) {  // complete() answers, now or later
+    if (r.timeout_ms && token_conn_.count(token)) arm_wait_deadline(token, r.timeout_ms);
+    return;
+  }
   token_conn_.erase(token);
   conn.pending.reset();
   reply(fd, r.ret, std::move(req.payload));
 }
 
+void Server::arm_wait_deadline(CallToken token, uint32_t timeout_ms) {
+  wait_deadlines_[token] = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  on_wait_timer();  // re-arms at the earliest deadline
+}
+
+void Server::drop_wait_deadline(CallToken token) {
+  // The timer stays armed for the deadline that went: a fire with nothing due only re-arms.
+  wait_deadlines_.erase(token);
+}
+
+void Server::on_wait_timer() {
+  const auto now = Clock::now();
+  std::vector<CallToken> due;
+  std::optional<Clock::time_point> next;
+  for (const auto& [token, at] : wait_deadlines_) {
+    if (at <= now)
+      due.push_back(token);
+    else if (!next || at < *next)
+      next = at;
+  }
+  for (CallToken t : due) {
+    wait_deadlines_.erase(t);
+    device_->time_out(t);  // answers through complete()
+  }
+  loop_.arm_at(wait_timer_, next);
+}
+
+void Server::handle_interrupt(int fd) {
+  auto& conn = *conns_[fd];
+  if (!conn.pending) return;  // the answer crossed the interrupt
+  const CallToken token = *conn.pending;
+  uint32_t remaining_ms = 0;
+  if (auto d = wait_deadlines_.find(token); d != wait_deadlines_.end()) {
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(d->second - Clock::now()).count();
+    remaining_ms = static_cast<uint32_t>(std::max<int64_t>(0, left));
+  }
+  ++state_gen_;
+  device_->interrupt(token, remaining_ms);  // answers through complete() when it was a wait
+}
+
 void Server::complete(CallToken token, long ret, std::vector<uint8_t> args) {
   ++state_gen_;
+  drop_wait_deadline(token);
   auto it = token_conn_.find(token);
   if (it == token_conn_.end()) return;
   int fd = it->second;
@@ -403,6 +452,7 @@ void Server::close_conn(int fd) {
   if (c->pending) {
     // The thread blocked in this call died or was interrupted away: the kernel's -ERESTARTSYS.
     token_conn_.erase(*c->pending);
+    drop_wait_deadline(*c->pending);
     ++state_gen_;
     device_->cancel(*c->pending);
   }

@@ -82,6 +82,13 @@ class Server {
   void watch_process(int pid);
   void maybe_exit();
   void rearm_timer();
+  // Blocked WAIT_EVENTS calls with a timeout: the device keeps no clock, so the loop tells it
+  // when one has passed (KfdDevice::time_out), from one timer armed at the earliest deadline.
+  void arm_wait_deadline(CallToken token, uint32_t timeout_ms);
+  void drop_wait_deadline(CallToken token);
+  void on_wait_timer();
+  // Op::kInterrupt: the blocked call of this connection was interrupted by a signal.
+  void handle_interrupt(int fd);
   void housekeeping();
   void unlink_socket();
   void watch_owner();
@@ -123,6 +130,8 @@ class Server {
   std::map<int, std::unique_ptr<Conn>> conns_;
   std::map<int, std::unique_ptr<Proc>> procs_;
   std::map<CallToken, int> token_conn_;
+  EventLoop::Id wait_timer_ = 0;
+  std::map<CallToken, Clock::time_point> wait_deadlines_;
   CallToken next_token_ = 1;
   // Bumped by everything that may change what the files show (a request reached the device, the
   // hardware ticked): a part rendered at the current generation is served as it is, since

@@ -80,7 +80,8 @@ struct ProcessDevice {
   uint64_t registered_seq = 0;  // when the process registered with the device's DQM (first queue)
   std::map<uint32_t, Bo> bos;   // alloc_idr: handle low 32 bits -> buffer
   uint64_t vram_usage = 0;      // pdd->vram_usage (bytes of VRAM BOs)
-  bool vm_acquired = false;     // ACQUIRE_VM done (pdd->drm_file)
+  bool vm_acquired = false;     // ACQUIRE_VM done
+  std::optional<int> drm_file;  // pdd->drm_file: the file ACQUIRE_VM took (a HostEnv handle held)
 };
 
 // A KFD event (kfd_events.c): signal events own a slot of the event page, others do not.
@@ -104,6 +105,21 @@ struct Call {
   bool has_token = false;  // false for internal (no caller to answer)
 };
 using CallPtr = std::shared_ptr<Call>;
+
+// A WAIT_EVENTS call asleep in kfd_wait_on_events: one waiter per event it names
+// (kfd_event_waiter). `queued`: on the event's wait queue (it was not activated when the wait
+// began), so a set activates it; `gone`: the event was destroyed under it.
+struct EventWaiter {
+  uint32_t event_id = 0;
+  bool activated = false;
+  bool queued = false;
+  bool age_enabled = false;  // a signal event waited on with a last_event_age (KFD 1.14)
+  bool gone = false;
+};
+struct EventWait {
+  CallPtr call;
+  std::vector<EventWaiter> waiters;
+};
 
 // The call's argument struct, read from and written back to its kernel buffer (kbuf is never
 // smaller than the struct).
@@ -156,7 +172,7 @@ struct Process {
   std::map<uint32_t, Event> events;
   uint64_t signal_page_va = 0;     // 0 = no event page yet
   uint64_t signal_page_size = 0;   // signal_mapped_size
-  std::vector<CallPtr> event_waiters;  // WAIT_EVENTS calls parked until an event is set
+  std::vector<EventWait> event_waits;  // WAIT_EVENTS calls asleep until an event is set
   // DESTROY_QUEUE calls waiting for their suspended queue to be resumed.
   std::vector<std::pair<uint32_t, CallPtr>> destroy_waiters;
 
@@ -189,8 +205,9 @@ std::optional<IoctlTableEntry> event_ioctl_entry(uint32_t nr);
 struct Outcome {
   bool blocked = false;
   long ret = 0;
-  static Outcome done(long r) { return {false, r}; }
-  static Outcome parked() { return {true, 0}; }
+  uint32_t timeout_ms = 0;  // blocked: the sleep ends by itself after this long (0: never)
+  static Outcome done(long r) { return {false, r, 0}; }
+  static Outcome parked(uint32_t timeout_ms = 0) { return {true, 0, timeout_ms}; }
 };
 
 // Keeps the device reachable from asynchronous Hws completions without outliving it.
@@ -242,8 +259,18 @@ struct KfdDevice::State {
   detail::Outcome memory_ioctl(const detail::CallPtr& call, const detail::ProcessPtr& p);
   // event_ioctls.cpp: CREATE/DESTROY/SET/RESET_EVENT, WAIT_EVENTS.
   detail::Outcome event_ioctl(const detail::CallPtr& call, const detail::ProcessPtr& p);
-  // Completes the process's parked WAIT_EVENTS calls that are now satisfied.
+  // set_event(): signaled (unless an auto-reset event has sleeping waiters, which it activates),
+  // one more in its age; then the sleepers whose condition now holds are woken.
+  void set_event(const detail::ProcessPtr& p, detail::Event& ev);
+  // kfd_signal_event_interrupt: every signal event whose slot the GPU wrote is acknowledged and set.
+  void take_event_interrupts(const detail::ProcessPtr& p);
+  // Completes the process's sleeping WAIT_EVENTS calls whose condition holds (or whose event is
+  // gone: -EIO).
   void wake_event_waiters(const detail::ProcessPtr& p);
+  // The sleeping WAIT_EVENTS call of `token` and its process, taken off the process's list.
+  std::optional<std::pair<detail::ProcessPtr, detail::EventWait>> take_event_wait(CallToken token);
+  // Ends a wait: COMPLETE (ages copied back) when its condition holds, else `otherwise`.
+  void finish_event_wait(const detail::ProcessPtr& p, detail::EventWait& w, uint32_t otherwise);
 
   // ---- queue_ioctls.cpp -----------------------------------------------------------------------
   detail::Outcome create_queue(const detail::CallPtr& call);

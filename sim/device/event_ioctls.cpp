@@ -1,12 +1,16 @@
 // KFD events (docs/kfd-interface.md#events): CREATE_EVENT (which also takes the event page on a
 // dGPU), DESTROY_EVENT, SET_EVENT, RESET_EVENT and WAIT_EVENTS. The GPU signals an event by writing
-// its slot of the event page and raising an interrupt; here the slot write alone stands for both,
-// and is noticed whenever a wait looks at the event.
+// its slot of the event page and raising an interrupt: the GPU model's interrupt reaches
+// KfdDevice::event_interrupt through the daemon, and a wait also takes slots written before it
+// began. A wait that cannot be satisfied at once sleeps (parked) until a set, an interrupt, its
+// timeout (told by the transport, which keeps the time) or a signal (KfdDevice::interrupt).
 #include <linux/kfd_ioctl.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <optional>
+#include <utility>
 
 #include "device_state.h"
 
@@ -60,86 +64,142 @@ std::optional<detail::IoctlTableEntry> detail::event_ioctl_entry(uint32_t nr) {
 
 namespace {
 
-// kfd_events.c set_event(): signaled, and one more in its age (never wrapping to 0 or 1).
-void set_event(Event& ev) {
-  ev.signaled = true;
-  if (++ev.age == 0) ev.age = 2;
-}
-
-// What a waiter sees of the event right now: a slot the GPU wrote counts as its interrupt
-// (set_event_from_interrupt acknowledges the slot and sets the event).
-bool poll_event(HostEnv& env, int pid, const detail::Process& p, Event& ev) {
-  if (is_signal_type(ev.type) && p.signal_page_va) {
-    uint64_t slot = kUnsignaledSlot;
-    const uint64_t at = p.signal_page_va + uint64_t{ev.id} * 8;
-    if (env.read_memory(pid, at, &slot, sizeof slot) && slot != kUnsignaledSlot) {
-      env.write_memory(pid, at, &kUnsignaledSlot, sizeof kUnsignaledSlot);
-      set_event(ev);
-    }
-  }
-  return ev.signaled;
-}
-
 // KFD 1.14's kfd_hsa_signal_event_data: the first 8 bytes of kfd_event_data's union.
 uint64_t& last_event_age(kfd_event_data& d) { return *reinterpret_cast<uint64_t*>(&d); }
 
-// kfd_wait_on_events without the sleep: -errno, or the wait result (COMPLETE / TIMEOUT) when
-// `consume` is set and the condition holds (auto-reset events are reset as the waiter takes them).
-long check_wait(HostEnv& env, int pid, detail::Process& p, const kfd_ioctl_wait_events_args& a,
-                bool& satisfied) {
-  std::vector<kfd_event_data> data(a.num_events);
-  if (a.num_events &&
-      !env.read_memory(pid, a.events_ptr, data.data(), data.size() * sizeof(kfd_event_data)))
-    return -EFAULT;
-  std::vector<Event*> evs;
-  for (const auto& d : data) {
-    auto it = p.events.find(d.event_id);
-    if (it == p.events.end()) return -EINVAL;
-    evs.push_back(&it->second);
-  }
-  // A waiter that says which age of a signal event it saw last (not 0, "unused") is activated by
-  // any set since, even one another waiter's auto-reset took: init_event_waiter.
-  std::vector<bool> activated(evs.size());
-  std::size_t fired = 0;
-  for (std::size_t i = 0; i < evs.size(); ++i) {
-    Event& ev = *evs[i];
-    const uint64_t seen = last_event_age(data[i]);
-    activated[i] = poll_event(env, pid, p, ev) ||
-                   (ev.type == KFD_IOC_EVENT_SIGNAL && seen != 0 && seen != ev.age);
-    fired += activated[i] ? 1 : 0;
-  }
-  satisfied = a.wait_for_all ? fired == evs.size() : fired > 0;
-  if (!satisfied) return 0;
-  for (std::size_t i = 0; i < evs.size(); ++i) {
-    Event& ev = *evs[i];
-    if (ev.signaled && ev.auto_reset) ev.signaled = false;
-    // copy_signaled_event_data: the age goes back to an age-aware waiter of an activated event.
-    if (activated[i] && ev.type == KFD_IOC_EVENT_SIGNAL && last_event_age(data[i]) != 0) {
-      const uint64_t at = a.events_ptr + i * sizeof(kfd_event_data);
-      if (!env.write_memory(pid, at, &ev.age, sizeof ev.age)) return -EFAULT;
+// test_event_condition: COMPLETE when one (any) or every (all) waiter is activated, FAIL when an
+// event was destroyed under the wait, else TIMEOUT (keep sleeping).
+uint32_t wait_condition(const detail::EventWait& w, bool all) {
+  std::size_t activated = 0;
+  for (const auto& x : w.waiters) {
+    if (x.gone) return KFD_IOC_WAIT_RESULT_FAIL;
+    if (x.activated) {
+      if (!all) return KFD_IOC_WAIT_RESULT_COMPLETE;
+      ++activated;
     }
   }
-  return 0;
+  return activated == w.waiters.size() ? KFD_IOC_WAIT_RESULT_COMPLETE : KFD_IOC_WAIT_RESULT_TIMEOUT;
+}
+
+bool wait_for_all(const detail::EventWait& w) {
+  return load<kfd_ioctl_wait_events_args>(w.call).wait_for_all != 0;
+}
+
+// The end of kfd_wait_on_events with `result`: the ages of activated age-aware waiters copied back
+// (copy_signaled_event_data), wait_result stored in the call's arguments; the return value.
+long conclude_wait(HostEnv& env, const detail::Process& p, const detail::EventWait& w,
+                   uint32_t result) {
+  auto a = load<kfd_ioctl_wait_events_args>(w.call);
+  long ret = result == KFD_IOC_WAIT_RESULT_FAIL ? -EIO : 0;
+  if (result == KFD_IOC_WAIT_RESULT_COMPLETE) {
+    for (std::size_t i = 0; i < w.waiters.size() && ret == 0; ++i) {
+      const auto& x = w.waiters[i];
+      auto ev = p.events.find(x.event_id);
+      if (ev == p.events.end()) {
+        ret = -EINVAL;  // "event was destroyed"
+      } else if (x.activated && x.age_enabled) {
+        const uint64_t at = a.events_ptr + i * sizeof(kfd_event_data);
+        if (!env.write_memory(w.call->caller.pid, at, &ev->second.age, sizeof ev->second.age))
+          ret = -EFAULT;
+      }
+    }
+  }
+  a.wait_result = ret ? KFD_IOC_WAIT_RESULT_FAIL : result;
+  store(w.call, a);
+  return ret;
 }
 
 }  // namespace
 
-void KfdDevice::State::wake_event_waiters(const ProcessPtr& p) {
-  auto waiters = std::move(p->event_waiters);
-  p->event_waiters.clear();
-  for (auto& c : waiters) {
-    if (c->cancelled) continue;
-    auto a = load<kfd_ioctl_wait_events_args>(c);
-    bool satisfied = false;
-    long r = check_wait(env, c->caller.pid, *p, a, satisfied);
-    if (r < 0 || satisfied) {
-      a.wait_result = r < 0 ? KFD_IOC_WAIT_RESULT_FAIL : KFD_IOC_WAIT_RESULT_COMPLETE;
-      store(c, a);
-      complete(c, r);
-    } else {
-      p->event_waiters.push_back(c);
-    }
+void KfdDevice::State::set_event(const ProcessPtr& p, Event& ev) {
+  if (++ev.age == 0) ev.age = 2;  // never wrapping to 0 ("unused") or 1 (the creation's)
+  bool sleepers = false;
+  for (auto& w : p->event_waits)
+    for (auto& x : w.waiters)
+      if (x.event_id == ev.id && x.queued && !x.gone) {
+        x.activated = true;
+        sleepers = true;
+      }
+  // An auto-reset event that woke sleepers is taken by them.
+  ev.signaled = !ev.auto_reset || !sleepers;
+  wake_event_waiters(p);
+}
+
+void KfdDevice::State::take_event_interrupts(const ProcessPtr& p) {
+  if (!p->signal_page_va || p->events.empty()) return;
+  const uint32_t slots = static_cast<uint32_t>(p->signal_page_size / 8);
+  const uint32_t last = std::min(p->events.rbegin()->first, slots ? slots - 1 : 0);
+  std::vector<uint64_t> page(last + 1, kUnsignaledSlot);
+  if (!env.read_memory(p->pid, p->signal_page_va, page.data(), page.size() * 8)) return;
+  for (auto& [id, ev] : p->events) {
+    if (id > last) break;
+    if (!is_signal_type(ev.type) || page[id] == kUnsignaledSlot) continue;
+    // set_event_from_interrupt: the slot acknowledged, then the event set.
+    env.write_memory(p->pid, p->signal_page_va + uint64_t{id} * 8, &kUnsignaledSlot,
+                     sizeof kUnsignaledSlot);
+    set_event(p, ev);
   }
+}
+
+void KfdDevice::State::wake_event_waiters(const ProcessPtr& p) {
+  auto waits = std::move(p->event_waits);
+  p->event_waits.clear();
+  for (auto& w : waits) {
+    if (w.call->cancelled) continue;
+    const uint32_t result = wait_condition(w, wait_for_all(w));
+    if (result == KFD_IOC_WAIT_RESULT_TIMEOUT) {
+      p->event_waits.push_back(std::move(w));
+      continue;
+    }
+    complete(w.call, conclude_wait(env, *p, w, result));
+  }
+}
+
+std::optional<std::pair<ProcessPtr, detail::EventWait>> KfdDevice::State::take_event_wait(
+    CallToken token) {
+  for (auto& [pid, p] : processes) {
+    auto& waits = p->event_waits;
+    auto it = std::find_if(waits.begin(), waits.end(),
+                           [&](const auto& w) { return w.call->token == token && !w.call->cancelled; });
+    if (it == waits.end()) continue;
+    detail::EventWait w = std::move(*it);
+    waits.erase(it);
+    return std::make_pair(p, std::move(w));
+  }
+  return std::nullopt;
+}
+
+void KfdDevice::time_out(CallToken token) {
+  std::lock_guard lock(state_->guard->mutex);
+  auto t = state_->take_event_wait(token);
+  if (!t) return;
+  auto& [p, w] = *t;
+  // The last look of the kernel's loop: the condition, else TIMEOUT.
+  state_->complete(w.call, conclude_wait(state_->env, *p, w, wait_condition(w, wait_for_all(w))));
+}
+
+bool KfdDevice::interrupt(CallToken token, uint32_t remaining_ms) {
+  std::lock_guard lock(state_->guard->mutex);
+  auto t = state_->take_event_wait(token);
+  if (!t) return false;
+  auto& [p, w] = *t;
+  auto a = load<kfd_ioctl_wait_events_args>(w.call);
+  if (a.timeout != 0 && a.timeout != 0xffffffffu) a.timeout = remaining_ms;
+  a.wait_result = KFD_IOC_WAIT_RESULT_FAIL;
+  store(w.call, a);
+  state_->complete(w.call, -EINTR);
+  // free_waiters(undo_auto_reset): an auto-reset event this waiter took is set again.
+  for (const auto& x : w.waiters) {
+    if (!x.activated || x.gone) continue;
+    auto ev = p->events.find(x.event_id);
+    if (ev != p->events.end() && ev->second.auto_reset) state_->set_event(p, ev->second);
+  }
+  return true;
+}
+
+void KfdDevice::event_interrupt(int pid) {
+  std::lock_guard lock(state_->guard->mutex);
+  if (auto p = state_->find_process(pid)) state_->take_event_interrupts(p);
 }
 
 Outcome KfdDevice::State::event_ioctl(const CallPtr& call, const ProcessPtr& p) {
@@ -186,7 +246,11 @@ Outcome KfdDevice::State::event_ioctl(const CallPtr& call, const ProcessPtr& p) 
     case kNrDestroy: {
       auto a = load<kfd_ioctl_destroy_event_args>(call);
       if (!p->events.erase(a.event_id)) return Outcome::done(-EINVAL);
-      wake_event_waiters(p);  // a waiter on it now fails as its lookup would
+      // destroy_event: its sleeping waiters wake and fail (-EIO, wait_result FAIL).
+      for (auto& w : p->event_waits)
+        for (auto& x : w.waiters)
+          if (x.event_id == a.event_id && x.queued) x.gone = true;
+      wake_event_waiters(p);
       return Outcome::done(0);
     }
     case kNrSet:
@@ -197,28 +261,51 @@ Outcome KfdDevice::State::event_ioctl(const CallPtr& call, const ProcessPtr& p) 
       if (it == p->events.end() || it->second.type != KFD_IOC_EVENT_SIGNAL)
         return Outcome::done(-EINVAL);
       if (call->nr == kNrSet) {
-        set_event(it->second);
-        wake_event_waiters(p);
+        set_event(p, it->second);
       } else {
         it->second.signaled = false;
       }
       return Outcome::done(0);
     }
     case kNrWait: {
+      // kfd_wait_on_events. Interrupts that came before the wait are taken first.
+      take_event_interrupts(p);
       auto a = load<kfd_ioctl_wait_events_args>(call);
-      bool satisfied = false;
-      long r = check_wait(env, pid, *p, a, satisfied);
-      if (r < 0) return Outcome::done(r);
-      if (satisfied || a.timeout == 0) {
-        a.wait_result = satisfied ? KFD_IOC_WAIT_RESULT_COMPLETE : KFD_IOC_WAIT_RESULT_TIMEOUT;
+      detail::EventWait w{call, {}};
+      auto fail = [&](long err) {
+        a.wait_result = KFD_IOC_WAIT_RESULT_FAIL;
         store(call, a);
-        return Outcome::done(0);
+        return Outcome::done(err);
+      };
+      // init_event_waiter, event by event: each takes an auto-reset event that is set (even when
+      // a later one fails the call), and is queued on the event unless already activated.
+      for (uint32_t i = 0; i < a.num_events; ++i) {
+        kfd_event_data d{};
+        if (!env.read_memory(pid, a.events_ptr + uint64_t{i} * sizeof d, &d, sizeof d))
+          return fail(-EFAULT);
+        auto it = p->events.find(d.event_id);
+        if (it == p->events.end()) return fail(-EINVAL);
+        Event& ev = it->second;
+        detail::EventWaiter x;
+        x.event_id = ev.id;
+        x.activated = ev.signaled;
+        if (ev.auto_reset) ev.signaled = false;
+        const uint64_t seen = last_event_age(d);
+        if (ev.type == KFD_IOC_EVENT_SIGNAL && seen != 0) {
+          x.age_enabled = true;
+          if (seen != ev.age) x.activated = true;
+        }
+        x.queued = !x.activated;
+        w.waiters.push_back(x);
       }
-      // The device keeps no clock: a wait with a timeout parks until an event is set and never
-      // times out here. The shim therefore never sends one: it polls with timeout 0 and keeps
-      // the time itself (sim/shim/kfd_file.cpp).
-      p->event_waiters.push_back(call);
-      return Outcome::parked();
+      const uint32_t result = wait_condition(w, a.wait_for_all != 0);
+      if (result != KFD_IOC_WAIT_RESULT_TIMEOUT || a.timeout == 0)
+        return Outcome::done(conclude_wait(env, *p, w, result));
+      // Asleep until a set, an interrupt, the timeout (the transport keeps the time:
+      // KfdDevice::time_out) or a signal (KfdDevice::interrupt). Timeouts above 2^31-1 ms are
+      // finite, as user_timeout_to_jiffies makes them.
+      p->event_waits.push_back(std::move(w));
+      return Outcome::parked(a.timeout == 0xffffffffu ? 0 : std::min(a.timeout, 0x7fffffffu));
     }
   }
   return Outcome::done(-ENOTTY);

@@ -60,8 +60,11 @@ KfdDevice::~KfdDevice() {
   auto guard = state_->guard;
   std::lock_guard lock(guard->mutex);
   guard->alive = false;
-  for (auto& [pid, p] : state_->processes)
+  for (auto& [pid, p] : state_->processes) {
     if (p->event_file) state_->env.release_file(*p->event_file);
+    for (auto& d : p->devices)
+      if (d.drm_file) state_->env.release_file(*d.drm_file);
+  }
 }
 
 const DeviceProfile& KfdDevice::profile() const {
@@ -220,7 +223,7 @@ IoctlResult KfdDevice::ioctl(const Caller& caller, unsigned long request, std::s
   Outcome o = state_->dispatch(call);
   if (o.blocked) {
     state_->pending[token] = call;
-    return {true, 0};
+    return {true, 0, o.timeout_ms};
   }
   if (e.out && !args.empty()) std::memcpy(args.data(), call->kbuf.data(), args.size());
   return {false, o.ret};
@@ -269,6 +272,7 @@ void KfdDevice::cancel(CallToken token) {
       p->runtime_retry = true;
     }
     std::erase_if(p->destroy_waiters, [&](const auto& w) { return w.second == call; });
+    std::erase_if(p->event_waits, [&](const auto& w) { return w.call == call; });
     std::erase(p->mutex_waiters, call);
   }
   // A call waiting for the scheduler finishes its state changes; only the answer is dropped.
@@ -494,6 +498,10 @@ void KfdDevice::process_exited(int pid) {
     p->debug_trap_enabled = false;
   }
   st.clear_address_watches(*p);
+  for (auto& d : p->devices) {  // the process devices' VMs drop their DRM files
+    if (d.drm_file) st.env.release_file(*d.drm_file);
+    d.drm_file.reset();
+  }
   while (!p->queues.empty()) st.remove_queue(*p, p->queues.begin());
   p->destroy_waiters.clear();
   p->runtime_waiter.reset();

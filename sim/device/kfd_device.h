@@ -47,6 +47,9 @@ class HostEnv {
   virtual void release_file(int handle) = 0;
   // Write one byte '.' to the file, never blocking (a full pipe just drops it, as the kernel).
   virtual void signal_file(int handle) = 0;
+  // Whether two handles name one open file (the kernel compares struct file pointers: a dup of a
+  // descriptor is the same file, a second open of the same path is not).
+  virtual bool same_file(int handle_a, int handle_b) = 0;
 };
 
 // A queue as the hardware side sees it.
@@ -101,6 +104,9 @@ using CallToken = uint64_t;
 struct IoctlResult {
   bool blocked = false;  // true: completes later via KfdDevice::on_complete
   long ret = 0;          // when !blocked: the syscall's return value (>= 0, or -errno)
+  // When blocked: the kernel's sleep would end by itself after this many ms (a WAIT_EVENTS
+  // timeout); the transport then calls KfdDevice::time_out. 0: only another event ends it.
+  uint32_t timeout_ms = 0;
 };
 
 }  // namespace gpreempt::sim
@@ -148,6 +154,18 @@ class KfdDevice {
   std::function<void(CallToken, long ret, std::vector<uint8_t> args)> on_complete;
   // The thread of a blocked call was interrupted or died: forget the call (kernel: -ERESTARTSYS).
   void cancel(CallToken token);
+  // The device keeps no clock: the transport tells it that the timeout_ms of a blocked call has
+  // passed. A WAIT_EVENTS call then completes, COMPLETE if its events came meanwhile, else
+  // TIMEOUT (docs/kfd-interface.md#events). Nothing happens for a call no longer blocked.
+  void time_out(CallToken token);
+  // A signal with a handler without SA_RESTART reached the thread of a blocked WAIT_EVENTS call:
+  // it completes with -EINTR (the kernel's -ERESTARTSYS as that caller sees it), `remaining_ms` of
+  // its timeout written back and an auto-reset event it had taken set again. false (nothing done)
+  // for any other call, or one no longer blocked.
+  bool interrupt(CallToken token, uint32_t remaining_ms);
+  // The GPU wrote event-page slots of process `pid` and raised its interrupt
+  // (kfd_signal_event_interrupt): the events are set and their sleeping waiters woken.
+  void event_interrupt(int pid);
 
   // Every sysfs/debugfs file and directory of the simulated machine, rendered from the current
   // state, keyed by path relative to the machine root: "sys/class/kfd/kfd/topology/...",

@@ -156,15 +156,26 @@ Outcome KfdDevice::State::legacy_ioctl(const CallPtr& call) {
     }
     case kNrAcquireVm: {
       auto a = load<kfd_ioctl_acquire_vm_args>(call);
-      if (!p->device(a.gpu_id)) return Outcome::done(-EINVAL);
-      // fget(drm_fd): the render node file must exist in the caller's fd table.
+      // kfd_ioctl_acquire_vm: fget(drm_fd) (the file must be open in the caller's table), then
+      // the process's device.
       auto f = env.acquire_file(call->caller.pid, static_cast<int>(a.drm_fd));
       if (!f) return Outcome::done(-EINVAL);
-      env.release_file(*f);
-      // kfd_process_device_init_vm: the device's VM now exists, buffers can be allocated. (A
-      // second call with another file is -EBUSY in the kernel; the simulator cannot tell two
-      // files of the same node apart, so every repeat succeeds as the same file's would.)
-      p->device(a.gpu_id)->vm_acquired = true;
+      auto* d = p->device(a.gpu_id);
+      if (!d) {
+        env.release_file(*f);
+        return Outcome::done(-EINVAL);
+      }
+      // The VM exists already: the same file again is fine, another file (even of the same
+      // render node) is -EBUSY.
+      if (d->drm_file) {
+        const bool same = env.same_file(*d->drm_file, *f);
+        env.release_file(*f);
+        return Outcome::done(same ? 0 : -EBUSY);
+      }
+      // kfd_process_device_init_vm: the device's VM now exists, buffers can be allocated, and the
+      // device keeps the file's reference.
+      d->drm_file = *f;
+      d->vm_acquired = true;
       return Outcome::done(0);
     }
     case kNrSetMemoryPolicy: {

@@ -77,6 +77,11 @@ class GpuHardware final : public daemon::Hardware {
     rewatch();  // queues come and go through the KFD calls each followed by a tick
   }
 
+  std::vector<int> take_event_interrupts() override {
+    auto pids = model_->take_interrupted();
+    return {pids.begin(), pids.end()};
+  }
+
   std::optional<std::string> stats_json(uint64_t since_seq, std::size_t max_records) const override {
     return model_->stats_json(since_seq, max_records).dump();
   }

@@ -245,14 +245,14 @@ void GpuModel::complete_packet(int pid, uint32_t queue_id, uint64_t dispatch_id,
     --value;
     ok = ok && memory_.write(pid, signal + aql::kSignalValue, &value, sizeof value);
     // An interrupt signal (a mailbox set): the event id goes to the mailbox, the KFD event page
-    // slot, which the simulated KFD takes as the interrupt that sets the event.
+    // slot, and the CP raises an interrupt (take_interrupted) that sets the event.
     uint64_t mailbox = 0;
     if (ok && memory_.read(pid, signal + aql::kSignalEventMailbox, &mailbox, sizeof mailbox) &&
         mailbox) {
       uint32_t event_id = 0;
       if (memory_.read(pid, signal + aql::kSignalEventId, &event_id, sizeof event_id)) {
         const uint64_t slot_value = event_id;
-        memory_.write(pid, mailbox, &slot_value, sizeof slot_value);
+        if (memory_.write(pid, mailbox, &slot_value, sizeof slot_value)) interrupted_.insert(pid);
       }
     }
     if (ok) signalled_.insert(pid);

@@ -70,6 +70,9 @@ class GpuModel final : public Hws {
   bool has_queues() const { return !queues_.empty(); }
   // The processes whose completion signals were written since the last call (to ring their bells).
   std::set<int> take_signalled() { return std::exchange(signalled_, {}); }
+  // The processes whose event-page slots (interrupt signals' mailboxes) were written since the
+  // last call: the interrupts the KFD takes (kfd_signal_event_interrupt).
+  std::set<int> take_interrupted() { return std::exchange(interrupted_, {}); }
   // The compute queues the CP reads, as the KFD created them (their doorbells, for a watcher).
   std::vector<QueueView> queue_views() const;
   // {"now_ns", "profile", "gpus":[{gpu_id, counters, last_seq, more, runlist:[records]}],
@@ -92,6 +95,7 @@ class GpuModel final : public Hws {
   std::map<uint32_t, std::unique_ptr<GpuEngine>> engines_;
   std::map<QueueKey, std::unique_ptr<CpQueue>> queues_;
   std::set<int> signalled_;
+  std::set<int> interrupted_;
 };
 
 }  // namespace gpreempt::sim::gpu

@@ -6,7 +6,7 @@ namespace gpreempt::sim::protocol {
 namespace {
 
 bool valid_op(uint16_t op) {
-  return op >= static_cast<uint16_t>(Op::kHelloProcess) && op <= static_cast<uint16_t>(Op::kGpuStats);
+  return op >= static_cast<uint16_t>(Op::kHelloProcess) && op <= static_cast<uint16_t>(Op::kInterrupt);
 }
 
 void fail(DecodeError* err, std::string what) {
@@ -141,6 +141,7 @@ const char* op_name(Op op) {
     case Op::kShutdown: return "shutdown";
     case Op::kDrmDevice: return "drm-device";
     case Op::kGpuStats: return "gpu-stats";
+    case Op::kInterrupt: return "interrupt";
   }
   return "?";
 }

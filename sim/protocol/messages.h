@@ -46,6 +46,11 @@ enum class Op : uint16_t {
   // seq; a reply carries at most kGpuStatsPage records in all, oldest first per GPU ("more" on a
   // GPU: newer ones remain), so that any history of any number of GPUs fits in one message.
   kGpuStats = 10,
+  // The thread whose ioctl is blocked on this connection caught a signal whose handler lacks
+  // SA_RESTART: a blocked WAIT_EVENTS ends with -EINTR (KfdDevice::interrupt). Never answered
+  // itself: the blocked call gets its one answer, -EINTR or the result that was already on its
+  // way. Ignored when nothing is blocked (that answer crossed this message).
+  kInterrupt = 11,
 };
 // ~400 bytes of JSON a record: a page stays well inside the default socket send buffer (208 KiB,
 // net.core.wmem_default), which bounds a SOCK_SEQPACKET message before kMaxMessage does.

@@ -34,7 +34,7 @@ int send_message(int sock, std::span<const uint8_t> msg, int pass_fd, bool nonbl
   }
 }
 
-int recv_message(int sock, std::vector<uint8_t>& out, int* received_fd) {
+int recv_message(int sock, std::vector<uint8_t>& out, int* received_fd, bool interruptible) {
   if (received_fd) *received_fd = -1;
   // Learn the size first: a SEQPACKET message is delivered whole or truncated, never split.
   ssize_t size;
@@ -42,6 +42,7 @@ int recv_message(int sock, std::vector<uint8_t>& out, int* received_fd) {
     char probe;
     size = ::recv(sock, &probe, 1, MSG_PEEK | MSG_TRUNC);
     if (size >= 0) break;
+    if (errno == EINTR && interruptible) return -EINTR;
     if (errno == EINTR) continue;
     return errno == ECONNRESET ? -ECONNRESET : -errno;
   }

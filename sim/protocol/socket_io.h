@@ -16,7 +16,11 @@ int send_message(int sock, std::span<const uint8_t> msg, int pass_fd = -1, bool 
 
 // Receives one whole message into `out`. 0 on success, -ECONNRESET when the peer has gone,
 // -EMSGSIZE if it exceeds kMaxMessage, else -errno. `received_fd` gets a passed descriptor or -1.
-int recv_message(int sock, std::vector<uint8_t>& out, int* received_fd = nullptr);
+// `interruptible`: -EINTR, nothing received, when a signal interrupts the wait for the message.
+// The kernel restarts a blocking recv by itself after a handler installed with SA_RESTART, so
+// this happens only for a handler without it, as for an interruptible sleep in a driver.
+int recv_message(int sock, std::vector<uint8_t>& out, int* received_fd = nullptr,
+                 bool interruptible = false);
 
 // A connected SOCK_SEQPACKET|SOCK_CLOEXEC client socket, or -errno.
 int connect_unix(const std::string& path);

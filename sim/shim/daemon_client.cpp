@@ -198,8 +198,8 @@ void drop_internal(int& fd) {
   }
 }
 
-// Round trip on `sock`, which the caller owns exclusively.
-CallResult round_trip(int sock, const protocol::Request& req) {
+// Round trip on `sock`, which the caller owns exclusively (`interruptible`: see call()).
+CallResult round_trip(int sock, const protocol::Request& req, bool interruptible = false) {
   CallResult r;
   auto msg = protocol::encode(req);
   if (int e = protocol::send_message(sock, msg); e < 0) {
@@ -207,7 +207,14 @@ CallResult round_trip(int sock, const protocol::Request& req) {
     return r;
   }
   std::vector<uint8_t> in;
-  if (int e = protocol::recv_message(sock, in, &r.fd); e < 0) {
+  int e = protocol::recv_message(sock, in, &r.fd, interruptible);
+  if (e == -EINTR) {
+    // One interrupt, never answered itself; the call's own answer follows it.
+    protocol::Request stop{protocol::Op::kInterrupt, req.pid, req.tid, 0, {}};
+    e = protocol::send_message(sock, protocol::encode(stop));
+    if (e == 0) e = protocol::recv_message(sock, in, &r.fd);
+  }
+  if (e < 0) {
     r.error = e;
     return r;
   }
@@ -373,7 +380,8 @@ void report_lost_daemon() {
   std::fprintf(stderr, "kfdshim: %s\n", message.c_str());
 }
 
-CallResult call(Op op, uint64_t arg, std::vector<uint8_t> payload, uint32_t session) {
+CallResult call(Op op, uint64_t arg, std::vector<uint8_t> payload, uint32_t session,
+                bool interruptible) {
   install_fork_handler();
   CallResult r;
   auto lost = [&] {
@@ -393,7 +401,7 @@ CallResult call(Op op, uint64_t arg, std::vector<uint8_t> payload, uint32_t sess
     return r;
   }
   protocol::Request req{op, getpid(), gettid(), arg, std::move(payload)};
-  r = round_trip(s, req);
+  r = round_trip(s, req, interruptible);
   if (r.error == -ECONNRESET || r.error == -EPIPE) {
     // The daemon went away (kfdsim stop, a crash), or dropped only this connection: the thread
     // connects again next time, the process only if its daemon still serves it.

@@ -31,7 +31,12 @@ struct CallResult {
 // Sends one request from the calling thread and waits for its reply (through signals).
 // `session` (non-zero): the request belongs to a /dev/kfd file opened in that session; it fails
 // with -ENODEV without being sent when the process is no longer in it.
-CallResult call(protocol::Op op, uint64_t arg, std::vector<uint8_t> payload, uint32_t session = 0);
+// `interruptible` (a WAIT_EVENTS, which the kernel sleeps in interruptibly): a signal whose
+// handler lacks SA_RESTART is passed on to the daemon (Op::kInterrupt) and the one answer that
+// follows is the call's: -EINTR, or the result that was already on its way. With SA_RESTART the
+// wait for the answer simply goes on, as the kernel restarts the ioctl.
+CallResult call(protocol::Op op, uint64_t arg, std::vector<uint8_t> payload, uint32_t session = 0,
+                bool interruptible = false);
 
 // The calling process's current session with a daemon: a number that changes each time the
 // process introduces itself to a daemon; 0 while it has none (never had one, or lost it).

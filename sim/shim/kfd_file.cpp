@@ -10,8 +10,6 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include <time.h>
-
 #include <cerrno>
 #include <cstdint>
 #include <string>
@@ -67,69 +65,12 @@ int kfd_open(int flags) {
   return fd;
 }
 
-namespace {
-
+// AMDKFD_IOC_WAIT_EVENTS: the kernel sleeps in it interruptibly (docs/kfd-interface.md#events).
 constexpr uint32_t kNrWaitEvents = 0x0C;
-// struct kfd_ioctl_wait_events_args of <linux/kfd_ioctl.h> (KFD 1.0 onwards).
-struct kfd_ioctl_wait_events_args {
-  uint64_t events_ptr;
-  uint32_t num_events;
-  uint32_t wait_for_all;
-  uint32_t timeout;
-  uint32_t wait_result;
-};
-constexpr uint32_t KFD_IOC_WAIT_RESULT_TIMEOUT = 1;
-
-int kfd_ioctl_once(int fd, unsigned long request, void* arg);
-
-// WAIT_EVENTS with a timeout: the simulated device answers only "now" (timeout 0), so the wait
-// itself happens here, asking again with short sleeps until an event fires or the time is up
-// (KFD_IOC_WAIT_RESULT_TIMEOUT, as the kernel's). 0xffffffff is the kernel's "infinite".
-int wait_events(int fd, unsigned long request, kfd_ioctl_wait_events_args* user) {
-  kfd_ioctl_wait_events_args a;
-  if (!copy_in(&a, user, sizeof a)) return set_errno(-EFAULT);
-  const uint32_t timeout_ms = a.timeout;
-  timespec start{};
-  clock_gettime(CLOCK_MONOTONIC, &start);
-  long sleep_us = 20;
-  for (;;) {
-    kfd_ioctl_wait_events_args now = a;
-    now.timeout = 0;
-    int r = kfd_ioctl_once(fd, request, &now);
-    if (r < 0 || now.wait_result != KFD_IOC_WAIT_RESULT_TIMEOUT) {
-      now.timeout = timeout_ms;
-      if (!copy_out(user, &now, sizeof now)) return set_errno(-EFAULT);
-      return r;
-    }
-    timespec t{};
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    const uint64_t waited_ms = static_cast<uint64_t>(t.tv_sec - start.tv_sec) * 1000 +
-                               static_cast<uint64_t>((t.tv_nsec - start.tv_nsec) / 1000000);
-    if (timeout_ms != 0xffffffffu && waited_ms >= timeout_ms) {
-      now.timeout = timeout_ms;
-      if (!copy_out(user, &now, sizeof now)) return set_errno(-EFAULT);
-      return r;
-    }
-    usleep(static_cast<useconds_t>(sleep_us));
-    sleep_us = sleep_us < 1000 ? sleep_us * 2 : 1000;
-  }
-}
-
-}  // namespace
 
 int kfd_ioctl(int fd, unsigned long request, void* arg) {
-  if (fd_table().kfd_opener(fd) != getpid()) return set_errno(-EBADF);
-  if (kfd::ioc_nr(request) == kNrWaitEvents && kfd::ioc_size(request) == sizeof(kfd_ioctl_wait_events_args)) {
-    kfd_ioctl_wait_events_args a;
-    if (copy_in(&a, arg, sizeof a) && a.timeout != 0)
-      return wait_events(fd, request, static_cast<kfd_ioctl_wait_events_args*>(arg));
-  }
-  return kfd_ioctl_once(fd, request, arg);
-}
-
-namespace {
-
-int kfd_ioctl_once(int fd, unsigned long request, void* arg) {
+  // A wait blocks in kfdsimd until an event, its timeout or a signal ends it.
+  const bool interruptible = kfd::ioc_nr(request) == kNrWaitEvents;
   // The kernel binds the file to the opening process: another process (a forked child) gets EBADF.
   if (fd_table().kfd_opener(fd) != getpid()) return set_errno(-EBADF);
   const std::size_t size = kfd::ioc_size(request);
@@ -137,7 +78,7 @@ int kfd_ioctl_once(int fd, unsigned long request, void* arg) {
   std::vector<uint8_t> args(size, 0);
   if (size && !copy_in(args.data(), arg, size) && (dir & kfd::IOC_WRITE)) return set_errno(-EFAULT);
   std::vector<uint8_t> sent = args;
-  auto r = call(Op::kIoctl, request, std::move(args), fd_table().kfd_session(fd));
+  auto r = call(Op::kIoctl, request, std::move(args), fd_table().kfd_session(fd), interruptible);
   // The daemon gone, the device is: ENODEV, as from the kernel's file of an unplugged GPU.
   if (r.error) return set_errno(r.error == -ENODEV ? -ENODEV : -EIO);
   long ret = r.reply.ret;
@@ -153,8 +94,6 @@ int kfd_ioctl_once(int fd, unsigned long request, void* arg) {
             kfd::ioc_nr(request), size, ret, ret < 0 ? " " : "", ret < 0 ? strerror(static_cast<int>(-ret)) : "");
   return set_errno(ret);
 }
-
-}  // namespace
 
 void* kfd_mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) {
   if (fd_table().kfd_opener(fd) != getpid()) {

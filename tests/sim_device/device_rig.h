@@ -90,6 +90,7 @@ class FakeHost final : public HostEnv {
   }
   void release_file(int handle) override { live_refs.erase(handle); }
   void signal_file(int handle) override { ++signals[handle_file.at(handle)]; }
+  bool same_file(int a, int b) override { return handle_file.at(a) == handle_file.at(b); }
 
  private:
   struct Region {

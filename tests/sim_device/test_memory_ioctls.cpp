@@ -2,6 +2,8 @@
 // docs/kfd-interface.md#events): handles, mmap offsets and the kernel's errno for each bad input.
 // Debian's KFD header supplies the layouts, as for the other pre-1.13 ioctls.
 #include <cerrno>
+#include <optional>
+#include <utility>
 
 #include "device_rig.h"
 
@@ -56,6 +58,31 @@ TEST(SimDeviceMemory, AllocNeedsSizeGpuDomainAndVm) {
       << "doorbells are the 2-page process slice";
   a = alloc_args(r, 0x200000, r.profile_.vram_bytes + 0x1000, kVram);
   EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, a), -ENOMEM);
+}
+
+TEST(SimDeviceMemory, AcquireVmAgainTakesOnlyTheSameFile) {
+  // kfd_ioctl_acquire_vm: pdd->drm_file == drm_file ? 0 : -EBUSY. fd 7 and its dup 9 are one
+  // file; fd 8 is another open of the same render node.
+  Rig r;
+  r.spawn(kPid);
+  r.host.open_file(kPid, 7);
+  r.host.open_file(kPid, 8);
+  r.host.fds[{kPid, 9}] = r.host.fds.at({kPid, 7});
+  auto acquire = [&](uint32_t fd, uint32_t gpu) {
+    ::kfd_ioctl_acquire_vm_args vm{fd, gpu};
+    return r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm);
+  };
+  EXPECT_EQ(acquire(99, r.gpu()), -EINVAL) << "not an open file";
+  EXPECT_EQ(acquire(7, 12345), -EINVAL) << "no such GPU";
+  EXPECT_EQ(r.host.live_refs.size(), 0u) << "a failed call keeps no file";
+  EXPECT_EQ(acquire(7, r.gpu()), 0);
+  EXPECT_EQ(acquire(7, r.gpu()), 0) << "the same file again";
+  EXPECT_EQ(acquire(9, r.gpu()), 0) << "a dup is the same file";
+  EXPECT_EQ(acquire(8, r.gpu()), -EBUSY) << "another file of the same node";
+  EXPECT_EQ(r.host.live_refs.size(), 1u) << "the device holds the first file, and only it";
+  r.host.remove_process(kPid);
+  r.dev->process_exited(kPid);
+  EXPECT_EQ(r.host.live_refs.size(), 0u) << "released with the process";
 }
 
 TEST(SimDeviceMemory, HandlesAndMmapOffsets) {
@@ -260,6 +287,35 @@ struct EventRig {
   }
 };
 
+// A wait on `ids` that must go to sleep: its token (the result then comes through on_complete).
+struct SleepingWait {
+  CallToken token = 0;
+  uint64_t data = 0;  // the kfd_event_data array
+  IoctlResult res;
+};
+SleepingWait start_wait(EventRig& e, std::vector<uint32_t> ids, bool all, uint32_t timeout) {
+  SleepingWait w;
+  w.data = e.r.host.alloc(kPid, ids.size() * sizeof(::kfd_event_data));
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    ::kfd_event_data d{};
+    d.event_id = ids[i];
+    e.r.host.put(kPid, w.data + i * sizeof d, d);
+  }
+  ::kfd_ioctl_wait_events_args a{w.data, static_cast<uint32_t>(ids.size()), all ? 1u : 0u, timeout, 99};
+  w.res = e.r.raw({kPid, kPid}, AMDKFD_IOC_WAIT_EVENTS, a);
+  w.token = e.r.last_token;
+  EXPECT_TRUE(w.res.blocked) << "the wait did not sleep";
+  return w;
+}
+// The completed wait's return value and arguments (nullopt while it sleeps).
+std::optional<std::pair<long, ::kfd_ioctl_wait_events_args>> result_of(EventRig& e, CallToken t) {
+  auto it = e.r.completions.find(t);
+  if (it == e.r.completions.end()) return std::nullopt;
+  ::kfd_ioctl_wait_events_args a{};
+  std::memcpy(&a, it->second.args.data(), sizeof a);
+  return std::make_pair(it->second.ret, a);
+}
+
 TEST(SimDeviceKfdEvents, EventPageSlotsAndIds) {
   EventRig e;
   auto s0 = e.create(KFD_IOC_EVENT_SIGNAL, e.handle);
@@ -353,6 +409,122 @@ TEST(SimDeviceKfdEvents, WaitSetResetAndTheGpuWrittenSlot) {
   ASSERT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_SET_EVENT, set), 0);
   ASSERT_TRUE(e.r.completions.count(token));
   EXPECT_EQ(e.r.completions[token].ret, 0);
+}
+
+TEST(SimDeviceKfdEvents, ASleepingWaitWakesOnASetFromAnotherThread) {
+  EventRig e;
+  auto ev = e.create(KFD_IOC_EVENT_SIGNAL, e.handle);
+  auto w = start_wait(e, {ev.event_id}, false, 0xffffffffu);
+  EXPECT_EQ(w.res.timeout_ms, 0u) << "infinite: no deadline for the transport";
+  ASSERT_FALSE(result_of(e, w.token));
+  ::kfd_ioctl_set_event_args set{ev.event_id, 0};
+  ASSERT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_SET_EVENT, set), 0);
+  auto got = result_of(e, w.token);
+  ASSERT_TRUE(got) << "the set did not wake the sleeper";
+  EXPECT_EQ(got->first, 0);
+  EXPECT_EQ(got->second.wait_result, KFD_IOC_WAIT_RESULT_COMPLETE);
+  uint32_t result = 0;
+  ASSERT_EQ(e.wait(ev.event_id, 0, result), 0);
+  EXPECT_EQ(result, KFD_IOC_WAIT_RESULT_TIMEOUT) << "the sleeper took the auto-reset event";
+}
+
+TEST(SimDeviceKfdEvents, TheGpusInterruptWakesASleepingWait) {
+  // Another process (the GPU) writes the slot; the interrupt, not the write, wakes the waiter.
+  EventRig e;
+  auto ev = e.create(KFD_IOC_EVENT_SIGNAL, e.handle);
+  auto w = start_wait(e, {ev.event_id}, false, 60000);
+  EXPECT_EQ(w.res.timeout_ms, 60000u);
+  e.r.host.put<uint64_t>(kPid, e.page + 8 * ev.event_slot_index, ev.event_id);
+  ASSERT_FALSE(result_of(e, w.token)) << "no interrupt yet";
+  e.r.dev->event_interrupt(kPid + 1);  // another process's interrupt
+  ASSERT_FALSE(result_of(e, w.token));
+  e.r.dev->event_interrupt(kPid);
+  auto got = result_of(e, w.token);
+  ASSERT_TRUE(got) << "the interrupt did not wake the sleeper";
+  EXPECT_EQ(got->first, 0);
+  EXPECT_EQ(got->second.wait_result, KFD_IOC_WAIT_RESULT_COMPLETE);
+  EXPECT_EQ(e.r.host.get<uint64_t>(kPid, e.page + 8 * ev.event_slot_index), ~0ull) << "acknowledged";
+}
+
+TEST(SimDeviceKfdEvents, TheTimeoutEndsASleepingWait) {
+  EventRig e;
+  auto ev = e.create(KFD_IOC_EVENT_SIGNAL, e.handle);
+  auto w = start_wait(e, {ev.event_id}, false, 0x80000000u);
+  EXPECT_EQ(w.res.timeout_ms, 0x7fffffffu) << "finite, at most 2^31-1 ms";
+  e.r.dev->time_out(w.token);
+  auto got = result_of(e, w.token);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->first, 0);
+  EXPECT_EQ(got->second.wait_result, KFD_IOC_WAIT_RESULT_TIMEOUT);
+  // A set after the timeout is kept for the next waiter; a late time_out changes nothing.
+  ::kfd_ioctl_set_event_args set{ev.event_id, 0};
+  ASSERT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_SET_EVENT, set), 0);
+  e.r.dev->time_out(w.token);
+  uint32_t result = 0;
+  ASSERT_EQ(e.wait(ev.event_id, 0, result), 0);
+  EXPECT_EQ(result, KFD_IOC_WAIT_RESULT_COMPLETE);
+}
+
+TEST(SimDeviceKfdEvents, AllNeedsEveryEventAnyOne) {
+  EventRig e;
+  auto a = e.create(KFD_IOC_EVENT_SIGNAL, e.handle), b = e.create(KFD_IOC_EVENT_SIGNAL);
+  ::kfd_ioctl_set_event_args set_a{a.event_id, 0}, set_b{b.event_id, 0};
+  auto all = start_wait(e, {a.event_id, b.event_id}, true, 1000);
+  auto any = start_wait(e, {a.event_id, b.event_id}, false, 1000);
+  ASSERT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_SET_EVENT, set_a), 0);
+  ASSERT_TRUE(result_of(e, any.token)) << "any: one event is enough";
+  EXPECT_EQ(result_of(e, any.token)->second.wait_result, KFD_IOC_WAIT_RESULT_COMPLETE);
+  ASSERT_FALSE(result_of(e, all.token)) << "all: one of two is not enough";
+  ASSERT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_SET_EVENT, set_b), 0);
+  ASSERT_TRUE(result_of(e, all.token));
+  EXPECT_EQ(result_of(e, all.token)->second.wait_result, KFD_IOC_WAIT_RESULT_COMPLETE);
+}
+
+TEST(SimDeviceKfdEvents, OneSetWakesEverySleeperOfAnAutoResetEvent) {
+  // set_event activates every waiter queued on the event and, having woken some, leaves an
+  // auto-reset event unsignaled.
+  EventRig e;
+  auto ev = e.create(KFD_IOC_EVENT_SIGNAL, e.handle);
+  auto w1 = start_wait(e, {ev.event_id}, false, 1000), w2 = start_wait(e, {ev.event_id}, false, 1000);
+  ::kfd_ioctl_set_event_args set{ev.event_id, 0};
+  ASSERT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_SET_EVENT, set), 0);
+  EXPECT_TRUE(result_of(e, w1.token));
+  EXPECT_TRUE(result_of(e, w2.token));
+  uint32_t result = 0;
+  ASSERT_EQ(e.wait(ev.event_id, 0, result), 0);
+  EXPECT_EQ(result, KFD_IOC_WAIT_RESULT_TIMEOUT);
+}
+
+TEST(SimDeviceKfdEvents, ASignalEndsASleepingWaitAndGivesBackWhatItTook) {
+  EventRig e;
+  auto a = e.create(KFD_IOC_EVENT_SIGNAL, e.handle), b = e.create(KFD_IOC_EVENT_SIGNAL);
+  ::kfd_ioctl_set_event_args set_a{a.event_id, 0};
+  ASSERT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_SET_EVENT, set_a), 0);
+  // Waiting for both takes the auto-reset a at once, then sleeps for b.
+  auto w = start_wait(e, {a.event_id, b.event_id}, true, 1000);
+  EXPECT_FALSE(e.r.dev->interrupt(w.token + 100, 5)) << "no such sleeping call";
+  EXPECT_TRUE(e.r.dev->interrupt(w.token, 400));
+  auto got = result_of(e, w.token);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->first, -EINTR);
+  EXPECT_EQ(got->second.wait_result, KFD_IOC_WAIT_RESULT_FAIL);
+  EXPECT_EQ(got->second.timeout, 400u) << "the remaining timeout is copied back";
+  uint32_t result = 0;
+  ASSERT_EQ(e.wait(a.event_id, 0, result), 0);
+  EXPECT_EQ(result, KFD_IOC_WAIT_RESULT_COMPLETE) << "free_waiters' undo: a is set again";
+  EXPECT_FALSE(e.r.dev->interrupt(w.token, 5)) << "already answered";
+}
+
+TEST(SimDeviceKfdEvents, DestroyingTheEventFailsItsSleeperWithEio) {
+  EventRig e;
+  auto ev = e.create(KFD_IOC_EVENT_SIGNAL, e.handle);
+  auto w = start_wait(e, {ev.event_id}, false, 0xffffffffu);
+  ::kfd_ioctl_destroy_event_args d{ev.event_id, 0};
+  ASSERT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_DESTROY_EVENT, d), 0);
+  auto got = result_of(e, w.token);
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->first, -EIO);
+  EXPECT_EQ(got->second.wait_result, KFD_IOC_WAIT_RESULT_FAIL);
 }
 
 }  // namespace

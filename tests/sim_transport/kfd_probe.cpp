@@ -12,6 +12,11 @@
 //   access PATH | readlink PATH | realpath PATH
 //   doorbell (create a queue, map its doorbell page twice: "<aligned-map ok> <shared> <unaligned errno>")
 //   raw NR SIZE (ioctl nr NR (hex) with SIZE zero bytes, _IOWR) | getpid | exit
+//   event [manual] (a signal event, auto-reset unless "manual": "0 0 <id>") | set ID | reset ID
+//   wait ALL TIMEOUT ID... (WAIT_EVENTS: "<ret> <errno> <wait_result> <timeout as copied back>")
+//   sigrestart (SIGUSR1's handler gets SA_RESTART) | sigcount (SIGUSR1s handled so far)
+//   render (open the first GPU's render node: "<fd> <errno>") | dupfd FD | acquire FD (ACQUIRE_VM
+//   of FD for the first GPU)
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -26,6 +31,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +39,7 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <atomic>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -43,8 +50,35 @@ using namespace gpreempt::kfd;
 
 namespace {
 
+// <linux/kfd_ioctl.h>'s event calls, which gpreempt/kfd_abi.h leaves out.
+struct EventCreateArgs {
+  uint64_t event_page_offset;
+  uint32_t event_trigger_data, event_type, auto_reset, node_id, event_id, event_slot_index;
+};
+struct EventIdArgs {
+  uint32_t event_id, pad;
+};
+struct EventData {
+  uint8_t exception_data[32];
+  uint64_t ext;
+  uint32_t event_id, pad;
+};
+struct WaitEventsArgs {
+  uint64_t events_ptr;
+  uint32_t num_events, wait_for_all, timeout, wait_result;
+};
+static_assert(sizeof(EventCreateArgs) == 32 && sizeof(EventData) == 48 && sizeof(WaitEventsArgs) == 24);
+constexpr uint32_t kSignalEvent = 0;  // KFD_IOC_EVENT_SIGNAL
+struct AcquireVmArgs {
+  uint32_t drm_fd, gpu_id;
+};
+constexpr unsigned long kAcquireVm = 0x40084b15;
+constexpr unsigned long kCreateEvent = 0xc0204b08, kSetEvent = 0x40084b0a, kResetEvent = 0x40084b0b,
+                        kWaitEvents = 0xc0184b0c;
+
 int g_kfd = -1;
 int g_event_pipe[2] = {-1, -1};
+std::atomic<int> g_sigusr1{0};
 
 std::string result(long ret, const std::string& extra = "") {
   std::ostringstream o;
@@ -293,6 +327,60 @@ std::string run(const std::string& line) {
     a.mode_mask = KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK;
     return result(ioctl(g_kfd, AMDKFD_IOC_RUNTIME_ENABLE, &a));
   }
+  if (cmd == "render") {
+    unsigned minor = 0;  // the first node that has a render node (node 0 is the CPU's)
+    for (int n = 0; n < 64 && minor == 0; ++n) {
+      std::ifstream props("/sys/class/kfd/kfd/topology/nodes/" + std::to_string(n) + "/properties");
+      if (!props) break;
+      std::string key;
+      for (uint64_t v; props >> key >> v;)
+        if (key == "drm_render_minor") minor = static_cast<unsigned>(v);
+    }
+    return result(open(("/dev/dri/renderD" + std::to_string(minor)).c_str(), O_RDWR | O_CLOEXEC));
+  }
+  if (cmd == "dupfd") {
+    int fd = -1;
+    in >> fd;
+    return result(dup(fd));
+  }
+  if (cmd == "acquire") {
+    AcquireVmArgs a{};
+    in >> a.drm_fd;
+    auto ids = gpu_ids();
+    if (ids.empty()) return "-1 19 no-gpu";
+    a.gpu_id = ids[0];
+    return result(ioctl(g_kfd, kAcquireVm, &a));
+  }
+  if (cmd == "event") {
+    std::string mode;
+    in >> mode;
+    EventCreateArgs e{};
+    e.event_type = kSignalEvent;
+    e.auto_reset = mode == "manual" ? 0 : 1;
+    long r = ioctl(g_kfd, kCreateEvent, &e);
+    return result(r, std::to_string(e.event_id));
+  }
+  if (cmd == "set" || cmd == "reset") {
+    EventIdArgs e{};
+    in >> e.event_id;
+    return result(ioctl(g_kfd, cmd == "set" ? kSetEvent : kResetEvent, &e));
+  }
+  if (cmd == "wait") {
+    WaitEventsArgs w{};
+    in >> w.wait_for_all >> w.timeout;
+    std::vector<EventData> data;
+    for (uint32_t id; in >> id;) {
+      EventData d{};
+      d.event_id = id;
+      data.push_back(d);
+    }
+    w.events_ptr = reinterpret_cast<uint64_t>(data.data());
+    w.num_events = static_cast<uint32_t>(data.size());
+    w.wait_result = 99;
+    long r = ioctl(g_kfd, kWaitEvents, &w);
+    return result(r, std::to_string(w.wait_result) + " " + std::to_string(w.timeout));
+  }
+  if (cmd == "sigcount") return result(g_sigusr1.load());
   if (cmd == "seize") {
     int pid = 0;
     in >> pid;
@@ -351,7 +439,7 @@ void answer(const std::string& s) {
 
 }  // namespace
 
-void on_sigusr1(int) {}
+void on_sigusr1(int) { ++g_sigusr1; }
 
 int main() {
   // A handler without SA_RESTART: a signal during a blocked simulated ioctl must not end it. Only
@@ -374,6 +462,11 @@ int main() {
       continue;
     }
     if (line == "exit") break;
+    if (line == "sigrestart") {
+      sa.sa_flags = SA_RESTART;
+      answer(result(sigaction(SIGUSR1, &sa, nullptr)));
+      continue;
+    }
     if (line == "exec") {
       answer("0 0");
       char self[PATH_MAX];

@@ -245,3 +245,93 @@ TEST(Multiprocess, AClientThatReadsNoAnswersDoesNotStallTheOthers) {
   ::close(stuck);
   EXPECT_EQ(first->call("create"), "0 0 0") << "the well-behaved client lost its daemon";
 }
+
+// ---- WAIT_EVENTS sleeps in kfdsimd (docs/kfd-interface.md#events) -------------------------------
+// The probe's answer to "wait": "<ret> <errno> <wait_result> <timeout copied back>"; wait_result
+// 0 COMPLETE, 1 TIMEOUT, 2 FAIL. 4294967295 is the kernel's infinite timeout.
+
+namespace {
+
+struct EventProbe {
+  Machine m;
+  std::unique_ptr<Child> p = m.probe();
+  std::string pid = first_field(p->call("getpid"));
+  EventProbe() { EXPECT_EQ(first_field(p->call("open")).substr(0, 1) == "-", false); }
+  std::string event(const std::string& mode = "") {
+    std::string r = p->call("event " + mode);
+    EXPECT_EQ(r.substr(0, 4), "0 0 ");
+    return r.substr(4);
+  }
+  // Sets the event while a "bg" wait sleeps on it: the set's answer and the woken wait's, in
+  // either order (empty when the wait did not answer).
+  std::set<std::string> set_waking(const std::string& ev) {
+    p->send("set " + ev);
+    std::set<std::string> got;
+    for (int i = 0; i < 2; ++i)
+      if (auto l = p->line()) got.insert(*l);
+    return got;
+  }
+};
+
+}  // namespace
+
+TEST(EventWait, AWaitSleepsUntilAnotherThreadSetsTheEvent) {
+  EventProbe e;
+  const std::string ev = e.event();
+  e.p->send("bg wait 0 4294967295 " + ev);
+  ASSERT_TRUE(thread_blocked_in_recvfrom(e.pid)) << "the wait never went to sleep";
+  EXPECT_EQ(e.set_waking(ev), (std::set<std::string>{"0 0", "bg 0 0 0 4294967295"}))
+      << "the set did not wake the sleeping wait";
+  EXPECT_EQ(e.p->call("wait 0 0 " + ev), "0 0 1 0") << "the auto-reset event was taken by the wait";
+}
+
+TEST(EventWait, ATimeoutEndsTheWaitWithTimeout) {
+  EventProbe e;
+  const std::string ev = e.event();
+  EXPECT_EQ(e.p->call("wait 0 0 " + ev), "0 0 1 0") << "timeout 0: the answer now";
+  EXPECT_EQ(e.p->call("wait 0 5 " + ev), "0 0 1 5") << "nothing set within 5 ms";
+  EXPECT_EQ(e.p->call("wait 1 5 " + ev + " " + e.event()), "0 0 1 5");
+}
+
+TEST(EventWait, AllWaitsForEveryEventAnyForOne) {
+  EventProbe e;
+  const std::string a = e.event(), b = e.event();
+  e.p->send("bg wait 1 4294967295 " + a + " " + b);
+  ASSERT_TRUE(thread_blocked_in_recvfrom(e.pid));
+  EXPECT_EQ(e.p->call("set " + a), "0 0") << "all: one of two is not enough";
+  EXPECT_EQ(e.set_waking(b), (std::set<std::string>{"0 0", "bg 0 0 0 4294967295"}));
+  e.p->send("bg wait 0 4294967295 " + a + " " + b);
+  ASSERT_TRUE(thread_blocked_in_recvfrom(e.pid));
+  EXPECT_EQ(e.set_waking(b), (std::set<std::string>{"0 0", "bg 0 0 0 4294967295"}))
+      << "any: one is enough";
+}
+
+TEST(EventWait, ASignalWithoutSaRestartEndsTheWaitWithEintr) {
+  // The kernel's -ERESTARTSYS: EINTR for a handler without SA_RESTART, the wait's remaining
+  // timeout copied back, wait_result FAIL; a set after it is not lost.
+  EventProbe e;
+  const std::string ev = e.event();
+  e.p->send("bg wait 0 600000 " + ev);
+  ASSERT_TRUE(thread_blocked_in_recvfrom(e.pid));
+  e.p->kill(SIGUSR1);  // only the "bg" thread accepts it
+  auto done = e.p->line();
+  ASSERT_TRUE(done) << "the signal did not end the wait";
+  ASSERT_EQ(done->substr(0, 10), "bg -1 4 2 ") << *done;
+  EXPECT_LE(std::stoul(done->substr(10)), 600000u) << "the remaining timeout";
+  EXPECT_EQ(e.p->call("set " + ev), "0 0");
+  EXPECT_EQ(e.p->call("wait 0 0 " + ev), "0 0 0 0");
+}
+
+TEST(EventWait, ASignalWithSaRestartDoesNotEndTheWait) {
+  EventProbe e;
+  const std::string ev = e.event();
+  ASSERT_EQ(e.p->call("sigrestart"), "0 0");
+  e.p->send("bg wait 0 4294967295 " + ev);
+  ASSERT_TRUE(thread_blocked_in_recvfrom(e.pid));
+  e.p->kill(SIGUSR1);
+  // The handler ran and the thread went back to its wait (a wrongly ended wait answers instead).
+  while (e.p->call("sigcount") != "1 0") {
+  }
+  ASSERT_TRUE(thread_blocked_in_recvfrom(e.pid));
+  EXPECT_EQ(e.set_waking(ev), (std::set<std::string>{"0 0", "bg 0 0 0 4294967295"}));
+}

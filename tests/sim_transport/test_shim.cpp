@@ -96,6 +96,23 @@ TEST(ShimIoctl, DuplicatedFdsStayKfdFiles) {
   EXPECT_EQ(p->call("dup"), "0 0 22 22 22 ") << "dup, fcntl(F_DUPFD_CLOEXEC), dup2 after close";
 }
 
+TEST(ShimIoctl, AcquireVmAgainTakesOnlyTheSameRenderFile) {
+  // docs/kfd-interface.md#memory: the same file (or a dup of it) again is fine; a second open of
+  // the same render node is another file: EBUSY.
+  Machine m;
+  auto p = m.probe();
+  p->call("open");
+  const std::string first = p->call("render"), second = p->call("render");
+  ASSERT_EQ(first.find('-'), std::string::npos) << first;
+  const std::string fd1 = first.substr(0, first.find(' ')), fd2 = second.substr(0, second.find(' '));
+  const std::string dup1 = p->call("dupfd " + fd1);
+  EXPECT_EQ(p->call("acquire " + fd1), "0 0");
+  EXPECT_EQ(p->call("acquire " + fd1), "0 0") << "the same file again";
+  EXPECT_EQ(p->call("acquire " + dup1.substr(0, dup1.find(' '))), "0 0") << "a dup of it";
+  EXPECT_EQ(p->call("acquire " + fd2), "-1 16") << "another open of the same node: EBUSY";
+  EXPECT_EQ(p->call("acquire 999"), "-1 22") << "not an open file";
+}
+
 TEST(ShimIoctl, DoorbellPageIsSharedMemory) {
   // Two mappings of the queue's doorbell page see the same bytes (the daemon's memfd), and the
   // kernel's generic mmap rule holds: an offset that is not page-aligned is EINVAL.
