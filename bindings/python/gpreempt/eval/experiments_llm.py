@@ -27,7 +27,7 @@ MAX_NUM_BATCHED_TOKENS = 2048
 TTFT_SLO_MS = 500.0
 TPOT_SLO_MS = 30.0
 RATES = [1.0, 2.0, 4.0]
-QUICK_RATES = [2.0]
+QUICK_RATES = [4.0]  # the cheapest to simulate (least simulated time per request)
 BASELINES = ["none", "priority", "throttle", "partition", "gpreempt-hint", "gpreempt-transparent", "oracle"]
 # The fine-tuning trace's largest kernels (AdamW's foreach updates over 1.2 B parameters) have
 # millions of 256-thread workgroups; the GPU model simulates workgroups in cohorts that contention
