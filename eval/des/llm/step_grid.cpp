@@ -13,14 +13,8 @@ namespace gpreempt::eval::des::llm {
 namespace {
 
 sim::gpu::MathType math_by_name(const std::string& s, const std::string& where) {
-  static const std::map<std::string, sim::gpu::MathType> m = {
-      {"fp64", sim::gpu::MathType::kFp64}, {"fp32", sim::gpu::MathType::kFp32},
-      {"tf32", sim::gpu::MathType::kTf32}, {"fp16", sim::gpu::MathType::kFp16},
-      {"bf16", sim::gpu::MathType::kBf16}, {"fp8", sim::gpu::MathType::kFp8},
-      {"int8", sim::gpu::MathType::kInt8}};
-  auto it = m.find(s);
-  if (it == m.end()) throw SpecError(where, "unknown math type \"" + s + "\"");
-  return it->second;
+  if (auto t = sim::gpu::math_type_by_name(s)) return *t;
+  throw SpecError(where, "unknown math type \"" + s + "\"");
 }
 
 std::array<uint32_t, 3> dims(const nlohmann::json& v) {
