@@ -127,16 +127,8 @@ int64_t simulated_epoch() {
 }
 
 gpu::MathType math_type(const std::string& s) {
-  static const std::map<std::string, gpu::MathType> m = {
-      {"fp64", gpu::MathType::kFp64}, {"fp32", gpu::MathType::kFp32},
-      {"tf32", gpu::MathType::kTf32}, {"fp16", gpu::MathType::kFp16},
-      {"bf16", gpu::MathType::kBf16}, {"fp8", gpu::MathType::kFp8},
-      {"int8", gpu::MathType::kInt8}};
-  auto it = m.find(s);
-  if (it == m.end())
-    throw py::value_error("math type must be fp64, fp32, tf32, fp16, bf16, fp8 or int8, got '" +
-                          s + "'");
-  return it->second;
+  if (auto t = gpu::math_type_by_name(s)) return *t;
+  throw py::value_error("math type must be fp64, fp32, tf32, fp16, bf16, fp8 or int8, got '" + s + "'");
 }
 
 using Dim3 = std::array<uint32_t, 3>;

@@ -31,7 +31,13 @@ constexpr const char* kFooter = R"(SPEC (JSON; every field but one of online/off
                 "kernels": [{"name": "conv", "duration_us": 300, "cus": 80}]
                            # or "trace": "r18.jsonl" (gpreempt.sim torch_mode trace)
                 "allreduce": {"every": 2, "us": 25}      # tensor-parallel: collective after every
-               }],                                       # 2nd kernel, gated by the slowest shard
+               },                                        # 2nd kernel, gated by the slowest shard
+               {"name": "chat", "gpu": 0, "arrival": {...}, "requests": 1000,
+                "llm": {"steps": "llama-8b-steps.json",  # an LLM server instead of kernels/trace:
+                        "lengths": [[230, 200], ...],    # python3 -m gpreempt.sim.llm.step_grid
+                        "kv_blocks": 76000, "max_num_seqs": 256, "max_num_batched_tokens": 8192,
+                        "step_gap_us": 0, "merge_vector_kernels": true,
+                        "slo": {"ttft_ms": 500, "tpot_ms": 30}}}],
    "offline": [{"name": "resnet50-train", "gpu": 0, "queues": 1, "kernels": [...]}],
    "policy": {"grace_us": null, "idle_hysteresis_us": 2000, "poll_interval_us": 200,
               "early_hint_us": 2000, "min_share": 0.1, "window_ms": 1000,
@@ -51,8 +57,9 @@ deciding, suspend/resume costing the modelled HWS round trip, grace and CWSR sav
 
 RESULT: {"schema_version", "spec", "row": {baseline, online_requests, online_p50/p95/p99/mean_ms,
 online_solo_p50_ms, offline_iterations, offline_iterations_per_s, offline_gpu_busy_fraction,
-suspensions, flaps, suspended_s, actuation_timeouts, waves_saved, sim_seconds, wall_seconds, events},
-"clients",
+online_gpu_busy_fraction, ttft_p99_ms, tpot_p99_ms, slo_attainment, p99_meets_slo,
+output_tokens_per_s, suspensions, flaps, suspended_s, actuation_timeouts, waves_saved, sim_seconds,
+wall_seconds, events}, "clients", "llm" (per LLM server: TTFT/TPOT/E2E, tokens/s, attainment),
 "latencies_ms", "timeline", "decisions"}  (schemas/des-result.schema.json)
 
 Exit codes: 0 ok; 1 operational failure (unreadable file); 2 bad spec or usage (the message

@@ -4,6 +4,7 @@
 
 #include "common/json_conventions.h"
 #include "common/latency_summary.h"
+#include "eval/des/llm/metrics.h"
 
 namespace gpreempt::eval::des {
 
@@ -47,6 +48,16 @@ ordered_json result_document(const Spec& spec, const RunResult& r, const RunInfo
   row["offline_iterations_per_s"] =
       r.sim_seconds > 0 ? jc::round_to(static_cast<double>(r.offline_iterations) / r.sim_seconds, 3) : 0.0;
   row["offline_gpu_busy_fraction"] = jc::round_to(r.offline_gpu_busy_fraction, 4);
+  row["online_gpu_busy_fraction"] = jc::round_to(r.online_gpu_busy_fraction, 4);
+  // The LLM servers' metrics (llm::metrics); the row carries the first server's headline numbers.
+  ordered_json llm = ordered_json::array();
+  for (const auto& l : r.llm) llm.push_back(llm::metrics(l, r.sim_seconds, spec.record.latencies));
+  const bool has_llm = !llm.empty();
+  row["ttft_p99_ms"] = has_llm ? llm[0]["ttft_ms"]["p99"] : ordered_json(nullptr);
+  row["tpot_p99_ms"] = has_llm ? llm[0]["tpot_ms"]["p99"] : ordered_json(nullptr);
+  row["slo_attainment"] = has_llm ? llm[0]["slo_attainment"] : ordered_json(nullptr);
+  row["p99_meets_slo"] = has_llm ? llm[0]["p99_meets_slo"] : ordered_json(nullptr);
+  row["output_tokens_per_s"] = has_llm ? llm[0]["output_tokens_per_s"] : ordered_json(nullptr);
   row["suspensions"] = r.suspensions;
   row["flaps"] = r.flaps;
   row["suspended_s"] = jc::round_to(r.suspended_s, 6);
@@ -88,6 +99,7 @@ ordered_json result_document(const Spec& spec, const RunResult& r, const RunInfo
   body["spec"] = spec.source;
   body["row"] = std::move(row);
   body["clients"] = std::move(clients);
+  body["llm"] = std::move(llm);
   body["latencies_ms"] = std::move(lat);
   body["timeline"] = std::move(timeline);
   body["decisions"] = std::move(decisions);

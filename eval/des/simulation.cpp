@@ -23,6 +23,16 @@ sim::gpu::GpuProfile model_profile(const Spec& spec) {
   return p;
 }
 
+void Simulation::index_program(Client& c) {
+  const Program& p = c.program;
+  c.by_queue.assign(p.queues, {});
+  c.dependents.assign(p.steps.size(), {});
+  for (uint32_t i = 0; i < p.steps.size(); ++i) {
+    c.by_queue[p.steps[i].queue].push_back(i);
+    for (uint32_t d : p.steps[i].after) c.dependents[d].push_back(i);
+  }
+}
+
 void Simulation::add_client(Client c) {
   Program& p = c.program;
   if (!c.allreduce_after.empty()) {
@@ -37,12 +47,7 @@ void Simulation::add_client(Client c) {
       }
     }
   }
-  c.by_queue.assign(p.queues, {});
-  c.dependents.assign(p.steps.size(), {});
-  for (uint32_t i = 0; i < p.steps.size(); ++i) {
-    c.by_queue[p.steps[i].queue].push_back(i);
-    for (uint32_t d : p.steps[i].after) c.dependents[d].push_back(i);
-  }
+  index_program(c);
   names_[c.key] = c.name;
   clients_.push_back(std::move(c));
 }
@@ -70,7 +75,14 @@ void Simulation::setup() {
     c.pid = pid++;
     c.key = {c.pid, static_cast<uint64_t>(c.pid)};
     c.gpus = d.gpus;
-    c.program = load_program(d.program, 1, profile_, "online[" + std::to_string(i) + "]");
+    const std::string path = "online[" + std::to_string(i) + "]";
+    if (d.llm) {
+      // Its steps are formed as it runs; the client's queue exists from the start.
+      c.llm = std::make_unique<llm::Server>(*d.llm, *d.requests, llm::StepGrid::load(d.llm->steps, path + ".llm.steps"));
+      c.llm_step_gap_ns = static_cast<SimTime>(std::llround(d.llm->step_gap_us * 1e3));
+    } else {
+      c.program = load_program(d.program, 1, profile_, path);
+    }
     c.arrivals.emplace(d.arrival, spec_.seed * 7919ull + i);
     c.max_requests = d.requests;
     if (c.gpus.size() > 1 && d.allreduce.us > 0) {

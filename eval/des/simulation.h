@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "eval/des/llm/request.h"
 #include "eval/des/spec.h"
 #include "sched/action.h"
 #include "sched/event.h"
@@ -56,11 +57,23 @@ struct ClientRow {
   uint64_t iterations = 0;  // offline
 };
 
+// An LLM server's run: its finished requests with their timestamps, and its objectives.
+struct LlmRow {
+  std::string name;
+  std::vector<llm::Request> finished;  // in completion order
+  double ttft_slo_ms = 0, tpot_slo_ms = 0;
+  uint64_t steps = 0;
+  uint64_t preemptions = 0;     // recompute preemptions (KV cache full)
+  uint64_t batched_tokens = 0;  // tokens computed over all steps (prefill and decode)
+};
+
 struct RunResult {
   std::vector<double> latencies_ms;  // every completed online request, in completion order
   std::vector<ClientRow> clients;
   uint64_t offline_iterations = 0;
   double offline_gpu_busy_fraction = 0;  // mean over GPUs with offline work
+  double online_gpu_busy_fraction = 0;   // mean over GPUs with online work
+  std::vector<LlmRow> llm;
   uint64_t suspensions = 0;
   uint64_t flaps = 0;  // request suspends within the hysteresis of an idle resume (all GPUs)
   double suspended_s = 0;

@@ -117,7 +117,8 @@ void Simulation::instance_done(Client& c, uint32_t copy, uint64_t inst) {
   if (++c.copies_done[inst] < c.copies.size()) return;
   c.copies_done.erase(inst);
   if (c.online) {
-    finish_request(c);
+    if (c.llm) llm_step_done(c);
+    else finish_request(c);
     return;
   }
   ++c.iterations;
@@ -152,10 +153,12 @@ void Simulation::arrive(Client& c) {
   // previous ones is part of its latency, and of what its class's objective judges.
   if (runtime_use_ && runtime_use_->hints)
     feed(sched::event::RequestStarted{c.key, c.arrived_hinted++, sched::RequestSource::kHint});
-  c.waiting.push_back(now_);
-  for (uint32_t g : c.gpus) {
-    if (online_open_[g]++ == 0) online_open_changed(g);
+  online_opened(c);
+  if (c.llm) {
+    llm_arrive(c);
+    return;
   }
+  c.waiting.push_back(now_);
   if (!c.busy) start_request(c);
 }
 
@@ -174,21 +177,33 @@ void Simulation::finish_request(Client& c) {
   ++c.completed;
   if (runtime_use_ && runtime_use_->hints)
     feed(sched::event::RequestFinished{c.key, c.current - 1, sched::RequestSource::kHint});
-  for (uint32_t g : c.gpus) {
-    if (--online_open_[g] == 0) online_open_changed(g);
-  }
+  online_closed(c);
   c.busy = false;
+  if (all_served()) {
+    stop_ = true;
+    return;
+  }
+  if (!c.waiting.empty()) start_request(c);
+}
+
+bool Simulation::all_served() const {
   bool all = true, any = false;
   for (const auto& x : clients_)
     if (x.online && x.max_requests) {
       any = true;
       all &= x.completed >= *x.max_requests;
     }
-  if (any && all) {
-    stop_ = true;
-    return;
-  }
-  if (!c.waiting.empty()) start_request(c);
+  return any && all;
+}
+
+void Simulation::online_opened(const Client& c) {
+  for (uint32_t g : c.gpus)
+    if (online_open_[g]++ == 0) online_open_changed(g);
+}
+
+void Simulation::online_closed(const Client& c) {
+  for (uint32_t g : c.gpus)
+    if (--online_open_[g] == 0) online_open_changed(g);
 }
 
 void Simulation::online_open_changed(uint32_t g) { policy_->online_pending(g, online_open_[g] > 0); }

@@ -2,6 +2,7 @@
 //   simulation.cpp            setup of the GPUs, clients and baseline, and the event loop;
 //   simulation_host.cpp       what the Simulation offers the baseline's policy (policy.h);
 //   simulation_clients.cpp    the workloads: launching kernels, online requests and their hints;
+//   simulation_llm.cpp        online clients that are LLM servers: a step at a time;
 //   simulation_scheduler.cpp  lib/sched's Runtime: events in, its decisions recorded, its timer,
 //                             the transparent trigger's queue polling;
 //   simulation_results.cpp    what a run measured (RunResult).
@@ -22,6 +23,7 @@
 
 #include "eval/des/actuator.h"
 #include "eval/des/arrivals.h"
+#include "eval/des/llm/server.h"
 #include "eval/des/policy.h"
 #include "eval/des/program.h"
 #include "eval/des/scheduler_setup.h"
@@ -99,6 +101,10 @@ struct Client {
   std::vector<uint8_t> allreduce_after;
   SimTime allreduce_ns = 0;
   std::map<std::pair<uint64_t, uint32_t>, uint32_t> allreduce_arrived;
+  // An LLM server (spec online[].llm): each request is a sequence of steps, `program` the current
+  // step's kernels (simulation_llm.cpp).
+  std::unique_ptr<llm::Server> llm;
+  SimTime llm_step_gap_ns = 0;
   // offline
   uint32_t max_in_flight = 64;
   bool sync = false;
@@ -145,6 +151,8 @@ class Simulation final : private PolicyHost {
 
   void setup();
   void add_client(Client c);
+  // c.program's per-queue launch order and dependents, after the program was set or changed.
+  static void index_program(Client& c);
   void start_instance(Client& c, Copy& cp, uint64_t inst);
   void step_ready(Client& c, uint32_t copy, uint64_t inst, uint32_t step);
   void pump(Client& c, uint32_t copy);
@@ -160,6 +168,15 @@ class Simulation final : private PolicyHost {
   void start_request(Client& c);
   void finish_request(Client& c);
   void online_open_changed(uint32_t gpu);
+  void online_opened(const Client& c);
+  void online_closed(const Client& c);
+  // Every online client with a request count has served it: the run is over.
+  bool all_served() const;
+
+  // ---- LLM servers (simulation_llm.cpp) ----
+  void llm_arrive(Client& c);
+  void llm_start_step(Client& c);
+  void llm_step_done(Client& c);
 
   void feed(const sched::Event& e);
   void record_decision(const sched::Action& a);

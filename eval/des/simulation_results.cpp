@@ -10,8 +10,25 @@ void Simulation::collect_results() {
     res_.waves_saved += e->counters().waves_saved;
     res_.runlist.insert(res_.runlist.end(), e->records().begin(), e->records().end());
   }
-  std::set<uint32_t> offline_gpus;
+  std::set<uint32_t> offline_gpus, online_gpus;
   for (auto& c : clients_) {
+    if (c.online) online_gpus.insert(c.gpus.begin(), c.gpus.end());
+    if (c.llm) {
+      LlmRow l;
+      l.name = c.name;
+      for (const auto& r : c.llm->requests())
+        if (r.done()) l.finished.push_back(r);
+      // Completion order: by last token, then index (the order the scheduler finished them).
+      std::stable_sort(l.finished.begin(), l.finished.end(),
+                       [](const llm::Request& a, const llm::Request& b) { return *a.last_token < *b.last_token; });
+      const LlmServerDef& d = *spec_.online[static_cast<std::size_t>(&c - clients_.data())].llm;
+      l.ttft_slo_ms = d.ttft_slo_ms;
+      l.tpot_slo_ms = d.tpot_slo_ms;
+      l.steps = c.llm->steps();
+      l.preemptions = c.llm->preemptions();
+      l.batched_tokens = c.llm->batched_tokens();
+      res_.llm.push_back(std::move(l));
+    }
     ClientRow row;
     row.name = c.name;
     row.online = c.online;
@@ -24,11 +41,15 @@ void Simulation::collect_results() {
     }
     res_.clients.push_back(std::move(row));
   }
-  if (!offline_gpus.empty() && now_ > 0) {
+  // The mean over `gpus` of the share of the run their queues of `group` kept the GPU busy.
+  const auto busy_fraction = [this](const std::set<uint32_t>& gpus, uint32_t group) {
+    if (gpus.empty() || now_ <= 0) return 0.0;
     double sum = 0;
-    for (uint32_t g : offline_gpus) sum += static_cast<double>(engines_[g]->group_busy_ns(kOfflineGroup)) / static_cast<double>(now_);
-    res_.offline_gpu_busy_fraction = sum / static_cast<double>(offline_gpus.size());
-  }
+    for (uint32_t g : gpus) sum += static_cast<double>(engines_[g]->group_busy_ns(group)) / static_cast<double>(now_);
+    return sum / static_cast<double>(gpus.size());
+  };
+  res_.offline_gpu_busy_fraction = busy_fraction(offline_gpus, kOfflineGroup);
+  res_.online_gpu_busy_fraction = busy_fraction(online_gpus, kOnlineGroup);
   std::vector<SuspendedWindow> windows;
   if (actuator_) {
     actuator_->finish(now_);

@@ -143,6 +143,13 @@ std::vector<uint32_t> read_gpus(Obj& o, uint32_t gpus) {
   return out;
 }
 
+// A file named in the spec, relative to the spec's directory.
+std::string resolved(const std::string& file, const std::string& base_dir) {
+  std::filesystem::path path(file);
+  if (path.is_relative() && !base_dir.empty()) return (std::filesystem::path(base_dir) / path).string();
+  return file;
+}
+
 ProgramDef read_program(Obj& o, const std::string& base_dir) {
   ProgramDef p;
   const bool k = o.has("kernels");
@@ -151,8 +158,7 @@ ProgramDef read_program(Obj& o, const std::string& base_dir) {
   if (t) {
     p.trace = o.string("trace", "");
     if (p.trace.empty()) throw SpecError(o.at("trace"), "expected a path");
-    std::filesystem::path path(p.trace);
-    if (path.is_relative() && !base_dir.empty()) p.trace = (std::filesystem::path(base_dir) / path).string();
+    p.trace = resolved(p.trace, base_dir);
     return p;
   }
   const json& v = o.raw("kernels");
@@ -210,6 +216,35 @@ ArrivalDef read_arrival(Obj& a) {
   return d;
 }
 
+LlmServerDef read_llm(Obj& l, const std::string& base_dir) {
+  LlmServerDef d;
+  d.steps = resolved(l.string("steps", "", true), base_dir);
+  if (!l.has("lengths")) throw SpecError(l.at("lengths"), "required: [[prompt, output], ...]");
+  const json& v = l.raw("lengths");
+  if (!v.is_array() || v.empty()) throw SpecError(l.at("lengths"), "expected a non-empty array of [prompt, output]");
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::string p = l.at("lengths") + "[" + std::to_string(i) + "]";
+    if (!v[i].is_array() || v[i].size() != 2) throw SpecError(p, "expected [prompt tokens, output tokens]");
+    const auto prompt = static_cast<uint32_t>(Obj::number_at(v[i][0], p + "[0]", 1, 1e7));
+    const auto output = static_cast<uint32_t>(Obj::number_at(v[i][1], p + "[1]", 1, 1e7));
+    d.lengths.emplace_back(prompt, output);
+  }
+  d.max_num_seqs = static_cast<uint32_t>(l.integer("max_num_seqs", 256, 1, 1u << 20));
+  d.max_num_batched_tokens = static_cast<uint32_t>(l.integer("max_num_batched_tokens", 8192, 1, 1u << 24));
+  if (!l.has("kv_blocks")) throw SpecError(l.at("kv_blocks"), "required");
+  d.kv_blocks = l.integer("kv_blocks", 0, 1, 1ull << 40);
+  d.step_gap_us = l.number("step_gap_us", 0, 0, 1e9);
+  d.merge_vector_kernels = l.boolean("merge_vector_kernels", true);
+  if (l.has("slo")) {
+    Obj o(l.raw("slo"), l.at("slo"));
+    d.ttft_slo_ms = o.number("ttft_ms", 500, 1e-3, 1e9);
+    d.tpot_slo_ms = o.number("tpot_ms", 30, 1e-3, 1e9);
+    o.done();
+  }
+  l.done();
+  return d;
+}
+
 }  // namespace
 
 Spec parse_spec(const json& doc, const std::string& base_dir) {
@@ -256,7 +291,19 @@ Spec parse_spec(const json& doc, const std::string& base_dir) {
         d.arrival = read_arrival(a);
       }
       if (c.has("requests")) d.requests = c.integer("requests", 0, 1, 1ull << 40);
-      d.program = read_program(c, base_dir);
+      if (c.has("llm")) {
+        Obj l(c.raw("llm"), c.at("llm"));
+        d.llm = read_llm(l, base_dir);
+        if (c.has("kernels") || c.has("trace"))
+          throw SpecError(c.at("llm"), "an LLM server's steps come from llm.steps: give no kernels or trace");
+        if (d.gpus.size() > 1) throw SpecError(c.at("gpus"), "an LLM server runs on one GPU");
+        if (!d.requests) d.requests = d.llm->lengths.size();
+        if (*d.requests > d.llm->lengths.size())
+          throw SpecError(c.at("requests"), "more requests than llm.lengths has lengths (" +
+                                                std::to_string(d.llm->lengths.size()) + ")");
+      } else {
+        d.program = read_program(c, base_dir);
+      }
       if (c.has("allreduce")) {
         Obj a(c.raw("allreduce"), c.at("allreduce"));
         d.allreduce.every = static_cast<uint32_t>(a.integer("every", 1, 1, 1u << 20));

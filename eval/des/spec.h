@@ -68,6 +68,20 @@ struct AllReduceDef {
   double us = 0;  // 0: no collective (shards run independently, the request ends with the last)
 };
 
+// An online client that is an LLM server (docs/llm.md, "The DES form"): continuous batching over
+// requests of the given lengths arriving as `arrival` says, each step's kernels from a step grid.
+struct LlmServerDef {
+  std::string steps;                                    // step grid (gpreempt.sim.llm.step_grid)
+  std::vector<std::pair<uint32_t, uint32_t>> lengths;   // (prompt, output) tokens per request
+  uint32_t max_num_seqs = 256;
+  uint32_t max_num_batched_tokens = 8192;
+  uint64_t kv_blocks = 0;        // KV cache blocks of the grid's block size
+  double step_gap_us = 0;        // host time between a step's last kernel and the next launch
+  bool merge_vector_kernels = true;  // consecutive vector kernels as one (llm/step_grid.h)
+  double ttft_slo_ms = 500;      // the objectives attainment is judged by
+  double tpot_slo_ms = 30;
+};
+
 struct OnlineDef {
   std::string name;
   std::vector<uint32_t> gpus;  // indices; more than one: tensor-parallel (a request runs on all)
@@ -75,6 +89,7 @@ struct OnlineDef {
   std::optional<uint64_t> requests;
   ProgramDef program;
   AllReduceDef allreduce;
+  std::optional<LlmServerDef> llm;  // set: `program` is unused, each step has its own
 };
 
 struct OfflineDef {

@@ -2,10 +2,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "sim/gpu/kernel.h"
 
 namespace gpreempt::sim::gpu {
+
+std::optional<MathType> math_type_by_name(std::string_view name) {
+  static constexpr std::pair<std::string_view, MathType> kNames[] = {
+      {"fp64", MathType::kFp64}, {"fp32", MathType::kFp32}, {"tf32", MathType::kTf32},
+      {"fp16", MathType::kFp16}, {"bf16", MathType::kBf16}, {"fp8", MathType::kFp8},
+      {"int8", MathType::kInt8}};
+  for (const auto& [n, t] : kNames)
+    if (n == name) return t;
+  return std::nullopt;
+}
 
 double flops_per_clk_cu(const GpuProfile& p, MathType type, bool matrix) {
   if (!matrix) {

@@ -5,6 +5,8 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "sim/gpu/cwsr_model.h"
 #include "sim/gpu/profile.h"
@@ -12,6 +14,8 @@
 namespace gpreempt::sim::gpu {
 
 enum class MathType { kFp64, kFp32, kTf32, kFp16, kBf16, kFp8, kInt8 };
+// "fp64", "fp32", "tf32", "fp16", "bf16", "fp8", "int8" (torch_mode's names); nullopt otherwise.
+std::optional<MathType> math_type_by_name(std::string_view name);
 
 // Dense math per compute unit per clock for `type` on the matrix cores or the vector ALUs.
 double flops_per_clk_cu(const GpuProfile& p, MathType type, bool matrix);

@@ -24,11 +24,13 @@ ISSUE_EXPERIMENTS = {
     "tc1-basic", "tc2-periodic", "tc3-edge", "suspend-resume-100", "offline-loss", "random-1h",
     "online-10ms-vs-10-offline-queues", "matmul-two-model", "resnet18-vs-resnet50-train", "sweep-load",
     "sweep-kernel-length", "sweep-grace", "sweep-hysteresis", "sweep-poll", "sweep-model-costs", "node-8gpu",
-    "resume-defer", "flap-coalescing"}
+    "resume-defer", "flap-coalescing", "llm-serving-vs-finetune"}
 
 
 def fake_traces(d):
-    """Small torch_mode-shaped traces, so the headline builds without recording (record_trace reuses them)."""
+    """Small torch_mode-shaped traces, so the headline builds without recording (record_trace reuses them),
+    and a stand-in step grid for the LLM experiment (reused the same way)."""
+    (d / "llama-8b-steps.json").write_text('{"schema": "gpreempt-llm-step-grid"}\n')
     for name in workloads.TRACES:
         with open(d / f"{name}.jsonl", "w") as f:
             for i in range(3):
@@ -63,7 +65,9 @@ def test_every_experiment_builds_valid_points(tmp_path):
                 assert s["duration_s"] > 0
                 for t in s["online"] + s["offline"]:
                     assert all(0 <= g < s["gpus"] for g in experiments.task_gpus(t)), (name, p["point"], t["name"])
-                    if "trace" in t:  # the engine refuses queues with a trace (it brings its own)
+                    if "llm" in t:  # an LLM server: its steps from a grid, a length per request
+                        assert os.path.isabs(t["llm"]["steps"]) and len(t["llm"]["lengths"]) >= t["requests"], (name, p["point"])
+                    elif "trace" in t:  # the engine refuses queues with a trace (it brings its own)
                         assert "queues" not in t and os.path.isabs(t["trace"]) and workloads.trace_kernels(t["trace"]), (name, p["point"])
                     else:
                         assert t["kernels"] and all(k["duration_us"] > 0 and 1 <= k["cus"] <= 80 and k["rounds"] >= 1

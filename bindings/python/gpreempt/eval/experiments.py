@@ -669,3 +669,7 @@ def _node_checks(pts, o):
         c.append(check("tp8 with offline on GPU 7 only: suspensions on GPUs 0-6 (no offline work there)", "= 0",
                        "per-GPU arbiters (issue 15)", idle, idle == 0))
     return c
+
+
+# The LLM experiment lives in its own module (this one is long enough); importing it registers it.
+from . import experiments_llm  # noqa: E402,F401

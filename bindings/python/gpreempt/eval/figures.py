@@ -8,6 +8,8 @@ Kinds, chosen per experiment (Experiment.figures):
   per_gpu   suspensions per GPU (multi-GPU experiments)
   objective offline throughput where each policy meets the experiment's online p99 objective, and the
             best among those (objective-constrained offline throughput)
+  attainment LLM servers: the share of requests meeting both TTFT and TPOT objectives against the
+            offline job's throughput, one marker per point (filled: both p99s within objective)
 Every figure carries the experiment's configuration in its title and units on its axes.
 """
 import os
@@ -249,6 +251,31 @@ def objective_fig(exp, doc, out_dir):
     return _save(fig, out_dir, "objective.png")
 
 
+def attainment(exp, doc, out_dir):
+    pts = [p for p in doc["points"] if p["group"] != "offline-alone" and _med(p, "slo_attainment")[0] is not None]
+    if not pts:
+        return None
+    fig, ax = plt.subplots(figsize=(8.5, 5))
+    for i, g in enumerate(dict.fromkeys(p["group"] for p in pts)):
+        c = f"C{i % 10}"
+        mine = sorted((p for p in pts if p["group"] == g), key=lambda p: p["x"] or 0)
+        xs = [_med(p, "offline_iterations_per_s")[0] or 0.0 for p in mine]
+        ys = [100 * _med(p, "slo_attainment")[0] for p in mine]
+        ax.plot(xs, ys, color=c, linewidth=0.8, alpha=0.5)
+        for p, x, y in zip(mine, xs, ys):
+            meets = _med(p, "p99_meets_slo")[0] == 1.0
+            ax.plot([x], [y], marker="o", color=c, markerfacecolor=c if meets else "none", markersize=7,
+                    linestyle="none", label=g if p is mine[0] else None)
+            if p["x"] is not None:
+                ax.annotate(f"{p['x']:g}/s", (x, y), fontsize=6, xytext=(3, 3), textcoords="offset points")
+    ax.set_xlabel("fine-tuning throughput (iterations/s, median of seeds)")
+    ax.set_ylabel("requests meeting both TTFT and TPOT objectives (%)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    _title(ax, exp, doc, "filled: p99 TTFT and p99 TPOT both within objective; labels: request rate")
+    return _save(fig, out_dir, "attainment.png")
+
+
 def draw(exp, doc, samples, timelines, out_dir):
     out = []
     for kind in exp.figures:
@@ -264,6 +291,8 @@ def draw(exp, doc, samples, timelines, out_dir):
             f = objective_fig(exp, doc, out_dir)
         elif kind == "per_gpu":
             f = per_gpu(exp, doc, out_dir)
+        elif kind == "attainment":
+            f = attainment(exp, doc, out_dir)
         else:
             raise ValueError(f"unknown figure kind {kind!r}")
         if f:

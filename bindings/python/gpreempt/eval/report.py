@@ -27,6 +27,12 @@ def cell(p, k, digits=2):
     return fmt(m["median"], digits)
 
 
+def _digits(p, k):
+    """Counts as integers, fractions and milliseconds (the LLM columns) with two decimals."""
+    m = (p["metrics"].get(k) or {}).get("median")
+    return 0 if m is None or float(m).is_integer() else 2
+
+
 def points_table(doc):
     kinds = {p.get("tail_kind") for p in doc["points"] if p.get("tail_kind")}
     tail = "P99 ms" if kinds <= {"p99"} else "tail ms (P99, or max†)"
@@ -42,7 +48,7 @@ def points_table(doc):
             t += " †"
         lines.append(f"| {p['point']} | {p['baseline']} | {cell(p, 'online_requests', 0)} | {cell(p, 'online_p50_ms')} | "
                      f"{t} | {cell(p, 'offline_iterations_per_s')} | {cell(p, 'suspensions', 0)} |"
-                     + "".join(f" {cell(p, k, 0)} |" for k in extra))
+                     + "".join(f" {cell(p, k, _digits(p, k))} |" for k in extra))
     note = ("Median across seeds, (min–max) when the seeds differ. † fewer than 1000 requests per seed: the "
             "maximum is reported, not a P99.")
     return "\n".join(lines) + "\n\n" + note + "\n"

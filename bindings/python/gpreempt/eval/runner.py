@@ -16,7 +16,10 @@ SCHEMA_VERSION = 2
 METRICS = ("online_requests", "online_p50_ms", "online_p95_ms", "online_p99_ms", "online_mean_ms", "online_max_ms",
            "online_tail_ms", "online_solo_p50_ms", "offline_iterations", "offline_iterations_per_s",
            "offline_gpu_busy_fraction", "suspensions", "suspended_s", "actuation_timeouts", "sim_seconds",
-           "wall_seconds", "events", "flaps", "suspend_latency_max_ms", "resume_latency_max_ms")
+           "wall_seconds", "events", "flaps", "suspend_latency_max_ms", "resume_latency_max_ms",
+           # LLM servers (gpreempt-des's llm[0]; null otherwise), and the online side's GPU share.
+           "ttft_p99_ms", "tpot_p99_ms", "slo_attainment", "p99_meets_slo", "output_tokens_per_s",
+           "online_gpu_busy_fraction")
 
 
 class UsageProblem(ValueError):
@@ -101,6 +104,11 @@ def aggregate(pt, rows):
 
 
 def _program_summary(t):
+    if "llm" in t:
+        l = t["llm"]
+        return {"llm": {"steps": os.path.basename(l["steps"]), "max_num_seqs": l["max_num_seqs"],
+                        "max_num_batched_tokens": l["max_num_batched_tokens"], "kv_blocks": l["kv_blocks"],
+                        "slo": l["slo"], "lengths": len(l["lengths"])}}
     if "trace" in t:
         ks = trace_kernels(t["trace"])
         # The file's name, not its path: results are kept and compared on other machines.

@@ -124,6 +124,7 @@ def matmul_two_model():
 TRACES = {
     "resnet18-b1-infer": "ResNet-18 batch-1 inference (one request)",
     "resnet50-b256-train": "ResNet-50 batch-256 training, SGD (one iteration)",
+    "llama-1b-finetune": "Llama-3.2-1B-shaped full fine-tuning, AdamW, 4 x 1024 tokens (one iteration)",
 }
 
 

@@ -152,9 +152,10 @@ class GraphExecutor:
             return {key: self._record(run)}
         return self._part(key, capture)
 
-    def kernels(self, seqs):
-        """The step's kernels: [(name, grid, workgroup, flops, bytes, math, matrix)], as
-        torch_mode prices them."""
+    def parts(self, seqs):
+        """The step's kernels in parts: (head, {layer kind: one layer's kernels}, tail), each
+        kernel (name, grid, workgroup, flops, bytes, math, matrix) as torch_mode prices it. The DES
+        records its step grid from these (step_grid.py)."""
         m = self.model
         _, groups = attention.plan_groups([(n, ctx) for n, ctx, _ in seqs], m.decode_groups,
                                           self.block_size)
@@ -169,6 +170,13 @@ class GraphExecutor:
                 k.extend(self._group(kind, g))
             k.extend(after)
             per_kind[kind] = k
+        return head, per_kind, tail
+
+    def kernels(self, seqs):
+        """The step's kernels: [(name, grid, workgroup, flops, bytes, math, matrix)], as
+        torch_mode prices them."""
+        m = self.model
+        head, per_kind, tail = self.parts(seqs)
         out = list(head)
         for i in range(len(m.layers)):
             out.extend(per_kind[m.layer_kind(i)])
