@@ -29,10 +29,14 @@ sched::ArbiterConfig arbiter_config(const PolicyDef& p) {
 
 std::vector<sched::SchedClass> scheduler_classes(sched::RequestSource trigger, const PolicyDef& p) {
   sched::SchedClass online{"online", 10, {}, std::nullopt};
-  if (p.slo_percentile) {
+  if (p.has_slo()) {
     sched::Objective o;
-    o.percentile = *p.slo_percentile;
-    o.target = std::chrono::nanoseconds(std::llround(p.slo_target_ms * 1e6));
+    if (p.slo_percentile) {
+      o.percentile = *p.slo_percentile;
+      o.target = std::chrono::nanoseconds(std::llround(p.slo_target_ms * 1e6));
+    }
+    o.ttft = p.slo_ttft;
+    o.tpot = p.slo_tpot;
     o.window = std::chrono::nanoseconds(std::llround(p.slo_window_s * 1e9));
     online.objective = o;
   }

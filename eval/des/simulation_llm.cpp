@@ -8,6 +8,13 @@
 
 namespace gpreempt::eval::des::detail {
 
+namespace {
+// What `python3 -m gpreempt.sim.serve --hint` reports of a request's tokens: the first, then the
+// count every this many (its TOKEN_REPORT_EVERY), and the count with its end. The scheduler takes
+// TTFT and TPOT from them, and a `late` protection the decode pace (lib/sched/request_tokens.h).
+constexpr uint32_t kTokenReportEvery = 16;
+}  // namespace
+
 void Simulation::llm_arrive(Client& c) {
   c.llm->arrive(now_);
   if (!c.busy) llm_start_step(c);
@@ -22,13 +29,26 @@ void Simulation::llm_start_step(Client& c) {
 }
 
 void Simulation::llm_step_done(Client& c) {
-  for (uint32_t id : c.llm->step_done(now_)) {
+  const bool hints = runtime_use_ && runtime_use_->hints;
+  std::vector<uint32_t> sampled;  // the requests this step gives a token, before it is counted
+  if (hints)
+    for (const auto& w : c.llm->current().work)
+      if (w.samples) sampled.push_back(w.request);
+  const std::vector<uint32_t> finished = c.llm->step_done(now_);
+  for (uint32_t id : sampled) {
+    const uint32_t n = c.llm->request(id).generated;
+    if (n == 1 || n % kTokenReportEvery == 0)
+      feed(sched::event::RequestProgress{c.key, id, n, /*at_end=*/false});
+  }
+  for (uint32_t id : finished) {
     const double ms = c.llm->request(id).e2e_ms();
     c.latencies_ms.push_back(ms);
     if (spec_.record.latencies) res_.latencies_ms.push_back(ms);
     ++c.completed;
-    if (runtime_use_ && runtime_use_->hints)
+    if (hints) {
+      feed(sched::event::RequestProgress{c.key, id, c.llm->request(id).generated, /*at_end=*/true});
       feed(sched::event::RequestFinished{c.key, id, sched::RequestSource::kHint});
+    }
     online_closed(c);
   }
   if (all_served()) {

@@ -350,15 +350,36 @@ Spec parse_spec(const json& doc, const std::string& base_dir) {
     if (p.has("coalesce_flaps")) s.policy.coalesce_flaps = p.boolean("coalesce_flaps", true);
     if (p.has("slo")) {
       Obj o(p.raw("slo"), p.at("slo"));
-      for (const char* key : {"p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms"}) {
-        if (!o.has(key)) continue;
-        if (s.policy.slo_percentile)
-          throw SpecError(o.at(key), "an slo names exactly one percentile");
-        s.policy.slo_percentile = sched::percentile_of_key(key);
-        s.policy.slo_target_ms = o.number(key, 0, 1e-6, 1e7);
+      // The keys of gpreemptd's `slo` table: at most one percentile per measure.
+      const char* expected = "expected pNN_ms, ttft_pNN_ms or tpot_pNN_ms (NN one of 50, 90, 95, 99, "
+                             "999) and window_s";
+      if (!p.raw("slo").is_object()) throw SpecError(p.at("slo"), expected);
+      for (const auto& [key, value] : p.raw("slo").items()) {
+        if (key == "window_s") continue;
+        const auto goal = sched::goal_of_key(key);
+        if (!goal) throw SpecError(o.at(key), std::string("unknown key: ") + expected);
+        const double ms = o.number(key, 0, 1e-6, 1e7);
+        const auto target = std::chrono::nanoseconds(std::llround(ms * 1e6));
+        const auto once = [&](bool set) {
+          if (set) throw SpecError(o.at(key), "an slo names one percentile per measure");
+        };
+        switch (goal->first) {
+          case sched::Metric::kLatency:
+            once(s.policy.slo_percentile.has_value());
+            s.policy.slo_percentile = goal->second;
+            s.policy.slo_target_ms = ms;
+            break;
+          case sched::Metric::kTtft:
+            once(s.policy.slo_ttft.has_value());
+            s.policy.slo_ttft = sched::Goal{goal->first, goal->second, target};
+            break;
+          case sched::Metric::kTpot:
+            once(s.policy.slo_tpot.has_value());
+            s.policy.slo_tpot = sched::Goal{goal->first, goal->second, target};
+            break;
+        }
       }
-      if (!s.policy.slo_percentile)
-        throw SpecError(p.at("slo"), "expected one of p50_ms, p90_ms, p95_ms, p99_ms, p999_ms");
+      if (!s.policy.has_slo()) throw SpecError(p.at("slo"), expected);
       s.policy.slo_window_s = o.number("window_s", 10, 1, 3600);
       o.done();
     }

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sched/objective.h"
 #include "sim/gpu/cwsr_model.h"
 #include "sim/gpu/profile.h"
 
@@ -113,11 +114,14 @@ struct PolicyDef {
   std::optional<double> hold_after_idle_us;
   std::optional<double> resume_defer_max_us;
   std::optional<bool> coalesce_flaps;
-  // The online class's objective ({"p99_ms": 5, "window_s": 10}; lib/sched/objective.h): unset,
-  // every request is protected.
+  // The online class's objective, as gpreemptd's `[[class]] slo` (lib/sched/objective.h):
+  // {"p99_ms": 5, "window_s": 10}, or for an LLM server {"ttft_p99_ms": 500, "tpot_p99_ms": 30}.
+  // Unset, every request is protected. slo_percentile: the request-latency goal's, if stated.
   std::optional<double> slo_percentile;
   double slo_target_ms = 0;
+  std::optional<sched::Goal> slo_ttft, slo_tpot;
   double slo_window_s = 10;
+  bool has_slo() const { return slo_percentile || slo_ttft || slo_tpot; }
 };
 
 struct ModelDef {

@@ -152,6 +152,57 @@ TEST(DesLlm, EveryRequestIsServedThroughKvWaitsEachBracketedByOneHint) {
   EXPECT_GT(r.suspensions, 0u);
 }
 
+// Tokens are reported as `gpreempt.sim.serve --hint` reports them: the first, every 16th, and the
+// count with the end (just before it), so the scheduler measures TTFT and TPOT.
+class Tokens : public Observer {
+ public:
+  std::map<uint64_t, std::vector<std::pair<uint64_t, bool>>> reports;  // request → (count, at_end)
+  std::map<uint64_t, bool> end_before_finish;
+  void scheduler_event(sched::Time, const sched::Event& e) override {
+    if (const auto* p = std::get_if<sched::event::RequestProgress>(&e))
+      reports[p->request].emplace_back(p->tokens, p->at_end);
+    if (const auto* f = std::get_if<sched::event::RequestFinished>(&e))
+      end_before_finish[f->request] = !reports[f->request].empty() && reports[f->request].back().second;
+  }
+};
+
+TEST(DesLlm, TokensAreReportedAsTheLiveServerReportsThem) {
+  GridFile f;
+  Tokens t;
+  const RunResult r = run_simulation(parse_spec(llm_point(f.path, "gpreempt-hint", 4096)), &t);
+  ASSERT_EQ(r.llm[0].finished.size(), 60u);
+  for (const auto& q : r.llm[0].finished) {
+    const auto& rep = t.reports[q.id];
+    ASSERT_FALSE(rep.empty()) << q.id;
+    EXPECT_EQ(rep.front(), std::make_pair(uint64_t{1}, false)) << "the first token, " << q.id;
+    EXPECT_EQ(rep.back(), std::make_pair(uint64_t{q.output_len}, true)) << "the end's count, " << q.id;
+    std::vector<uint64_t> middle;
+    for (std::size_t i = 1; i + 1 < rep.size(); ++i) middle.push_back(rep[i].first);
+    std::vector<uint64_t> want;
+    for (uint64_t n = 16; n <= q.output_len; n += 16) want.push_back(n);
+    EXPECT_EQ(middle, want) << q.id;
+    EXPECT_TRUE(t.end_before_finish[q.id]) << q.id;
+  }
+}
+
+// With TTFT and TPOT objectives (policy.slo, gpreemptd's keys) the objective-driven policy spends
+// fewer suspensions on requests that meet them easily than a suspension per request.
+TEST(DesLlm, TtftAndTpotObjectivesSpendFewerSuspensions) {
+  GridFile f;
+  // Requests far enough apart that each is a suspension of its own under per-request protection.
+  auto doc = llm_point(f.path, "gpreempt-hint", 4096);
+  doc["online"][0]["arrival"]["rate_hz"] = 20;
+  const RunResult every = run_simulation(parse_spec(doc));
+  // p90: a window of 1 s at 20 requests/s holds the 20 samples a p90 needs to be judged.
+  doc["policy"] = {{"slo", {{"ttft_p90_ms", 1e5}, {"tpot_p90_ms", 1e5}, {"window_s", 1}}}};
+  const Spec spec = parse_spec(doc);
+  ASSERT_TRUE(spec.policy.slo_ttft && spec.policy.slo_tpot);
+  EXPECT_FALSE(spec.policy.slo_percentile) << "no request-latency goal was stated";
+  const RunResult lax = run_simulation(spec);
+  EXPECT_GT(every.suspensions, 0u);
+  EXPECT_LT(lax.suspensions, every.suspensions);
+}
+
 TEST(DesLlm, ABiggerKvCacheWaitsLessAndPreemptsNone) {
   GridFile f;
   const RunResult small = run_simulation(parse_spec(llm_point(f.path, "none", 12)));
@@ -166,6 +217,18 @@ TEST(DesLlm, ABiggerKvCacheWaitsLessAndPreemptsNone) {
 
 TEST(DesLlm, SpecNamesTheBadField) {
   GridFile f;
+  {
+    auto doc = llm_point(f.path, "gpreempt-hint", 12);
+    doc["policy"] = {{"slo", {{"ttft_p99_ms", 500}, {"ttft_p90_ms", 400}}}};
+    EXPECT_THROW(parse_spec(doc), SpecError);
+    doc["policy"] = {{"slo", {{"tbt_p99_ms", 5}}}};
+    try {
+      parse_spec(doc);
+      ADD_FAILURE() << "an unknown slo key";
+    } catch (const SpecError& e) {
+      EXPECT_EQ(e.path(), "policy.slo.tbt_p99_ms");
+    }
+  }
   auto doc = llm_point(f.path, "none", 12);
   doc["online"][0]["requests"] = 61;
   try {

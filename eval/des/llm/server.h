@@ -33,6 +33,8 @@ class Server {
   // The step's sampled tokens are read at `now`: the requests it finished.
   std::vector<uint32_t> step_done(sim::gpu::SimTime now);
 
+  // The step last formed by next_step() (its requests, and which of them sample a token).
+  const Batch& current() const { return current_; }
   const Request& request(uint32_t i) const { return requests_.at(i); }
   const std::vector<Request>& requests() const { return requests_; }
   uint64_t steps() const { return steps_; }

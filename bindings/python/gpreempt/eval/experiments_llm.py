@@ -14,7 +14,7 @@ import random
 import subprocess
 
 from . import workloads as wl
-from .experiments import check, checks_for, experiment, point, spec
+from .experiments import SLO, check, checks_for, experiment, point, spec
 
 # The server: Llama-3.1-8B shapes, bf16, vLLM's defaults (docs/llm.md): 16-token KV blocks, a
 # 2048-token step budget (vLLM V1's chunked-prefill default for online serving), and the KV blocks
@@ -68,6 +68,14 @@ def lengths(n, seed=0):
     from ..sim.llm import workload
 
     return [list(x) for x in workload.sharegpt_lengths(random.Random(seed), n)]
+
+
+def slo_policy(rate_hz):
+    """The chat objectives as the online class's `slo` (gpreemptd's keys), judged over a window of
+    about 200 requests (never under 2 s): a p99 needs 100 under each protection before the
+    controller moves."""
+    return {"slo": {"ttft_p99_ms": TTFT_SLO_MS, "tpot_p99_ms": TPOT_SLO_MS,
+                    "window_s": max(2.0, math.ceil(200.0 / rate_hz))}}
 
 
 def llm_task(grid, rate_hz, requests, kind="poisson"):
@@ -126,6 +134,9 @@ def _llm_serving(o):
         on = [llm_task(grid, r, o.requests)]
         d = math.ceil(o.requests / r) * 4.0  # a cap only: each point ends when every request is served
         runs = [("online-alone", spec("none", on, [], d))] + [(b, spec(b, on, off, d)) for b in BASELINES]
+        # gpreempt told the objectives: the SloController spends preemptions only as far as the
+        # TTFT and TPOT goals need them, from the tokens the server reports.
+        runs.append((SLO, spec("gpreempt-hint", on, off, d, policy=slo_policy(r))))
         for label, s in runs:
             pts.append(point(f"{label}@{r:g}/s", s, group=label, x=r, rate_hz=r))
     return pts
@@ -147,7 +158,7 @@ def _llm_serving_checks(pts, o):
         x = alone["x"]
         meets_alone = _metric(alone, "p99_meets_slo") == 1.0
         idle = 1.0 - (_metric(alone, "online_gpu_busy_fraction") or 0.0)
-        for g in ("gpreempt-hint", "gpreempt-transparent"):
+        for g in ("gpreempt-hint", "gpreempt-transparent", SLO):
             p = next((q for q in pts if q["group"] == g and q["x"] == x), None)
             if p is None:
                 continue
