@@ -58,6 +58,8 @@ int main(int argc, char** argv) {
       "  match = { user = \"vllm\", cmdline = \"*serve*\" }\n"
       "  trigger = \"transparent\"\n\n  [[class]]\n  name = \"offline\"\n  priority = 0\n"
       "  match = { env = \"GPREEMPT_CLASS=offline\" }\n\n"
+      "To measure first and preempt later, [policy] name = \"none\" classifies, counts and reports "
+      "but suspends nothing; name = \"gpreempt\" (the default) preempts.\n"
       "SIGHUP re-reads the config: classes, policy and every [daemon] key (socket and metrics are "
       "rebound; an address that does not bind keeps the running one, and the log says why).\n"
       "Every key: docs/scheduler.md; the daemon: docs/gpreemptd.md. Status: gpreempt ctl status.\n"
