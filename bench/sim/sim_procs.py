@@ -4,16 +4,16 @@ import os
 
 
 def descendants(pid):
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
+    out, pending = [], [pid]
+    while pending:
+        p = pending.pop()
         try:
             with open(f"/proc/{p}/task/{p}/children") as f:
                 kids = [int(k) for k in f.read().split()]
         except OSError:
             kids = []
         out += kids
-        todo += kids
+        pending += kids
     return out
 
 

@@ -71,6 +71,11 @@ struct Books {
     t += 1ms;
     runtime.dispatch(t, e);
   }
+  // The transparent trigger's sample of `k`'s one queue on kGpu.
+  void sample(const ProcessKey& k, uint64_t rptr, uint64_t wptr) {
+    t += 1ms;
+    runtime.queues_sampled(t, k, {{kGpu, 1, rptr, wptr}});
+  }
   void appear(const ProcessKey& k, const std::string& cls) {
     live.insert(k);
     event(event::ProcessAppeared{k, {kGpu}});
@@ -132,19 +137,16 @@ TEST(Runtime, PointerSamplesBecomeARequestThatSuspends) {
   Books b;
   b.appear(kOnline, "online");
   b.appear(kOffline, "offline");
-  b.t += 1ms;
-  b.runtime.queues_sampled(b.t, kOnline, {{kGpu, 1, 0, 0}});
+  b.sample(kOnline, 0, 0);
   EXPECT_TRUE(b.actuator.pending.empty()) << "an idle queue is no request";
-  b.t += 1ms;
-  b.runtime.queues_sampled(b.t, kOnline, {{kGpu, 1, 0, 2}});
+  b.sample(kOnline, 0, 2);
   ASSERT_EQ(b.actuator.pending.size(), 1u);
   EXPECT_TRUE(b.actuator.pending.front().suspend);
   EXPECT_EQ(b.actuator.pending.front().targets, std::vector<ProcessKey>{kOffline});
   EXPECT_EQ(count<event::RequestStarted>(b.inspected), 1u);
   EXPECT_TRUE(b.runtime.detector().busy(kOnline));
   b.settle();
-  b.t += 1ms;
-  b.runtime.queues_sampled(b.t, kOnline, {{kGpu, 1, 2, 2}});
+  b.sample(kOnline, 2, 2);
   EXPECT_EQ(count<event::RequestFinished>(b.inspected), 1u) << "the queue drained";
   ASSERT_EQ(b.done.size(), 1u) << "a transparent request is measured like a hinted one";
   EXPECT_EQ(b.done[0].key, kOnline);
@@ -175,15 +177,13 @@ TEST(Runtime, EachFinishedRequestIsMeasuredOnce) {
 }
 
 // A process that exits with a transparent request open: the request ends before the exit reaches
-// the Scheduler, and a newcomer with the same pid starts with nothing of it.
+// the Scheduler, and the detector forgets the process.
 TEST(Runtime, AnExitEndsTheOpenTransparentRequestFirst) {
   Books b;
   b.appear(kOnline, "online");
   b.appear(kOffline, "offline");
-  b.t += 1ms;
-  b.runtime.queues_sampled(b.t, kOnline, {{kGpu, 1, 0, 0}});
-  b.t += 1ms;
-  b.runtime.queues_sampled(b.t, kOnline, {{kGpu, 1, 0, 3}});
+  b.sample(kOnline, 0, 0);
+  b.sample(kOnline, 0, 3);
   ASSERT_TRUE(b.runtime.detector().busy(kOnline));
   b.settle();
   b.inspected.clear();
