@@ -14,7 +14,7 @@ using Json = nlohmann::ordered_json;
 
 namespace {
 
-double seconds(sched::Duration d) {
+double seconds_rounded(sched::Duration d) {
   return jc::round_to(std::chrono::duration<double>(d).count(), 6);
 }
 
@@ -29,9 +29,9 @@ Json usage_json(const sched::UsageStats& u) {
           {"forced_resumes", u.forced_resumes},
           {"failed_actuations", u.failed_actuations},
           {"timed_out_actuations", u.timed_out_actuations},
-          {"suspended_s", seconds(u.suspended_time)},
+          {"suspended_s", seconds_rounded(u.suspended_time)},
           {"operator_suspensions", u.operator_suspensions},
-          {"operator_suspended_s", seconds(u.operator_suspended_time)},
+          {"operator_suspended_s", seconds_rounded(u.operator_suspended_time)},
           {"requests_ignored", u.requests_ignored},
           {"requests_aborted", u.requests_aborted},
           {"request_latency_ms", latency_summary_json(u.request_latency)}};
@@ -165,7 +165,7 @@ Json status_document(const StatusSource& s) {
                        {"open_requests", m ? m->active_requests : 0},
                        // An operator hold in force: how long it still lasts (`ctl suspend`).
                        {"operator_hold_s", m && sched::operator_held(*m, s.now)
-                                               ? Json(seconds(*m->operator_until - s.now))
+                                               ? Json(seconds_rounded(*m->operator_until - s.now))
                                                : Json()}});
     }
     Json g = {{"gpu_id", id},
@@ -175,7 +175,7 @@ Json status_document(const StatusSource& s) {
               {"suspended_now", suspended_now > 0},
               {"suspended_processes", suspended_now},
               {"suspensions_total", tally.suspensions},
-              {"suspended_s_total", seconds(tally.suspended_total_at(s.now))},
+              {"suspended_s_total", seconds_rounded(tally.suspended_total_at(s.now))},
               {"grace_us",
                arb ? jc::round_us(static_cast<double>(arb->current_grace().count()) / 1e3)
                    : jc::round_us(static_cast<double>(s.scheduler->config().grace_default.count()) /

@@ -79,9 +79,9 @@ bool parse_slot_header(std::string_view t, HqdSlot& s) {
   return false;
 }
 
-class Decoder {
+class HqdsDecoder {
  public:
-  explicit Decoder(std::string_view name) : name_(name), diag_(std::string(name)) {}
+  explicit HqdsDecoder(std::string_view name) : name_(name), diag_(std::string(name)) {}
 
   HqdsDump run(LineSource& lines) {
     auto other = detail::for_each_line(lines, InputKind::hqds, [&](std::string_view line, bool cut) {
@@ -244,7 +244,7 @@ class Decoder {
 }  // namespace
 
 HqdsDump decode_hqds(LineSource& lines, std::string_view display_name) {
-  return Decoder(display_name).run(lines);
+  return HqdsDecoder(display_name).run(lines);
 }
 
 HqdsDump decode_hqds(std::string_view text, std::string_view display_name) {

@@ -136,9 +136,9 @@ std::vector<Pm4Field> decode_pm4_fields(std::uint32_t opcode, const std::vector<
 
 namespace {
 
-class Decoder {
+class RlsDecoder {
  public:
-  explicit Decoder(std::string_view name) : name_(name), diag_(std::string(name)) {}
+  explicit RlsDecoder(std::string_view name) : name_(name), diag_(std::string(name)) {}
 
   RlsDump run(LineSource& lines) {
     auto other = detail::for_each_line(lines, InputKind::rls, [&](std::string_view line, bool cut) {
@@ -294,7 +294,7 @@ class Decoder {
 }  // namespace
 
 RlsDump decode_rls(LineSource& lines, std::string_view display_name) {
-  return Decoder(display_name).run(lines);
+  return RlsDecoder(display_name).run(lines);
 }
 
 RlsDump decode_rls(std::string_view text, std::string_view display_name) {

@@ -17,6 +17,7 @@
 #include "sim/protocol/machine_paths.h"
 #include "sim/protocol/messages.h"
 #include "sim/shim/daemon_client.h"
+#include "sim/shim/debug_trace.h"
 #include "sim/shim/fd_table.h"
 #include "sim/shim/kfd_file.h"
 #include "sim/shim/real_libc.h"
@@ -59,14 +60,6 @@ std::optional<protocol::DrmDeviceInfo> node_info(int minor) {
   c.asked[i] = true;
   c.info[i] = info;
   return info;
-}
-
-bool debug_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("KFDSIM_DEBUG");
-    return v && *v && *v != '0';
-  }();
-  return on;
 }
 
 int fail(int e) {

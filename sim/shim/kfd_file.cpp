@@ -17,6 +17,7 @@
 
 #include "gpreempt/kfd_abi.h"
 #include "sim/shim/daemon_client.h"
+#include "sim/shim/debug_trace.h"
 #include "sim/shim/fd_table.h"
 #include "sim/shim/real_libc.h"
 #include "sim/shim/user_copy.h"
@@ -30,15 +31,6 @@ namespace {
 // Device number reported for /dev/kfd. The real major is allocated dynamically at module load, so
 // no value is "right"; this one is outside the statically assigned ranges.
 constexpr unsigned kKfdMajor = 234;
-
-// KFDSIM_DEBUG=1: one stderr line per simulated ioctl.
-bool debug_enabled() {
-  static const bool on = [] {
-    const char* v = getenv("KFDSIM_DEBUG");
-    return v && *v && *v != '0';
-  }();
-  return on;
-}
 
 int set_errno(long ret) {
   if (ret < 0) {

@@ -13,7 +13,7 @@ using namespace gpreempt::kfd;
 using gpreempt::testing::FakeKfd;
 
 namespace {
-constexpr uint32_t kPid = 4242;
+constexpr uint32_t kSessionPid = 4242;
 
 std::vector<uint32_t> ids_of(const std::vector<QueueInfo>& qs) {
   std::vector<uint32_t> out;
@@ -24,13 +24,13 @@ std::vector<uint32_t> ids_of(const std::vector<QueueInfo>& qs) {
 
 TEST(CoreSession, EnableReportsRuntimeStateAndRejectsSecondDebugger) {
   FakeKfd kfd;
-  kfd.proc(kPid).runtime_state = DEBUG_RUNTIME_STATE_ENABLED;
-  DebugSession s(kfd, kPid);
+  kfd.proc(kSessionPid).runtime_state = DEBUG_RUNTIME_STATE_ENABLED;
+  DebugSession s(kfd, kSessionPid);
   s.enable();
   EXPECT_TRUE(s.enabled());
   EXPECT_EQ(s.runtime_state(), DEBUG_RUNTIME_STATE_ENABLED);
-  EXPECT_EQ(kfd.proc(kPid).enable_mask, kSessionExceptionMask);
-  DebugSession other(kfd, kPid);
+  EXPECT_EQ(kfd.proc(kSessionPid).enable_mask, kSessionExceptionMask);
+  DebugSession other(kfd, kSessionPid);
   try {
     other.enable();
     FAIL() << "second ENABLE succeeded";
@@ -42,8 +42,8 @@ TEST(CoreSession, EnableReportsRuntimeStateAndRejectsSecondDebugger) {
 
 TEST(CoreSession, SnapshotGrowsBufferAndClearsNewBit) {
   FakeKfd kfd;
-  for (int i = 0; i < 40; ++i) kfd.create_queue(kPid);
-  DebugSession s(kfd, kPid);
+  for (int i = 0; i < 40; ++i) kfd.create_queue(kSessionPid);
+  DebugSession s(kfd, kSessionPid);
   s.enable();
   const auto& snap = s.refresh_snapshot();
   ASSERT_EQ(snap.size(), 40u);
@@ -57,14 +57,14 @@ TEST(CoreSession, SnapshotGrowsBufferAndClearsNewBit) {
   EXPECT_FALSE(snap.front().exception_status & KFD_EC_MASK(EC_QUEUE_NEW));
   EXPECT_EQ(snap.back().queue_id, 0u);
   EXPECT_TRUE(snap.back().exception_status & KFD_EC_MASK(EC_QUEUE_NEW));
-  for (auto& q : kfd.proc(kPid).queues) EXPECT_FALSE(q.status & KFD_EC_MASK(EC_QUEUE_NEW));
+  for (auto& q : kfd.proc(kSessionPid).queues) EXPECT_FALSE(q.status & KFD_EC_MASK(EC_QUEUE_NEW));
 }
 
 TEST(CoreSession, NewQueueIsInvalidUntilSnapshotted) {
   FakeKfd kfd;
-  DebugSession s(kfd, kPid);
+  DebugSession s(kfd, kSessionPid);
   s.enable();
-  uint32_t a = kfd.create_queue(kPid);
+  uint32_t a = kfd.create_queue(kSessionPid);
   std::vector<uint32_t> ids{a};
   auto r = s.suspend(ids, KFD_USE_DEFAULT_GRACE_PERIOD);
   EXPECT_EQ(r.count, 0);
@@ -75,17 +75,17 @@ TEST(CoreSession, NewQueueIsInvalidUntilSnapshotted) {
   r = s.suspend(ids, KFD_USE_DEFAULT_GRACE_PERIOD);
   EXPECT_EQ(r.count, 1);
   EXPECT_TRUE(r.all_done());
-  EXPECT_TRUE(kfd.suspended(kPid, a));
+  EXPECT_TRUE(kfd.suspended(kSessionPid, a));
   r = s.resume(ids);
   EXPECT_TRUE(r.all_done());
-  EXPECT_FALSE(kfd.suspended(kPid, a));
+  EXPECT_FALSE(kfd.suspended(kSessionPid, a));
 }
 
 TEST(CoreSession, PartialSuspendReportsEachQueue) {
   FakeKfd kfd;
-  kfd.create_queue(kPid);
-  kfd.create_queue(kPid);
-  DebugSession s(kfd, kPid);
+  kfd.create_queue(kSessionPid);
+  kfd.create_queue(kSessionPid);
+  DebugSession s(kfd, kSessionPid);
   s.enable();
   s.refresh_snapshot();
   std::vector<uint32_t> ids{0, 7, 1};
@@ -101,8 +101,8 @@ TEST(CoreSession, PartialSuspendReportsEachQueue) {
 
 TEST(CoreSession, SchedulerFailureSetsErrorOutcome) {
   FakeKfd kfd;
-  kfd.create_queue(kPid);
-  DebugSession s(kfd, kPid);
+  kfd.create_queue(kSessionPid);
+  DebugSession s(kfd, kSessionPid);
   s.enable();
   s.refresh_snapshot();
   kfd.error_bit_next_suspend = true;
@@ -115,8 +115,8 @@ TEST(CoreSession, SchedulerFailureSetsErrorOutcome) {
 
 TEST(CoreSession, CountThatContradictsBitsIsFlagged) {
   FakeKfd kfd;
-  kfd.create_queue(kPid);
-  DebugSession s(kfd, kPid);
+  kfd.create_queue(kSessionPid);
+  DebugSession s(kfd, kSessionPid);
   s.enable();
   s.refresh_snapshot();
   kfd.count_skew = 1;
@@ -128,9 +128,9 @@ TEST(CoreSession, CountThatContradictsBitsIsFlagged) {
 
 TEST(CoreSession, EintrIsRetriedWithTheOriginalArray) {
   FakeKfd kfd;
-  kfd.create_queue(kPid);
-  kfd.create_queue(kPid);
-  DebugSession s(kfd, kPid);
+  kfd.create_queue(kSessionPid);
+  kfd.create_queue(kSessionPid);
+  DebugSession s(kfd, kSessionPid);
   s.enable();
   s.refresh_snapshot();
   kfd.eintr_next = 2;  // each interrupted call leaves bits 31 (and 30 on the first entry) behind
@@ -152,9 +152,9 @@ TEST(CoreSession, EintrIsRetriedWithTheOriginalArray) {
 
 TEST(CoreSession, EintrOnResumeRestoresTheArray) {
   FakeKfd kfd;
-  kfd.create_queue(kPid);
-  kfd.create_queue(kPid);
-  DebugSession s(kfd, kPid);
+  kfd.create_queue(kSessionPid);
+  kfd.create_queue(kSessionPid);
+  DebugSession s(kfd, kSessionPid);
   s.enable();
   s.refresh_snapshot();
   const std::vector<uint32_t> ids{0, 1};
@@ -163,7 +163,7 @@ TEST(CoreSession, EintrOnResumeRestoresTheArray) {
   kfd.eintr_next = 1;
   auto r = s.resume(ids);
   EXPECT_TRUE(r.all_done()) << r.inconsistency;
-  EXPECT_FALSE(kfd.suspended(kPid, 0));
+  EXPECT_FALSE(kfd.suspended(kSessionPid, 0));
   ASSERT_EQ(kfd.arrays_in.size(), 2u);
   for (const auto& a : kfd.arrays_in) EXPECT_EQ(a, ids);
 }
@@ -172,8 +172,8 @@ TEST(CoreSession, EintrOnSnapshotRetriesWithTheSameBuffer) {
   // The kernel sets num_queues to 0 before it writes anything and copies the arguments back even
   // when the call fails: a retry that kept them would ask for a zero-entry snapshot.
   FakeKfd kfd;
-  for (int i = 0; i < 3; ++i) kfd.create_queue(kPid);
-  DebugSession s(kfd, kPid);
+  for (int i = 0; i < 3; ++i) kfd.create_queue(kSessionPid);
+  DebugSession s(kfd, kSessionPid);
   s.enable();
   kfd.eintr_next = 1;
   const auto& snap = s.refresh_snapshot();
@@ -185,8 +185,8 @@ TEST(CoreSession, SuspendPassesTheGracePeriodUnchanged) {
   // The grace period is in the kernel's unit (1,000 GPU clocks, FACTS §8): whatever the caller
   // asked reaches the ioctl as is, and only an explicit default request sends 0xffffffff.
   FakeKfd kfd;
-  kfd.create_queue(kPid);
-  DebugSession s(kfd, kPid);
+  kfd.create_queue(kSessionPid);
+  DebugSession s(kfd, kSessionPid);
   s.enable();
   s.refresh_snapshot();
   const std::vector<uint32_t> ids{0};
@@ -206,8 +206,8 @@ TEST(CoreSession, SnapshotSizingAtTheBoundaries) {
   for (uint32_t n : {0u, kCap - 1, kCap, kCap + 1, 2 * kCap - 1, 2 * kCap, 2 * kCap + 1}) {
     SCOPED_TRACE("queues: " + std::to_string(n));
     FakeKfd kfd;
-    for (uint32_t i = 0; i < n; ++i) kfd.create_queue(kPid);
-    DebugSession s(kfd, kPid);
+    for (uint32_t i = 0; i < n; ++i) kfd.create_queue(kSessionPid);
+    DebugSession s(kfd, kSessionPid);
     s.enable();
     const auto snap = s.refresh_snapshot();
     ASSERT_EQ(snap.size(), n);
@@ -226,8 +226,8 @@ TEST(CoreSession, SnapshotSizingAtTheBoundaries) {
 
 TEST(CoreSession, DuplicateAndReservedIdsAreRejectedBeforeTheKernel) {
   FakeKfd kfd;
-  kfd.create_queue(kPid);
-  DebugSession s(kfd, kPid);
+  kfd.create_queue(kSessionPid);
+  DebugSession s(kfd, kSessionPid);
   s.enable();
   std::vector<uint32_t> dup{0, 0};
   EXPECT_THROW(s.suspend(dup, 0), Error);
@@ -238,23 +238,23 @@ TEST(CoreSession, DuplicateAndReservedIdsAreRejectedBeforeTheKernel) {
 
 TEST(CoreSession, RuntimeEventsAreAnsweredAndTracked) {
   FakeKfd kfd;
-  kfd.proc(kPid).runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
-  DebugSession s(kfd, kPid);
+  kfd.proc(kSessionPid).runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
+  DebugSession s(kfd, kSessionPid);
   s.enable();
   EXPECT_EQ(s.runtime_state(), DEBUG_RUNTIME_STATE_DISABLED);
-  kfd.set_runtime(kPid, DEBUG_RUNTIME_STATE_ENABLED);
+  kfd.set_runtime(kSessionPid, DEBUG_RUNTIME_STATE_ENABLED);
   auto ev = s.process_events();
   EXPECT_TRUE(ev.runtime_enabled);
   EXPECT_EQ(ev.runtime_acks, 1u);
-  EXPECT_EQ(kfd.proc(kPid).runtime_acks, 1u);
+  EXPECT_EQ(kfd.proc(kSessionPid).runtime_acks, 1u);
   EXPECT_EQ(s.runtime_state(), DEBUG_RUNTIME_STATE_ENABLED);
-  kfd.create_queue(kPid);
+  kfd.create_queue(kSessionPid);
   ev = s.process_events();
   EXPECT_TRUE(ev.new_queues);
-  kfd.set_runtime(kPid, DEBUG_RUNTIME_STATE_DISABLED);
+  kfd.set_runtime(kSessionPid, DEBUG_RUNTIME_STATE_DISABLED);
   ev = s.process_events();
   EXPECT_TRUE(ev.runtime_disabled);
-  EXPECT_EQ(kfd.proc(kPid).runtime_acks, 2u);
+  EXPECT_EQ(kfd.proc(kSessionPid).runtime_acks, 2u);
   // Nothing pending: one QUERY_DEBUG_EVENT answering EAGAIN.
   ev = s.process_events();
   EXPECT_FALSE(ev.new_queues || ev.runtime_enabled || ev.runtime_disabled);
@@ -262,11 +262,11 @@ TEST(CoreSession, RuntimeEventsAreAnsweredAndTracked) {
 
 TEST(CoreSession, DeletedQueueEventIsReported) {
   FakeKfd kfd;
-  kfd.create_queue(kPid);
-  DebugSession s(kfd, kPid);
+  kfd.create_queue(kSessionPid);
+  DebugSession s(kfd, kSessionPid);
   s.enable();
   s.refresh_snapshot();
-  kfd.destroy_queue(kPid, 0);
+  kfd.destroy_queue(kSessionPid, 0);
   auto ev = s.process_events();
   EXPECT_TRUE(ev.deleted_queues);
   EXPECT_TRUE(ids_of(s.refresh_snapshot()).empty());
@@ -274,9 +274,9 @@ TEST(CoreSession, DeletedQueueEventIsReported) {
 
 TEST(CoreSession, SuspendWithoutRuntimeExplainsEperm) {
   FakeKfd kfd;
-  kfd.create_queue(kPid);
-  kfd.proc(kPid).runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
-  DebugSession s(kfd, kPid);
+  kfd.create_queue(kSessionPid);
+  kfd.proc(kSessionPid).runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
+  DebugSession s(kfd, kSessionPid);
   s.enable();
   std::vector<uint32_t> ids{0};
   try {
@@ -290,9 +290,9 @@ TEST(CoreSession, SuspendWithoutRuntimeExplainsEperm) {
 
 TEST(CoreSession, ExitedTargetIsEsrch) {
   FakeKfd kfd;
-  DebugSession s(kfd, kPid);
+  DebugSession s(kfd, kSessionPid);
   s.enable();
-  kfd.proc(kPid).gone = true;
+  kfd.proc(kSessionPid).gone = true;
   try {
     s.refresh_snapshot();
     FAIL();
@@ -304,15 +304,15 @@ TEST(CoreSession, ExitedTargetIsEsrch) {
 
 TEST(CoreSession, DisableResumesEverything) {
   FakeKfd kfd;
-  kfd.create_queue(kPid);
-  DebugSession s(kfd, kPid);
+  kfd.create_queue(kSessionPid);
+  DebugSession s(kfd, kSessionPid);
   s.enable();
   s.refresh_snapshot();
   std::vector<uint32_t> ids{0};
   s.suspend(ids, 0);
-  EXPECT_TRUE(kfd.suspended(kPid, 0));
+  EXPECT_TRUE(kfd.suspended(kSessionPid, 0));
   EXPECT_EQ(s.disable(), 0);
-  EXPECT_FALSE(kfd.suspended(kPid, 0));
+  EXPECT_FALSE(kfd.suspended(kSessionPid, 0));
   EXPECT_FALSE(s.enabled());
 }
 
@@ -345,13 +345,13 @@ TEST(CoreSession, DisableFirstAnswersAPendingRuntimeEvent) {
   // The target starts its runtime just before we disable: it blocks until SEND_RUNTIME_EVENT, and
   // DISABLE alone would never release it.
   FakeKfd kfd;
-  kfd.proc(kPid).runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
-  DebugSession s(kfd, kPid);
+  kfd.proc(kSessionPid).runtime_state = DEBUG_RUNTIME_STATE_DISABLED;
+  DebugSession s(kfd, kSessionPid);
   s.enable();
-  kfd.set_runtime(kPid, DEBUG_RUNTIME_STATE_ENABLED);
+  kfd.set_runtime(kSessionPid, DEBUG_RUNTIME_STATE_ENABLED);
   kfd.ops.clear();
   EXPECT_EQ(s.disable(), 0);
-  EXPECT_EQ(kfd.proc(kPid).runtime_acks, 1u);
+  EXPECT_EQ(kfd.proc(kSessionPid).runtime_acks, 1u);
   ASSERT_FALSE(kfd.ops.empty());
   EXPECT_EQ(kfd.ops.back(), KFD_IOC_DBG_TRAP_DISABLE);
   EXPECT_EQ(kfd.count_ops(KFD_IOC_DBG_TRAP_SEND_RUNTIME_EVENT), 1u);
@@ -383,9 +383,9 @@ TEST(CoreSession, SuspendClearsNoExceptionBitsByDefault) {
     std::string describe() const override { return "spy"; }
   };
   FakeKfd kfd;
-  kfd.create_queue(kPid);
+  kfd.create_queue(kSessionPid);
   Spy spy(kfd);
-  DebugSession s(spy, kPid);
+  DebugSession s(spy, kSessionPid);
   s.enable();
   s.refresh_snapshot();
   std::vector<uint32_t> ids{0};
@@ -397,15 +397,15 @@ TEST(CoreTrace, SuspendAndResumeRecordTheQueueArrayWithItsStatusBits) {
   // What explains a partial suspend is the per-queue bits the kernel wrote back: the trace shows
   // the array as it went in and as it came back.
   FakeKfd kfd;
-  kfd.create_queue(kPid);
-  kfd.create_queue(kPid);
+  kfd.create_queue(kSessionPid);
+  kfd.create_queue(kSessionPid);
   std::vector<TraceRecord> records;
   set_trace_sink([&](const TraceRecord& r) { records.push_back(r); });
   struct Unset {
     ~Unset() { set_trace_sink(nullptr); }
   } unset;
   auto traced = make_tracing_driver(std::make_unique<gpreempt::testing::DriverRef>(kfd));
-  DebugSession s(*traced, kPid);
+  DebugSession s(*traced, kSessionPid);
   s.enable();
   s.refresh_snapshot();
   const std::vector<uint32_t> partial{0, 7};

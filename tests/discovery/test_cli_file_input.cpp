@@ -20,8 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-std::string shared(const char* rel) { return (gt::shared_dir() / rel).string(); }
-
 struct TempDir {
   fs::path path;
   TempDir() {
@@ -76,7 +74,7 @@ TEST(CliFileInput, AFifoIsRefusedAtOnceAndStdinIsTheWayToPipe) {
   EXPECT_NE(r.err.find("standard input"), std::string::npos) << r.err;
   // The documented way: the shell connects the FIFO (here a pipe) to stdin.
   GPREEMPT_REQUIRE_SHARED();
-  auto p = gt::run_shell("cat " + shared("realdata/debugfs/03_mi308x_rocm702_mqds.txt") + " | " +
+  auto p = gt::run_shell("cat " + gt::shared_file("realdata/debugfs/03_mi308x_rocm702_mqds.txt") + " | " +
                          gt::gpreempt_exe() + " decode mqds - --json");
   ASSERT_EQ(p.exit_code, 0) << p.err;
   EXPECT_TRUE(json::parse(p.out)["complete"].get<bool>());
@@ -109,20 +107,20 @@ TEST(CliFileInput, AReadErrorIsAnErrorNotAnEmptyInput) {
 
 TEST(CliFileInput, AFileOfAnotherKindNamesTheDecoderItLooksLike) {
   GPREEMPT_REQUIRE_SHARED();
-  const std::string hqds = shared("realdata/debugfs/01_mi308x_rocm702_hqds_full.txt");
+  const std::string hqds = gt::shared_file("realdata/debugfs/01_mi308x_rocm702_hqds_full.txt");
   auto r = gt::run_gpreempt("decode mqds " + hqds);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "gpreempt: " + hqds + ": this looks like debugfs hqds output, not debugfs mqds output: try `gpreempt decode hqds " +
                        hqds + "`\n");
-  const std::string log = shared("realdata/amdlog/04_mi308x_rocm702_16streams_L3.log");
+  const std::string log = gt::shared_file("realdata/amdlog/04_mi308x_rocm702_16streams_L3.log");
   auto l = gt::run_gpreempt("decode hqds " + log);
   EXPECT_EQ(l.exit_code, 1);
   EXPECT_NE(l.err.find("a HIP runtime log (AMD_LOG_LEVEL), not debugfs hqds output: try `gpreempt log analyze " + log + "`"),
             std::string::npos)
       << l.err;
   EXPECT_EQ(lines_of(l.err), 1u);
-  const std::string mqds = shared("realdata/debugfs/03_mi308x_rocm702_mqds.txt");
+  const std::string mqds = gt::shared_file("realdata/debugfs/03_mi308x_rocm702_mqds.txt");
   auto s = gt::run_gpreempt("decode rls " + mqds + " --json");
   EXPECT_EQ(s.exit_code, 1);
   EXPECT_NE(json::parse(s.out)["error"]["message"].get<std::string>().find("try `gpreempt decode mqds " + mqds + "`"),

@@ -11,14 +11,10 @@
 namespace gt = gpreempt::testing;
 using nlohmann::json;
 
-namespace {
-std::string shared(const char* rel) { return (gt::shared_dir() / rel).string(); }
-}  // namespace
-
 TEST(CliInspection, MapOnRealCaptureShowsPid94314FiveQueuesFourSlotsEach) {
   GPREEMPT_REQUIRE_SHARED();
-  auto r = gt::run_gpreempt("map --offline --mqds " + shared("realdata/debugfs/03_mi308x_rocm702_mqds.txt") +
-                            " --hqds " + shared("realdata/debugfs/01_mi308x_rocm702_hqds_full.txt") + " --json");
+  auto r = gt::run_gpreempt("map --offline --mqds " + gt::shared_file("realdata/debugfs/03_mi308x_rocm702_mqds.txt") +
+                            " --hqds " + gt::shared_file("realdata/debugfs/01_mi308x_rocm702_hqds_full.txt") + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = json::parse(r.out);
   ASSERT_EQ(j["queues"].size(), 5u);
@@ -42,8 +38,8 @@ TEST(CliInspection, MapOnRealCaptureShowsPid94314FiveQueuesFourSlotsEach) {
 
 TEST(CliInspection, MapHumanTableMarksInferredIds) {
   GPREEMPT_REQUIRE_SHARED();
-  auto r = gt::run_gpreempt("map --offline --mqds " + shared("realdata/debugfs/03_mi308x_rocm702_mqds.txt") +
-                            " --hqds " + shared("realdata/debugfs/01_mi308x_rocm702_hqds_full.txt"));
+  auto r = gt::run_gpreempt("map --offline --mqds " + gt::shared_file("realdata/debugfs/03_mi308x_rocm702_mqds.txt") +
+                            " --hqds " + gt::shared_file("realdata/debugfs/01_mi308x_rocm702_hqds_full.txt"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("94314  0*"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("0:0.2 1:0.2 2:0.2 3:0.2"), std::string::npos) << r.out;
@@ -60,7 +56,7 @@ TEST(CliInspection, DecodeEveryDebugfsCapture) {
   for (auto [kind, file] : {std::pair{"hqds", "01_mi308x_rocm702_hqds_full.txt"},
                             std::pair{"hqds", "02_mi308x_rocm702_hqds_baseline_node2.txt"},
                             std::pair{"mqds", "03_mi308x_rocm702_mqds.txt"}}) {
-    auto r = gt::run_gpreempt(std::string("decode ") + kind + " " + shared("realdata/debugfs/") + file + " --json");
+    auto r = gt::run_gpreempt(std::string("decode ") + kind + " " + gt::shared_file("realdata/debugfs/") + file + " --json");
     EXPECT_EQ(r.exit_code, 0) << file << r.err;
     auto j = json::parse(r.out);
     EXPECT_TRUE(j["complete"].get<bool>()) << file;
@@ -84,12 +80,12 @@ TEST(CliInspection, DecodeTruncatedStdinPrintsPartialResultAndFileLine) {
 
 TEST(CliInspection, DecodePropertiesRlsAndUsageErrors) {
   GPREEMPT_REQUIRE_SHARED();
-  auto p = gt::run_gpreempt("decode properties " + shared("kfd/examples/sys_class_kfd_kfd/topology/nodes/1/properties") + " --json");
+  auto p = gt::run_gpreempt("decode properties " + gt::shared_file("kfd/examples/sys_class_kfd_kfd/topology/nodes/1/properties") + " --json");
   ASSERT_EQ(p.exit_code, 0) << p.err;
   auto j = json::parse(p.out);
   EXPECT_EQ(j["gfx_target"], "gfx90a");
   EXPECT_TRUE(j["gpu"].get<bool>());
-  auto rls = gt::run_gpreempt("decode rls " + shared("kfd/examples/rls.txt") + " --json");
+  auto rls = gt::run_gpreempt("decode rls " + gt::shared_file("kfd/examples/rls.txt") + " --json");
   ASSERT_EQ(rls.exit_code, 0) << rls.err;
   EXPECT_EQ(json::parse(rls.out)["nodes"][0]["packets"][0]["opcode"], "MAP_PROCESS");
   EXPECT_EQ(gt::run_gpreempt("decode").exit_code, 2);

@@ -403,7 +403,7 @@ TEST(CheckConfig, ReadsTheFileAndNamesIt) {
   int fd = mkstemp(path);
   ASSERT_GE(fd, 0);
   std::string text = std::string(kMinimal) + "\n[policy]\nresume_after_idle = 2\n";
-  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
   close(fd);
   auto r = check_daemon_config(path);
   ASSERT_EQ(r.errors.size(), 1u);

@@ -4,17 +4,13 @@
 
 #include "sched/config.h"
 #include "sched/policy_name.h"
+#include "config_errors.h"
 #include "sched_driver.h"
 
 namespace gpreempt::sched::testing {
 namespace {
 
-std::string errors_of(const std::string& text) {
-  auto r = load_config(text, "p.toml");
-  std::string s;
-  for (const auto& e : r.errors) s += e.to_string() + "\n";
-  return s;
-}
+std::string errors_of(const std::string& text) { return config_errors(text, "p.toml"); }
 
 ArbiterConfig observe_only() {
   ArbiterConfig c;
@@ -22,7 +18,7 @@ ArbiterConfig observe_only() {
   return c;
 }
 
-Driver one_gpu(ArbiterConfig c) {
+Driver online_and_offline_on_gpu1(ArbiterConfig c) {
   Driver d(c);
   d.classify(10, "online", {1});
   d.classify(20, "offline", {1});
@@ -57,7 +53,7 @@ TEST(PolicyNameConfig, EvaluationOnlyAndUnknownNamesSayWhyWithFileAndLine) {
 }
 
 TEST(PolicyNone, ARequestSuspendsNothingButIsCounted) {
-  Driver d = one_gpu(observe_only());
+  Driver d = online_and_offline_on_gpu1(observe_only());
   EXPECT_EQ(d.begin(10), Strings{});
   EXPECT_EQ(d.state(1, 20), MemberState::kRunning);
   EXPECT_EQ(d.s.gpu(1)->members().at(ProcessKey{10, 1}).active_requests, 1);
@@ -66,7 +62,7 @@ TEST(PolicyNone, ARequestSuspendsNothingButIsCounted) {
 }
 
 TEST(PolicyNone, AnOperatorHoldStillActs) {
-  Driver d = one_gpu(observe_only());
+  Driver d = online_and_offline_on_gpu1(observe_only());
   event::OperatorTarget t;
   t.class_name = "offline";
   EXPECT_EQ(d.send(event::OperatorSuspend{t, 50ms}),
@@ -74,7 +70,7 @@ TEST(PolicyNone, AnOperatorHoldStillActs) {
 }
 
 TEST(PolicyNone, AReloadToNoneResumesWhatARequestSuspended) {
-  Driver d = one_gpu(ArbiterConfig{});
+  Driver d = online_and_offline_on_gpu1(ArbiterConfig{});
   EXPECT_EQ(d.begin(10), Strings({"suspend gpu1 [20@1] grace=0us request"}));
   d.complete_suspend(1);
   std::vector<std::string> got;

@@ -22,7 +22,7 @@ using namespace std::chrono_literals;
 
 constexpr GpuId kGpu = 7;
 
-using testing::FakeActuator;
+using gpreempt::testing::FakeActuator;
 
 struct Books {
   Config config = builtin_config();

@@ -4,6 +4,7 @@
 
 #include "sched/config.h"
 #include "sched/time_slice.h"
+#include "config_errors.h"
 #include "sched_driver.h"
 
 namespace gpreempt::sched::testing {
@@ -91,12 +92,6 @@ TEST(TimeSlice, AGpuOfItsOwnHasItsOwnCycleOrNone) {
   EXPECT_EQ(d.state(3, 22), MemberState::kRunning);
 }
 
-std::string errors_of(const std::string& text) {
-  auto r = load_config(text, "t.toml");
-  std::string s;
-  for (const auto& e : r.errors) s += e.to_string() + "\n";
-  return s;
-}
 
 TEST(TimeSliceConfig, ParsedInPriorityOrder) {
   auto r = load_config(
@@ -135,51 +130,51 @@ TEST(TimeSliceConfig, PerGpuCyclesAndGpusWithout) {
 }
 
 TEST(TimeSliceConfig, PerGpuErrorsSayFileLineAndWhat) {
-  EXPECT_EQ(errors_of("[[policy.gpu]]\ntime_slice = {}\n"),
+  EXPECT_EQ(config_errors("[[policy.gpu]]\ntime_slice = {}\n", "t.toml"),
             "t.toml:1: [[policy.gpu]] without a gpu_id\n");
-  EXPECT_EQ(errors_of("[[policy.gpu]]\ngpu_id = 0\ntime_slice = {}\n"),
+  EXPECT_EQ(config_errors("[[policy.gpu]]\ngpu_id = 0\ntime_slice = {}\n", "t.toml"),
             "t.toml:2: gpu_id 0 out of range (a KFD gpu_id, as `gpreempt ctl status` lists it)\n");
-  EXPECT_EQ(errors_of("[[policy.gpu]]\ngpu_id = 4\n"),
+  EXPECT_EQ(config_errors("[[policy.gpu]]\ngpu_id = 4\n", "t.toml"),
             "t.toml:1: [[policy.gpu]] for gpu_id 4 sets nothing (expected time_slice)\n");
-  EXPECT_EQ(errors_of("[[policy.gpu]]\ngpu_id = 4\ntime_slice = {}\n"
-                      "[[policy.gpu]]\ngpu_id = 4\ntime_slice = {}\n"),
+  EXPECT_EQ(config_errors("[[policy.gpu]]\ngpu_id = 4\ntime_slice = {}\n"
+                      "[[policy.gpu]]\ngpu_id = 4\ntime_slice = {}\n", "t.toml"),
             "t.toml:4: duplicate [[policy.gpu]] for gpu_id 4\n");
-  EXPECT_EQ(errors_of("[[policy.gpu]]\ngpu_id = 4\nweight = 2\ntime_slice = {}\n"),
+  EXPECT_EQ(config_errors("[[policy.gpu]]\ngpu_id = 4\nweight = 2\ntime_slice = {}\n", "t.toml"),
             "t.toml:3: unknown key 'weight' in [[policy.gpu]] (expected gpu_id, time_slice)\n");
-  EXPECT_EQ(errors_of("[[policy.gpu]]\ngpu_id = 4\ntime_slice = { online_ms = 5 }\n"),
+  EXPECT_EQ(config_errors("[[policy.gpu]]\ngpu_id = 4\ntime_slice = { online_ms = 5 }\n", "t.toml"),
             "t.toml:3: time_slice (gpu_id 4) needs at least two classes to take turns (or {} for "
             "none on this GPU)\n");
-  EXPECT_EQ(errors_of("[[policy.gpu]]\ngpu_id = 4\ntime_slice = { online_ms = 5, x_ms = 5 }\n"),
+  EXPECT_EQ(config_errors("[[policy.gpu]]\ngpu_id = 4\ntime_slice = { online_ms = 5, x_ms = 5 }\n", "t.toml"),
             "t.toml:3: time_slice (gpu_id 4) names class 'x', which is not defined (no [[class]] "
             "with that name)\n");
-  EXPECT_EQ(errors_of("[policy]\nmax_suspension_ms = 100\n[[policy.gpu]]\ngpu_id = 4\n"
-                      "time_slice = { online_ms = 150, offline_ms = 50 }\n"),
+  EXPECT_EQ(config_errors("[policy]\nmax_suspension_ms = 100\n[[policy.gpu]]\ngpu_id = 4\n"
+                      "time_slice = { online_ms = 150, offline_ms = 50 }\n", "t.toml"),
             "t.toml:5: time_slice (gpu_id 4): class 'offline' would wait 150 ms for its turn, more "
             "than max_suspension_ms (100)\n");
-  EXPECT_EQ(errors_of("[policy]\ngpu = 3\n"),
+  EXPECT_EQ(config_errors("[policy]\ngpu = 3\n", "t.toml"),
             "t.toml:2: 'gpu' in [policy] must be an array of tables: write each as "
             "[[policy.gpu]]\n");
 }
 
 TEST(TimeSliceConfig, ErrorsSayFileLineAndWhat) {
-  EXPECT_EQ(errors_of("[policy]\ntime_slice = { online_ms = 50, gpu_ms = 50 }\n"),
+  EXPECT_EQ(config_errors("[policy]\ntime_slice = { online_ms = 50, gpu_ms = 50 }\n", "t.toml"),
             "t.toml:2: time_slice names class 'gpu', which is not defined (no [[class]] with "
             "that name)\n");
-  EXPECT_EQ(errors_of("[policy]\ntime_slice = { online_ms = 50 }\n"),
+  EXPECT_EQ(config_errors("[policy]\ntime_slice = { online_ms = 50 }\n", "t.toml"),
             "t.toml:2: time_slice needs at least two classes to take turns\n");
-  EXPECT_EQ(errors_of("[policy]\ntime_slice = { online = 50, offline_ms = 5 }\n"),
+  EXPECT_EQ(config_errors("[policy]\ntime_slice = { online = 50, offline_ms = 5 }\n", "t.toml"),
             "t.toml:2: time_slice key 'online' must be CLASS_ms (e.g. offline_ms = 50)\n"
             "t.toml:2: time_slice needs at least two classes to take turns\n");
-  EXPECT_EQ(errors_of("[policy]\ntime_slice = { online_ms = 0, offline_ms = 5 }\n"),
+  EXPECT_EQ(config_errors("[policy]\ntime_slice = { online_ms = 0, offline_ms = 5 }\n", "t.toml"),
             "t.toml:2: time_slice 'online_ms' must be greater than 0\n"
             "t.toml:2: time_slice needs at least two classes to take turns\n");
-  EXPECT_EQ(errors_of("[policy]\nmax_suspension_ms = 100\ntime_slice = { online_ms = 150, "
-                      "offline_ms = 50 }\n"),
+  EXPECT_EQ(config_errors("[policy]\nmax_suspension_ms = 100\ntime_slice = { online_ms = 150, "
+                      "offline_ms = 50 }\n", "t.toml"),
             "t.toml:3: time_slice: class 'offline' would wait 150 ms for its turn, more than "
             "max_suspension_ms (100)\n");
-  EXPECT_EQ(errors_of("[policy]\ntime_slice = 5\n"),
+  EXPECT_EQ(config_errors("[policy]\ntime_slice = 5\n", "t.toml"),
             "t.toml:2: 'time_slice' must be a table, not an integer\n");
-  EXPECT_EQ(errors_of("[policy]\noperator_overrides_guard = 1\n"),
+  EXPECT_EQ(config_errors("[policy]\noperator_overrides_guard = 1\n", "t.toml"),
             "t.toml:2: 'operator_overrides_guard' must be a boolean, not an integer\n");
 }
 

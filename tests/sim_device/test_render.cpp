@@ -13,7 +13,7 @@
 namespace gpreempt::sim::testing {
 namespace {
 
-constexpr int kPid = 94314;  // the process of realdata/debugfs/03
+constexpr int kCapturedPid = 94314;  // the process of realdata/debugfs/03
 const char* const kMqds = "sys/kernel/debug/kfd/mqds";
 const char* const kHqds = "sys/kernel/debug/kfd/hqds";
 const char* const kRls = "sys/kernel/debug/kfd/rls";
@@ -36,11 +36,11 @@ std::string real_capture(const char* name) {
 // Five queues as the captured process had, plus runtime enabled.
 // The first one is a small (4 KiB) ring, as queue 0 of the capture was.
 void five_queues(Rig& r) {
-  r.spawn(kPid);
-  ASSERT_EQ(r.runtime_enable(kPid), 0);
-  auto small = r.aql_queue(kPid, 4096);
-  ASSERT_EQ(r.create(kPid, small), 0);
-  for (int i = 1; i < 5; ++i) r.new_queue(kPid);
+  r.spawn(kCapturedPid);
+  ASSERT_EQ(r.runtime_enable(kCapturedPid), 0);
+  auto small = r.aql_queue(kCapturedPid, 4096);
+  ASSERT_EQ(r.create(kCapturedPid, small), 0);
+  for (int i = 1; i < 5; ++i) r.new_queue(kCapturedPid);
 }
 
 // ---- topology (FACTS §13.1) -------------------------------------------------------------------
@@ -178,14 +178,14 @@ TEST(SimDeviceRender, Facts13_1_Mi308xTopologyMatchesRocminfoCapture) {
 
 TEST(SimDeviceRender, Facts13_2_ProcQueuesNoTrailingNewlineInternalType) {
   Rig r;
-  r.spawn(kPid);
-  r.new_queue(kPid);  // AQL -> 0
-  auto a = r.aql_queue(kPid);
+  r.spawn(kCapturedPid);
+  r.new_queue(kCapturedPid);  // AQL -> 0
+  auto a = r.aql_queue(kCapturedPid);
   a.queue_type = KFD_IOC_QUEUE_TYPE_SDMA;  // -> 1
-  ASSERT_EQ(r.create(kPid, a), 0);
-  a = r.aql_queue(kPid);
+  ASSERT_EQ(r.create(kCapturedPid, a), 0);
+  a = r.aql_queue(kCapturedPid);
   a.queue_type = KFD_IOC_QUEUE_TYPE_SDMA_XGMI;  // -> 3 (newest enum, DIQ removed)
-  ASSERT_EQ(r.create(kPid, a), 0);
+  ASSERT_EQ(r.create(kCapturedPid, a), 0);
   auto f = r.dev->render_files();
   const std::string d = "sys/class/kfd/kfd/proc/94314/";
   EXPECT_EQ(f.at(d + "pasid"), "0\n");
@@ -194,10 +194,10 @@ TEST(SimDeviceRender, Facts13_2_ProcQueuesNoTrailingNewlineInternalType) {
   EXPECT_EQ(f.at(d + "queues/2/type"), "3");
   EXPECT_EQ(f.at(d + "queues/0/size"), "1048576");
   EXPECT_EQ(f.at(d + "queues/0/gpuid"), std::to_string(r.gpu()));
-  ASSERT_EQ(r.destroy(kPid, 1), 0);
+  ASSERT_EQ(r.destroy(kCapturedPid, 1), 0);
   f = r.dev->render_files();
   EXPECT_FALSE(f.count(d + "queues/1/type"));
-  r.dev->process_exited(kPid);
+  r.dev->process_exited(kCapturedPid);
   f = r.dev->render_files();
   EXPECT_FALSE(f.count(d + "pasid"));
 }
@@ -208,9 +208,9 @@ TEST(SimDeviceRender, Facts13_2_ProcQueuesNoTrailingNewlineInternalType) {
 TEST(SimDeviceRender, Facts12_1_MqdsShape64LinesPerXccNewestFirst) {
   Rig r;
   five_queues(r);
-  auto a = r.aql_queue(kPid);
+  auto a = r.aql_queue(kCapturedPid);
   a.queue_type = KFD_IOC_QUEUE_TYPE_SDMA;
-  ASSERT_EQ(r.create(kPid, a), 0);
+  ASSERT_EQ(r.create(kCapturedPid, a), 0);
   auto l = lines(r.dev->render_files().at(kMqds));
   ASSERT_EQ(l.size(), 1u + 1 + 16 + 5 * (1 + 64 * 4));
   EXPECT_EQ(l[0], "Process 94314 PASID 94314:");
@@ -247,11 +247,11 @@ std::vector<std::vector<std::vector<uint32_t>>> decode_mqds(const std::string& t
 
 TEST(SimDeviceRender, Facts14_MqdFieldsDriverFills) {
   Rig r;
-  r.spawn(kPid);
-  auto a = r.aql_queue(kPid);
+  r.spawn(kCapturedPid);
+  auto a = r.aql_queue(kCapturedPid);
   a.queue_priority = 12;
   a.ring_base_address += 0x100;  // keep it 256-aligned, non-zero low bits after >> 8
-  ASSERT_EQ(r.create(kPid, a), 0);
+  ASSERT_EQ(r.create(kCapturedPid, a), 0);
   auto mq = decode_mqds(r.dev->render_files().at(kMqds));
   ASSERT_EQ(mq.size(), 1u);
   ASSERT_EQ(mq[0].size(), 4u);
@@ -288,9 +288,9 @@ TEST(SimDeviceRender, Facts14_MqdFieldsDriverFills) {
   }
   // Priority map 0-6 -> 0, 7-10 -> 1, 11-15 -> 2.
   for (uint32_t prio : {0u, 6u, 7u, 10u, 11u, 15u}) {
-    auto b = r.aql_queue(kPid);
+    auto b = r.aql_queue(kCapturedPid);
     b.queue_priority = prio;
-    ASSERT_EQ(r.create(kPid, b), 0);
+    ASSERT_EQ(r.create(kCapturedPid, b), 0);
     auto all = decode_mqds(r.dev->render_files().at(kMqds));
     EXPECT_EQ(all[0][0][m::cp_hqd_pipe_priority], prio <= 6 ? 0u : prio <= 10 ? 1u : 2u) << prio;
   }
@@ -450,8 +450,8 @@ TEST(SimDeviceRender, Facts12_2_SuspendedQueuesVanishFromSlots) {
   Rig r;
   five_queues(r);
   r.spawn(300);
-  r.attach(300, kPid);
-  r.snapshot(300, kPid);
+  r.attach(300, kCapturedPid);
+  r.snapshot(300, kCapturedPid);
   auto count_active = [&] {
     std::size_t n = 0;
     const auto l = lines(r.dev->render_files().at(kHqds));
@@ -462,7 +462,7 @@ TEST(SimDeviceRender, Facts12_2_SuspendedQueuesVanishFromSlots) {
   };
   EXPECT_EQ(count_active(), 5u * 4u);
   std::vector<uint32_t> ids{0, 1};
-  ASSERT_EQ(r.suspend(300, kPid, ids), 2);
+  ASSERT_EQ(r.suspend(300, kCapturedPid, ids), 2);
   EXPECT_EQ(count_active(), 3u * 4u);
   auto mq = decode_mqds(r.dev->render_files().at(kMqds));
   EXPECT_EQ(mq[4][0][gpreempt::discovery::gfx9::mqd::cp_hqd_active], 0u) << "queue 0 (oldest)";
@@ -497,10 +497,10 @@ TEST(SimDeviceRender, Facts12_3_RlsNoActiveRunlistThenPackets) {
   }
   // All suspended: the runlist is gone.
   r.spawn(300);
-  r.attach(300, kPid);
-  r.snapshot(300, kPid);
+  r.attach(300, kCapturedPid);
+  r.snapshot(300, kCapturedPid);
   std::vector<uint32_t> ids{0, 1, 2, 3, 4};
-  ASSERT_EQ(r.suspend(300, kPid, ids), 5);
+  ASSERT_EQ(r.suspend(300, kCapturedPid, ids), 5);
   EXPECT_EQ(r.dev->render_files().at(kRls), "Node 2, gpu_id f7bc:\n  No active runlist\n");
 }
 
@@ -547,8 +547,8 @@ TEST(SimDeviceRender, Facts12_3_RlsNewestProcessFirstSdmaEngineSelect) {
 
 TEST(SimDeviceRender, Facts12_3_OversubscribedRunlistChains) {
   Rig r;
-  r.spawn(kPid);
-  for (uint32_t i = 0; i <= r.profile_.num_cp_queues; ++i) r.new_queue(kPid);
+  r.spawn(kCapturedPid);
+  for (uint32_t i = 0; i <= r.profile_.num_cp_queues; ++i) r.new_queue(kCapturedPid);
   auto ib = rls_dwords(r.dev->render_files().at(kRls));
   ASSERT_EQ(ib.size(), 21u + (r.profile_.num_cp_queues + 1) * 7 + 4);
   const std::size_t tail = ib.size() - 4;
@@ -584,8 +584,8 @@ TEST(SimDeviceRender, Facts12_2_VmidPerProcessInRunlistOrder) {
 
 TEST(SimDeviceRender, Mi210SingleXccShapes) {
   Rig r({}, "mi210");
-  r.spawn(kPid);
-  r.new_queue(kPid);
+  r.spawn(kCapturedPid);
+  r.new_queue(kCapturedPid);
   auto f = r.dev->render_files();
   auto m = lines(f.at(kMqds));
   EXPECT_EQ(m.size(), 1u + 1 + 64);
@@ -616,10 +616,10 @@ TEST(SimDeviceRender, Facts12_3_NoRunlistWithoutHws) {
 TEST(SimDeviceRender, PartsAreTheFullRenderSplitByPath) {
   Rig r({}, "mi308x", 2);
   five_queues(r);
-  r.spawn(kPid + 1);  // a KFD process without queues: proc/<pid>/queues/ is an empty directory
-  ASSERT_EQ(r.runtime_enable(kPid + 1), 0);
-  const uint32_t gone = r.new_queue(kPid + 1);
-  ASSERT_EQ(r.destroy(kPid + 1, gone), 0);
+  r.spawn(kCapturedPid + 1);  // a KFD process without queues: proc/<pid>/queues/ is an empty directory
+  ASSERT_EQ(r.runtime_enable(kCapturedPid + 1), 0);
+  const uint32_t gone = r.new_queue(kCapturedPid + 1);
+  ASSERT_EQ(r.destroy(kCapturedPid + 1, gone), 0);
   const auto full = r.dev->render_files();
   const std::string cls = "sys/class/kfd/kfd/", dev = "sys/devices/virtual/kfd/kfd/";
   // The full render as it lands on disk: the class entries are the device's (a symlink).
@@ -645,7 +645,7 @@ TEST(SimDeviceRender, PartsAreTheFullRenderSplitByPath) {
   expected[dev + "proc/"] = "";
   EXPECT_EQ(joined, expected);
   // One process's directory is its slice of proc/, nothing more.
-  for (int pid : {kPid, kPid + 1}) {
+  for (int pid : {kCapturedPid, kCapturedPid + 1}) {
     const std::string prefix = dev + "proc/" + std::to_string(pid) + "/";
     std::map<std::string, std::string> slice;
     for (const auto& [k, v] : full)

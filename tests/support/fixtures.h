@@ -33,6 +33,9 @@ inline std::filesystem::path shared_dir() {
   return p;
 }
 
+// A fixture under shared_dir() as a command-line argument (`rel`: "realdata/debugfs/...").
+inline std::string shared_file(const char* rel) { return (shared_dir() / rel).string(); }
+
 inline std::filesystem::path binary_dir() {
   return env_path("GPREEMPT_BINARY_DIR", GPREEMPT_TEST_BINARY_DIR);
 }

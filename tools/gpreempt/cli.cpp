@@ -1,5 +1,8 @@
 #include "cli.h"
 
+#include <unistd.h>
+
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -49,6 +52,21 @@ std::string table(const std::vector<std::string>& header,
   std::string out = line(header);
   for (const auto& r : rows) out += line(r);
   return out;
+}
+
+std::filesystem::path own_dir() {
+  char buf[PATH_MAX];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw Failure("cannot find this program's directory (/proc/self/exe)");
+  buf[n] = '\0';
+  return std::filesystem::path(buf).parent_path();
+}
+
+const nlohmann::ordered_json& array_at(const nlohmann::ordered_json& j, const char* key) {
+  static const nlohmann::ordered_json empty = nlohmann::ordered_json::array();
+  if (!j.is_object()) return empty;
+  auto it = j.find(key);
+  return it != j.end() && it->is_array() ? *it : empty;
 }
 
 std::string gpu_id_text(uint32_t gpu_id) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <iostream>
 #include <stdexcept>
@@ -78,6 +79,14 @@ using gpreempt::hex;  // common/hex.h
 // A GPU's id in text tables: "63420 (f7bc)" — the decimal of sysfs (topology gpu_id, per-process
 // queues) and the hex of debugfs (mqds, hqds, rls), the two forms users have to match.
 std::string gpu_id_text(uint32_t gpu_id);
+
+// The directory of this program (bin/ of a build or an install): where its sibling programs
+// (kfdsim, gpreemptd, gpreempt-des) and the build's Python package are found.
+std::filesystem::path own_dir();
+
+// `j[key]` when `j` is an object holding an array there, else an empty array: documents from
+// another version of gpreemptd may lack a key.
+const nlohmann::ordered_json& array_at(const nlohmann::ordered_json& j, const char* key);
 
 // ---- command groups (one file each) ---------------------------------------------------------
 void register_info_commands(CLI::App& app, Globals& globals);

@@ -115,12 +115,6 @@ std::string text(const Json& j, const char* key) {
   return it->dump();
 }
 
-const Json& array_at(const Json& j, const char* key) {
-  static const Json empty = Json::array();
-  auto it = j.find(key);
-  return it != j.end() && it->is_array() ? *it : empty;
-}
-
 std::string render_status(const Json& doc) {
   std::ostringstream out;
   const Json daemon = doc.value("daemon", Json::object());

@@ -44,14 +44,6 @@ struct DemoCliOptions {
 constexpr uint64_t kQuickRequests = 60;
 constexpr uint64_t kDefaultRequests = 1000;
 
-std::filesystem::path own_dir() {
-  char buf[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw Failure("cannot find this program's directory (/proc/self/exe)");
-  buf[n] = '\0';
-  return std::filesystem::path(buf).parent_path();
-}
-
 // No KFD here: run this very command again on a private simulated machine with the GPU model.
 [[noreturn]] void reexec_on_simulator(const DemoCliOptions& o) {
   if (std::getenv("KFDSIM_DIR"))

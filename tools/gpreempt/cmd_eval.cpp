@@ -24,14 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path own_dir() {
-  char buf[PATH_MAX];
-  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw Failure("cannot find this program's directory (/proc/self/exe)");
-  buf[n] = '\0';
-  return fs::path(buf).parent_path();
-}
-
 // The gpreempt Python package of this build (<build>/python, next to <build>/bin) or of this
 // install prefix (<prefix>/lib/python3*/…-packages); empty when the interpreter must find it.
 std::string package_parent(const fs::path& bin) {

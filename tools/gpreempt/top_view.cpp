@@ -57,13 +57,6 @@ bool bool_at(const Json& j, const char* key) {
   return it != j.end() && it->is_boolean() && it->get<bool>();
 }
 
-const Json& array_at(const Json& j, const char* key) {
-  static const Json empty = Json::array();
-  if (!j.is_object()) return empty;
-  auto it = j.find(key);
-  return it != j.end() && it->is_array() ? *it : empty;
-}
-
 const Json* gpu_in(const Json* doc, uint32_t gpu_id) {
   if (!doc) return nullptr;
   for (const auto& g : array_at(*doc, "gpus"))
