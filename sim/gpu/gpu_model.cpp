@@ -6,6 +6,7 @@
 
 #include "gpreempt/kfd_abi.h"
 #include "sim/gpu/aql.h"
+#include "sim/gpu/rocr_blit.h"
 
 namespace gpreempt::sim::gpu {
 
@@ -140,6 +141,7 @@ void GpuModel::fetch(CpQueue& q) {
       }
       KernelSpec spec;
       KernelKind kind = KernelKind::kGeneric;
+      std::optional<BlitEffect> blit;
       if (d.magic == aql::kKernelDescriptorMagic) {
         spec.name.assign(d.name, strnlen(d.name, aql::kKernelNameMax));
         spec.wg_cost_ns = static_cast<SimTime>(d.wg_cost_ns);
@@ -147,7 +149,11 @@ void GpuModel::fetch(CpQueue& q) {
       } else if (aql::is_amdhsa_kernel_descriptor(&d)) {
         // A real code object's kernel (a ROCr program's, or ROCr's own blit kernels): its ISA is
         // not executed; it takes the generic kind's registers and the default workgroup cost.
-        spec.name = "amdhsa@" + std::to_string(p.kernel_object);
+        // ROCr's blits still move their bytes, at completion (sim/gpu/rocr_blit.h says why).
+        uint8_t bytes[sizeof d];
+        std::memcpy(bytes, &d, sizeof d);
+        blit = rocr_blit_effect(bytes, p, memory_, pid);
+        spec.name = (blit ? "rocr-blit@" : "amdhsa@") + std::to_string(p.kernel_object);
       } else {
         fail_queue(q, "dispatch id " + std::to_string(id) +
                           ": kernel_object points at neither a simulated nor an AMDHSA kernel "
@@ -163,7 +169,17 @@ void GpuModel::fetch(CpQueue& q) {
         return;
       }
       const uint64_t sig = p.completion_signal;
-      eng.submit_kernel(key, spec, [this, pid, qid, id, sig](const JobResult& r) {
+      eng.submit_kernel(key, spec, [this, pid, qid, id, sig, blit](const JobResult& r) {
+        if (blit) {
+          std::string why;
+          if (!apply_blit(*blit, memory_, pid, &why)) {
+            // A blit that faults: the queue stops and its signal is never written.
+            auto it = queues_.find(QueueKey{pid, qid});
+            if (it != queues_.end()) fail_queue(*it->second, "dispatch id " + std::to_string(id) + ": " + why);
+            return;
+          }
+          ++blits_;
+        }
         complete_packet(pid, qid, id, sig, r);
       });
     } else if (type == aql::kPacketTypeBarrierAnd || type == aql::kPacketTypeBarrierOr) {
@@ -304,6 +320,7 @@ nlohmann::json GpuModel::stats_json(uint64_t since_seq, std::size_t max_records)
   nlohmann::json j;
   j["now_ns"] = now_;
   j["profile"] = options_.profile.name;
+  j["rocr_blits"] = blits_;
   j["gpus"] = nlohmann::json::array();
   for (const auto& [id, e] : engines_) {
     const auto& c = e->counters();

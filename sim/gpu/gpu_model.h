@@ -68,6 +68,8 @@ class GpuModel final : public Hws {
   std::vector<uint32_t> gpu_ids() const;
   std::vector<CpQueueStats> queue_stats() const;
   bool has_queues() const { return !queues_.empty(); }
+  // ROCr blit kernels (sim/gpu/rocr_blit.h) whose copy or fill was carried out.
+  uint64_t blits_completed() const { return blits_; }
   // The processes whose completion signals were written since the last call (to ring their bells).
   std::set<int> take_signalled() { return std::exchange(signalled_, {}); }
   // The processes whose event-page slots (interrupt signals' mailboxes) were written since the
@@ -96,6 +98,7 @@ class GpuModel final : public Hws {
   std::map<QueueKey, std::unique_ptr<CpQueue>> queues_;
   std::set<int> signalled_;
   std::set<int> interrupted_;
+  uint64_t blits_ = 0;  // ROCr blit kernels whose copy or fill the CP carried out
 };
 
 }  // namespace gpreempt::sim::gpu

@@ -2,6 +2,7 @@
 // through process_vm_readv/writev exactly as the daemon reaches a workload's).
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <vector>
@@ -222,6 +223,167 @@ TEST_F(Cp, RealAmdhsaKernelDescriptorRunsAsAGenericKernel) {
   const auto st = model.queue_stats();
   ASSERT_EQ(st.size(), 1u);
   EXPECT_TRUE(st[0].error.empty()) << st[0].error;
+}
+
+// ROCr 5.2's blit kernels as GpuAgent::AssembleShader lays them out: an amd_kernel_code_t header
+// with only the entry offset (256), the kernarg-pointer input, two user SGPRs, workgroup id X and
+// the register granules set; (count - 1) / 8 SGPR and (count - 1) / 4 VGPR granules.
+std::array<uint8_t, 256 + 16> rocr_blit_code(int sgprs, int vgprs) {
+  std::array<uint8_t, 256 + 16> code{};
+  const int64_t entry = 256;
+  const uint32_t rsrc1 = static_cast<uint32_t>((vgprs - 1) / 4) |
+                         (static_cast<uint32_t>((sgprs - 1) / 8) << 6) | (3u << 16) | (1u << 23);
+  const uint32_t rsrc2 = (2u << 1) | (1u << 7);
+  const uint32_t properties = 1u << 3;
+  std::memcpy(&code[16], &entry, sizeof entry);
+  std::memcpy(&code[48], &rsrc1, sizeof rsrc1);
+  std::memcpy(&code[52], &rsrc2, sizeof rsrc2);
+  std::memcpy(&code[56], &properties, sizeof properties);
+  code[256] = 0x81;  // s_endpgm's last byte: machine code follows the header
+  return code;
+}
+
+// BlitKernel::PopulateQueue: one dimension, workgroups of 64, the grid the work-item count.
+void blit_dispatch(HostQueue& q, const void* code, const void* args, uint32_t items, Signal* done) {
+  auto& p = q.slot();
+  std::memset(&p, 0, sizeof p);
+  p.setup = 1;
+  p.workgroup_size_x = 64;
+  p.workgroup_size_y = p.workgroup_size_z = 1;
+  p.grid_size_x = items;
+  p.grid_size_y = p.grid_size_z = 1;
+  p.kernel_object = reinterpret_cast<uint64_t>(code);
+  p.kernarg_address = reinterpret_cast<uint64_t>(args);
+  p.completion_signal = reinterpret_cast<uint64_t>(done);
+  p.header = aql::kPacketTypeKernelDispatch | (1 << aql::kHeaderBarrier);
+  ++q.write_id();
+}
+
+// BlitKernel::KernelArgs (ROCr 5.2 amd_blit_kernel.h).
+struct alignas(16) CopyAlignedArgs {
+  uint64_t p1_src, p1_dst, p2_src, p2_dst, p3_src, p3_dst, p4_src, p4_dst, p4_src_end, p4_dst_end;
+  uint32_t num_workitems;
+};
+struct alignas(16) CopyMisalignedArgs {
+  uint64_t p1_src, p1_dst, p2_src, p2_dst, p2_src_end, p2_dst_end;
+  uint32_t num_workitems;
+};
+struct alignas(16) FillArgs {
+  uint64_t p1_dst, p2_dst, p2_dst_end;
+  uint32_t value, num_workitems;
+};
+// The kernel reads 96 bytes of arguments, as ROCr's ring of KernelArgs always has them.
+template <typename T>
+struct alignas(16) ArgSlot {
+  T args{};
+  uint8_t pad[96] = {};
+};
+
+std::vector<uint8_t> pattern(std::size_t n) {
+  std::vector<uint8_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(i * 7 + 3);
+  return v;
+}
+
+TEST_F(Cp, RocrCopyKernelsMoveTheirBytesWhenTheyComplete) {
+  // The loader's hsa_executable_freeze copies the code object into VRAM with CopyAligned (same
+  // alignment mod 4) or CopyMisaligned; the CP runs no ISA but the bytes must arrive.
+  const auto aligned = rocr_blit_code(32, 12), misaligned = rocr_blit_code(23, 10);
+  const std::vector<uint8_t> src = pattern(70'001);
+  std::vector<uint8_t> dst_a(src.size() + 8, 0), dst_m(src.size() + 8, 0);
+  const uint32_t items = 64 * 4 * 104;  // 64 * 4 * (CUs of an MI210)
+  ArgSlot<CopyAlignedArgs> a;
+  const uint64_t s0 = reinterpret_cast<uint64_t>(src.data()), d0 = reinterpret_cast<uint64_t>(dst_a.data());
+  a.args = {s0, d0, s0 + 16, d0 + 16, s0 + 65536, d0 + 65536, s0 + 70000, d0 + 70000,
+            s0 + src.size(), d0 + src.size(), items};
+  ArgSlot<CopyMisalignedArgs> m;
+  const uint64_t d1 = reinterpret_cast<uint64_t>(dst_m.data()) + 1;
+  m.args = {s0, d1, s0 + 65536, d1 + 65536, s0 + src.size(), d1 + src.size(), items};
+  HostQueue q(0);
+  model.queue_created(q.view());
+  Signal done;
+  done.value = 2;
+  blit_dispatch(q, aligned.data(), &a, items, &done);
+  blit_dispatch(q, misaligned.data(), &m, items, &done);
+  model.doorbell(getpid(), 0);
+  run();
+  EXPECT_EQ(done.value, 0);
+  EXPECT_TRUE(std::equal(src.begin(), src.end(), dst_a.begin()));
+  EXPECT_EQ(dst_a[src.size()], 0) << "a byte past the end was written";
+  EXPECT_EQ(dst_m[0], 0);
+  EXPECT_TRUE(std::equal(src.begin(), src.end(), dst_m.begin() + 1));
+  EXPECT_EQ(dst_m[src.size() + 1], 0);
+  EXPECT_EQ(model.blits_completed(), 2u);
+  EXPECT_EQ(model.stats_json()["rocr_blits"], 2);
+}
+
+TEST_F(Cp, RocrFillKernelWritesItsDword) {
+  const auto fill = rocr_blit_code(19, 8);
+  std::vector<uint32_t> buf(5000, 7);
+  const uint32_t items = 64 * 104;
+  ArgSlot<FillArgs> f;
+  const uint64_t d = reinterpret_cast<uint64_t>(buf.data()) + 4;
+  f.args = {d, d + 4096, d + 4 * 4998, 0xdeadbeef, items};
+  HostQueue q(0);
+  model.queue_created(q.view());
+  Signal done;
+  done.value = 1;
+  blit_dispatch(q, fill.data(), &f, items, &done);
+  model.doorbell(getpid(), 0);
+  run();
+  EXPECT_EQ(done.value, 0);
+  EXPECT_EQ(buf[0], 7u);
+  for (std::size_t i = 1; i < 4999; ++i) ASSERT_EQ(buf[i], 0xdeadbeefu) << i;
+  EXPECT_EQ(buf[4999], 7u);
+}
+
+TEST_F(Cp, OnlyRocrsBlitDispatchesCopy) {
+  const auto aligned = rocr_blit_code(32, 12);
+  const std::vector<uint8_t> src = pattern(4096);
+  std::vector<uint8_t> dst(4096, 0);
+  const uint32_t items = 64 * 4 * 104;
+  const uint64_t s0 = reinterpret_cast<uint64_t>(src.data()), d0 = reinterpret_cast<uint64_t>(dst.data());
+  ArgSlot<CopyAlignedArgs> a;
+  a.args = {s0, d0, s0, d0, s0, d0, s0, d0, s0 + 4096, d0 + 4096, items};
+  // Another grid than the arguments' work-item count; a compiled kernel's v3 descriptor (its
+  // segment sizes in the first bytes) with ROCr's register counts; a header that enables the
+  // dispatch pointer too, as a compiler's kernels do.
+  auto v3 = aligned;
+  v3[8] = 0x54;  // kernarg_size
+  auto dispatch_ptr = aligned;
+  dispatch_ptr[56] |= 1u << 1;
+  HostQueue q(0);
+  model.queue_created(q.view());
+  Signal done;
+  done.value = 3;
+  blit_dispatch(q, aligned.data(), &a, items + 64, &done);
+  blit_dispatch(q, v3.data(), &a, items, &done);
+  blit_dispatch(q, dispatch_ptr.data(), &a, items, &done);
+  model.doorbell(getpid(), 0);
+  run();
+  EXPECT_EQ(done.value, 0) << "they run as generic kernels";
+  EXPECT_TRUE(std::all_of(dst.begin(), dst.end(), [](uint8_t b) { return b == 0; }));
+  EXPECT_EQ(model.blits_completed(), 0u);
+}
+
+TEST_F(Cp, RocrBlitToAnUnmappedAddressStopsTheQueue) {
+  const auto aligned = rocr_blit_code(32, 12);
+  const std::vector<uint8_t> src = pattern(4096);
+  const uint32_t items = 64 * 4 * 104;
+  const uint64_t s0 = reinterpret_cast<uint64_t>(src.data()), d0 = 0x10000;  // the first 64 KiB are never mapped
+  ArgSlot<CopyAlignedArgs> a;
+  a.args = {s0, d0, s0, d0, s0, d0, s0, d0, s0 + 4096, d0 + 4096, items};
+  HostQueue q(0);
+  model.queue_created(q.view());
+  Signal done;
+  done.value = 1;
+  blit_dispatch(q, aligned.data(), &a, items, &done);
+  model.doorbell(getpid(), 0);
+  run();
+  EXPECT_EQ(done.value, 1);
+  const auto st = model.queue_stats();
+  ASSERT_EQ(st.size(), 1u);
+  EXPECT_NE(st[0].error.find("not mapped"), std::string::npos) << st[0].error;
 }
 
 TEST_F(Cp, AmdVendorPacketsPm4IbCompletesBarrierValueWaits) {
