@@ -1,4 +1,5 @@
-// ROCr 5.2's blit kernels, whose effect the simulated CP carries out although it runs no ISA.
+// ROCr's blit kernels (5.2 to 6.1.2 build them alike), whose effect the simulated CP carries out
+// although it runs no ISA.
 //
 // ROCr copies with kernels of its own when it does not use an SDMA engine: every
 // GpuAgent::DmaCopy (the code-object loader's hsa_executable_freeze copies each kernel's code and

@@ -26,8 +26,8 @@ def build_program(tmp_path):
         pytest.skip("hipcc is not installed (Debian bookworm's hipcc and libamdhip64-dev; "
                     "scripts/install-deps.sh)")
     exe = tmp_path / "vector_add"
-    r = subprocess.run([hipcc, "--offload-arch=gfx90a", "-O2", str(HIP_DIR / "vector_add.hip"), "-o",
-                        str(exe)], capture_output=True, text=True, timeout=300)
+    r = subprocess.run([hipcc, "--offload-arch=gfx90a", "-O2", str(HIP_DIR / "vector_add.hip"),
+                        "-o", str(exe)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     return exe
 
