@@ -10,6 +10,8 @@
 
 namespace gpreempt::sim::gpu {
 
+static_assert(aql::kGpuTimestampPeriodNs == kGpuClockPeriodNs, "one GPU timestamp counter");
+
 struct GpuModel::CpQueue {
   QueueView view;
   uint64_t slots = 0;    // ring entries
@@ -88,6 +90,12 @@ std::vector<QueueView> GpuModel::queue_views() const {
   v.reserve(queues_.size());
   for (const auto& [k, q] : queues_) v.push_back(q->view);
   return v;
+}
+
+uint64_t GpuModel::gpu_clock_counter() const {
+  // Never behind a stamp already written (an event may be handled a little after its time).
+  const SimTime t = clock_ ? std::max(clock_(), now_) : now_;
+  return static_cast<uint64_t>(t) / kGpuClockPeriodNs;
 }
 
 void GpuModel::fail_queue(CpQueue& q, std::string why) {
@@ -255,7 +263,9 @@ void GpuModel::complete_packet(int pid, uint32_t queue_id, uint64_t dispatch_id,
   ok = ok && memory_.write(pid, v.read_pointer_address, &rd, sizeof rd);
   if (ok && signal) {
     int64_t value = 0;
-    const uint64_t ts[2] = {static_cast<uint64_t>(r.started), static_cast<uint64_t>(r.finished)};
+    // In the GPU's timestamp counter, as a CP writes them (gpu_clock_counter).
+    const uint64_t ts[2] = {static_cast<uint64_t>(r.started) / kGpuClockPeriodNs,
+                            static_cast<uint64_t>(r.finished) / kGpuClockPeriodNs};
     ok = memory_.write(pid, signal + aql::kSignalStartTs, ts, sizeof ts) &&
          memory_.read(pid, signal + aql::kSignalValue, &value, sizeof value);
     --value;

@@ -51,6 +51,12 @@ class GpuModel final : public Hws {
   void execute_runlist(uint32_t gpu_id, uint32_t grace_period,
                        const std::vector<QueueView>& runnable,
                        std::function<void(int)> done) override;
+  // The simulated clock in the GPU's 100 MHz counter: the CP stamps completion signals in these
+  // ticks, and ROCr translates them with GET_CLOCK_COUNTERS samples, so both read one clock.
+  uint64_t gpu_clock_counter() const override;
+  // Where the simulated time stands between events (the daemon's wall clock since the model
+  // began); without one, the time of the last event.
+  void set_clock(std::function<SimTime()> clock) { clock_ = std::move(clock); }
 
   // A doorbell write for this queue: fetch the packets up to its write dispatch id.
   void doorbell(int pid, uint32_t queue_id);
@@ -99,6 +105,7 @@ class GpuModel final : public Hws {
   std::set<int> signalled_;
   std::set<int> interrupted_;
   uint64_t blits_ = 0;  // ROCr blit kernels whose copy or fill the CP carried out
+  std::function<SimTime()> clock_;
 };
 
 }  // namespace gpreempt::sim::gpu

@@ -115,13 +115,37 @@ TEST_F(Cp, ExecutesDispatchPacketsAdvancesReadIdAndDecrementsSignals) {
   // The slots were handed back and the signal carries the simulated times of the last packet.
   EXPECT_EQ(q.ring[0].header & 0xff, aql::kPacketTypeInvalid);
   EXPECT_EQ(q.ring[1].header & 0xff, aql::kPacketTypeInvalid);
+  // In ticks of the GPU's 100 MHz timestamp counter, the one GET_CLOCK_COUNTERS reads.
   const auto& p = model.options().profile;
-  EXPECT_EQ(s.end_ts, static_cast<uint64_t>(2 * (p.packet_overhead_ns + 50'000)));
-  EXPECT_EQ(s.start_ts, static_cast<uint64_t>(p.packet_overhead_ns + 50'000));
+  EXPECT_EQ(s.end_ts, static_cast<uint64_t>(2 * (p.packet_overhead_ns + 50'000)) / 10);
+  EXPECT_EQ(s.start_ts, static_cast<uint64_t>(p.packet_overhead_ns + 50'000) / 10);
+  EXPECT_EQ(model.gpu_clock_counter(), static_cast<uint64_t>(model.now()) / 10);
   const auto st = model.queue_stats();
   ASSERT_EQ(st.size(), 1u);
   EXPECT_EQ(st[0].completed, 2u);
   EXPECT_TRUE(st[0].error.empty()) << st[0].error;
+}
+
+TEST_F(Cp, GpuClockCounterReadsTheClockTheSignalsAreStampedWith) {
+  // GET_CLOCK_COUNTERS reads this counter; ROCr translates a signal's ticks with two of its
+  // samples and rejects ticks before the first ("time stamps may be invalid").
+  SimTime wall = 7'000'000;
+  model.set_clock([&wall] { return wall; });
+  EXPECT_EQ(model.gpu_clock_counter(), 700'000u);
+  HostQueue q(0);
+  model.queue_created(q.view());
+  const auto d = descriptor("k", 20'000'000);
+  Signal s;
+  s.value = 1;
+  q.dispatch(d, 256, &s);
+  model.doorbell(getpid(), 0);
+  run();
+  ASSERT_EQ(s.value, 0);
+  EXPECT_EQ(model.gpu_clock_counter(), static_cast<uint64_t>(model.now()) / 10)
+      << "never behind a stamp already written";
+  EXPECT_LE(s.end_ts, model.gpu_clock_counter());
+  wall = model.now() + 5'000;
+  EXPECT_EQ(model.gpu_clock_counter(), static_cast<uint64_t>(wall) / 10);
 }
 
 TEST_F(Cp, UnpublishedPacketIsNotExecuted) {
