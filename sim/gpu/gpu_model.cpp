@@ -7,6 +7,7 @@
 #include "gpreempt/kfd_abi.h"
 #include "sim/gpu/aql.h"
 #include "sim/gpu/rocr_blit.h"
+#include "sim/gpu/sdma.h"
 
 namespace gpreempt::sim::gpu {
 
@@ -25,6 +26,11 @@ namespace {
 bool is_compute(uint32_t uapi_type) {
   return uapi_type == kfd::KFD_IOC_QUEUE_TYPE_COMPUTE ||
          uapi_type == kfd::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL;
+}
+
+bool is_sdma(uint32_t uapi_type) {
+  return uapi_type == kfd::KFD_IOC_QUEUE_TYPE_SDMA || uapi_type == kfd::KFD_IOC_QUEUE_TYPE_SDMA_XGMI ||
+         uapi_type == kfd::KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID;
 }
 
 }  // namespace
@@ -53,7 +59,11 @@ std::vector<uint32_t> GpuModel::gpu_ids() const {
 }
 
 void GpuModel::queue_created(const QueueView& v) {
-  if (!is_compute(v.uapi_type)) return;  // SDMA queues take no compute slot
+  if (is_sdma(v.uapi_type)) {
+    sdma_[QueueKey{v.pid, v.queue_id}] = std::make_unique<SdmaQueue>(v);  // no compute slot
+    return;
+  }
+  if (!is_compute(v.uapi_type)) return;
   const QueueKey key{v.pid, v.queue_id};
   auto q = std::make_unique<CpQueue>();
   q->view = v;
@@ -72,6 +82,7 @@ void GpuModel::queue_created(const QueueView& v) {
 void GpuModel::queue_destroyed(int pid, uint32_t queue_id, uint32_t gpu_id) {
   const QueueKey key{pid, queue_id};
   queues_.erase(key);
+  sdma_.erase(key);
   auto it = engines_.find(gpu_id);
   if (it != engines_.end()) it->second->remove_queue(key);
 }
@@ -112,6 +123,11 @@ void GpuModel::poll() {
   for (auto& [k, q] : queues_) qs.push_back(q.get());
   for (CpQueue* q : qs) fetch(*q);
   for (auto& [id, e] : engines_) e->recheck_barriers();
+  for (auto& [key, s] : sdma_) {
+    const auto progress = s->run(memory_, gpu_clock_counter());
+    if (progress.wrote_memory) signalled_.insert(key.pid);
+    if (progress.interrupted) interrupted_.insert(key.pid);
+  }
 }
 
 void GpuModel::fetch(CpQueue& q) {
@@ -331,6 +347,11 @@ nlohmann::json GpuModel::stats_json(uint64_t since_seq, std::size_t max_records)
   j["now_ns"] = now_;
   j["profile"] = options_.profile.name;
   j["rocr_blits"] = blits_;
+  j["sdma_queues"] = nlohmann::json::array();
+  for (const auto& [key, s] : sdma_)
+    j["sdma_queues"].push_back({{"pid", key.pid}, {"queue_id", key.queue_id},
+                                {"gpu_id", s->view().gpu_id}, {"read_bytes", s->read_bytes()},
+                                {"packets", s->packets()}, {"error", s->error()}});
   j["gpus"] = nlohmann::json::array();
   for (const auto& [id, e] : engines_) {
     const auto& c = e->counters();

@@ -40,6 +40,8 @@ struct CpQueueStats {
   std::string error;       // why the CP stopped reading this queue, if it did
 };
 
+class SdmaQueue;
+
 class GpuModel final : public Hws {
  public:
   GpuModel(GpuModelOptions options, ProcessMemory& memory);
@@ -73,7 +75,7 @@ class GpuModel final : public Hws {
   GpuEngine& engine(uint32_t gpu_id);  // created with the profile on first use
   std::vector<uint32_t> gpu_ids() const;
   std::vector<CpQueueStats> queue_stats() const;
-  bool has_queues() const { return !queues_.empty(); }
+  bool has_queues() const { return !queues_.empty() || !sdma_.empty(); }
   // ROCr blit kernels (sim/gpu/rocr_blit.h) whose copy or fill was carried out.
   uint64_t blits_completed() const { return blits_; }
   // The processes whose completion signals were written since the last call (to ring their bells).
@@ -102,6 +104,7 @@ class GpuModel final : public Hws {
   SimTime now_ = 0;
   std::map<uint32_t, std::unique_ptr<GpuEngine>> engines_;
   std::map<QueueKey, std::unique_ptr<CpQueue>> queues_;
+  std::map<QueueKey, std::unique_ptr<SdmaQueue>> sdma_;  // their engines' rings (sim/gpu/sdma.h)
   std::set<int> signalled_;
   std::set<int> interrupted_;
   uint64_t blits_ = 0;  // ROCr blit kernels whose copy or fill the CP carried out

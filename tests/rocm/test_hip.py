@@ -3,10 +3,11 @@ AMD_LOG_LEVEL=4, and `gpreempt log analyze` on the log the real runtime wrote.
 
 hip/vector_add.hip queries the device, allocates device memory, copies to the device and back,
 launches its kernel three times on a high-priority stream between two events and once on the null
-stream, and synchronises. HSA_ENABLE_SDMA=0: the simulator has no SDMA engine, so ROCr copies with
-its blit kernels, which the simulated CP carries out (sim/gpu/rocr_blit.h); the loader's copy of
-the code object into VRAM is one of them. The kernel itself computes nothing (no ISA runs), so the
-program never looks at its output; the copies are real and it checks the round trip."""
+stream, and synchronises. Its copies go to ROCr's SDMA queues, which the simulated SDMA engine runs
+(sim/gpu/sdma.h), or with HSA_ENABLE_SDMA=0 to ROCr's blit kernels, which the simulated CP carries
+out (sim/gpu/rocr_blit.h); the loader's copy of the code object into VRAM is always one of those.
+The kernel itself computes nothing (no ISA runs), so the program never looks at its output; the
+copies are real and it checks the round trip."""
 import json
 import shutil
 import subprocess
@@ -32,13 +33,16 @@ def build_program(tmp_path):
     return exe
 
 
-def test_hip_program_runs_and_log_analyze_finds_its_launches(tmp_path):
+@pytest.mark.parametrize("copies", ["sdma", "blit_kernels"])
+def test_hip_program_runs_and_log_analyze_finds_its_launches(tmp_path, copies):
     gpreempt = BINARY_DIR / "bin" / "gpreempt"
     if not gpreempt.exists():
         pytest.skip(f"{gpreempt} is not built")
     exe = build_program(tmp_path)
-    r = run_on_sim("mi210", [str(exe)], timeout=60,
-                   env={"AMD_LOG_LEVEL": "4", "HSA_ENABLE_SDMA": "0"})
+    env = {"AMD_LOG_LEVEL": "4"}
+    if copies == "blit_kernels":
+        env["HSA_ENABLE_SDMA"] = "0"
+    r = run_on_sim("mi210", [str(exe)], timeout=60, env=env)
     log = tmp_path / "vector_add.log"
     log.write_text(r.stderr)
     lines = r.stdout.splitlines()

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 #include <cstring>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "gpreempt/kfd_abi.h"
 #include "sim/gpu/aql.h"
 #include "sim/gpu/gpu_model.h"
+#include "sim/gpu/sdma.h"
 
 namespace gpreempt::sim::gpu {
 namespace {
@@ -408,6 +410,125 @@ TEST_F(Cp, RocrBlitToAnUnmappedAddressStopsTheQueue) {
   const auto st = model.queue_stats();
   ASSERT_EQ(st.size(), 1u);
   EXPECT_NE(st[0].error.find("not mapped"), std::string::npos) << st[0].error;
+}
+
+// An SDMA queue in this process as ROCr's BlitSdma lays it out: a byte ring and 64-bit monotonic
+// byte indices.
+struct HostSdmaQueue {
+  uint32_t id;
+  std::vector<uint32_t> ring;
+  alignas(8) uint64_t wptr = 0;
+  alignas(8) uint64_t rptr = 0;
+  explicit HostSdmaQueue(uint32_t qid, std::size_t dwords = 256) : id(qid), ring(dwords, 0) {}
+  QueueView view() const {
+    QueueView v;
+    v.pid = getpid();
+    v.queue_id = id;
+    v.gpu_id = kGpu;
+    v.uapi_type = kfd::KFD_IOC_QUEUE_TYPE_SDMA;
+    v.ring_base = reinterpret_cast<uint64_t>(ring.data());
+    v.ring_size = ring.size() * 4;
+    v.write_pointer_address = reinterpret_cast<uint64_t>(&wptr);
+    v.read_pointer_address = reinterpret_cast<uint64_t>(&rptr);
+    return v;
+  }
+  // Appends a packet (wrapping at the ring's end); the write pointer moves with commit().
+  uint64_t staged = 0;
+  void put(std::initializer_list<uint32_t> dws) {
+    for (uint32_t d : dws) ring[(staged / 4) % ring.size()] = d, staged += 4;
+  }
+  static uint32_t lo(const void* p) { return static_cast<uint32_t>(reinterpret_cast<uint64_t>(p)); }
+  static uint32_t hi(const void* p) { return static_cast<uint32_t>(reinterpret_cast<uint64_t>(p) >> 32); }
+  void copy(void* dst, const void* src, uint32_t bytes) {
+    put({sdma::kOpCopy | sdma::kSubOpCopyLinear << 8, bytes - 1, 0, lo(src), hi(src), lo(dst), hi(dst)});
+  }
+  void fill(void* dst, uint32_t value, uint32_t bytes) {
+    put({sdma::kOpConstFill | 2u << 30, lo(dst), hi(dst), value, bytes - 1});
+  }
+  void poll_eq(const void* a, uint32_t value) {
+    put({sdma::kOpPollRegMem | 3u << 28 | 1u << 31, lo(a), hi(a), value, 0xffffffff, 0x0fff0004});
+  }
+  void decrement(const void* a) {
+    put({sdma::kOpAtomic | sdma::kAtomicAdd64 << 25, lo(a), hi(a), 0xffffffff, 0xffffffff, 0, 0, 0});
+  }
+  void fence(const void* a, uint32_t value) { put({sdma::kOpFence, lo(a), hi(a), value}); }
+  void timestamp(const void* a) { put({sdma::kOpTimestamp | sdma::kSubOpTimestampGetGlobal << 8, lo(a), hi(a)}); }
+  void trap(uint32_t ctx) { put({sdma::kOpTrap, ctx}); }
+  void commit() { wptr = staged; }
+};
+
+TEST_F(Cp, SdmaEngineRunsRocrsCopyPacketsAndCompletesTheSignal) {
+  // What ROCr's BlitSdma::SubmitCommand writes for a copy with a dependency, profiling and an
+  // interrupt signal: polls on the dependency, a timestamp, the HDP flush, the copy, a timestamp,
+  // the atomic decrement of the signal, the mailbox fence and the trap.
+  HostSdmaQueue q(3);
+  model.queue_created(q.view());
+  model.set_clock([] { return SimTime{5'000'000}; });
+  const std::vector<uint8_t> src = pattern(10'001);
+  std::vector<uint8_t> dst(10'008, 0);
+  std::vector<uint32_t> filled(64, 1);
+  alignas(8) int64_t dep = 1;
+  Signal done;
+  done.value = 1;
+  alignas(8) uint64_t ts[2] = {0, 0};
+  alignas(8) uint64_t mailbox = 0;
+  q.poll_eq(reinterpret_cast<uint32_t*>(&dep) + 1, 0);
+  q.poll_eq(&dep, 0);
+  q.timestamp(&ts[0]);
+  q.put({sdma::kOpPollRegMem, 0, 0, 0, 0, 0});  // HDP flush: a register poll
+  q.copy(dst.data() + 3, src.data(), static_cast<uint32_t>(src.size()));
+  q.fill(filled.data() + 1, 0xabcd1234, 62 * 4);
+  q.timestamp(&ts[1]);
+  q.decrement(&done.value);
+  q.fence(&mailbox, 77);
+  q.trap(77);
+  q.commit();
+  model.poll();
+  EXPECT_EQ(q.rptr, 24u) << "the value's high half is 0 already; waits at the low half's poll";
+  EXPECT_EQ(done.value, 1);
+  dep = 0;
+  model.poll();
+  EXPECT_EQ(q.rptr, q.wptr);
+  EXPECT_EQ(done.value, 0);
+  EXPECT_TRUE(std::equal(src.begin(), src.end(), dst.begin() + 3));
+  EXPECT_EQ(dst[2], 0);
+  EXPECT_EQ(dst[3 + src.size()], 0);
+  EXPECT_EQ(filled[0], 1u);
+  for (int i = 1; i < 63; ++i) ASSERT_EQ(filled[i], 0xabcd1234u) << i;
+  EXPECT_EQ(filled[63], 1u);
+  EXPECT_EQ(ts[0], 500'000u) << "the GPU's timestamp counter";
+  EXPECT_EQ(ts[1], 500'000u);
+  EXPECT_EQ(mailbox, 77u);
+  EXPECT_EQ(model.take_interrupted(), std::set<int>{getpid()});
+  EXPECT_EQ(model.take_signalled(), std::set<int>{getpid()});
+  const auto j = model.stats_json()["sdma_queues"];
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["error"], "");
+  EXPECT_EQ(j[0]["packets"], 10);
+}
+
+TEST_F(Cp, SdmaRingWrapsThroughRocrsNopPaddingAndStopsAtUnknownPackets) {
+  HostSdmaQueue q(3, 16);  // 64 bytes
+  model.queue_created(q.view());
+  Signal done;
+  done.value = 2;
+  // ROCr pads the ring's end with zero dwords (NOPs) when a command would not fit.
+  q.decrement(&done.value);  // 32 bytes
+  q.put({0, 0, 0, 0, 0, 0, 0, 0});
+  q.decrement(&done.value);  // wrapped to the start
+  q.commit();
+  model.poll();
+  EXPECT_EQ(done.value, 0);
+  EXPECT_EQ(q.rptr, 96u) << "the read pointer keeps growing";
+  q.put({0x00ff, 0});  // an opcode the engine does not know
+  q.commit();
+  model.poll();
+  const auto j = model.stats_json()["sdma_queues"];
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_NE(j[0]["error"].get<std::string>().find("op 255"), std::string::npos) << j[0]["error"];
+  EXPECT_EQ(q.rptr, 96u);
+  model.queue_destroyed(getpid(), 3, kGpu);
+  EXPECT_TRUE(model.stats_json()["sdma_queues"].empty());
 }
 
 TEST_F(Cp, AmdVendorPacketsPm4IbCompletesBarrierValueWaits) {
