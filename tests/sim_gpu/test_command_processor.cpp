@@ -415,7 +415,7 @@ TEST_F(Cp, RocrBlitToAnUnmappedAddressStopsTheQueue) {
 // An SDMA queue in this process as ROCr's BlitSdma lays it out: a byte ring and 64-bit monotonic
 // byte indices.
 struct HostSdmaQueue {
-  uint32_t id;
+  uint32_t id = 0;
   std::vector<uint32_t> ring;
   alignas(8) uint64_t wptr = 0;
   alignas(8) uint64_t rptr = 0;
