@@ -40,7 +40,11 @@ uint32_t packet_dwords(uint32_t h) {
   }
 }
 
-constexpr uint32_t kCountMask = (1u << 22) - 1;  // COPY_LINEAR and CONSTANT_FILL: bytes - 1 on gfx9
+// Byte counts are bytes - 1 on gfx9. COPY_LINEAR's field is 22 bits, 30 where the engine takes
+// larger copies (ROCr 6.1's count_ext, gfx94x); ROCr leaves the bits above 22 zero otherwise, so
+// reading 30 serves both. CONSTANT_FILL's stays 22.
+constexpr uint32_t kCopyCountMask = (1u << 30) - 1;
+constexpr uint32_t kFillCountMask = (1u << 22) - 1;
 
 bool copy(ProcessMemory& m, int pid, uint64_t dst, uint64_t src, uint64_t bytes) {
   std::vector<uint8_t> buf(static_cast<std::size_t>(bytes));
@@ -87,10 +91,10 @@ SdmaQueue::Progress SdmaQueue::run(ProcessMemory& memory, uint64_t gpu_clock) {
     if (!read_ring(memory, read_, dw, n * 4ull)) return fail("the ring is not readable");
     const uint32_t op = h & 0xff;
     if (op == sdma::kOpCopy) {
-      const uint64_t bytes = uint64_t{dw[1] & kCountMask} + 1;
+      const uint64_t bytes = uint64_t{dw[1] & kCopyCountMask} + 1;
       if (!copy(memory, pid, addr(dw, 5), addr(dw, 3), bytes)) return fail("copy to or from an unmapped address");
     } else if (op == sdma::kOpConstFill) {
-      const uint64_t bytes = uint64_t{dw[4] & kCountMask} + 1;
+      const uint64_t bytes = uint64_t{dw[4] & kFillCountMask} + 1;
       std::vector<uint8_t> buf(static_cast<std::size_t>(bytes));
       for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = static_cast<uint8_t>(dw[3] >> (8 * (i % 4)));
       if (!memory.write(pid, addr(dw, 1), buf.data(), buf.size())) return fail("fill of an unmapped address");

@@ -507,6 +507,20 @@ TEST_F(Cp, SdmaEngineRunsRocrsCopyPacketsAndCompletesTheSignal) {
   EXPECT_EQ(j[0]["packets"], 10);
 }
 
+TEST_F(Cp, SdmaCopyCountReadsThirtyBits) {
+  // ROCr 6.1 writes copies over 4 MiB in one packet where the engine takes them (count_ext).
+  HostSdmaQueue q(3);
+  model.queue_created(q.view());
+  const std::vector<uint8_t> src = pattern((5u << 20) + 3);
+  std::vector<uint8_t> dst(src.size() + 1, 0);
+  q.copy(dst.data(), src.data(), static_cast<uint32_t>(src.size()));
+  q.commit();
+  model.poll();
+  EXPECT_EQ(q.rptr, q.wptr);
+  EXPECT_TRUE(std::equal(src.begin(), src.end(), dst.begin()));
+  EXPECT_EQ(dst.back(), 0);
+}
+
 TEST_F(Cp, SdmaRingWrapsThroughRocrsNopPaddingAndStopsAtUnknownPackets) {
   HostSdmaQueue q(3, 16);  // 64 bytes
   model.queue_created(q.view());
