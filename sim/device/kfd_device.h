@@ -14,6 +14,8 @@
 //    `on_complete` with the same token.
 #pragma once
 
+#include <time.h>
+
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -89,7 +91,22 @@ class Hws {
   virtual void execute_runlist(uint32_t gpu_id, uint32_t grace_period,
                                const std::vector<QueueView>& runnable,
                                std::function<void(int)> done) = 0;
+  // The GPU's timestamp counter, which GET_CLOCK_COUNTERS reads and a packet processor writes
+  // into completion signals (GFX9: 100 MHz, kGpuClockPeriodNs a tick). This one counts
+  // CLOCK_MONOTONIC_RAW; a GPU model whose CP stamps signals counts its own clock.
+  virtual uint64_t gpu_clock_counter() const;
 };
+
+// Nanoseconds per tick of the GPU's timestamp counter (100 MHz on GFX9).
+inline constexpr uint64_t kGpuClockPeriodNs = 10;
+
+// Inline: the GPU model's library implements Hws without linking the device.
+inline uint64_t Hws::gpu_clock_counter() const {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+  return (static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec)) /
+         kGpuClockPeriodNs;
+}
 
 class InstantHws final : public Hws {
  public:

@@ -80,7 +80,8 @@ Outcome KfdDevice::State::legacy_ioctl(const CallPtr& call) {
   switch (call->nr) {
     case kNrGetClockCounters: {
       // The one ioctl that reads a clock: the kernel's raw monotonic and boot-time nanoseconds,
-      // and the GPU's 100 MHz timestamp counter (0 for a gpu_id that is not a GPU).
+      // and the GPU's 100 MHz timestamp counter (0 for a gpu_id that is not a GPU), the one its
+      // packet processor stamps completion signals with (Hws::gpu_clock_counter).
       auto a = load<kfd_ioctl_get_clock_counters_args>(call);
       auto ns = [](clockid_t id) {
         timespec ts{};
@@ -89,7 +90,7 @@ Outcome KfdDevice::State::legacy_ioctl(const CallPtr& call) {
       };
       a.cpu_clock_counter = ns(CLOCK_MONOTONIC_RAW);
       a.system_clock_counter = ns(CLOCK_BOOTTIME);
-      a.gpu_clock_counter = p->device(a.gpu_id) ? a.cpu_clock_counter / 10 : 0;
+      a.gpu_clock_counter = p->device(a.gpu_id) ? hws->gpu_clock_counter() : 0;
       a.system_clock_freq = 1000000000ull;
       store(call, a);
       return Outcome::done(0);

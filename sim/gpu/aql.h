@@ -97,8 +97,11 @@ inline constexpr uint64_t kSignalValue = 8;
 // and the id (then it interrupts; KFD sets the event).
 inline constexpr uint64_t kSignalEventMailbox = 16;
 inline constexpr uint64_t kSignalEventId = 24;
+// A packet's start and end, in ticks of the GPU's timestamp counter (the one GET_CLOCK_COUNTERS
+// reads; 100 MHz on GFX9): ns = ticks * kGpuTimestampPeriodNs.
 inline constexpr uint64_t kSignalStartTs = 32;
 inline constexpr uint64_t kSignalEndTs = 40;
+inline constexpr uint64_t kGpuTimestampPeriodNs = 10;
 inline constexpr std::size_t kSignalSize = 64;
 inline constexpr int64_t kSignalKindUser = 1;
 

@@ -40,7 +40,11 @@ class GpuHardware final : public daemon::Hardware {
   GpuHardware(GpuModelOptions options, std::string stats_path)
       : model_(std::make_shared<GpuModel>(std::move(options), memory_)),
         stats_path_(std::move(stats_path)),
-        epoch_(Clock::now()) {}
+        epoch_(Clock::now()) {
+    model_->set_clock([epoch = epoch_] {
+      return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - epoch).count();
+    });
+  }
 
   std::shared_ptr<Hws> hws() override { return model_; }
 

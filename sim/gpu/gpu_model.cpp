@@ -6,8 +6,12 @@
 
 #include "gpreempt/kfd_abi.h"
 #include "sim/gpu/aql.h"
+#include "sim/gpu/rocr_blit.h"
+#include "sim/gpu/sdma.h"
 
 namespace gpreempt::sim::gpu {
+
+static_assert(aql::kGpuTimestampPeriodNs == kGpuClockPeriodNs, "one GPU timestamp counter");
 
 struct GpuModel::CpQueue {
   QueueView view;
@@ -22,6 +26,11 @@ namespace {
 bool is_compute(uint32_t uapi_type) {
   return uapi_type == kfd::KFD_IOC_QUEUE_TYPE_COMPUTE ||
          uapi_type == kfd::KFD_IOC_QUEUE_TYPE_COMPUTE_AQL;
+}
+
+bool is_sdma(uint32_t uapi_type) {
+  return uapi_type == kfd::KFD_IOC_QUEUE_TYPE_SDMA || uapi_type == kfd::KFD_IOC_QUEUE_TYPE_SDMA_XGMI ||
+         uapi_type == kfd::KFD_IOC_QUEUE_TYPE_SDMA_BY_ENG_ID;
 }
 
 }  // namespace
@@ -50,7 +59,11 @@ std::vector<uint32_t> GpuModel::gpu_ids() const {
 }
 
 void GpuModel::queue_created(const QueueView& v) {
-  if (!is_compute(v.uapi_type)) return;  // SDMA queues take no compute slot
+  if (is_sdma(v.uapi_type)) {
+    sdma_[QueueKey{v.pid, v.queue_id}] = std::make_unique<SdmaQueue>(v);  // no compute slot
+    return;
+  }
+  if (!is_compute(v.uapi_type)) return;
   const QueueKey key{v.pid, v.queue_id};
   auto q = std::make_unique<CpQueue>();
   q->view = v;
@@ -69,6 +82,7 @@ void GpuModel::queue_created(const QueueView& v) {
 void GpuModel::queue_destroyed(int pid, uint32_t queue_id, uint32_t gpu_id) {
   const QueueKey key{pid, queue_id};
   queues_.erase(key);
+  sdma_.erase(key);
   auto it = engines_.find(gpu_id);
   if (it != engines_.end()) it->second->remove_queue(key);
 }
@@ -89,6 +103,12 @@ std::vector<QueueView> GpuModel::queue_views() const {
   return v;
 }
 
+uint64_t GpuModel::gpu_clock_counter() const {
+  // Never behind a stamp already written (an event may be handled a little after its time).
+  const SimTime t = clock_ ? std::max(clock_(), now_) : now_;
+  return static_cast<uint64_t>(t) / kGpuClockPeriodNs;
+}
+
 void GpuModel::fail_queue(CpQueue& q, std::string why) {
   if (q.error.empty()) q.error = std::move(why);
 }
@@ -103,6 +123,11 @@ void GpuModel::poll() {
   for (auto& [k, q] : queues_) qs.push_back(q.get());
   for (CpQueue* q : qs) fetch(*q);
   for (auto& [id, e] : engines_) e->recheck_barriers();
+  for (auto& [key, s] : sdma_) {
+    const auto progress = s->run(memory_, gpu_clock_counter());
+    if (progress.wrote_memory) signalled_.insert(key.pid);
+    if (progress.interrupted) interrupted_.insert(key.pid);
+  }
 }
 
 void GpuModel::fetch(CpQueue& q) {
@@ -140,6 +165,7 @@ void GpuModel::fetch(CpQueue& q) {
       }
       KernelSpec spec;
       KernelKind kind = KernelKind::kGeneric;
+      std::optional<BlitEffect> blit;
       if (d.magic == aql::kKernelDescriptorMagic) {
         spec.name.assign(d.name, strnlen(d.name, aql::kKernelNameMax));
         spec.wg_cost_ns = static_cast<SimTime>(d.wg_cost_ns);
@@ -147,7 +173,11 @@ void GpuModel::fetch(CpQueue& q) {
       } else if (aql::is_amdhsa_kernel_descriptor(&d)) {
         // A real code object's kernel (a ROCr program's, or ROCr's own blit kernels): its ISA is
         // not executed; it takes the generic kind's registers and the default workgroup cost.
-        spec.name = "amdhsa@" + std::to_string(p.kernel_object);
+        // ROCr's blits still move their bytes, at completion (sim/gpu/rocr_blit.h says why).
+        uint8_t bytes[sizeof d];
+        std::memcpy(bytes, &d, sizeof d);
+        blit = rocr_blit_effect(bytes, p, memory_, pid);
+        spec.name = (blit ? "rocr-blit@" : "amdhsa@") + std::to_string(p.kernel_object);
       } else {
         fail_queue(q, "dispatch id " + std::to_string(id) +
                           ": kernel_object points at neither a simulated nor an AMDHSA kernel "
@@ -163,7 +193,17 @@ void GpuModel::fetch(CpQueue& q) {
         return;
       }
       const uint64_t sig = p.completion_signal;
-      eng.submit_kernel(key, spec, [this, pid, qid, id, sig](const JobResult& r) {
+      eng.submit_kernel(key, spec, [this, pid, qid, id, sig, blit](const JobResult& r) {
+        if (blit) {
+          std::string why;
+          if (!apply_blit(*blit, memory_, pid, &why)) {
+            // A blit that faults: the queue stops and its signal is never written.
+            auto it = queues_.find(QueueKey{pid, qid});
+            if (it != queues_.end()) fail_queue(*it->second, "dispatch id " + std::to_string(id) + ": " + why);
+            return;
+          }
+          ++blits_;
+        }
         complete_packet(pid, qid, id, sig, r);
       });
     } else if (type == aql::kPacketTypeBarrierAnd || type == aql::kPacketTypeBarrierOr) {
@@ -239,7 +279,9 @@ void GpuModel::complete_packet(int pid, uint32_t queue_id, uint64_t dispatch_id,
   ok = ok && memory_.write(pid, v.read_pointer_address, &rd, sizeof rd);
   if (ok && signal) {
     int64_t value = 0;
-    const uint64_t ts[2] = {static_cast<uint64_t>(r.started), static_cast<uint64_t>(r.finished)};
+    // In the GPU's timestamp counter, as a CP writes them (gpu_clock_counter).
+    const uint64_t ts[2] = {static_cast<uint64_t>(r.started) / kGpuClockPeriodNs,
+                            static_cast<uint64_t>(r.finished) / kGpuClockPeriodNs};
     ok = memory_.write(pid, signal + aql::kSignalStartTs, ts, sizeof ts) &&
          memory_.read(pid, signal + aql::kSignalValue, &value, sizeof value);
     --value;
@@ -304,6 +346,12 @@ nlohmann::json GpuModel::stats_json(uint64_t since_seq, std::size_t max_records)
   nlohmann::json j;
   j["now_ns"] = now_;
   j["profile"] = options_.profile.name;
+  j["rocr_blits"] = blits_;
+  j["sdma_queues"] = nlohmann::json::array();
+  for (const auto& [key, s] : sdma_)
+    j["sdma_queues"].push_back({{"pid", key.pid}, {"queue_id", key.queue_id},
+                                {"gpu_id", s->view().gpu_id}, {"read_bytes", s->read_bytes()},
+                                {"packets", s->packets()}, {"error", s->error()}});
   j["gpus"] = nlohmann::json::array();
   for (const auto& [id, e] : engines_) {
     const auto& c = e->counters();

@@ -40,6 +40,8 @@ struct CpQueueStats {
   std::string error;       // why the CP stopped reading this queue, if it did
 };
 
+class SdmaQueue;
+
 class GpuModel final : public Hws {
  public:
   GpuModel(GpuModelOptions options, ProcessMemory& memory);
@@ -51,6 +53,12 @@ class GpuModel final : public Hws {
   void execute_runlist(uint32_t gpu_id, uint32_t grace_period,
                        const std::vector<QueueView>& runnable,
                        std::function<void(int)> done) override;
+  // The simulated clock in the GPU's 100 MHz counter: the CP stamps completion signals in these
+  // ticks, and ROCr translates them with GET_CLOCK_COUNTERS samples, so both read one clock.
+  uint64_t gpu_clock_counter() const override;
+  // Where the simulated time stands between events (the daemon's wall clock since the model
+  // began); without one, the time of the last event.
+  void set_clock(std::function<SimTime()> clock) { clock_ = std::move(clock); }
 
   // A doorbell write for this queue: fetch the packets up to its write dispatch id.
   void doorbell(int pid, uint32_t queue_id);
@@ -67,7 +75,9 @@ class GpuModel final : public Hws {
   GpuEngine& engine(uint32_t gpu_id);  // created with the profile on first use
   std::vector<uint32_t> gpu_ids() const;
   std::vector<CpQueueStats> queue_stats() const;
-  bool has_queues() const { return !queues_.empty(); }
+  bool has_queues() const { return !queues_.empty() || !sdma_.empty(); }
+  // ROCr blit kernels (sim/gpu/rocr_blit.h) whose copy or fill was carried out.
+  uint64_t blits_completed() const { return blits_; }
   // The processes whose completion signals were written since the last call (to ring their bells).
   std::set<int> take_signalled() { return std::exchange(signalled_, {}); }
   // The processes whose event-page slots (interrupt signals' mailboxes) were written since the
@@ -94,8 +104,11 @@ class GpuModel final : public Hws {
   SimTime now_ = 0;
   std::map<uint32_t, std::unique_ptr<GpuEngine>> engines_;
   std::map<QueueKey, std::unique_ptr<CpQueue>> queues_;
+  std::map<QueueKey, std::unique_ptr<SdmaQueue>> sdma_;  // their engines' rings (sim/gpu/sdma.h)
   std::set<int> signalled_;
   std::set<int> interrupted_;
+  uint64_t blits_ = 0;  // ROCr blit kernels whose copy or fill the CP carried out
+  std::function<SimTime()> clock_;
 };
 
 }  // namespace gpreempt::sim::gpu

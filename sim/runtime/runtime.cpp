@@ -133,8 +133,13 @@ void Signal::store(int64_t v) { at<int64_t>(mem_, aql::kSignalValue).store(v, st
 bool Signal::wait_eq(int64_t v, std::chrono::nanoseconds timeout) const {
   return wait_until([&] { return load() == v; }, timeout);
 }
-uint64_t Signal::start_ts() const { return at<uint64_t>(mem_, aql::kSignalStartTs).load(); }
-uint64_t Signal::end_ts() const { return at<uint64_t>(mem_, aql::kSignalEndTs).load(); }
+// The CP writes ticks of the GPU's 100 MHz timestamp counter, which counts simulated time.
+uint64_t Signal::start_ts() const {
+  return at<uint64_t>(mem_, aql::kSignalStartTs).load() * aql::kGpuTimestampPeriodNs;
+}
+uint64_t Signal::end_ts() const {
+  return at<uint64_t>(mem_, aql::kSignalEndTs).load() * aql::kGpuTimestampPeriodNs;
+}
 
 // ---- Runtime ---------------------------------------------------------------------------------
 

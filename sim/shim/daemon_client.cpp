@@ -32,10 +32,13 @@ using protocol::Op;
 
 int real_close_fd(int fd) { return REAL(close)(fd); }
 
+// The shim's state outlives every exit handler: objects made on first use are never destroyed,
+// since a destructor registered then would run before the atexit handlers registered earlier (a
+// HIP program's module destructor, which still frees memory through /dev/kfd).
 const protocol::MachinePaths& paths() {
-  static const protocol::MachinePaths p =
-      protocol::machine_paths([](const char* n) { return std::getenv(n); }, getuid());
-  return p;
+  static const auto* p = new protocol::MachinePaths(
+      protocol::machine_paths([](const char* n) { return std::getenv(n); }, getuid()));
+  return *p;
 }
 
 // Per-process state; reset in the child after fork. Only constant-initialised globals: another
@@ -52,12 +55,12 @@ int g_daemon_pid = 0;          // the daemon of g_session
 std::atomic<bool> g_lost{false};
 std::atomic<bool> g_lost_reported{false};
 std::string& g_root() {
-  static std::string root;
-  return root;
+  static auto* root = new std::string;  // never destroyed: see paths()
+  return *root;
 }
 std::string& g_lost_message() {
-  static std::string message;
-  return message;
+  static auto* message = new std::string;
+  return *message;
 }
 
 void report_once(const std::string& what) {
@@ -320,15 +323,27 @@ int ensure_process() {
   return ensure_process_locked();
 }
 
-// Request connection of the calling thread; closed when the thread exits.
+// Request connection of the calling thread; closed when the thread exits, by a second
+// thread_local object. The main thread's thread_local objects are destroyed in exit() before the
+// atexit handlers and static destructors run (glibc calls __call_tls_dtors first), and those may
+// still use /dev/kfd: a HIP program's module destructor frees its code objects there. The
+// connection itself stays trivially destructible, so that what the closer leaves in it (no
+// descriptor) outlives the closer and the next call connects again; a destructor of its own
+// could not leave that behind (stores into an object whose lifetime ends are dead stores).
 struct ThreadConnection {
   int fd = -1;
   int pid = 0;
-  ~ThreadConnection() {
-    if (fd >= 0 && pid == getpid()) drop_internal(fd);
-  }
 };
 thread_local ThreadConnection t_conn;
+
+struct ThreadConnectionCloser {
+  ~ThreadConnectionCloser() {
+    if (t_conn.fd >= 0 && t_conn.pid == getpid()) drop_internal(t_conn.fd);
+    t_conn.fd = -1;
+    t_conn.pid = 0;
+  }
+};
+thread_local ThreadConnectionCloser t_closer;
 
 int thread_socket() {
   if (t_conn.fd >= 0 && t_conn.pid == getpid()) return t_conn.fd;
@@ -338,6 +353,7 @@ int thread_socket() {
   if (s < 0) return s;
   t_conn.fd = s;
   t_conn.pid = getpid();
+  [[maybe_unused]] static thread_local ThreadConnectionCloser* closer = &t_closer;  // constructs it
   return s;
 }
 
@@ -420,8 +436,8 @@ const std::string& machine_root() {
 }
 
 const std::string& configured_root() {
-  static const std::string root = paths().root();
-  return root;
+  static const auto* root = new std::string(paths().root());  // never destroyed: see paths()
+  return *root;
 }
 
 }  // namespace gpreempt::sim::shim

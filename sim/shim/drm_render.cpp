@@ -40,8 +40,8 @@ struct NodeCache {
   std::array<std::optional<protocol::DrmDeviceInfo>, kRenderMinors> info{};
 };
 NodeCache& cache() {
-  static NodeCache c;
-  return c;
+  static auto* c = new NodeCache;  // never destroyed: exit handlers may still ask (daemon_client.cpp paths())
+  return *c;
 }
 
 std::optional<protocol::DrmDeviceInfo> node_info(int minor) {

@@ -72,7 +72,12 @@ int kfd_ioctl(int fd, unsigned long request, void* arg) {
   std::vector<uint8_t> sent = args;
   auto r = call(Op::kIoctl, request, std::move(args), fd_table().kfd_session(fd), interruptible);
   // The daemon gone, the device is: ENODEV, as from the kernel's file of an unplugged GPU.
-  if (r.error) return set_errno(r.error == -ENODEV ? -ENODEV : -EIO);
+  if (r.error) {
+    if (debug_enabled())
+      fprintf(stderr, "kfdshim[%d]: kfd ioctl nr 0x%02x: no answer from kfdsimd (%s)\n", getpid(),
+              kfd::ioc_nr(request), strerror(static_cast<int>(-r.error)));
+    return set_errno(r.error == -ENODEV ? -ENODEV : -EIO);
+  }
   long ret = r.reply.ret;
   const auto& back = r.reply.payload;
   // Args are copied back even when the handler failed (docs/kfd-interface.md#ioctl-dispatch). Bytes

@@ -37,6 +37,7 @@ HSA_PACKET_TYPE_BARRIER_AND = 3
 HSA_FENCE_SCOPE_SYSTEM = 2
 HSA_SIGNAL_CONDITION_LT = 2
 HSA_WAIT_STATE_BLOCKED = 0
+HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT = 22
 UINT32_MAX = 0xFFFFFFFF
 
 
@@ -248,13 +249,7 @@ def main():
     # packet's signal.
     kd_file = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--kernel-descriptor=")),
                    None)
-    if kd_file:
-        kd = open(kd_file, "rb").read()
-        mem = C.c_void_p()
-        if hsa.hsa_amd_memory_pool_allocate(system_pool, 4096, 0, C.byref(mem)) != 0:
-            fail("dispatch", 0)
-        C.memmove(mem, kd, 64)
-        kernarg = mem.value + 256  # the kernel's arguments (out pointer, value): never read
+    def dispatch(kernel_object, kernarg, what):
         hsa.hsa_signal_store_relaxed(done, 1)
         index = hsa.hsa_queue_add_write_index_relaxed(queue, 1)
         slot = q.base_address + (index % q.size) * 64
@@ -263,7 +258,7 @@ def main():
         pkt.setup = 1
         pkt.workgroup_size_x, pkt.workgroup_size_y, pkt.workgroup_size_z = 64, 1, 1
         pkt.grid_size_x, pkt.grid_size_y, pkt.grid_size_z = 256, 1, 1
-        pkt.kernel_object = mem.value
+        pkt.kernel_object = kernel_object
         pkt.kernarg_address = kernarg
         pkt.completion_signal = done
         C.c_uint16.from_address(slot).value = (HSA_PACKET_TYPE_KERNEL_DISPATCH | 1 << 8 |
@@ -272,15 +267,25 @@ def main():
         hsa.hsa_signal_store_screlease(q.doorbell_signal, index)
         value = wait_zero(done, 10 * 10**9)
         if value != 0:
-            print(f"dispatch FAIL value={value}", flush=True)
+            print(f"{what} FAIL value={value}", flush=True)
             sys.exit(1)
+        print(f"{what} ok value=0", flush=True)
+
+    if kd_file:
+        kd = open(kd_file, "rb").read()
+        mem = C.c_void_p()
+        if hsa.hsa_amd_memory_pool_allocate(system_pool, 4096, 0, C.byref(mem)) != 0:
+            fail("dispatch", 0)
+        C.memmove(mem, kd, 64)
+        # The kernel's arguments (out pointer, value) are never read.
+        dispatch(mem.value, mem.value + 256, "dispatch")
         hsa.hsa_amd_memory_pool_free(mem)
-        print("dispatch ok value=0", flush=True)
     hsa.hsa_signal_destroy(dep)
     # ROCr's loader on a real code object (--code-object=FILE): it copies the code into VRAM with
     # its own blit kernels on an internal queue and invalidates the code caches with a PM4
-    # packet; both complete on the simulated GPU, so the executable freezes. (No ISA runs: the
-    # blit copies do not copy, so the loaded code is not in VRAM.)
+    # packet; both complete on the simulated GPU, so the executable freezes. The copies arrive
+    # (the simulated CP does what ROCr's blit kernels do), so the loaded kernel's descriptor is in
+    # VRAM and a dispatch of its kernel_object completes.
     co_file = next((a.split("=", 1)[1] for a in sys.argv if a.startswith("--code-object=")), None)
     if co_file:
         data = open(co_file, "rb").read()
@@ -304,8 +309,26 @@ def main():
             st = step()
             if st != HSA_STATUS_SUCCESS:
                 fail(f"code object {name}", st)
-        hsa.hsa_executable_destroy(executable)
         print("code object frozen", flush=True)
+        hsa.hsa_executable_get_symbol_by_name.argtypes = [Signal, C.c_char_p, C.POINTER(Agent),
+                                                          C.POINTER(Signal)]
+        hsa.hsa_executable_symbol_get_info.argtypes = [Signal, C.c_int, C.c_void_p]
+        symbol, kernel_object = Signal(), C.c_uint64()
+        gpu = found["gpu"][0]
+        st = hsa.hsa_executable_get_symbol_by_name(executable, b"fill.kd", C.byref(gpu),
+                                                   C.byref(symbol))
+        if st != HSA_STATUS_SUCCESS:
+            fail("symbol fill.kd", st)
+        st = hsa.hsa_executable_symbol_get_info(symbol, HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
+                                                C.byref(kernel_object))
+        if st != HSA_STATUS_SUCCESS:
+            fail("symbol kernel object", st)
+        args = C.c_void_p()
+        if hsa.hsa_amd_memory_pool_allocate(system_pool, 4096, 0, C.byref(args)) != 0:
+            fail("loaded kernel arguments", 0)
+        dispatch(kernel_object.value, args.value, "loaded kernel dispatch")
+        hsa.hsa_amd_memory_pool_free(args)
+        hsa.hsa_executable_destroy(executable)
 
     hsa.hsa_queue_destroy(queue)
     hsa.hsa_signal_destroy(done)

@@ -49,3 +49,5 @@ def test_a_real_kernels_dispatch_packet_completes_with_its_signal(tmp_path):
     assert "dispatch ok value=0" in lines, lines
     # ROCr's loader: its blit-kernel copies and PM4 cache invalidation complete on the simulated GPU.
     assert "code object frozen" in lines, lines
+    # The copies arrived: the loaded kernel's descriptor is in VRAM and its dispatch completes.
+    assert "loaded kernel dispatch ok value=0" in lines, lines

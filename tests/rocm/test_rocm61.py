@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BINARY_DIR, TRIXIE_ROOT, in_trixie, need_trixie_root, run_on_sim
+from conftest import (BINARY_DIR, TRIXIE_ROOT, in_trixie, kernel_descriptor, need_trixie_root,
+                      run_on_sim)
 
 HERE = Path(__file__).resolve().parent
 PROFILES = {"mi210": ("gfx90a", "AMD Instinct MI210", "104"),
@@ -40,6 +41,22 @@ def test_rocr61_probe_runs_to_the_end():
     assert lines[0] == "init ok"
     assert "barrier ok value=0" in lines
     assert any(l.startswith("interrupt ok") for l in lines)
+    assert lines[-1] == "shutdown ok"
+
+
+def test_rocr61_loads_a_code_object_and_dispatches_its_kernel(tmp_path):
+    # ROCr 6.1 builds its blit kernels as 5.2 does (AssembleShader, the same arguments), so the
+    # loader's copy of the code object into VRAM arrives and the loaded kernel's dispatch completes.
+    need_trixie_root()
+    kd = kernel_descriptor(tmp_path)
+    r = run_on_sim("mi210", in_trixie(["/usr/bin/python3", "-u", str(HERE / "hsa_probe.py"),
+                                       f"--kernel-descriptor={kd}",
+                                       f"--code-object={kd.parent / 'k.co'}"]))
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "dispatch ok value=0" in lines, lines
+    assert "code object frozen" in lines, lines
+    assert "loaded kernel dispatch ok value=0" in lines, lines
     assert lines[-1] == "shutdown ok"
 
 

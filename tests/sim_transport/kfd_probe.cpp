@@ -15,6 +15,8 @@
 //   event [manual] (a signal event, auto-reset unless "manual": "0 0 <id>") | set ID | reset ID
 //   wait ALL TIMEOUT ID... (WAIT_EVENTS: "<ret> <errno> <wait_result> <timeout as copied back>")
 //   sigrestart (SIGUSR1's handler gets SA_RESTART) | sigcount (SIGUSR1s handled so far)
+//   atexit (at exit, after main returns: GET_VERSION on the open fd, answered as "atexit <answer>",
+//   as a HIP program's module destructor still frees memory through /dev/kfd)
 //   render (open the first GPU's render node: "<fd> <errno>") | dupfd FD | acquire FD (ACQUIRE_VM
 //   of FD for the first GPU)
 #include <dirent.h>
@@ -85,6 +87,14 @@ std::string result(long ret, const std::string& extra = "") {
   o << ret << " " << (ret < 0 ? errno : 0);
   if (!extra.empty()) o << " " << extra;
   return o.str();
+}
+
+void version_at_exit() {
+  kfd_ioctl_get_version_args v{};
+  long r = ioctl(g_kfd, AMDKFD_IOC_GET_VERSION, &v);
+  const std::string line =
+      "atexit " + result(r, std::to_string(v.major_version) + " " + std::to_string(v.minor_version)) + "\n";
+  if (write(STDOUT_FILENO, line.data(), line.size()) < 0) _exit(3);
 }
 
 std::vector<uint32_t> gpu_ids() {
@@ -217,6 +227,7 @@ std::string run(const std::string& line) {
     char c;
     return result(read(g_kfd, &c, 1));
   }
+  if (cmd == "atexit") return result(atexit(version_at_exit));
   if (cmd == "version") {
     kfd_ioctl_get_version_args v{};
     long r = ioctl(g_kfd, AMDKFD_IOC_GET_VERSION, &v);

@@ -47,6 +47,21 @@ TEST(ShimIoctl, OpenGetVersionClose) {
   EXPECT_EQ(p->call("close"), "0 0");
 }
 
+TEST(ShimIoctl, DeviceStillAnswersInExitHandlers) {
+  // The handler is registered before the process first reaches the shim (as a HIP program's
+  // module destructor is, before its first HIP call opens the device) and runs after main
+  // returns, when the main thread's thread_local objects are gone: a kernel's file still works
+  // there, and a HIP program frees its code objects' memory in it.
+  Machine m;
+  auto p = m.probe();
+  EXPECT_EQ(p->call("atexit"), "0 0");
+  EXPECT_EQ(p->call("open").substr(0, 2) == "-1", false);
+  EXPECT_EQ(p->call("version"), "0 0 1 22");
+  p->send("exit");
+  EXPECT_EQ(p->finish(), 0);
+  EXPECT_EQ(p->rest(), "atexit 0 0 1 22\n");
+}
+
 TEST(ShimIoctl, KfdFdLooksLikeACharacterDeviceAndCannotBeRead) {
   Machine m;
   auto p = m.probe();

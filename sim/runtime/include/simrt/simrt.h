@@ -67,7 +67,8 @@ void simrt_signal_store(simrt_signal* s, int64_t value);
 /* Waits until the value equals `value`: 0, or -ETIMEDOUT after timeout_ns (UINT64_MAX = never),
  * or -errno (-ENODEV) when the GPU went away meanwhile (simrt_last_error says so). */
 int simrt_signal_wait_eq(const simrt_signal* s, int64_t value, uint64_t timeout_ns);
-/* Simulated-device timestamps the command processor wrote for the last packet (ns). */
+/* Simulated-device timestamps the command processor wrote for the last packet, in ns of the
+ * simulated clock (the signal holds ticks of the GPU's 100 MHz counter: 10 ns resolution). */
 uint64_t simrt_signal_start_ts(const simrt_signal* s);
 uint64_t simrt_signal_end_ts(const simrt_signal* s);
 

@@ -50,6 +50,8 @@ class Signal {
   // device of an open Runtime stops answering, e.g. the simulator's kfdsimd died).
   bool wait_eq(int64_t v, std::chrono::nanoseconds timeout = std::chrono::nanoseconds::max()) const;
   uint64_t handle() const { return reinterpret_cast<uint64_t>(mem_); }
+  // When the CP started and finished the last packet, in simulated ns (10 ns resolution: the
+  // signal holds ticks of the GPU's 100 MHz timestamp counter).
   uint64_t start_ts() const;
   uint64_t end_ts() const;
 
