@@ -53,6 +53,21 @@ Program program_from_kernels(const std::vector<KernelDef>& kernels, uint32_t que
   return prog;
 }
 
+void gate_collectives(Program& p) {
+  for (uint32_t s = 0; s < p.steps.size(); ++s) {
+    if (p.steps[s].collective_ns <= 0) continue;
+    std::vector<uint8_t> gated(p.queues, 0);
+    uint32_t left = p.queues;
+    for (uint32_t d = s + 1; d < p.steps.size() && left > 0; ++d) {
+      if (gated[p.steps[d].queue]) continue;
+      gated[p.steps[d].queue] = 1;
+      --left;
+      auto& after = p.steps[d].after;
+      if (std::find(after.begin(), after.end(), s) == after.end()) after.push_back(s);
+    }
+  }
+}
+
 Program load_program(const ProgramDef& def, uint32_t queues, const sim::gpu::GpuProfile& p,
                      const std::string& path) {
   if (!def.trace.empty()) return load_kernel_trace(def.trace, p, path + ".trace");

@@ -19,6 +19,10 @@ struct Step {
   uint32_t queue = 0;                // index into the program's queues
   std::vector<uint32_t> after;       // steps (earlier ones) that must finish before the launch
   sim::gpu::SimTime host_delay_ns = 0;  // host time between the last of those and the launch
+  // Tensor parallel: the shards' collective that follows this kernel (0: none). It starts when
+  // the kernel has finished on every GPU of the client and holds what comes after it
+  // (gate_collectives); the Simulation runs it (simulation_clients.cpp).
+  sim::gpu::SimTime collective_ns = 0;
 };
 
 struct Program {
@@ -27,6 +31,10 @@ struct Program {
   // The whole program alone on an idle device, as the spec or the trace says (ns).
   sim::gpu::SimTime nominal_ns = 0;
 };
+
+// Every step after a step with a collective waits for it, on every queue (the first such step of
+// each queue: the queue's order holds the rest).
+void gate_collectives(Program& p);
 
 // The kernel that keeps `cus` CUs busy for `duration_us` in `rounds` workgroup rounds.
 sim::gpu::KernelSpec kernel_from_def(const KernelDef& d, const sim::gpu::GpuProfile& p);

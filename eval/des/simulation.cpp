@@ -34,19 +34,7 @@ void Simulation::index_program(Client& c) {
 }
 
 void Simulation::add_client(Client c) {
-  Program& p = c.program;
-  if (!c.allreduce_after.empty()) {
-    // The collective ends a step on every queue: the next step of each queue waits for it.
-    for (uint32_t s = 0; s < p.steps.size(); ++s) {
-      if (!c.allreduce_after[s]) continue;
-      std::set<uint32_t> gated;
-      for (uint32_t d = s + 1; d < p.steps.size(); ++d) {
-        if (!gated.insert(p.steps[d].queue).second) continue;
-        auto& after = p.steps[d].after;
-        if (std::find(after.begin(), after.end(), s) == after.end()) after.push_back(s);
-      }
-    }
-  }
+  gate_collectives(c.program);
   index_program(c);
   names_[c.key] = c.name;
   clients_.push_back(std::move(c));
@@ -77,20 +65,24 @@ void Simulation::setup() {
     c.gpus = d.gpus;
     const std::string path = "online[" + std::to_string(i) + "]";
     if (d.llm) {
-      // Its steps are formed as it runs; the client's queue exists from the start.
-      c.llm = std::make_unique<llm::Server>(*d.llm, *d.requests, llm::StepGrid::load(d.llm->steps, path + ".llm.steps"));
+      // Its steps are formed as it runs; the client's queue exists from the start. Each GPU of a
+      // tensor-parallel server runs the grid's shard: one shard per GPU.
+      auto grid = llm::StepGrid::load(d.llm->steps, path + ".llm.steps");
+      if (grid->tp() != c.gpus.size())
+        throw SpecError(path + ".llm.steps", "the step grid is one shard of " + std::to_string(grid->tp()) +
+                                                 " (recorded with --tp " + std::to_string(grid->tp()) + ") but the server has " +
+                                                 std::to_string(c.gpus.size()) + " GPU(s)");
+      c.llm = std::make_unique<llm::Server>(*d.llm, *d.requests, std::move(grid),
+                                            llm::CollectiveCost{d.allreduce.us, d.allreduce.bus_gbps});
       c.llm_step_gap_ns = static_cast<SimTime>(std::llround(d.llm->step_gap_us * 1e3));
     } else {
       c.program = load_program(d.program, 1, profile_, path);
+      if (c.gpus.size() > 1 && d.allreduce.us > 0)
+        for (std::size_t s = d.allreduce.every; s <= c.program.steps.size(); s += d.allreduce.every)
+          c.program.steps[s - 1].collective_ns = static_cast<SimTime>(std::llround(d.allreduce.us * 1e3));
     }
     c.arrivals.emplace(d.arrival, spec_.seed * 7919ull + i);
     c.max_requests = d.requests;
-    if (c.gpus.size() > 1 && d.allreduce.us > 0) {
-      c.allreduce_ns = static_cast<SimTime>(std::llround(d.allreduce.us * 1e3));
-      c.allreduce_after.assign(c.program.steps.size(), 0);
-      for (std::size_t s = d.allreduce.every; s <= c.program.steps.size(); s += d.allreduce.every)
-        c.allreduce_after[s - 1] = 1;
-    }
     add_client(std::move(c));
   }
   for (std::size_t i = 0; i < spec_.offline.size(); ++i) {
@@ -104,6 +96,7 @@ void Simulation::setup() {
     c.program = load_program(d.program, d.queues, profile_, "offline[" + std::to_string(i) + "]");
     c.max_in_flight = policy_->max_in_flight(d.max_in_flight);
     c.sync = d.sync_each_iteration.value_or(!d.program.trace.empty());
+    c.managed = d.managed;
     add_client(std::move(c));
   }
 
@@ -144,6 +137,7 @@ void Simulation::setup() {
                                            },
                                            {}});
     for (auto& c : clients_) {
+      if (!c.managed) continue;  // a process the daemon never classifies: never suspended
       std::vector<sched::GpuId> ids;
       for (size_t j = 0; j < c.gpus.size(); ++j) {
         ids.push_back(gpu_ids_[c.gpus[j]]);

@@ -65,6 +65,11 @@ struct LlmRow {
   uint64_t steps = 0;
   uint64_t preemptions = 0;     // recompute preemptions (KV cache full)
   uint64_t batched_tokens = 0;  // tokens computed over all steps (prefill and decode)
+  std::vector<double> step_ms;  // each step's span, first launch to its end on every GPU
+  // Per GPU of the server (one shard each): its index, and the time its shard spent at the
+  // collectives waiting for the slowest, over the run (ms).
+  std::vector<uint32_t> gpus;
+  std::vector<double> collective_wait_ms;
 };
 
 struct RunResult {

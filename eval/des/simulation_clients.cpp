@@ -73,14 +73,18 @@ void Simulation::kernel_done(Client& c, uint32_t copy, uint64_t inst, uint32_t s
   auto it = cp.instances.find(inst);
   if (it != cp.instances.end()) {
     ++it->second.done;
-    if (!c.allreduce_after.empty() && c.allreduce_after[step]) {
-      // The all-reduce starts once the slowest shard has finished this step, and every shard
-      // goes on when it ends.
+    if (const SimTime coll = c.program.steps[step].collective_ns; coll > 0) {
+      // The collective starts once the slowest shard has finished this step, and every shard
+      // goes on when it ends; the others idle until then.
       const auto key = std::make_pair(inst, step);
-      if (++c.allreduce_arrived[key] == c.copies.size()) {
-        c.allreduce_arrived.erase(key);
+      auto& arr = c.collective_arrived[key];
+      if (arr.at.empty()) arr.at.assign(c.copies.size(), kNever);
+      arr.at[copy] = now_;
+      if (++arr.count == c.copies.size()) {
+        for (uint32_t j = 0; j < c.copies.size(); ++j) c.copies[j].collective_wait_ns += now_ - arr.at[j];
+        c.collective_arrived.erase(key);
         Client* cl = &c;
-        post(c.allreduce_ns, [this, cl, inst, step] {
+        post(coll, [this, cl, inst, step] {
           for (uint32_t j = 0; j < cl->copies.size(); ++j) release(*cl, j, inst, step);
         });
       }

@@ -53,6 +53,9 @@ struct Copy {
   uint32_t gpu = 0;
   std::vector<QueueKey> queues;
   uint32_t in_flight = 0;  // launched, not finished
+  // Tensor parallel: how long this shard, done with its part, waited for the slowest at the
+  // collectives (what another GPU's interference costs this one).
+  SimTime collective_wait_ns = 0;
   struct Instance {
     std::vector<uint32_t> deps_left;
     std::vector<uint8_t> ready;
@@ -96,16 +99,21 @@ struct Client {
   uint64_t current = 0;  // instance number of the running request
   uint64_t completed = 0;
   std::vector<double> latencies_ms;
-  // Tensor-parallel collective (spec AllReduceDef): the steps followed by an all-reduce, its
-  // length, and per (request, step) how many shards have finished that step.
-  std::vector<uint8_t> allreduce_after;
-  SimTime allreduce_ns = 0;
-  std::map<std::pair<uint64_t, uint32_t>, uint32_t> allreduce_arrived;
+  // Tensor-parallel collectives (Step::collective_ns): per (instance, step) waiting for the
+  // slowest shard, when each shard got there (kNever: not yet) and how many have.
+  struct CollectiveArrivals {
+    std::vector<SimTime> at;
+    uint32_t count = 0;
+  };
+  std::map<std::pair<uint64_t, uint32_t>, CollectiveArrivals> collective_arrived;
   // An LLM server (spec online[].llm): each request is a sequence of steps, `program` the current
   // step's kernels (simulation_llm.cpp).
   std::unique_ptr<llm::Server> llm;
   SimTime llm_step_gap_ns = 0;
+  SimTime llm_step_started = 0;
+  std::vector<double> llm_step_ms;  // each step's span, first launch to last shard's end
   // offline
+  bool managed = true;  // the Runtime knows it (spec offline[].managed)
   uint32_t max_in_flight = 64;
   bool sync = false;
   uint64_t next_instance = 0;

@@ -22,6 +22,7 @@ void Simulation::llm_arrive(Client& c) {
 
 void Simulation::llm_start_step(Client& c) {
   c.busy = true;
+  c.llm_step_started = now_;
   c.program = c.llm->next_step(profile_);
   index_program(c);
   const uint64_t inst = c.current++;
@@ -29,6 +30,7 @@ void Simulation::llm_start_step(Client& c) {
 }
 
 void Simulation::llm_step_done(Client& c) {
+  c.llm_step_ms.push_back(static_cast<double>(now_ - c.llm_step_started) / 1e6);
   const bool hints = runtime_use_ && runtime_use_->hints;
   std::vector<uint32_t> sampled;  // the requests this step gives a token, before it is counted
   if (hints)

@@ -27,6 +27,9 @@ void Simulation::collect_results() {
       l.steps = c.llm->steps();
       l.preemptions = c.llm->preemptions();
       l.batched_tokens = c.llm->batched_tokens();
+      l.step_ms = c.llm_step_ms;
+      l.gpus = c.gpus;
+      for (const auto& cp : c.copies) l.collective_wait_ms.push_back(static_cast<double>(cp.collective_wait_ns) / 1e6);
       res_.llm.push_back(std::move(l));
     }
     ClientRow row;

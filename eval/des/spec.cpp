@@ -296,7 +296,6 @@ Spec parse_spec(const json& doc, const std::string& base_dir) {
         d.llm = read_llm(l, base_dir);
         if (c.has("kernels") || c.has("trace"))
           throw SpecError(c.at("llm"), "an LLM server's steps come from llm.steps: give no kernels or trace");
-        if (d.gpus.size() > 1) throw SpecError(c.at("gpus"), "an LLM server runs on one GPU");
         if (!d.requests) d.requests = d.llm->lengths.size();
         if (*d.requests > d.llm->lengths.size())
           throw SpecError(c.at("requests"), "more requests than llm.lengths has lengths (" +
@@ -306,12 +305,20 @@ Spec parse_spec(const json& doc, const std::string& base_dir) {
       }
       if (c.has("allreduce")) {
         Obj a(c.raw("allreduce"), c.at("allreduce"));
+        if (d.llm && a.has("every"))
+          throw SpecError(a.at("every"), "an LLM server's collectives are where its step grid puts them: give no every");
+        if (!d.llm && a.has("bus_gbps"))
+          throw SpecError(a.at("bus_gbps"), "only an LLM server's step grid gives collectives bytes to move");
         d.allreduce.every = static_cast<uint32_t>(a.integer("every", 1, 1, 1u << 20));
         d.allreduce.us = a.number("us", 0, 0, 1e7);
+        d.allreduce.bus_gbps = a.number("bus_gbps", 0, 0, 1e6);
         a.done();
-        if (d.gpus.size() < 2 && d.allreduce.us > 0)
+        if (d.gpus.size() < 2 && (d.allreduce.us > 0 || d.allreduce.bus_gbps > 0))
           throw SpecError(c.at("allreduce"), "an all-reduce needs a tensor-parallel client (\"gpus\" with two or more)");
       }
+      if (d.llm && d.gpus.size() > 1 && d.allreduce.bus_gbps <= 0)
+        throw SpecError(c.at("allreduce"), "a tensor-parallel LLM server needs allreduce.bus_gbps (its collectives' bytes "
+                                           "move at that bandwidth)");
       c.done();
       s.online.push_back(std::move(d));
     }
@@ -329,6 +336,10 @@ Spec parse_spec(const json& doc, const std::string& base_dir) {
       d.queues = static_cast<uint32_t>(c.integer("queues", 1, 1, 64));
       d.max_in_flight = static_cast<uint32_t>(c.integer("max_in_flight", 64, 1, 1u << 20));
       if (c.has("sync_each_iteration")) d.sync_each_iteration = c.boolean("sync_each_iteration", false);
+      d.managed = c.boolean("managed", true);
+      if (!d.managed && s.baseline.rfind("gpreempt-", 0) != 0)
+        throw SpecError(c.at("managed"), "only the gpreempt baselines have a daemon to leave a job unmanaged (baseline is \"" +
+                                             s.baseline + "\")");
       d.program = read_program(c, base_dir);
       if (!d.program.trace.empty() && c.has("queues"))
         throw SpecError(c.at("queues"), "a trace brings its own queues; queues applies to kernels only");

@@ -64,9 +64,14 @@ struct ArrivalDef {
 // kernels every, 2*every, ...), the shards exchange partial results (an all-reduce). It starts when
 // that kernel has finished on every GPU of the request — the slowest shard gates it — lasts `us`
 // (link latency and transfer, off the CUs), and the shards' next kernels wait for its end.
+//
+// A tensor-parallel LLM server (online[].llm with several GPUs) takes its collectives' places from
+// its step grid instead of `every`, and each lasts `us` plus the bus bytes the grid gives it at
+// `bus_gbps` (eval/des/llm/step_grid.h: a ring all-reduce's time).
 struct AllReduceDef {
   uint32_t every = 1;
   double us = 0;  // 0: no collective (shards run independently, the request ends with the last)
+  double bus_gbps = 0;  // LLM servers: each GPU's link bandwidth for the bytes it sends; 0: free
 };
 
 // An online client that is an LLM server (docs/llm.md, "The DES form"): continuous batching over
@@ -100,6 +105,10 @@ struct OfflineDef {
   uint32_t max_in_flight = 64;  // launched but unfinished kernels per GPU (host run-ahead)
   std::optional<bool> sync_each_iteration;  // default: false for kernels, true for traces
   ProgramDef program;
+  // false: a job gpreemptd cannot suspend (say one on ROCm < 5.7 user space, which enables its
+  // runtime through the pre-upstream ABI, docs/architecture.md): the gpreempt baselines' Runtime
+  // never hears of it. Only those baselines take it; the others treat every job alike.
+  bool managed = true;
 };
 
 struct PolicyDef {

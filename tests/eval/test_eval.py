@@ -24,13 +24,14 @@ ISSUE_EXPERIMENTS = {
     "tc1-basic", "tc2-periodic", "tc3-edge", "suspend-resume-100", "offline-loss", "random-1h",
     "online-10ms-vs-10-offline-queues", "matmul-two-model", "resnet18-vs-resnet50-train", "sweep-load",
     "sweep-kernel-length", "sweep-grace", "sweep-hysteresis", "sweep-poll", "sweep-model-costs", "node-8gpu",
-    "resume-defer", "flap-coalescing", "llm-serving-vs-finetune"}
+    "resume-defer", "flap-coalescing", "llm-serving-vs-finetune", "llm-moe-tp8"}
 
 
 def fake_traces(d):
     """Small torch_mode-shaped traces, so the headline builds without recording (record_trace reuses them),
     and a stand-in step grid for the LLM experiment (reused the same way)."""
     (d / "llama-8b-steps.json").write_text('{"schema": "gpreempt-llm-step-grid"}\n')
+    (d / "deepseek-v3-tp8-steps.json").write_text('{"schema": "gpreempt-llm-step-grid", "tp": 8}\n')
     for name in workloads.TRACES:
         with open(d / f"{name}.jsonl", "w") as f:
             for i in range(3):

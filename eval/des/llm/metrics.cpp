@@ -65,6 +65,16 @@ ordered_json metrics(const LlmRow& row, double sim_seconds, bool per_request) {
   j["steps"] = row.steps;
   j["mean_batched_tokens"] = row.steps ? jc::round_to(static_cast<double>(row.batched_tokens) / static_cast<double>(row.steps), 3) : 0.0;
   j["kv_preemptions"] = row.preemptions;
+  j["step_ms"] = summary(row.step_ms);
+  // Per GPU: the mean time a step's shard there waited at the collectives for the slowest shard
+  // (one GPU's interference shows as the others' wait).
+  ordered_json shards = ordered_json::array();
+  for (std::size_t i = 0; i < row.gpus.size(); ++i) {
+    const double wait = i < row.collective_wait_ms.size() ? row.collective_wait_ms[i] : 0.0;
+    shards.push_back({{"gpu", row.gpus[i]},
+                      {"collective_wait_ms_per_step", row.steps ? jc::round_ms(wait / static_cast<double>(row.steps)) : 0.0}});
+  }
+  j["shards"] = std::move(shards);
   if (per_request) {
     // [id, prompt tokens, output tokens, arrival ms, TTFT ms, TPOT ms or null, E2E ms, preemptions]
     ordered_json all = ordered_json::array();

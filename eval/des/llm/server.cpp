@@ -21,12 +21,14 @@ std::vector<Request> make_requests(const LlmServerDef& def, uint64_t n) {
 
 }  // namespace
 
-Server::Server(const LlmServerDef& def, uint64_t requests, std::shared_ptr<const StepGrid> grid)
+Server::Server(const LlmServerDef& def, uint64_t requests, std::shared_ptr<const StepGrid> grid,
+               CollectiveCost coll)
     : requests_(make_requests(def, requests)),
       sched_(requests_, KvBlocks(def.kv_blocks, grid->block_size()),
              Limits{def.max_num_seqs, def.max_num_batched_tokens}),
       grid_(std::move(grid)),
-      merge_vector_kernels_(def.merge_vector_kernels) {}
+      merge_vector_kernels_(def.merge_vector_kernels),
+      coll_(coll) {}
 
 uint32_t Server::arrive(sim::gpu::SimTime now) {
   if (arrived_ >= requests_.size()) throw std::logic_error("more arrivals than requests");
@@ -51,7 +53,7 @@ const Program& Server::next_step(const sim::gpu::GpuProfile& p) {
   auto it = programs_.find(key);
   if (it == programs_.end()) {
     if (programs_.size() >= 4096) programs_.clear();
-    it = programs_.emplace(key, grid_->program(s, p, merge_vector_kernels_)).first;
+    it = programs_.emplace(key, grid_->program(s, p, merge_vector_kernels_, coll_)).first;
   }
   return it->second;
 }

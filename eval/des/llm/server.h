@@ -19,8 +19,10 @@ namespace gpreempt::eval::des::llm {
 
 class Server {
  public:
-  // `requests` of `def.lengths` (the first ones) will arrive.
-  Server(const LlmServerDef& def, uint64_t requests, std::shared_ptr<const StepGrid> grid);
+  // `requests` of `def.lengths` (the first ones) will arrive. `coll` times a sharded grid's
+  // collectives (a tensor-parallel server's).
+  Server(const LlmServerDef& def, uint64_t requests, std::shared_ptr<const StepGrid> grid,
+         CollectiveCost coll = {});
   Server(const Server&) = delete;  // the scheduler refers to requests_
   Server& operator=(const Server&) = delete;
 
@@ -47,6 +49,7 @@ class Server {
   Scheduler sched_;
   std::shared_ptr<const StepGrid> grid_;
   bool merge_vector_kernels_ = true;
+  CollectiveCost coll_;
   Batch current_;
   uint64_t steps_ = 0, tokens_ = 0;
   // Steps of the same shape recur (decode steps of a steady batch): their programs are kept.

@@ -26,6 +26,12 @@ std::array<uint32_t, 3> dims(const nlohmann::json& v) {
 std::vector<Op> read_ops(const nlohmann::json& v, const std::string& where) {
   std::vector<Op> out;
   for (const auto& k : v) {
+    if (k.size() > 7 && k.at(7) == "collective") {
+      // A shard's collective launches nothing: it belongs to the kernel whose result it exchanges.
+      if (out.empty()) throw SpecError(where, "a collective (" + k.at(0).get<std::string>() + ") before any kernel");
+      out.back().collective_bytes += k.at(4).get<double>();
+      continue;
+    }
     Op o;
     o.name = k.at(0).get<std::string>();
     o.grid = dims(k.at(1));
@@ -97,6 +103,8 @@ std::shared_ptr<const StepGrid> StepGrid::load(const std::string& file, const st
     g->model_ = doc.value("model", "");
     g->block_size_ = doc.at("block_size").get<uint32_t>();
     g->decode_groups_ = doc.at("decode_groups").get<uint32_t>();
+    g->tp_ = doc.value("tp", 1u);
+    if (g->tp_ < 1) throw SpecError(where, "tp must be at least 1");
     for (const auto& s : doc.at("layers")) g->segments_.emplace_back(s.at(0).get<int>(), s.at(1).get<uint32_t>());
     const char* names[3] = {"prefill_tokens", "decode_seqs", "decode_len"};
     for (int a = 0; a < 3; ++a) {
@@ -191,18 +199,27 @@ std::vector<Op> StepGrid::ops(const StepShape& s) const {
   std::vector<std::vector<Op>> each;
   for (const auto& c : corners) each.push_back(c.pt->expanded(segments_));
   for (std::size_t i = 0; i < out.size(); ++i) {
-    double f = 0, by = 0;
+    double f = 0, by = 0, cb = 0;
     for (std::size_t j = 0; j < corners.size(); ++j) {
       f += corners[j].w * each[j][i].flops;
       by += corners[j].w * each[j][i].bytes;
+      cb += corners[j].w * each[j][i].collective_bytes;
     }
     out[i].flops = std::max(0.0, f);
     out[i].bytes = std::max(0.0, by);
+    // A collective stays where the dominant corner has one (the corners launch the same kernels).
+    out[i].collective_bytes = out[i].collective_bytes > 0 ? std::max(0.0, cb) : 0.0;
   }
   return out;
 }
 
-Program StepGrid::program(const StepShape& s, const sim::gpu::GpuProfile& p, bool merge_vector_runs) const {
+sim::gpu::SimTime CollectiveCost::ns(double bus_bytes) const {
+  const double us = latency_us + (bus_gbps > 0 ? bus_bytes / (bus_gbps * 1e3) : 0.0);
+  return static_cast<sim::gpu::SimTime>(std::llround(us * 1e3));
+}
+
+Program StepGrid::program(const StepShape& s, const sim::gpu::GpuProfile& p, bool merge_vector_runs,
+                          const CollectiveCost& coll) const {
   Program prog;
   // A run of consecutive vector kernels: its summed time and its largest grid.
   struct Run {
@@ -226,6 +243,13 @@ Program StepGrid::program(const StepShape& s, const sim::gpu::GpuProfile& p, boo
     emit(run.kernels == 1 ? run.name : run.name + "+" + std::to_string(run.kernels - 1), run.shape, run.busy);
     run = Run{};
   };
+  // The shards exchange results after the kernel just emitted: it gets the collective's time.
+  const auto collective = [&](const Op& o) {
+    if (o.collective_bytes <= 0) return;
+    const sim::gpu::SimTime t = coll.ns(o.collective_bytes);
+    prog.steps.back().collective_ns = std::max<sim::gpu::SimTime>(1, t);
+    prog.nominal_ns += t;
+  };
   for (const Op& o : ops(s)) {
     // torch_mode's register model: a GEMM tile for matrix-core operators, elementwise otherwise.
     const sim::gpu::KernelShape shape{
@@ -235,6 +259,7 @@ Program StepGrid::program(const StepShape& s, const sim::gpu::GpuProfile& p, boo
     if (o.matrix || !merge_vector_runs) {
       flush();
       emit(o.name, shape, busy);
+      collective(o);
       continue;
     }
     // Consecutive vector kernels (a norm's, rotary's, softmax's elementwise steps) become one, as
@@ -250,8 +275,13 @@ Program StepGrid::program(const StepShape& s, const sim::gpu::GpuProfile& p, boo
       if (shape.workgroups() > run.shape.workgroups()) run.shape = shape;
     }
     ++run.kernels;
+    if (o.collective_bytes > 0) {
+      flush();  // a run ends at a collective: what follows waits for it
+      collective(o);
+    }
   }
   flush();
+  gate_collectives(prog);
   return prog;
 }
 

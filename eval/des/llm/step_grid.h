@@ -9,6 +9,11 @@
 // (sim/gpu/roofline.h), so that the grid does not depend on the profile. Where the corners around a
 // shape launch different kernels (another number of attention groups), the step takes the kernels
 // of the grid point at or above it on every axis instead.
+//
+// A grid recorded with --tp N is one GPU's shard of a model split over N GPUs (its "tp"): each
+// kernel after which the shards exchange results carries that collective's bus bytes (the bytes
+// each GPU sends), interpolated as FLOPs and bytes are, and the step's program gives it a time
+// (CollectiveCost) and makes what follows wait for it (docs/llm.md, "Tensor parallel").
 #pragma once
 
 #include <array>
@@ -34,6 +39,15 @@ struct Op {
   double bytes = 0;
   sim::gpu::MathType math = sim::gpu::MathType::kBf16;
   bool matrix = false;
+  double collective_bytes = 0;  // bus bytes of the shards' collective after this kernel (0: none)
+};
+
+// A collective's time: a fixed part (launch and link latency) plus its bus bytes at the bus
+// bandwidth, the cost model of a ring all-reduce (rccl-tests' busbw convention).
+struct CollectiveCost {
+  double latency_us = 0;
+  double bus_gbps = 0;  // 0: the bytes cost nothing
+  sim::gpu::SimTime ns(double bus_bytes) const;
 };
 
 struct StepShape {
@@ -57,11 +71,14 @@ class StepGrid {
   const std::string& model() const { return model_; }
   uint32_t block_size() const { return block_size_; }
   uint32_t decode_groups() const { return decode_groups_; }
+  uint32_t tp() const { return tp_; }  // GPUs the model is split over (1: the whole model)
   // The step's kernels, one queue, in launch order (the host launches them all and reads the
   // sampled tokens when the last one ends).
   // merge_vector_runs: each run of consecutive vector (non-matrix) kernels becomes one kernel
   // lasting what they did together, packet overheads included (step_grid.cpp says why).
-  Program program(const StepShape& s, const sim::gpu::GpuProfile& p, bool merge_vector_runs = true) const;
+  // A kernel followed by a collective ends its run and gets the collective's time from `coll`.
+  Program program(const StepShape& s, const sim::gpu::GpuProfile& p, bool merge_vector_runs = true,
+                  const CollectiveCost& coll = {}) const;
   // The interpolated kernels of one step (head, every layer, tail), before timing.
   std::vector<Op> ops(const StepShape& s) const;
 
@@ -76,6 +93,7 @@ class StepGrid {
   std::string model_;
   uint32_t block_size_ = 16;
   uint32_t decode_groups_ = 4;
+  uint32_t tp_ = 1;
   std::vector<std::pair<int, uint32_t>> segments_;  // layer kinds in order: (kind, repeat)
   std::array<std::vector<double>, 3> axes_;          // prefill tokens, decode seqs, decode len
   std::map<std::array<std::size_t, 3>, Point> points_;

@@ -175,3 +175,158 @@ def _llm_serving_checks(pts, o):
                                "(x offline alone's busy fraction)", f">= {OFFLINE_SHARE_TARGET:.0%}",
                                "issue 24 DES target", round(share, 3), share >= OFFLINE_SHARE_TARGET))
     return c
+
+
+# ---- the user's shape: a DeepSeek-style MoE tensor-parallel across an 8-GPU node ------------------
+# DeepSeek-V3's shapes (671 B parameters, 37 B active; deepseek.DEEPSEEK_V3), bf16, split over the
+# node's 8 GPUs as vLLM's TP=8 splits it (gpreempt.sim.llm.tensor_parallel: attention by heads, every
+# routed and shared expert by its intermediate width, embedding and LM head by vocabulary): each GPU
+# runs the same shard kernels and the shards all-reduce the hidden state after the embedding and
+# after the attention and the MoE (or MLP) of each of the 61 layers, and gather the logits.
+MOE_MODEL = "deepseek-v3"
+TP = 8
+TP_GPUS = list(range(TP))
+# The collectives' link model, as `node-8gpu`'s all-reduce: a fixed 25 µs (latency-bound small
+# messages, node-8gpu's estimate) plus each GPU's bus bytes (2(N-1)/N of the hidden state for an
+# all-reduce, rccl-tests' busbw convention) at 7 xGMI links × 48 GB/s: AMD's "Understanding RCCL
+# Bandwidth and xGMI Performance on AMD Instinct MI300X" (ROCm blogs, 2025) gives 64 GB/s peak and
+# about 48 GB/s usable per link, each GPU linked to its 7 peers.
+TP_ALLREDUCE_US = 25.0
+TP_BUS_GBPS = 7 * 48.0
+MOE_RATE = 2.0
+# The objectives: MLPerf's server scenario (loadgen's mlperf.conf for Llama-3.1-8B: TTFT p99 2 s,
+# TPOT p99 100 ms), the looser pair docs/llm.md cites. This bf16 server misses the interactive
+# 30 ms TPOT alone (p99 42 ms at 2 requests/s, 33.6 ms at 1/s, 100 requests), so the interactive pair
+# could not tell the baselines apart.
+MOE_TTFT_SLO_MS = 2000.0
+MOE_TPOT_SLO_MS = 100.0
+QUICK_MOE_REQUESTS = 2  # the mechanism only (about 2.5 CPU-minutes in all): no tail is measured
+# The GPU whose fine-tuning job gpreempt cannot suspend in the `gpu7-unmanaged` point.
+UNMANAGED_GPU = 7
+
+
+def moe_kv_blocks(block_size=16):
+    """KV blocks one GPU has after its shard's bf16 weights (the MLA latent cache is replicated on
+    every GPU of the group, as vLLM keeps it)."""
+    from ..sim.llm import deepseek, tensor_parallel
+    from ..sim.serve import default_kv_blocks
+
+    return default_kv_blocks(tensor_parallel.shard(deepseek.DEEPSEEK_V3, TP), deepseek, block_size)
+
+
+def moe_step_grid(o):
+    """The shard's step grid in the trace directory (recorded once, under kfdsim)."""
+    path = os.path.abspath(os.path.join(o.trace_dir, f"{MOE_MODEL}-tp{TP}-steps.json"))
+    if os.path.exists(path) and os.path.getsize(path) > 0:
+        return path
+    cmd = [o.kfdsim, "run", "--profile", "mi308x", "--hardware", "gpu", "--", "/usr/bin/python3", "-m",
+           "gpreempt.sim.llm.step_grid", "--model", MOE_MODEL, "--tp", str(TP), "--out", path + ".part"]
+    p = subprocess.run(cmd, env=wl.python_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=1800)
+    if p.returncode != 0:
+        raise RuntimeError(f"recording the step grid failed (exit {p.returncode}): {' '.join(cmd)}\n"
+                           + p.stderr[-2000:])
+    os.replace(path + ".part", path)
+    return path
+
+
+def moe_task(grid, rate_hz, requests):
+    t = llm_task(grid, rate_hz, requests)
+    del t["gpu"]
+    t["gpus"] = list(TP_GPUS)
+    t["name"] = "moe-tp8-server"
+    t["llm"]["kv_blocks"] = moe_kv_blocks()
+    t["allreduce"] = {"us": TP_ALLREDUCE_US, "bus_gbps": TP_BUS_GBPS}
+    t["llm"]["slo"] = {"ttft_ms": MOE_TTFT_SLO_MS, "tpot_ms": MOE_TPOT_SLO_MS}
+    return t
+
+
+def moe_slo_policy(rate_hz):
+    return {"slo": {"ttft_p99_ms": MOE_TTFT_SLO_MS, "tpot_p99_ms": MOE_TPOT_SLO_MS,
+                    "window_s": max(2.0, math.ceil(200.0 / rate_hz))}}
+
+
+def finetune_on(gpus, trace, unmanaged=()):
+    """One fine-tuning job per GPU (each its own process, as on a shared node); those on `unmanaged`
+    GPUs are jobs gpreempt cannot suspend (spec offline[].managed)."""
+    out = []
+    for g in gpus:
+        j = {"name": f"llama-1b-finetune-gpu{g}", "gpu": g, "trace": trace}
+        if g in unmanaged:
+            j["managed"] = False
+        out.append(j)
+    return out
+
+
+@experiment(name="llm-moe-tp8",
+            title=f"DeepSeek-V3-shaped MoE served tensor-parallel over 8 GPUs vs a fine-tuning job on every GPU",
+            shows="what the offline jobs do to a tensor-parallel MoE server's TTFT and TPOT, what gpreempt recovers, "
+                  "and what one GPU whose job is never suspended does to every GPU's step",
+            figures=("attainment",),
+            columns=("ttft_p99_ms", "tpot_p99_ms", "slo_attainment", "step_ms_mean", "collective_wait_ms_max",
+                     "collective_wait_ms_min"),
+            notes=(f"The server: DeepSeek-V3's shapes in bf16, one shard per GPU as vLLM's TP={TP} splits the model "
+                   "(docs/llm.md, \"Tensor parallel across a node\"); one continuous-batching scheduler, each step's "
+                   "shard kernels on all 8 GPUs, and the shards all-reduce after the embedding and after the attention "
+                   "and the MoE of every layer: the slowest GPU gates every collective.",
+                   f"Collectives: {TP_ALLREDUCE_US:g} µs (node-8gpu's all-reduce) plus each GPU's bus bytes at "
+                   f"{TP_BUS_GBPS:g} GB/s (7 xGMI links × 48 GB/s usable, AMD's ROCm blog on MI300X RCCL bandwidth).",
+                   f"Objectives: TTFT p99 <= {MOE_TTFT_SLO_MS:g} ms and TPOT p99 <= {MOE_TPOT_SLO_MS:g} ms, MLPerf "
+                   "Inference's server scenario (loadgen mlperf.conf, Llama-3.1-8B): this bf16 server alone misses the "
+                   "interactive 30 ms TPOT (experiments_llm.MOE_TTFT_SLO_MS says by how much).",
+                   "The eight fine-tuning jobs run the same trace from the same instant: under no control they slow "
+                   "every shard alike, so the shards wait little for each other; jobs out of phase would make the "
+                   "slowest of eight gate every collective.",
+                   f"gpu{UNMANAGED_GPU}-unmanaged: gpreempt-hint, except that the job on GPU {UNMANAGED_GPU} is one "
+                   "gpreempt cannot suspend (spec offline[].managed = false); collective_wait_ms_max/min are the most "
+                   "and the least any GPU's shard waited per step for the slowest.",
+                   "Every GPU runs one Llama-1B full fine-tuning job (the trace of llm-serving-vs-finetune)."))
+def _llm_moe_tp8(o):
+    grid = moe_step_grid(o)
+    trace = finetune_trace(o)
+    r = MOE_RATE
+    # Eight GPUs of contended sharing cost the engine about 9 CPU-s per simulated second (docs/
+    # evaluation.md, "llm-moe-tp8"): --quick serves at most QUICK_MOE_REQUESTS and skips gpreempt-slo.
+    n = min(o.requests, QUICK_MOE_REQUESTS) if o.quick else o.requests
+    on = [moe_task(grid, r, n)]
+    d = math.ceil(n / r) * 4.0  # a cap only: each point ends when every request is served
+    off = finetune_on(TP_GPUS, trace)
+    runs = [("offline-alone", spec("none", [], finetune_on([0], trace), OFFLINE_ALONE_S, gpus=TP)),
+            ("online-alone", spec("none", on, [], d, gpus=TP)),
+            ("none", spec("none", on, off, d, gpus=TP)),
+            ("gpreempt-hint", spec("gpreempt-hint", on, off, d, gpus=TP)),
+            (SLO, spec("gpreempt-hint", on, off, d, gpus=TP, policy=moe_slo_policy(r))),
+            (f"gpu{UNMANAGED_GPU}-unmanaged",
+             spec("gpreempt-hint", on, finetune_on(TP_GPUS, trace, unmanaged=(UNMANAGED_GPU,)), d, gpus=TP))]
+    return [point(label, s, group=label, rate_hz=r) for label, s in runs if not (o.quick and label == SLO)]
+
+
+@checks_for("llm-moe-tp8")
+def _llm_moe_tp8_checks(pts, o):
+    """Issue 24's DES targets for the node: gpreempt meets both objectives where the server alone
+    does, and the fine-tuning jobs keep >= 90 % of the GPU time the server alone leaves them."""
+    by = {p["group"]: p for p in pts}
+    alone, off_alone = by.get("online-alone"), by.get("offline-alone")
+    c = []
+    if not alone:
+        return c
+    meets_alone = _metric(alone, "p99_meets_slo") == 1.0
+    idle = 1.0 - (_metric(alone, "online_gpu_busy_fraction") or 0.0)
+    full = _metric(off_alone, "offline_gpu_busy_fraction") if off_alone else None
+    for g in ("gpreempt-hint", SLO):
+        p = by.get(g)
+        if p is None:
+            continue
+        if meets_alone:
+            for k, slo in (("ttft_p99_ms", MOE_TTFT_SLO_MS), ("tpot_p99_ms", MOE_TPOT_SLO_MS)):
+                v = _metric(p, k)
+                c.append(check(f"{g}: {k[:4].upper()} p99, worst seed (the server alone meets both objectives)",
+                               f"<= {slo:g}", "issue 24 DES target; MLPerf server scenario", v,
+                               v is not None and v <= slo, "ms"))
+        busy = _metric(p, "offline_gpu_busy_fraction")
+        if busy is not None and full and idle > 0:
+            share = busy / (idle * full)
+            c.append(check(f"{g}: fine-tuning's GPU time / the time the server alone leaves (x offline alone's "
+                           "busy fraction), mean over the 8 GPUs", f">= {OFFLINE_SHARE_TARGET:.0%}",
+                           "issue 24 DES target", round(share, 3), share >= OFFLINE_SHARE_TARGET))
+    return c

@@ -19,7 +19,10 @@ METRICS = ("online_requests", "online_p50_ms", "online_p95_ms", "online_p99_ms",
            "wall_seconds", "events", "flaps", "suspend_latency_max_ms", "resume_latency_max_ms",
            # LLM servers (gpreempt-des's llm[0]; null otherwise), and the online side's GPU share.
            "ttft_p99_ms", "tpot_p99_ms", "slo_attainment", "p99_meets_slo", "output_tokens_per_s",
-           "online_gpu_busy_fraction")
+           "online_gpu_busy_fraction",
+           # An LLM server's step span, and of its GPUs' shards (one per GPU) the mean wait per step at
+           # the collectives for the slowest shard: the most and the least any GPU waited.
+           "step_ms_mean", "step_ms_p99", "collective_wait_ms_max", "collective_wait_ms_min")
 
 
 class UsageProblem(ValueError):
@@ -73,6 +76,12 @@ def make_row(exp, pt, seed, engine, result):
            "baseline": r["baseline"], "params": pt["params"]}
     for k in METRICS:
         row[k] = _num(r.get(k))
+    llm = (result.get("llm") or [None])[0]
+    if llm and "step_ms" in llm:
+        row["step_ms_mean"], row["step_ms_p99"] = _num(llm["step_ms"]["mean"]), _num(llm["step_ms"]["p99"])
+        waits = [s["collective_wait_ms_per_step"] for s in llm.get("shards", [])]
+        if waits:
+            row["collective_wait_ms_max"], row["collective_wait_ms_min"] = max(waits), min(waits)
     row["online_requests"] = int(r.get("online_requests") or 0)
     if lat:
         s = stats.summarize(lat)

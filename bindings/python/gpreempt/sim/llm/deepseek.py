@@ -108,8 +108,9 @@ class _MoE:
 
 
 class DeepSeekLayer:
-    def __init__(self, c, dense, dtype, device):
+    def __init__(self, c, dense, dtype, device, tp=1):
         self.c = c
+        self.tp = tp
         qdim = c.heads * (c.qk_nope + c.qk_rope)
         self.attn_norm = RMSNorm(c.hidden, dtype, device)
         if c.q_lora_rank:
@@ -132,7 +133,7 @@ class DeepSeekLayer:
     def __call__(self, x, rope, pool, groups, mask):
         import torch
 
-        from . import attention
+        from . import attention, tensor_parallel as tp
 
         c = self.c
         T = x.shape[0]
@@ -148,17 +149,19 @@ class DeepSeekLayer:
         q_lat = torch.bmm(q[..., :c.qk_nope].transpose(0, 1), self.w_uk).transpose(0, 1)
         o = attention.attend(torch.cat((q_lat, q_pe), dim=-1), pool, groups, self.scale, mask)
         o = torch.bmm(o.view(T, c.heads, c.kv_lora_rank).transpose(0, 1), self.w_uv)
-        x = x + torch.mm(o.transpose(0, 1).reshape(T, c.heads * c.v_head), self.wo)
-        return x + self.mlp(self.mlp_norm(x))
+        x = x + tp.all_reduce(torch.mm(o.transpose(0, 1).reshape(T, c.heads * c.v_head), self.wo), self.tp)
+        return x + tp.all_reduce(self.mlp(self.mlp_norm(x)), self.tp)
 
 
 class DeepSeek(StepModel):
-    """c: a DeepSeekConfig; the other arguments as llama.Llama's."""
+    """c: a DeepSeekConfig; the other arguments as llama.Llama's. tp: c is one GPU's shard of a
+    model split over that many (tensor_parallel.shard), and the layers mark their collectives."""
 
     def __init__(self, c, device="meta", dtype=None, kv_tokens=None, max_pos=32768,
-                 decode_groups=4):
+                 decode_groups=4, tp=1):
         super().__init__(c, device, dtype, max_pos, decode_groups)
-        self.layers = [DeepSeekLayer(c, i < c.first_dense, self.dtype, device)
+        self.tp = tp
+        self.layers = [DeepSeekLayer(c, i < c.first_dense, self.dtype, device, tp)
                        for i in range(c.layers)]
         self.lm_head = _weight((c.hidden, c.vocab), self.dtype, device)
         self.rope = Rotary(c.qk_rope, 10000.0, max_pos, self.dtype, device)

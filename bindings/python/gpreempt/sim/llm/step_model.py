@@ -79,6 +79,7 @@ class StepModel:
         self.dtype = dtype or torch.bfloat16
         self.decode_groups = decode_groups
         self.max_pos = max_pos
+        self.tp = 1  # GPUs the model is split over; c is then one GPU's shard (tensor_parallel.py)
         self.embed = _weight((c.vocab, c.hidden), self.dtype, device)
         self.norm = RMSNorm(c.hidden, self.dtype, device)
 
@@ -103,7 +104,7 @@ class StepModel:
         round_to: attention reads whole KV blocks of this many tokens."""
         import torch
 
-        from . import attention
+        from . import attention, tensor_parallel
 
         if not seqs:
             raise ValueError("a step needs at least one sequence")
@@ -123,7 +124,8 @@ class StepModel:
         positions = torch.tensor(positions, dtype=torch.long)
         # The embedding lookup as the copy of T rows it moves (costs.py prices a gather by its
         # whole source: a 1 GB table for a single token).
-        x = self.embed[:T].clone()
+        # Split by vocabulary, each shard's rows are zero outside its part: the shards sum them.
+        x = tensor_parallel.all_reduce(self.embed[:T].clone(), self.tp)
         return {"x": x, "rope": self.rope.tables(positions), "groups": groups,
                 "rows": sample_rows}
 
@@ -135,11 +137,14 @@ class StepModel:
         """Logits of the sampling rows and their argmax (the sampled ids' tensor), or None."""
         import torch
 
+        from . import tensor_parallel
+
         if not state["rows"]:
             return None
         rows = torch.tensor(state["rows"], dtype=torch.long)
         h = self.norm(state["x"].index_select(0, rows))
-        return torch.argmax(torch.mm(h, self.lm_head), dim=-1)
+        logits = tensor_parallel.all_gather(torch.mm(h, self.lm_head), self.tp)
+        return torch.argmax(logits, dim=-1)
 
     def step(self, seqs, round_to=1):
         """Run one step, every layer through torch_mode; returns the sampled ids' tensor
