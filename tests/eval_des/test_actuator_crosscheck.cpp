@@ -107,9 +107,9 @@ class RecordingKfd final : public gpreempt::kfd::KfdDriver {
   std::map<sched::GpuId, uint32_t> suspends_;
 };
 
-class DaemonRig final : public ActuatorRig {
+class DaemonTraceRig final : public ActuatorRig {
  public:
-  explicit DaemonRig(const ActuatorTrace& trace) : trace_(trace), driver_(kfd_, trace, now_ns_) {
+  explicit DaemonTraceRig(const ActuatorTrace& trace) : trace_(trace), driver_(kfd_, trace, now_ns_) {
     proc_root_ = fs::temp_directory_path() / ("gpreempt-crosscheck-" + std::to_string(::getpid()));
     fs::remove_all(proc_root_);
     for (const auto& p : trace.processes) {
@@ -141,7 +141,7 @@ class DaemonRig final : public ActuatorRig {
         },
         [](const gpreempt::preempt::Notice&) {});
   }
-  ~DaemonRig() override {
+  ~DaemonTraceRig() override {
     actuator_.reset();
     ctx_.reset();
     fs::remove_all(proc_root_);
@@ -225,9 +225,9 @@ class DaemonRig final : public ActuatorRig {
 
 // ---- the DES's actuator --------------------------------------------------------------------
 
-class DesRig final : public ActuatorRig {
+class DesTraceRig final : public ActuatorRig {
  public:
-  explicit DesRig(const ActuatorTrace& trace) : trace_(trace) {
+  explicit DesTraceRig(const ActuatorTrace& trace) : trace_(trace) {
     auto profile = gpreempt::sim::gpu::mi308x_profile();
     profile.clock_mhz = trace.clock_mhz;
     std::vector<gpreempt::sim::gpu::GpuEngine*> raw;
@@ -366,8 +366,8 @@ std::size_t count_with(const std::vector<std::string>& log, const std::string& w
 
 TEST(ActuatorCrossCheck, TheDaemonAndTheDesActuatorsCarryOutOneTraceIdentically) {
   const ActuatorTrace trace = gpreempt::testing::load_actuator_trace(trace_path());
-  const std::vector<std::string> daemon = DaemonRig(trace).run();
-  const std::vector<std::string> des = DesRig(trace).run();
+  const std::vector<std::string> daemon = DaemonTraceRig(trace).run();
+  const std::vector<std::string> des = DesTraceRig(trace).run();
 
   // The trace exercises what it claims to: both GPUs, several targets in one action, a grace
   // period from the estimator, a timeout answered by a recovery resume, a failed call, an exit.

@@ -52,10 +52,10 @@ std::string grid_file(uint32_t tp) {
   return name;
 }
 
-struct GridFile {
-  explicit GridFile(uint32_t tp) : path(grid_file(tp)) {}
+struct TpGridFile {
+  explicit TpGridFile(uint32_t tp) : path(grid_file(tp)) {}
   std::string path;
-  ~GridFile() { std::remove(path.c_str()); }
+  ~TpGridFile() { std::remove(path.c_str()); }
 };
 
 // 40 requests through `grid` on GPUs `gpus` (a list: tensor parallel), the offline job on
@@ -82,7 +82,7 @@ json tp_point(const std::string& grid, const std::vector<uint32_t>& gpus, const 
 }
 
 TEST(DesLlmTp, ACollectiveLastsItsLatencyPlusBusBytesAndHoldsTheNextKernel) {
-  GridFile f(2);
+  TpGridFile f(2);
   const auto g = llm::StepGrid::load(f.path, "online[0].llm.steps");
   EXPECT_EQ(g->tp(), 2u);
   const auto p = sim::gpu::mi308x_profile();
@@ -103,7 +103,7 @@ TEST(DesLlmTp, ACollectiveLastsItsLatencyPlusBusBytesAndHoldsTheNextKernel) {
 }
 
 TEST(DesLlmTp, WithFreeLinksAndNothingBesideItTheShardsServeAsOneGpuDoes) {
-  GridFile one(1), two(2);
+  TpGridFile one(1), two(2);
   const auto single = run_simulation(parse_spec(tp_point(one.path, {0}, {})));
   // Collectives of no latency at a bandwidth that makes their bytes cost under a nanosecond.
   const auto tp = run_simulation(parse_spec(tp_point(two.path, {0, 1}, {}, 0, 1e6)));
@@ -127,7 +127,7 @@ TEST(DesLlmTp, WithFreeLinksAndNothingBesideItTheShardsServeAsOneGpuDoes) {
 }
 
 TEST(DesLlmTp, TheSlowestShardSetsEveryShardsStep) {
-  GridFile f(2);
+  TpGridFile f(2);
   const auto alone = run_simulation(parse_spec(tp_point(f.path, {0, 1}, {})));
   // The offline job shares GPU 1 only: GPU 1's shard is slowed, and GPU 0's, alone on its GPU,
   // waits for it at every collective.
@@ -150,7 +150,7 @@ TEST(DesLlmTp, TheSlowestShardSetsEveryShardsStep) {
 }
 
 TEST(DesLlmTp, AJobGpreemptCannotSuspendOnOneGpuStallsTheShardsOfTheOthers) {
-  GridFile f(2);
+  TpGridFile f(2);
   auto both = tp_point(f.path, {0, 1}, {0, 1});
   both["baseline"] = "gpreempt-hint";
   auto one = both;
@@ -171,7 +171,7 @@ TEST(DesLlmTp, AJobGpreemptCannotSuspendOnOneGpuStallsTheShardsOfTheOthers) {
 }
 
 TEST(DesLlmTp, SpecAndGridMismatchesNameTheField) {
-  GridFile one(1), two(2);
+  TpGridFile one(1), two(2);
   const auto path_of = [](const json& doc, bool run) {
     try {
       const Spec s = parse_spec(doc);
