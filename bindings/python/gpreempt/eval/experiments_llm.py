@@ -40,13 +40,17 @@ OFFLINE_ALONE_S = 60.0
 OFFLINE_SHARE_TARGET = 0.90
 
 
-def step_grid(o, model=MODEL):
-    """The model's step grid in the trace directory (recorded once, under kfdsim)."""
-    path = os.path.abspath(os.path.join(o.trace_dir, f"{model}-steps.json"))
+def step_grid(o, model=MODEL, tp=1):
+    """The model's step grid (with `tp` > 1, one GPU's shard's) in the trace directory, recorded
+    once, under kfdsim."""
+    name = f"{model}-steps.json" if tp == 1 else f"{model}-tp{tp}-steps.json"
+    path = os.path.abspath(os.path.join(o.trace_dir, name))
     if os.path.exists(path) and os.path.getsize(path) > 0:
         return path
     cmd = [o.kfdsim, "run", "--profile", "mi308x", "--hardware", "gpu", "--", "/usr/bin/python3", "-m",
            "gpreempt.sim.llm.step_grid", "--model", model, "--out", path + ".part"]
+    if tp > 1:
+        cmd += ["--tp", str(tp)]
     p = subprocess.run(cmd, env=wl.python_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                        timeout=1800)
     if p.returncode != 0:
@@ -214,22 +218,6 @@ def moe_kv_blocks(block_size=16):
     return default_kv_blocks(tensor_parallel.shard(deepseek.DEEPSEEK_V3, TP), deepseek, block_size)
 
 
-def moe_step_grid(o):
-    """The shard's step grid in the trace directory (recorded once, under kfdsim)."""
-    path = os.path.abspath(os.path.join(o.trace_dir, f"{MOE_MODEL}-tp{TP}-steps.json"))
-    if os.path.exists(path) and os.path.getsize(path) > 0:
-        return path
-    cmd = [o.kfdsim, "run", "--profile", "mi308x", "--hardware", "gpu", "--", "/usr/bin/python3", "-m",
-           "gpreempt.sim.llm.step_grid", "--model", MOE_MODEL, "--tp", str(TP), "--out", path + ".part"]
-    p = subprocess.run(cmd, env=wl.python_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       timeout=1800)
-    if p.returncode != 0:
-        raise RuntimeError(f"recording the step grid failed (exit {p.returncode}): {' '.join(cmd)}\n"
-                           + p.stderr[-2000:])
-    os.replace(path + ".part", path)
-    return path
-
-
 def moe_task(grid, rate_hz, requests):
     t = llm_task(grid, rate_hz, requests)
     del t["gpu"]
@@ -282,7 +270,7 @@ def finetune_on(gpus, trace, unmanaged=()):
                    "and the least any GPU's shard waited per step for the slowest.",
                    "Every GPU runs one Llama-1B full fine-tuning job (the trace of llm-serving-vs-finetune)."))
 def _llm_moe_tp8(o):
-    grid = moe_step_grid(o)
+    grid = step_grid(o, MOE_MODEL, TP)
     trace = finetune_trace(o)
     r = MOE_RATE
     # Eight GPUs of contended sharing cost the engine about 9 CPU-s per simulated second (docs/
