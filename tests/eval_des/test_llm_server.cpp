@@ -14,45 +14,14 @@
 #include "eval/des/llm/step_grid.h"
 #include "eval/des/simulation.h"
 #include "sim/gpu/profile.h"
+#include "tiny_step_grid.h"
 
 namespace gpreempt::eval::des {
 namespace {
 
 using nlohmann::json;
 
-// A grid over prefill tokens {0, 16, 64}, decode sequences {0, 1, 2} and decode lengths {16, 64}:
-// two layers of one kind; each point's "mm" has FLOPs 1e9 × (prefill + decodes) and its "attn"
-// bytes 1e6 × (decodes × length + prefill²), so interpolation can be checked by hand.
-std::string tiny_grid() {
-  json points = json::array();
-  for (int p : {0, 16, 64})
-    for (int d : {0, 1, 2})
-      for (int c : {16, 64}) {
-        if (p == 0 && d == 0) continue;
-        const json vec = {"norm", {65536}, {256}, 0, 1e6, "bf16", false};
-        const json layer = json::array(
-            {{"mm", {4096}, {256}, 1e9 * (p + d), 1e7, "bf16", true},
-             {"attn", {16384}, {256}, 0, 1e6 * (d * c + p * p), "bf16", false},
-             {"silu", {16384}, {256}, 0, 1e6, "bf16", false}});
-        points.push_back({{"prefill_tokens", p}, {"decode_seqs", d}, {"decode_len", c}, {"head", {vec}},
-                          {"layers", {{"0", layer}}}, {"tail", {vec}}});
-      }
-  const json doc = {{"schema", "gpreempt-llm-step-grid"}, {"version", 1}, {"model", "tiny"}, {"block_size", 16},
-                    {"decode_groups", 2}, {"layers", {{0, 2}}},
-                    {"axes", {{"prefill_tokens", {0, 16, 64}}, {"decode_seqs", {0, 1, 2}}, {"decode_len", {16, 64}}}},
-                    {"points", points}};
-  char name[] = "/tmp/des_llm_grid_XXXXXX";
-  const int fd = mkstemp(name);
-  EXPECT_GE(fd, 0);
-  ::close(fd);
-  std::ofstream(name) << doc.dump();
-  return name;
-}
-
-struct GridFile {
-  std::string path = tiny_grid();
-  ~GridFile() { std::remove(path.c_str()); }
-};
+using testing::TinyGridFile;
 
 TEST(DesLlm, StepShapePadsDecodeGroupsLikeTheModelsAttentionPlan) {
   llm::Batch b;
@@ -66,7 +35,7 @@ TEST(DesLlm, StepShapePadsDecodeGroupsLikeTheModelsAttentionPlan) {
 }
 
 TEST(DesLlm, KernelsAreInterpolatedBetweenGridPointsAndZeroIsExact) {
-  GridFile f;
+  TinyGridFile f;
   const auto g = llm::StepGrid::load(f.path, "online[0].llm.steps");
   // Halfway between prefill 16 and 64, one decode, length between 16 and 64 at a quarter.
   const auto ops = g->ops({40, 1, 28});
@@ -82,7 +51,7 @@ TEST(DesLlm, KernelsAreInterpolatedBetweenGridPointsAndZeroIsExact) {
 }
 
 TEST(DesLlm, MergedVectorKernelsKeepTheStepsTime) {
-  GridFile f;
+  TinyGridFile f;
   const auto g = llm::StepGrid::load(f.path, "online[0].llm.steps");
   const auto p = sim::gpu::mi308x_profile();
   const llm::StepShape s{16, 2, 64};
@@ -130,7 +99,7 @@ class Hints : public Observer {
 };
 
 TEST(DesLlm, EveryRequestIsServedThroughKvWaitsEachBracketedByOneHint) {
-  GridFile f;
+  TinyGridFile f;
   // 12 blocks of 16 tokens: a few requests at a time; the rest wait (and running ones that cannot
   // grow are preempted and recomputed), none is lost.
   Hints h;
@@ -167,7 +136,7 @@ class Tokens : public Observer {
 };
 
 TEST(DesLlm, TokensAreReportedAsTheLiveServerReportsThem) {
-  GridFile f;
+  TinyGridFile f;
   Tokens t;
   const RunResult r = run_simulation(parse_spec(llm_point(f.path, "gpreempt-hint", 4096)), &t);
   ASSERT_EQ(r.llm[0].finished.size(), 60u);
@@ -188,7 +157,7 @@ TEST(DesLlm, TokensAreReportedAsTheLiveServerReportsThem) {
 // With TTFT and TPOT objectives (policy.slo, gpreemptd's keys) the objective-driven policy spends
 // fewer suspensions on requests that meet them easily than a suspension per request.
 TEST(DesLlm, TtftAndTpotObjectivesSpendFewerSuspensions) {
-  GridFile f;
+  TinyGridFile f;
   // Requests far enough apart that each is a suspension of its own under per-request protection.
   auto doc = llm_point(f.path, "gpreempt-hint", 4096);
   doc["online"][0]["arrival"]["rate_hz"] = 20;
@@ -204,7 +173,7 @@ TEST(DesLlm, TtftAndTpotObjectivesSpendFewerSuspensions) {
 }
 
 TEST(DesLlm, ABiggerKvCacheWaitsLessAndPreemptsNone) {
-  GridFile f;
+  TinyGridFile f;
   const RunResult small = run_simulation(parse_spec(llm_point(f.path, "none", 12)));
   const RunResult big = run_simulation(parse_spec(llm_point(f.path, "none", 4096)));
   EXPECT_EQ(big.llm[0].preemptions, 0u);
@@ -216,7 +185,7 @@ TEST(DesLlm, ABiggerKvCacheWaitsLessAndPreemptsNone) {
 }
 
 TEST(DesLlm, SpecNamesTheBadField) {
-  GridFile f;
+  TinyGridFile f;
   {
     auto doc = llm_point(f.path, "gpreempt-hint", 12);
     doc["policy"] = {{"slo", {{"ttft_p99_ms", 500}, {"ttft_p90_ms", 400}}}};

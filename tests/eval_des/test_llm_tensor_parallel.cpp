@@ -12,6 +12,7 @@
 #include "eval/des/llm/step_grid.h"
 #include "eval/des/simulation.h"
 #include "sim/gpu/profile.h"
+#include "tiny_step_grid.h"
 
 namespace gpreempt::eval::des {
 namespace {
@@ -19,44 +20,8 @@ namespace {
 using nlohmann::json;
 using sim::gpu::SimTime;
 
-constexpr double kBusBytes = 4e6;  // every collective's bus bytes in the grid below
-
-// A grid over prefill {0, 16, 64} × decodes {0, 1, 2} × length {16, 64} of two layers, each an
-// "mm" then "attn" + "silu"; with `tp` > 1 the grid is a shard's and both the mm and the silu are
-// followed by a collective of kBusBytes (the marks step_grid.py writes after those kernels).
-std::string grid_file(uint32_t tp) {
-  json points = json::array();
-  for (int p : {0, 16, 64})
-    for (int d : {0, 1, 2})
-      for (int c : {16, 64}) {
-        if (p == 0 && d == 0) continue;
-        const json vec = {"norm", {65536}, {256}, 0, 1e6, "bf16", false};
-        const json mark = {"all_reduce", {1, 1, 1}, {1, 1, 1}, 0, kBusBytes, "bf16", false, "collective"};
-        json layer = json::array({{"mm", {4096}, {256}, 1e9 * (p + d), 1e7, "bf16", true}});
-        if (tp > 1) layer.push_back(mark);
-        layer.push_back({"attn", {16384}, {256}, 0, 1e6 * (d * c + p * p), "bf16", false});
-        layer.push_back({"silu", {16384}, {256}, 0, 1e6, "bf16", false});
-        if (tp > 1) layer.push_back(mark);
-        points.push_back({{"prefill_tokens", p}, {"decode_seqs", d}, {"decode_len", c}, {"head", {vec}},
-                          {"layers", {{"0", layer}}}, {"tail", {vec}}});
-      }
-  const json doc = {{"schema", "gpreempt-llm-step-grid"}, {"version", 1}, {"model", "tiny"}, {"tp", tp},
-                    {"block_size", 16}, {"decode_groups", 2}, {"layers", {{0, 2}}},
-                    {"axes", {{"prefill_tokens", {0, 16, 64}}, {"decode_seqs", {0, 1, 2}}, {"decode_len", {16, 64}}}},
-                    {"points", points}};
-  char name[] = "/tmp/des_llm_tp_grid_XXXXXX";
-  const int fd = mkstemp(name);
-  EXPECT_GE(fd, 0);
-  ::close(fd);
-  std::ofstream(name) << doc.dump();
-  return name;
-}
-
-struct TpGridFile {
-  explicit TpGridFile(uint32_t tp) : path(grid_file(tp)) {}
-  std::string path;
-  ~TpGridFile() { std::remove(path.c_str()); }
-};
+using testing::TinyGridFile;
+constexpr double kBusBytes = testing::kTinyGridBusBytes;
 
 // 40 requests through `grid` on GPUs `gpus` (a list: tensor parallel), the offline job on
 // `offline_gpus` (none: the server alone).
@@ -82,7 +47,7 @@ json tp_point(const std::string& grid, const std::vector<uint32_t>& gpus, const 
 }
 
 TEST(DesLlmTp, ACollectiveLastsItsLatencyPlusBusBytesAndHoldsTheNextKernel) {
-  TpGridFile f(2);
+  TinyGridFile f(2);
   const auto g = llm::StepGrid::load(f.path, "online[0].llm.steps");
   EXPECT_EQ(g->tp(), 2u);
   const auto p = sim::gpu::mi308x_profile();
@@ -103,7 +68,7 @@ TEST(DesLlmTp, ACollectiveLastsItsLatencyPlusBusBytesAndHoldsTheNextKernel) {
 }
 
 TEST(DesLlmTp, WithFreeLinksAndNothingBesideItTheShardsServeAsOneGpuDoes) {
-  TpGridFile one(1), two(2);
+  TinyGridFile one(1), two(2);
   const auto single = run_simulation(parse_spec(tp_point(one.path, {0}, {})));
   // Collectives of no latency at a bandwidth that makes their bytes cost under a nanosecond.
   const auto tp = run_simulation(parse_spec(tp_point(two.path, {0, 1}, {}, 0, 1e6)));
@@ -127,7 +92,7 @@ TEST(DesLlmTp, WithFreeLinksAndNothingBesideItTheShardsServeAsOneGpuDoes) {
 }
 
 TEST(DesLlmTp, TheSlowestShardSetsEveryShardsStep) {
-  TpGridFile f(2);
+  TinyGridFile f(2);
   const auto alone = run_simulation(parse_spec(tp_point(f.path, {0, 1}, {})));
   // The offline job shares GPU 1 only: GPU 1's shard is slowed, and GPU 0's, alone on its GPU,
   // waits for it at every collective.
@@ -150,7 +115,7 @@ TEST(DesLlmTp, TheSlowestShardSetsEveryShardsStep) {
 }
 
 TEST(DesLlmTp, AJobGpreemptCannotSuspendOnOneGpuStallsTheShardsOfTheOthers) {
-  TpGridFile f(2);
+  TinyGridFile f(2);
   auto both = tp_point(f.path, {0, 1}, {0, 1});
   both["baseline"] = "gpreempt-hint";
   auto one = both;
@@ -171,7 +136,7 @@ TEST(DesLlmTp, AJobGpreemptCannotSuspendOnOneGpuStallsTheShardsOfTheOthers) {
 }
 
 TEST(DesLlmTp, SpecAndGridMismatchesNameTheField) {
-  TpGridFile one(1), two(2);
+  TinyGridFile one(1), two(2);
   const auto path_of = [](const json& doc, bool run) {
     try {
       const Spec s = parse_spec(doc);
