@@ -186,9 +186,10 @@ std::string json_number(double v) {
 // single write(2) on an O_APPEND descriptor and nothing is buffered in this process, so the file
 // only ever grows by whole lines (stdio's buffer cut lines at 4 KiB and held the tail until exit),
 // what is written is visible to every reader at once, and it stays when the process dies.
-// Linux copies a write page by page and may stop between two pages for a fatal signal: a
-// SIGKILL landing inside the copy of a line that straddles a page boundary is the one way a
-// line can still be cut; a write per line keeps that window to one line of ~300 bytes.
+// Linux copies a write page by page and stops between two pages for a fatal signal: a SIGKILL
+// landing inside the copy of a line that straddles a page boundary is the one way a line can
+// still be cut (the file then ends at that boundary); a write per line keeps that window to the
+// last line of ~300 bytes. Padding lines to avoid straddles would put blank lines in every trace.
 class TraceFile {
  public:
   TraceFile(std::string path, bool append) : path_(std::move(path)) {

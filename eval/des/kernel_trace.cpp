@@ -57,6 +57,11 @@ Program load_kernel_trace(const std::string& file, const sim::gpu::GpuProfile& p
     try {
       j = nlohmann::json::parse(line);
     } catch (const std::exception& e) {
+      // getline stopped at the end of the file rather than at a newline: a writer killed inside
+      // the write of its last line (torch_mode's traces can end so after a SIGKILL).
+      if (in.eof())
+        throw SpecError(where, "the last line is cut (no newline: its writer died while writing it); "
+                               "remove that line to replay the rest");
       throw SpecError(where, std::string("not JSON: ") + e.what());
     }
     Record r;

@@ -55,5 +55,24 @@ TEST(DesTrace, MalformedLinesNameTheFileAndLine) {
   std::remove(f.c_str());
 }
 
+TEST(DesTrace, ALastLineCutByAKilledWriterIsNamedAsCut) {
+  const std::string whole =
+      R"({"pid":1,"queue_id":3,"name":"conv","grid":[64],"workgroup":[64],"submit_us":1,"start_us":2,"end_us":3})";
+  for (const bool terminated : {false, true}) {
+    // Cut mid-record: without its newline it is a killed writer's; with one, just not JSON.
+    const std::string f = write(whole + "\n" + R"({"pid":1,"queue_id":3,"na)" + (terminated ? "\n" : ""));
+    try {
+      (void)load_kernel_trace(f, sim::gpu::mi308x_profile(), "online[0].trace");
+      FAIL() << "accepted";
+    } catch (const SpecError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(f + ":2"), std::string::npos) << what;
+      EXPECT_EQ(what.find("the last line is cut") != std::string::npos, !terminated) << what;
+      EXPECT_EQ(what.find("not JSON") != std::string::npos, terminated) << what;
+    }
+    std::remove(f.c_str());
+  }
+}
+
 }  // namespace
 }  // namespace gpreempt::eval::des
