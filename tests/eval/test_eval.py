@@ -244,6 +244,26 @@ def test_committed_results_validate_and_the_readme_shows_the_headline():
     assert report_mod.points_table(head) in (SOURCE / "README.md").read_text()
 
 
+def test_x_runs_only_those_sweep_points_and_the_points_off_the_axis(tmp_path):
+    llm = experiments.EXPERIMENTS["llm-serving-vs-finetune"]
+    full = runner.selected_points(llm, opts(tmp_path))
+    part = [p["point"] for p in runner.selected_points(llm, opts(tmp_path, only_x=[1, 2]))]
+    assert part == [p["point"] for p in full if p.get("x") in (None, 1, 2)]
+    assert "offline-alone" in part and any(p.startswith("online-alone@1/") for p in part)
+    assert not any(p.endswith("@4/s") for p in part) and len(part) < len(full)
+    out = tmp_path / "part"
+    doc = runner.run("flap-coalescing", out_dir=str(out), des=FAKE,
+                     options=opts(tmp_path, seeds=[1], requests=50, only_x=[20, 160]))
+    assert {p["x"] for p in doc["points"]} == {20, 160}
+    on_disk = json.loads((out / "results.json").read_text())
+    assert on_disk["options"]["only_x"] == [20, 160]
+    assert not list(schema_validator().iter_errors(on_disk))
+    with pytest.raises(runner.UsageProblem, match=r"--x 3: llm-serving-vs-finetune has no point there .*1, 2, 4"):
+        runner.selected_points(experiments.EXPERIMENTS["llm-serving-vs-finetune"], opts(tmp_path, only_x=[1, 3]))
+    r = gpreempt("eval", "run", "tc1-basic", "--x", "1,1", "--des", FAKE, "--out", str(tmp_path / "bad"))
+    assert r.returncode == 2 and "--x" in r.stderr
+
+
 def test_fewer_than_1000_requests_report_the_maximum(tmp_path):
     doc = runner.run("tc1-basic", out_dir=str(tmp_path / "o"), options=opts(tmp_path, seeds=[1], requests=200), des=FAKE)
     p = next(p for p in doc["points"] if p["point"] == "none")

@@ -44,6 +44,17 @@ def seed_list(text):
     return seeds
 
 
+def x_list(text):
+    """--x: one sweep value or a comma-separated list (numbers, no repeats)."""
+    try:
+        xs = [float(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or a comma-separated list of numbers, got {text!r}")
+    if len(set(xs)) != len(xs):
+        raise argparse.ArgumentTypeError(f"a value is repeated in {text!r}")
+    return xs
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     ap = argparse.ArgumentParser(
@@ -77,6 +88,9 @@ def main(argv=None):
     g.add_argument("--seed", type=seed_list, metavar="S[,S...]",
                    help="run these seeds only (one seed, or a comma-separated list: --seed 1,7,42)")
     r.add_argument("--quick", action="store_true", help="shorter durations and fewer sweep points (smoke runs, tests)")
+    r.add_argument("--x", type=x_list, metavar="X[,X...]", dest="only_x",
+                   help="run only the sweep points at these x values (e.g. request rates: --x 1,2), with the points "
+                        "off the sweep axis (each side alone), so that a long sweep can run in parts")
     r.add_argument("--des", help="the discrete-event engine (default: BIN_DIR/gpreempt-des)")
     r.add_argument("--live-duration", type=float, default=5.0, help="live: seconds of online arrivals per demo scenario (default 5; requests = seconds × the live form's rate)")
     r.add_argument("--traces", help="directory of cached torch_mode traces (default: the output directory)")
@@ -119,7 +133,7 @@ def main(argv=None):
     out = a.out or os.path.join("eval-out", a.name)
     o = Options(requests=a.requests, seeds=seeds, quick=a.quick, trace_dir=a.traces or out,
                 kfdsim=bin_path(a, "kfdsim"), cwsr_save_scale=a.cwsr_save_scale,
-                hws_roundtrip_scale=a.hws_roundtrip_scale, cost_band=a.cost_band)
+                hws_roundtrip_scale=a.hws_roundtrip_scale, cost_band=a.cost_band, only_x=a.only_x)
     des = a.des or bin_path(a, "gpreempt-des")
     if a.engine == "des" and os.sep not in des:
         des = next((os.path.join(d, des) for d in os.environ.get("PATH", "").split(os.pathsep)

@@ -36,6 +36,7 @@ class Options:
     cwsr_save_scale: float = 1.0  # calibration: multiplies every point's CWSR save cost (docs/hardware.md §4)
     hws_roundtrip_scale: float = 1.0
     cost_band: str = "central"    # point of the model's cost bands (docs/sim-model.md §5) unless a point sets its own
+    only_x: list = None           # run only the sweep points at these x (and those off the axis): a long sweep in parts
 
 
 @dataclass

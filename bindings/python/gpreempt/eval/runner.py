@@ -145,9 +145,24 @@ def calibrated(model, o):
                 hws_roundtrip_scale=model["hws_roundtrip_scale"] * o.hws_roundtrip_scale)
 
 
+def selected_points(exp, o):
+    """The experiment's points, or with --x only the sweep points at those x values plus the
+    points off the sweep axis (each side alone, say), which the checks compare against."""
+    pts = exp.points(o)
+    if o.only_x is None:
+        return pts
+    xs = sorted({p["x"] for p in pts if p.get("x") is not None})
+    missing = [x for x in o.only_x if x not in xs]
+    if missing:
+        have = ", ".join(f"{x:g}" for x in xs) or "none: it has no sweep axis"
+        raise UsageProblem(f"--x {', '.join(f'{x:g}' for x in missing)}: {exp.name} has no point there "
+                           f"(its x values{' with --quick' if o.quick else ''}: {have})")
+    return [p for p in pts if p.get("x") is None or p["x"] in o.only_x]
+
+
 def run_des(exp, o, des, progress):
     engine = DesEngine(des)
-    pts = exp.points(o)
+    pts = selected_points(exp, o)
     rows, aggs, samples, timelines = [], [], {}, {}
     for i, pt in enumerate(pts):
         prow = []
@@ -251,7 +266,7 @@ def run(name, engine="des", out_dir="eval-out", options=None, des=None, gpreempt
         "generated_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "options": {"requests": o.requests, "seeds": list(o.seeds), "quick": o.quick,
                     "cwsr_save_scale": o.cwsr_save_scale, "hws_roundtrip_scale": o.hws_roundtrip_scale,
-                    "cost_band": o.cost_band,
+                    "cost_band": o.cost_band, "only_x": list(o.only_x) if o.only_x is not None else None,
                     "live_duration_s": live_duration_s if engine == "live" else None},
         # The program's name, not its path: results are kept and compared on other machines.
         "engine_binary": (lambda b: os.path.basename(b) if b else None)(des if engine == "des" else gpreempt),
