@@ -166,7 +166,8 @@ void GpuEngine::Impl::dispatch(uint32_t x) {
   if (phase != Phase::kRunning) return;
   const Xcc& xc = xccs[x];
   if (xc.free_wgs == 0 || xc.free_units == 0) return;
-  std::vector<Contender> c;
+  std::vector<Contender>& c = contenders;
+  c.clear();
   for (auto& [key, q] : queues) {
     if (!can_run(q) || q.kernel == 0) continue;
     auto it = kernels.find(q.kernel);
@@ -178,10 +179,14 @@ void GpuEngine::Impl::dispatch(uint32_t x) {
     c.push_back({&q, &k});
   }
   if (c.empty()) return;
-  std::stable_sort(c.begin(), c.end(), [](const Contender& a, const Contender& b) {
+  // Highest pipe priority, then queue priority, first; equals keep the queues' order. An
+  // insertion sort: a handful of queues, and std::stable_sort allocates a buffer every call.
+  const auto before = [](const Contender& a, const Contender& b) {
     if (a.q->pipe_priority != b.q->pipe_priority) return a.q->pipe_priority > b.q->pipe_priority;
     return a.q->priority > b.q->priority;
-  });
+  };
+  for (std::size_t i = 1; i < c.size(); ++i)
+    for (std::size_t j = i; j > 0 && before(c[j], c[j - 1]); --j) std::swap(c[j], c[j - 1]);
   std::size_t i = 0;
   while (i < c.size() && xccs[x].free_wgs > 0 && xccs[x].free_units > 0) {
     std::size_t j = i;
@@ -210,7 +215,8 @@ void GpuEngine::Impl::share_level(uint32_t x, std::span<Contender> level) {
     }
   }
   const std::size_t n = level.size();
-  std::vector<uint64_t> alloc(n, 0);
+  std::vector<uint64_t>& alloc = grants;
+  alloc.assign(n, 0);
   const std::size_t start = static_cast<std::size_t>(xc.rr++ % n);
   bool progress = true;
   while (progress && xc.free_wgs > 0 && xc.free_units > 0) {

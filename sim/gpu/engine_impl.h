@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "sim/gpu/engine.h"
+#include "sim/gpu/event_queue.h"
 
 namespace gpreempt::sim::gpu {
 
@@ -163,7 +164,7 @@ struct GpuEngine::Impl {
   GpuEngine& self;
   EngineOptions opt;
   std::mt19937_64 rng;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> events;
+  EventQueue<Event, SimTime> events;
   uint64_t event_seq = 0;
   std::map<QueueKey, Queue> queues;
   std::map<uint64_t, QueueKey> queue_by_serial;
@@ -198,6 +199,10 @@ struct GpuEngine::Impl {
     Queue* q;
     Kernel* k;
   };
+  // dispatch()'s contenders and share_level()'s grants, kept between calls: a contended run
+  // dispatches once per cohort end, and allocating them each time was a tenth of its cost.
+  std::vector<Contender> contenders;
+  std::vector<uint64_t> grants;
   // What a freeze moved into the save lists.
   struct Frozen {
     uint64_t waves = 0;
@@ -206,7 +211,7 @@ struct GpuEngine::Impl {
 
   SimTime now() const { return self.now_; }
   void schedule(SimTime t, EvKind k, uint64_t a = 0, uint64_t b = 0) {
-    events.push(Event{t, event_seq++, k, a, b});
+    events.push(Event{t, event_seq++, k, a, b}, now());
   }
   double uniform() { return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0); }
   // ---- queues, CU slots, cohorts (engine_dispatch.cpp) ---------------------------------
