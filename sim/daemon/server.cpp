@@ -75,7 +75,10 @@ Server::Server(ServerConfig config)
   hardware_->attach(*device_);
   const char* eager = std::getenv("KFDSIM_EAGER_FILES");
   eager_files_ = eager && std::string_view(eager) == "1";
-  tree_.init();
+  std::vector<uint32_t> render_minors;
+  for (const auto& g : profile_.gpus) render_minors.push_back(g.drm_render_minor);
+  tree_.init(render_minors);
+  for (uint32_t minor : render_minors) env_.add_render_node(minor, tree_.render_node_path(minor));
   refresh_files("");
   timer_ = loop_.add_timer([this] { tick_hardware(); });
   if (const int fd = hardware_->wake_fd(); fd >= 0)

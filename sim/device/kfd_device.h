@@ -52,6 +52,10 @@ class HostEnv {
   // Whether two handles name one open file (the kernel compares struct file pointers: a dup of a
   // descriptor is the same file, a second open of the same path is not).
   virtual bool same_file(int handle_a, int handle_b) = 0;
+  // The render-node minor of the simulated GPU whose amdgpu DRM file `handle` is, or nullopt when
+  // the file is not an amdgpu DRM file at all (amdgpu_file_to_fpriv tells them apart by the
+  // file's f_op, so a /dev/null or a pipe is refused however it was opened).
+  virtual std::optional<uint32_t> drm_render_minor(int handle) = 0;
 };
 
 // A queue as the hardware side sees it.

@@ -21,7 +21,7 @@ constexpr uint32_t kGtt = KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_
 // A process with its VM acquired on the rig's GPU.
 void with_vm(Rig& r) {
   r.spawn(kPid);
-  r.host.open_file(kPid, 7);
+  r.open_render(kPid, 7);
   ::kfd_ioctl_acquire_vm_args vm{7, r.gpu()};
   ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm), 0);
 }
@@ -41,7 +41,7 @@ TEST(SimDeviceMemory, AllocNeedsSizeGpuDomainAndVm) {
   r.spawn(kPid);
   auto a = alloc_args(r, 0x200000, 0x1000, kVram);
   EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, a), -ENODEV) << "no ACQUIRE_VM";
-  r.host.open_file(kPid, 7);
+  r.open_render(kPid, 7);
   ::kfd_ioctl_acquire_vm_args vm{7, r.gpu()};
   ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm), 0);
   a.size = 0;
@@ -65,8 +65,8 @@ TEST(SimDeviceMemory, AcquireVmAgainTakesOnlyTheSameFile) {
   // file; fd 8 is another open of the same render node.
   Rig r;
   r.spawn(kPid);
-  r.host.open_file(kPid, 7);
-  r.host.open_file(kPid, 8);
+  r.open_render(kPid, 7);
+  r.open_render(kPid, 8);
   r.host.fds[{kPid, 9}] = r.host.fds.at({kPid, 7});
   auto acquire = [&](uint32_t fd, uint32_t gpu) {
     ::kfd_ioctl_acquire_vm_args vm{fd, gpu};
@@ -83,6 +83,45 @@ TEST(SimDeviceMemory, AcquireVmAgainTakesOnlyTheSameFile) {
   r.host.remove_process(kPid);
   r.dev->process_exited(kPid);
   EXPECT_EQ(r.host.live_refs.size(), 0u) << "released with the process";
+}
+
+TEST(SimDeviceMemory, AcquireVmTakesOnlyAnAmdgpuDrmFileWhoseVmIsFree) {
+  // kfd_process_device_init_vm: amdgpu_file_to_fpriv refuses a file that is not amdgpu's
+  // (-EINVAL); amdgpu_amdkfd_gpuvm_acquire_process_vm refuses a VM that is already a compute VM
+  // (-EINVAL). Neither asks which GPU the file belongs to.
+  Rig r(DeviceOptions{}, "mi308x", 3);
+  r.spawn(kPid);
+  r.host.open_file(kPid, 5);  // a /dev/null, a pipe: any file that is not a render node
+  r.open_render(kPid, 7, 0);
+  r.open_render(kPid, 8, 1);
+  auto acquire = [&](uint32_t fd, std::size_t gpu) {
+    ::kfd_ioctl_acquire_vm_args vm{fd, r.profile_.gpus.at(gpu).gpu_id};
+    return r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm);
+  };
+  EXPECT_EQ(acquire(5, 0), -EINVAL) << "not an amdgpu DRM file";
+  EXPECT_EQ(r.host.live_refs.size(), 0u) << "a refused file is not kept";
+  EXPECT_EQ(acquire(7, 0), 0);
+  EXPECT_EQ(acquire(7, 1), -EINVAL) << "its VM is a compute VM already (GPU 0 took it)";
+  EXPECT_EQ(acquire(8, 2), 0) << "another GPU's render node: the kernel does not check";
+  EXPECT_EQ(acquire(5, 0), -EBUSY) << "once GPU 0 has a VM, the same-file check comes first";
+  EXPECT_EQ(r.host.live_refs.size(), 2u);
+}
+
+TEST(SimDeviceMemory, AcquireVmOfAFileAnotherProcessTookIsRefused) {
+  // The VM belongs to the DRM file: a child that inherited the parent's render-node descriptor
+  // finds its VM a compute VM already.
+  Rig r;
+  constexpr int kChild = 101;
+  r.spawn(kPid);
+  r.spawn(kChild);
+  const int file = r.open_render(kPid, 7);
+  r.host.fds[{kChild, 7}] = file;
+  ::kfd_ioctl_acquire_vm_args vm{7, r.gpu()};
+  ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm), 0);
+  EXPECT_EQ(r.call({kChild, kChild}, AMDKFD_IOC_ACQUIRE_VM, vm), -EINVAL);
+  r.open_render(kChild, 8);
+  vm.drm_fd = 8;
+  EXPECT_EQ(r.call({kChild, kChild}, AMDKFD_IOC_ACQUIRE_VM, vm), 0) << "its own open is free";
 }
 
 TEST(SimDeviceMemory, HandlesAndMmapOffsets) {
@@ -165,7 +204,7 @@ TEST(SimDeviceMemory, RenderOffsetsAreUniqueAcrossGpus) {
   // kfdsimd keys a process's shared memory by offset: two GPUs' buffers must not share one.
   Rig r({}, "mi300x", 2);
   with_vm(r);
-  r.host.open_file(kPid, 8);
+  r.open_render(kPid, 8);
   ::kfd_ioctl_acquire_vm_args vm{8, r.profile_.gpus[1].gpu_id};
   ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm), 0);
   auto a = alloc_args(r, 0x200000, 0x1000, kGtt);
