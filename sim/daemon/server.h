@@ -87,7 +87,8 @@ class Server {
   void arm_wait_deadline(CallToken token, uint32_t timeout_ms);
   void drop_wait_deadline(CallToken token);
   void on_wait_timer();
-  // Op::kInterrupt: the blocked call of this connection was interrupted by a signal.
+  // Op::kInterrupt: a signal (its handler without SA_RESTART) interrupted the thread of this
+  // connection's blocked call; the device ends the call if the kernel's sleep is interruptible.
   void handle_interrupt(int fd);
   void housekeeping();
   void unlink_socket();
@@ -131,7 +132,13 @@ class Server {
   std::map<int, std::unique_ptr<Proc>> procs_;
   std::map<CallToken, int> token_conn_;
   EventLoop::Id wait_timer_ = 0;
-  std::map<CallToken, Clock::time_point> wait_deadlines_;
+  // A sleeping WAIT_EVENTS call with a timeout: when it went to sleep (an interrupted wait's
+  // timeout left counts from there) and when its timeout passes.
+  struct WaitTimer {
+    Clock::time_point since;
+    Clock::time_point deadline;
+  };
+  std::map<CallToken, WaitTimer> wait_deadlines_;
   CallToken next_token_ = 1;
   // Bumped by everything that may change what the files show (a request reached the device, the
   // hardware ticked): a part rendered at the current generation is served as it is, since

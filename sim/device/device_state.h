@@ -103,6 +103,9 @@ struct Call {
   CallToken token = 0;
   bool cancelled = false;
   bool has_token = false;  // false for internal (no caller to answer)
+  // A signal came while the call slept uninterruptibly (a mutex, the runlist): it stays pending,
+  // so an interruptible sleep the call reaches afterwards ends at once (signal_pending()).
+  bool signal_pending = false;
 };
 using CallPtr = std::shared_ptr<Call>;
 
@@ -269,6 +272,9 @@ struct KfdDevice::State {
   void wake_event_waiters(const detail::ProcessPtr& p);
   // The sleeping WAIT_EVENTS call of `token` and its process, taken off the process's list.
   std::optional<std::pair<detail::ProcessPtr, detail::EventWait>> take_event_wait(CallToken token);
+  // A signal ends the sleeping WAIT_EVENTS call of `token` (KfdDevice::interrupt); false when
+  // there is none.
+  bool interrupt_event_wait(CallToken token, uint64_t slept_since_ns, uint64_t now_ns);
   // Ends a wait: COMPLETE (ages copied back) when its condition holds, else `otherwise`.
   void finish_event_wait(const detail::ProcessPtr& p, detail::EventWait& w, uint32_t otherwise);
 

@@ -140,6 +140,9 @@ struct DeviceOptions {
   uint32_t minor_version = 22;  // GET_VERSION minor; lower it (e.g. 12) to test version gates
   // Module parameter sched_policy: 0 = HWS, 1 = HWS without oversubscription, 2 = no HWS.
   int sched_policy = 0;
+  // CONFIG_HZ of the simulated kernel (Debian's is 250; it must divide 1000): WAIT_EVENTS counts
+  // its timeout in jiffies, so an interrupted wait writes back a multiple of 1000/HZ ms.
+  uint32_t config_hz = 250;
 };
 
 // Thread safety: every member may be called from any thread (an internal recursive mutex
@@ -179,11 +182,20 @@ class KfdDevice {
   // passed. A WAIT_EVENTS call then completes, COMPLETE if its events came meanwhile, else
   // TIMEOUT (docs/kfd-interface.md#events). Nothing happens for a call no longer blocked.
   void time_out(CallToken token);
-  // A signal with a handler without SA_RESTART reached the thread of a blocked WAIT_EVENTS call:
-  // it completes with -EINTR (the kernel's -ERESTARTSYS as that caller sees it), `remaining_ms` of
-  // its timeout written back and an auto-reset event it had taken set again. false (nothing done)
-  // for any other call, or one no longer blocked.
-  bool interrupt(CallToken token, uint32_t remaining_ms);
+  // A signal with a handler without SA_RESTART reached the thread of blocked call `token`. The
+  // calls the kernel sleeps in interruptibly complete now, and the function returns true:
+  //  * WAIT_EVENTS: -EINTR (-ERESTARTSYS as that caller sees it), wait_result FAIL, the timeout
+  //    left written back as the kernel counts it (in jiffies of DeviceOptions::config_hz of the
+  //    transport's monotonic clock, from `slept_since_ns`, when the wait went to sleep, to
+  //    `now_ns`), an auto-reset event it had taken set again;
+  //  * DESTROY_QUEUE waiting for its suspended queue: -EINTR (-ERESTARTSYS), the queue stays
+  //    marked as being destroyed;
+  //  * RUNTIME_ENABLE waiting for the debugger: -EINTR (down_interruptible), and the next call
+  //    goes on waiting.
+  // Any other blocked call sleeps uninterruptibly in the kernel (a mutex, the runlist's fence
+  // wait): it goes on (false), with the signal pending, so an interruptible sleep it reaches
+  // later ends at once. false too for a call no longer blocked.
+  bool interrupt(CallToken token, uint64_t slept_since_ns, uint64_t now_ns);
   // The GPU wrote event-page slots of process `pid` and raised its interrupt
   // (kfd_signal_event_interrupt): the events are set and their sleeping waiters woken.
   void event_interrupt(int pid);

@@ -15,6 +15,7 @@ namespace gpreempt::sim::testing {
 namespace {
 
 constexpr int kPid = 100;
+constexpr uint64_t kNsPerMs = 1000000;
 constexpr uint32_t kVram = KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
 constexpr uint32_t kGtt = KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
 
@@ -295,7 +296,7 @@ TEST(SimDeviceMemory, TileConfigCopiesAtMostTheArraysAndFaults) {
 struct EventRig {
   Rig r;
   uint64_t page = 0;  // the event page's user address
-  EventRig() {
+  explicit EventRig(DeviceOptions options = {}) : r(options) {
     with_vm(r);
     page = r.host.alloc(kPid, KFD_SIGNAL_EVENT_LIMIT * 8);
     auto a = alloc_args(r, page, KFD_SIGNAL_EVENT_LIMIT * 8, kGtt);
@@ -541,8 +542,8 @@ TEST(SimDeviceKfdEvents, ASignalEndsASleepingWaitAndGivesBackWhatItTook) {
   ASSERT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_SET_EVENT, set_a), 0);
   // Waiting for both takes the auto-reset a at once, then sleeps for b.
   auto w = start_wait(e, {a.event_id, b.event_id}, true, 1000);
-  EXPECT_FALSE(e.r.dev->interrupt(w.token + 100, 5)) << "no such sleeping call";
-  EXPECT_TRUE(e.r.dev->interrupt(w.token, 400));
+  EXPECT_FALSE(e.r.dev->interrupt(w.token + 100, 0, 0)) << "no such sleeping call";
+  EXPECT_TRUE(e.r.dev->interrupt(w.token, 0, 600 * kNsPerMs));
   auto got = result_of(e, w.token);
   ASSERT_TRUE(got);
   EXPECT_EQ(got->first, -EINTR);
@@ -551,7 +552,40 @@ TEST(SimDeviceKfdEvents, ASignalEndsASleepingWaitAndGivesBackWhatItTook) {
   uint32_t result = 0;
   ASSERT_EQ(e.wait(a.event_id, 0, result), 0);
   EXPECT_EQ(result, KFD_IOC_WAIT_RESULT_COMPLETE) << "free_waiters' undo: a is set again";
-  EXPECT_FALSE(e.r.dev->interrupt(w.token, 5)) << "already answered";
+  EXPECT_FALSE(e.r.dev->interrupt(w.token, 0, 0)) << "already answered";
+}
+
+// The timeout an interrupted wait writes back, for a wait of `timeout` ms that slept from
+// `since_ns` to `now_ns` on a kernel of `hz`.
+uint32_t timeout_written_back(uint32_t hz, uint32_t timeout, uint64_t since_ns, uint64_t now_ns) {
+  DeviceOptions o;
+  o.config_hz = hz;
+  EventRig e(o);
+  auto ev = e.create(KFD_IOC_EVENT_SIGNAL, e.handle);
+  auto w = start_wait(e, {ev.event_id}, false, timeout);
+  EXPECT_TRUE(e.r.dev->interrupt(w.token, since_ns, now_ns));
+  auto got = result_of(e, w.token);
+  EXPECT_TRUE(got);
+  return got ? got->second.timeout : 0;
+}
+
+TEST(SimDeviceKfdEvents, AnInterruptedWaitWritesBackTheJiffiesLeft) {
+  // kfd_wait_on_events: timeout = msecs_to_jiffies(ms) + 1 jiffies, schedule_timeout leaves what
+  // was not slept, and a signal writes back jiffies_to_msecs(left - 1): multiples of a jiffy,
+  // counted by the ticks passed, not by the time.
+  constexpr uint64_t kMs = kNsPerMs;
+  // HZ 250 (4 ms a jiffy): 100 ms are 25 + 1 jiffies; 0.2 ms across a tick cost a whole jiffy.
+  EXPECT_EQ(timeout_written_back(250, 100, 3900000, 4100000), 96u);
+  EXPECT_EQ(timeout_written_back(250, 100, 100000, 3900000), 100u) << "no tick passed";
+  // 5 ms round up to 2 jiffies: a wait interrupted at once writes back more than it was given.
+  EXPECT_EQ(timeout_written_back(250, 5, 4 * kMs, 4 * kMs), 8u);
+  EXPECT_EQ(timeout_written_back(250, 100, 0, 104 * kMs), 0u) << "the extra jiffy slept too";
+  EXPECT_EQ(timeout_written_back(250, 100, 0, 200 * kMs), 0u) << "never below 0";
+  // HZ 1000: a jiffy is a millisecond.
+  EXPECT_EQ(timeout_written_back(1000, 100, 500000, 700000), 100u);
+  EXPECT_EQ(timeout_written_back(1000, 100, 500000, 41 * kMs + 500000), 59u);
+  // Timeouts above 2^31-1 ms are finite (user_timeout_to_jiffies clamps them).
+  EXPECT_EQ(timeout_written_back(1000, 0xfffffffeu, 0, 0), 0x7fffffffu);
 }
 
 TEST(SimDeviceKfdEvents, DestroyingTheEventFailsItsSleeperWithEio) {
