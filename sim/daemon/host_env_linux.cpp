@@ -105,7 +105,8 @@ bool LinuxHostEnv::same_file(int handle_a, int handle_b) {
 void LinuxHostEnv::add_render_node(uint32_t minor, const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0)
-    throw gpreempt::Error(errno, "cannot stat render node placeholder " + path + ": " + std::strerror(errno));
+    throw gpreempt::Error(errno, "cannot stat render node placeholder " + path + ": " +
+                                     std::strerror(errno));
   render_nodes_[{st.st_dev, st.st_ino}] = minor;
 }
 

@@ -72,6 +72,9 @@ Server::Server(ServerConfig config)
     complete(t, ret, std::move(args));
   };
   device_->on_buffer_freed = [this](int pid, uint64_t offset) { release_mapping(pid, offset); };
+  device_->on_kernel_memory = [this](int pid, uint64_t offset, std::size_t bytes) {
+    return kernel_memory(pid, offset, bytes);
+  };
   hardware_->attach(*device_);
   const char* eager = std::getenv("KFDSIM_EAGER_FILES");
   eager_files_ = eager && std::string_view(eager) == "1";

@@ -98,6 +98,11 @@ class Server {
   void release_mappings(Proc& p);
   // A freed buffer's shared memory (KfdDevice::on_buffer_freed); the process keeps its own map.
   void release_mapping(int pid, uint64_t offset);
+  // The memfd shared with process `p` at mmap offset `offset`, made (or grown) to hold `length`
+  // bytes and mapped here too; nullptr with -errno in *err when that fails.
+  Mapping* shared_memory(Proc& p, uint64_t offset, std::size_t length, int* err);
+  // KfdDevice::on_kernel_memory: the device's page is the memfd the process will map.
+  void* kernel_memory(int pid, uint64_t offset, std::size_t bytes);
 
   void handle(int fd, protocol::Request& req);
   void reply(int fd, int64_t ret, std::vector<uint8_t> payload = {}, int pass_fd = -1);

@@ -170,11 +170,16 @@ struct Process {
   // The process mutex: held by a call waiting for the hardware scheduler; others queue behind.
   bool busy = false;
   std::deque<CallPtr> mutex_waiters;
-  // Events (event_ioctls.cpp): the event page is a BO of the process set by the first
-  // CREATE_EVENT that names it; signal events' slots are 8-byte words in it.
+  // Events (event_ioctls.cpp): signal events' slots are 8-byte words of the event page, a BO of
+  // the process named by the first CREATE_EVENT that gives one (signal_page_va) or, when a signal
+  // event comes first, a page the kernel allocates itself (kernel_signal_page, which the process
+  // maps through /dev/kfd).
   std::map<uint32_t, Event> events;
-  uint64_t signal_page_va = 0;     // 0 = no event page yet
-  uint64_t signal_page_size = 0;   // signal_mapped_size
+  uint64_t signal_page_va = 0;               // 0 = no BO as event page
+  uint64_t* kernel_signal_page = nullptr;    // KFD_SIGNAL_EVENT_LIMIT slots, or none
+  std::vector<uint64_t> own_signal_page;     // its slots when the transport shares no memory
+  uint64_t signal_page_size = 0;             // signal_mapped_size
+  bool has_signal_page() const { return signal_page_va != 0 || kernel_signal_page != nullptr; }
   std::vector<EventWait> event_waits;  // WAIT_EVENTS calls asleep until an event is set
   // DESTROY_QUEUE calls waiting for their suspended queue to be resumed.
   std::vector<std::pair<uint32_t, CallPtr>> destroy_waiters;
@@ -267,6 +272,8 @@ struct KfdDevice::State {
   void set_event(const detail::ProcessPtr& p, detail::Event& ev);
   // kfd_signal_event_interrupt: every signal event whose slot the GPU wrote is acknowledged and set.
   void take_event_interrupts(const detail::ProcessPtr& p);
+  // kfd_event_mmap: the checks of an mmap of the event page, which then maps `length` bytes.
+  int map_event_page(int pid, uint64_t length);
   // Completes the process's sleeping WAIT_EVENTS calls whose condition holds (or whose event is
   // gone: -EIO).
   void wake_event_waiters(const detail::ProcessPtr& p);

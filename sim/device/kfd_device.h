@@ -174,6 +174,13 @@ class KfdDevice {
   // A render-node buffer of process `pid` was freed: what the transport keeps for its mmap offset
   // (shared memory) can go. Called with the device's mutex held.
   std::function<void(int pid, uint64_t mmap_offset)> on_buffer_freed;
+  // Memory the driver allocates for process `pid` and lets it map through /dev/kfd at
+  // `mmap_offset` (the event page kfd_events.c allocates when a signal event comes before any
+  // page was given): the transport's shared memory, so that the process's mapping, the simulated
+  // GPU and the device see the same bytes. It must stay until the process is gone; nullptr when
+  // none can be had (-ENOMEM). Called with the device's mutex held. Unset, the device keeps the
+  // bytes itself, where only it sees them.
+  std::function<void*(int pid, uint64_t mmap_offset, std::size_t bytes)> on_kernel_memory;
   // A blocked call is finished: its return value and the bytes to copy back to the caller.
   std::function<void(CallToken, long ret, std::vector<uint8_t> args)> on_complete;
   // The thread of a blocked call was interrupted or died: forget the call (kernel: -ERESTARTSYS).
@@ -219,6 +226,11 @@ class KfdDevice {
   // buffer of the process on that GPU starts there and is at least that long, else -EINVAL
   // (drm_gem_mmap finds no such object).
   int check_render_mmap(int pid, uint32_t render_minor, uint64_t offset, uint64_t length) const;
+  // mmap of /dev/kfd at `offset` for `length` bytes by process `pid`, as kfd_mmap checks it: the
+  // event page (KFD_MMAP_TYPE_EVENTS) only when the kernel allocated one and for at most its
+  // KFD_SIGNAL_EVENT_LIMIT slots, else -EINVAL; the process then uses the slots it mapped. Other
+  // offsets (doorbells, MMIO) are not checked: 0.
+  int check_kfd_mmap(int pid, uint64_t offset, uint64_t length);
   // Bytes of VRAM all processes' buffers hold on `gpu_id` (amdgpu's mem_info_vram_used).
   uint64_t vram_used(uint32_t gpu_id) const;
 

@@ -1,9 +1,11 @@
 // GPU memory and events as ROCr 5.2's libhsakmt uses them (docs/kfd-interface.md#memory,
 // docs/kfd-interface.md#events): handles, mmap offsets and the kernel's errno for each bad input.
 // Debian's KFD header supplies the layouts, as for the other pre-1.13 ioctls.
+#include <algorithm>
 #include <cerrno>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "device_rig.h"
 
@@ -586,6 +588,60 @@ TEST(SimDeviceKfdEvents, AnInterruptedWaitWritesBackTheJiffiesLeft) {
   EXPECT_EQ(timeout_written_back(1000, 100, 500000, 41 * kMs + 500000), 59u);
   // Timeouts above 2^31-1 ms are finite (user_timeout_to_jiffies clamps them).
   EXPECT_EQ(timeout_written_back(1000, 0xfffffffeu, 0, 0), 0x7fffffffu);
+}
+
+TEST(SimDeviceKfdEvents, WithoutAPageTheKernelAllocatesOneTheProcessMaps) {
+  // kfd_event_create -> allocate_event_notification_slot: no page yet, the kernel allocates
+  // KFD_SIGNAL_EVENT_LIMIT unsignaled slots and lets 256 of them be used until the process maps
+  // more (kfd_event_mmap sets signal_mapped_size); a page given afterwards is refused.
+  constexpr uint64_t kEvents = 0x2ull << 62;  // KFD_MMAP_TYPE_EVENTS
+  EventRig e;
+  std::vector<uint64_t> kernel(KFD_SIGNAL_EVENT_LIMIT, 0);
+  std::vector<std::pair<int, uint64_t>> asked;
+  e.r.dev->on_kernel_memory = [&](int pid, uint64_t offset, std::size_t bytes) -> void* {
+    asked.emplace_back(pid, offset);
+    EXPECT_EQ(bytes, kernel.size() * 8);
+    return kernel.data();
+  };
+  EXPECT_EQ(e.r.dev->check_kfd_mmap(kPid, kEvents, 4096), -EINVAL) << "no page to map yet";
+  auto other = e.create(KFD_IOC_EVENT_HW_EXCEPTION);
+  EXPECT_TRUE(asked.empty()) << "only a signal event needs a slot";
+  auto first = e.create(KFD_IOC_EVENT_SIGNAL);
+  ASSERT_EQ(asked, (std::vector<std::pair<int, uint64_t>>{{kPid, kEvents}}));
+  EXPECT_EQ(first.event_page_offset, kEvents);
+  EXPECT_TRUE(std::all_of(kernel.begin(), kernel.end(), [](uint64_t v) { return v == ~0ull; }))
+      << "every slot unsignaled";
+  ::kfd_ioctl_create_event_args late{};
+  late.event_page_offset = e.handle;
+  late.event_type = KFD_IOC_EVENT_SIGNAL;
+  EXPECT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_CREATE_EVENT, late), -EINVAL) << "page already set";
+  for (uint32_t i = 1; i < 256; ++i) e.create(KFD_IOC_EVENT_SIGNAL);
+  ::kfd_ioctl_create_event_args more{};
+  more.event_type = KFD_IOC_EVENT_SIGNAL;
+  EXPECT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_CREATE_EVENT, more), -ENOSPC) << "256 slots";
+  EXPECT_EQ(e.r.dev->check_kfd_mmap(kPid, kEvents, 36864), -EINVAL) << "beyond the page";
+  EXPECT_EQ(e.r.dev->check_kfd_mmap(kPid, kEvents, 32768), 0);
+  EXPECT_EQ(e.create(KFD_IOC_EVENT_SIGNAL).event_id, 256u) << "the mapped slots are usable";
+  // The GPU writes the slot in the process's mapping of the page, then interrupts.
+  kernel[first.event_slot_index] = first.event_id;
+  e.r.dev->event_interrupt(kPid);
+  uint32_t result = 0;
+  ASSERT_EQ(e.wait(first.event_id, 0, result), 0);
+  EXPECT_EQ(result, KFD_IOC_WAIT_RESULT_COMPLETE);
+  EXPECT_EQ(kernel[first.event_slot_index], ~0ull) << "acknowledged";
+  (void)other;
+}
+
+TEST(SimDeviceKfdEvents, TheKernelPageNeedsMemory) {
+  // allocate_signal_page failing: -ENOMEM, and no page is set.
+  EventRig e;
+  e.r.dev->on_kernel_memory = [](int, uint64_t, std::size_t) -> void* { return nullptr; };
+  ::kfd_ioctl_create_event_args c{};
+  c.event_type = KFD_IOC_EVENT_SIGNAL;
+  EXPECT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_CREATE_EVENT, c), -ENOMEM);
+  EXPECT_EQ(e.create(KFD_IOC_EVENT_SIGNAL, e.handle).event_id, 0u) << "a BO can still be the page";
+  EXPECT_EQ(e.r.dev->check_kfd_mmap(kPid, 0x2ull << 62, 4096), -EINVAL)
+      << "the BO is mapped through the render node, not as the kernel's page";
 }
 
 TEST(SimDeviceKfdEvents, DestroyingTheEventFailsItsSleeperWithEio) {

@@ -148,7 +148,8 @@ namespace {
 
 // A process debugging itself (no ptrace: a ptrace-stopped tracee would not run its handler) with
 // one queue, suspended; `sigrestart` gives SIGUSR1's handler SA_RESTART.
-std::unique_ptr<Child> self_debugged_with_suspended_queue(Machine& m, std::string& pid, bool sigrestart) {
+std::unique_ptr<Child> self_debugged_with_suspended_queue(Machine& m, std::string& pid,
+                                                          bool sigrestart) {
   auto p = m.probe();
   pid = first_field(p->call("getpid"));
   p->call("open");
@@ -384,4 +385,19 @@ TEST(EventWait, ASignalWithSaRestartDoesNotEndTheWait) {
   }
   ASSERT_TRUE(thread_blocked_in_recvfrom(e.pid));
   EXPECT_EQ(e.set_waking(ev), (std::set<std::string>{"0 0", "bg 0 0 0 4294967295"}));
+}
+
+TEST(EventWait, TheKernelsEventPageIsSharedWithTheProcess) {
+  // kfd_event_create: a signal event before any event page makes the kernel allocate one (every
+  // slot unsignaled), which the process maps through /dev/kfd at the offset CREATE_EVENT gave
+  // back (kfd_event_mmap: at most KFD_SIGNAL_EVENT_LIMIT slots). A slot the process (as the GPU
+  // would) writes is the kernel's: a wait takes it and acknowledges it.
+  EventProbe e;
+  const std::string ev = e.event();
+  EXPECT_EQ(e.p->call("evpage 36864"), "-1 22") << "more than 4096 slots";
+  ASSERT_EQ(e.p->call("evpage 32768"), "0 0");
+  EXPECT_EQ(e.p->call("slot " + ev), "0 0 ffffffffffffffff") << "the kernel filled the page";
+  EXPECT_EQ(e.p->call("putslot " + ev + " " + ev), "0 0 " + ev);
+  EXPECT_EQ(e.p->call("wait 0 0 " + ev), "0 0 0 0") << "the written slot signals the event";
+  EXPECT_EQ(e.p->call("slot " + ev), "0 0 ffffffffffffffff") << "acknowledged by the kernel";
 }
