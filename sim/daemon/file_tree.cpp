@@ -58,7 +58,11 @@ std::string host_relative_path(const std::string& key) {
 
 FileTree::FileTree(std::string root) : root_(std::move(root)) {}
 
-void FileTree::init() {
+std::string FileTree::render_node_path(uint32_t minor) const {
+  return (fs::path(root_) / ("dev/dri/renderD" + std::to_string(minor))).string();
+}
+
+void FileTree::init(const std::vector<uint32_t>& render_minors) {
   fs::path r(root_);
   std::error_code ec;
   fs::create_directories(r / kDevicePrefix, ec);
@@ -75,6 +79,13 @@ void FileTree::init() {
   }
   if (!fs::exists(r / "dev/kfd")) write_atomically(r / "dev/kfd", "");
   ::chmod((r / "dev/kfd").c_str(), 0666);
+  if (!render_minors.empty()) fs::create_directories(r / "dev/dri", ec);
+  for (uint32_t minor : render_minors) {
+    // Never rewritten: open files of it must keep naming the node.
+    const fs::path node = render_node_path(minor);
+    if (!fs::exists(node)) write_atomically(node, "");
+    ::chmod(node.c_str(), 0666);
+  }
 }
 
 int FileTree::sync(const std::map<std::string, std::string>& rendered) { return sync_under("", rendered); }

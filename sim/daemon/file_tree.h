@@ -3,14 +3,18 @@
 //
 // Layout under root/: the kernel's own — the KFD class device lives in
 // sys/devices/virtual/kfd/kfd and sys/class/kfd/kfd is a symlink to it (readlink shows the real
-// relative target); dev/kfd is a placeholder the shim reports as a character device.
+// relative target); dev/kfd is a placeholder the shim reports as a character device, and so is
+// dev/dri/renderD<minor> of each simulated GPU, which the shim opens for the render node (its
+// identity is what tells kfdsimd that a file a process passes is that render node).
 // Only files whose bytes changed are rewritten (write to a temporary name, then rename, so a
 // reader never sees half a file); files and directories the device no longer renders are removed.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 namespace gpreempt::sim::daemon {
 
@@ -22,9 +26,11 @@ std::string host_relative_path(const std::string& key);
 class FileTree {
  public:
   explicit FileTree(std::string root);
-  // Creates the fixed skeleton (dev/kfd, the class symlink). Throws std::runtime_error naming the
-  // path that could not be created.
-  void init();
+  // Creates the fixed skeleton (dev/kfd, dev/dri/renderD<minor> of each of `render_minors`, the
+  // class symlink). Throws std::runtime_error naming the path that could not be created.
+  void init(const std::vector<uint32_t>& render_minors = {});
+  // Where the placeholder of render node `minor` is (init creates it).
+  std::string render_node_path(uint32_t minor) const;
   // Brings root/ to exactly `files`. Returns the number of files written or removed.
   int sync(const std::map<std::string, std::string>& files);
   // The same for one subtree only: brings the host-relative path `under` (a file, or a directory

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/kcmp.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -12,6 +13,8 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "common/error.h"
 
 namespace gpreempt::sim::daemon {
 
@@ -97,6 +100,22 @@ bool LinuxHostEnv::same_file(int handle_a, int handle_b) {
                  std::strerror(errno));
   }
   return true;
+}
+
+void LinuxHostEnv::add_render_node(uint32_t minor, const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw gpreempt::Error(errno, "cannot stat render node placeholder " + path + ": " +
+                                     std::strerror(errno));
+  render_nodes_[{st.st_dev, st.st_ino}] = minor;
+}
+
+std::optional<uint32_t> LinuxHostEnv::drm_render_minor(int handle) {
+  struct stat st {};
+  if (::fstat(handle, &st) != 0) return std::nullopt;
+  auto it = render_nodes_.find({st.st_dev, st.st_ino});
+  if (it == render_nodes_.end()) return std::nullopt;
+  return it->second;
 }
 
 void LinuxHostEnv::signal_file(int handle) {

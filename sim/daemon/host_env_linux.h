@@ -3,8 +3,13 @@
 // event fd is the very file in its fd table.
 #pragma once
 
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "sim/device/kfd_device.h"
 
@@ -29,9 +34,14 @@ class LinuxHostEnv final : public HostEnv {
   void release_file(int handle) override;
   bool same_file(int handle_a, int handle_b) override;
   void signal_file(int handle) override;
+  // A file is the simulated render node `minor` when it is the placeholder at `path` (the shim
+  // opens that file for /dev/dri/renderD<minor>): its device and inode name it.
+  void add_render_node(uint32_t minor, const std::string& path);
+  std::optional<uint32_t> drm_render_minor(int handle) override;
 
  private:
   std::optional<ProcStatus> status_of(int tid);
+  std::map<std::pair<dev_t, ino_t>, uint32_t> render_nodes_;
 };
 
 }  // namespace gpreempt::sim::daemon

@@ -199,7 +199,8 @@ int show_files(const protocol::MachinePaths& paths, const std::string& which, bo
     if (!it->is_regular_file()) continue;
     // Lexically: relative() would resolve /sys/class/kfd/kfd to the /sys/devices path it links to.
     std::string guest = "/" + it->path().lexically_relative(root).string();
-    if (guest.rfind("/sys/devices/", 0) == 0 || guest == "/dev/kfd") continue;  // shown via /sys/class
+    // /sys/devices is shown via /sys/class; dev/ holds the device nodes' empty placeholders.
+    if (guest.rfind("/sys/devices/", 0) == 0 || guest.rfind("/dev/", 0) == 0) continue;
     a.push_back({{"path", guest}, {"size_bytes", it->file_size()}});
   }
   std::sort(a.begin(), a.end(), [](const auto& x, const auto& y) { return x["path"] < y["path"]; });

@@ -72,10 +72,16 @@ Server::Server(ServerConfig config)
     complete(t, ret, std::move(args));
   };
   device_->on_buffer_freed = [this](int pid, uint64_t offset) { release_mapping(pid, offset); };
+  device_->on_kernel_memory = [this](int pid, uint64_t offset, std::size_t bytes) {
+    return kernel_memory(pid, offset, bytes);
+  };
   hardware_->attach(*device_);
   const char* eager = std::getenv("KFDSIM_EAGER_FILES");
   eager_files_ = eager && std::string_view(eager) == "1";
-  tree_.init();
+  std::vector<uint32_t> render_minors;
+  for (const auto& g : profile_.gpus) render_minors.push_back(g.drm_render_minor);
+  tree_.init(render_minors);
+  for (uint32_t minor : render_minors) env_.add_render_node(minor, tree_.render_node_path(minor));
   refresh_files("");
   timer_ = loop_.add_timer([this] { tick_hardware(); });
   if (const int fd = hardware_->wake_fd(); fd >= 0)
@@ -390,7 +396,8 @@ void Server::handle_ioctl(int fd, protocol::Request& req) {
 }
 
 void Server::arm_wait_deadline(CallToken token, uint32_t timeout_ms) {
-  wait_deadlines_[token] = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  const auto now = Clock::now();
+  wait_deadlines_[token] = {now, now + std::chrono::milliseconds(timeout_ms)};
   on_wait_timer();  // re-arms at the earliest deadline
 }
 
@@ -403,11 +410,11 @@ void Server::on_wait_timer() {
   const auto now = Clock::now();
   std::vector<CallToken> due;
   std::optional<Clock::time_point> next;
-  for (const auto& [token, at] : wait_deadlines_) {
-    if (at <= now)
+  for (const auto& [token, timer] : wait_deadlines_) {
+    if (timer.deadline <= now)
       due.push_back(token);
-    else if (!next || at < *next)
-      next = at;
+    else if (!next || timer.deadline < *next)
+      next = timer.deadline;
   }
   for (CallToken t : due) {
     wait_deadlines_.erase(t);
@@ -420,13 +427,17 @@ void Server::handle_interrupt(int fd) {
   auto& conn = *conns_[fd];
   if (!conn.pending) return;  // the answer crossed the interrupt
   const CallToken token = *conn.pending;
-  uint32_t remaining_ms = 0;
-  if (auto d = wait_deadlines_.find(token); d != wait_deadlines_.end()) {
-    const auto left = std::chrono::ceil<std::chrono::milliseconds>(d->second - Clock::now()).count();
-    remaining_ms = static_cast<uint32_t>(std::max<int64_t>(0, left));
-  }
+  const auto now = Clock::now();
+  auto since = now;  // a call without a timeout: no time is written back
+  if (auto d = wait_deadlines_.find(token); d != wait_deadlines_.end()) since = d->second.since;
+  auto ns = [](Clock::time_point t) {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count());
+  };
   ++state_gen_;
-  device_->interrupt(token, remaining_ms);  // answers through complete() when it was a wait
+  // Answers through complete() when the call's sleep was interruptible; otherwise its answer
+  // comes when it finishes.
+  device_->interrupt(token, ns(since), ns(now));
 }
 
 void Server::complete(CallToken token, long ret, std::vector<uint8_t> args) {

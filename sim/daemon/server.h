@@ -87,7 +87,8 @@ class Server {
   void arm_wait_deadline(CallToken token, uint32_t timeout_ms);
   void drop_wait_deadline(CallToken token);
   void on_wait_timer();
-  // Op::kInterrupt: the blocked call of this connection was interrupted by a signal.
+  // Op::kInterrupt: a signal (its handler without SA_RESTART) interrupted the thread of this
+  // connection's blocked call; the device ends the call if the kernel's sleep is interruptible.
   void handle_interrupt(int fd);
   void housekeeping();
   void unlink_socket();
@@ -97,6 +98,11 @@ class Server {
   void release_mappings(Proc& p);
   // A freed buffer's shared memory (KfdDevice::on_buffer_freed); the process keeps its own map.
   void release_mapping(int pid, uint64_t offset);
+  // The memfd shared with process `p` at mmap offset `offset`, made (or grown) to hold `length`
+  // bytes and mapped here too; nullptr with -errno in *err when that fails.
+  Mapping* shared_memory(Proc& p, uint64_t offset, std::size_t length, int* err);
+  // KfdDevice::on_kernel_memory: the device's page is the memfd the process will map.
+  void* kernel_memory(int pid, uint64_t offset, std::size_t bytes);
 
   void handle(int fd, protocol::Request& req);
   void reply(int fd, int64_t ret, std::vector<uint8_t> payload = {}, int pass_fd = -1);
@@ -131,7 +137,13 @@ class Server {
   std::map<int, std::unique_ptr<Proc>> procs_;
   std::map<CallToken, int> token_conn_;
   EventLoop::Id wait_timer_ = 0;
-  std::map<CallToken, Clock::time_point> wait_deadlines_;
+  // A sleeping WAIT_EVENTS call with a timeout: when it went to sleep (an interrupted wait's
+  // timeout left counts from there) and when its timeout passes.
+  struct WaitTimer {
+    Clock::time_point since;
+    Clock::time_point deadline;
+  };
+  std::map<CallToken, WaitTimer> wait_deadlines_;
   CallToken next_token_ = 1;
   // Bumped by everything that may change what the files show (a request reached the device, the
   // hardware ticked): a part rendered at the current generation is served as it is, since

@@ -1,5 +1,6 @@
 // What a client maps from /dev/kfd: a memfd per mmap offset, shared with the client, and the
-// doorbell pages the hardware model watches.
+// doorbell pages the hardware model watches; memory the device allocates for a client to map (the
+// kernel's event page) is such a memfd too.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -25,6 +26,52 @@ std::size_t page_round(std::size_t n) {
 
 }  // namespace
 
+Server::Mapping* Server::shared_memory(Proc& p, uint64_t offset, std::size_t length, int* err) {
+  Mapping& m = p.mappings[offset];
+  std::size_t bytes = page_round(length);
+  if (m.memfd < 0) {
+    char name[64];
+    std::snprintf(name, sizeof name, "kfd-mmap-%d-%llx", p.pid,
+                  static_cast<unsigned long long>(offset));
+    m.memfd = memfd_create(name, MFD_CLOEXEC);
+    if (m.memfd < 0) {
+      *err = -errno;
+      return nullptr;
+    }
+    m.doorbell = (offset >> kMmapTypeShift) == kMmapTypeDoorbell;
+    m.gpu_id = static_cast<uint32_t>((offset >> kMmapGpuIdShift) & 0xffff);
+  }
+  if (bytes > m.bytes) {
+    if (ftruncate(m.memfd, static_cast<off_t>(bytes)) != 0) {
+      *err = -errno;
+      return nullptr;
+    }
+    if (m.addr) {
+      if (m.doorbell) hardware_->doorbell_unmapped(p.pid, m.gpu_id);
+      munmap(m.addr, m.bytes);
+    }
+    m.addr = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m.memfd, 0);
+    if (m.addr == MAP_FAILED) {
+      m.addr = nullptr;
+      m.bytes = 0;
+      *err = -ENOMEM;
+      return nullptr;
+    }
+    m.bytes = bytes;
+    if (m.doorbell) hardware_->doorbell_mapped(p.pid, m.gpu_id, m.addr, m.bytes);
+  }
+  return &m;
+}
+
+void* Server::kernel_memory(int pid, uint64_t offset, std::size_t bytes) {
+  watch_process(pid);
+  auto pit = procs_.find(pid);
+  if (pit == procs_.end() || pit->second->retired) return nullptr;
+  int err = 0;
+  Mapping* m = shared_memory(*pit->second, offset, bytes, &err);
+  return m ? m->addr : nullptr;
+}
+
 void Server::handle_mmap(int fd, const protocol::Request& req) {
   uint64_t length = 0;
   uint32_t render_minor = 0;
@@ -41,6 +88,9 @@ void Server::handle_mmap(int fd, const protocol::Request& req) {
       reply(fd, err);
       return;
     }
+  } else if (int err = device_->check_kfd_mmap(req.pid, req.arg, length)) {
+    reply(fd, err);
+    return;
   }
   watch_process(req.pid);
   auto pit = procs_.find(req.pid);
@@ -48,40 +98,13 @@ void Server::handle_mmap(int fd, const protocol::Request& req) {
     reply(fd, pit == procs_.end() ? -ESRCH : -EINVAL);
     return;
   }
-  Mapping& m = pit->second->mappings[req.arg];
-  std::size_t bytes = page_round(length);
-  if (m.memfd < 0) {
-    char name[64];
-    std::snprintf(name, sizeof name, "kfd-mmap-%d-%llx", req.pid,
-                  static_cast<unsigned long long>(req.arg));
-    m.memfd = memfd_create(name, MFD_CLOEXEC);
-    if (m.memfd < 0) {
-      reply(fd, -errno);
-      return;
-    }
-    m.doorbell = (req.arg >> kMmapTypeShift) == kMmapTypeDoorbell;
-    m.gpu_id = static_cast<uint32_t>((req.arg >> kMmapGpuIdShift) & 0xffff);
+  int err = 0;
+  Mapping* m = shared_memory(*pit->second, req.arg, length, &err);
+  if (!m) {
+    reply(fd, err);
+    return;
   }
-  if (bytes > m.bytes) {
-    if (ftruncate(m.memfd, static_cast<off_t>(bytes)) != 0) {
-      reply(fd, -errno);
-      return;
-    }
-    if (m.addr) {
-      if (m.doorbell) hardware_->doorbell_unmapped(req.pid, m.gpu_id);
-      munmap(m.addr, m.bytes);
-    }
-    m.addr = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, m.memfd, 0);
-    if (m.addr == MAP_FAILED) {
-      m.addr = nullptr;
-      m.bytes = 0;
-      reply(fd, -ENOMEM);
-      return;
-    }
-    m.bytes = bytes;
-    if (m.doorbell) hardware_->doorbell_mapped(req.pid, m.gpu_id, m.addr, m.bytes);
-  }
-  reply(fd, 0, {}, m.memfd);
+  reply(fd, 0, {}, m->memfd);
 }
 
 void Server::release_mapping(int pid, uint64_t offset) {

@@ -103,6 +103,9 @@ struct Call {
   CallToken token = 0;
   bool cancelled = false;
   bool has_token = false;  // false for internal (no caller to answer)
+  // A signal came while the call slept uninterruptibly (a mutex, the runlist): it stays pending,
+  // so an interruptible sleep the call reaches afterwards ends at once (signal_pending()).
+  bool signal_pending = false;
 };
 using CallPtr = std::shared_ptr<Call>;
 
@@ -167,11 +170,16 @@ struct Process {
   // The process mutex: held by a call waiting for the hardware scheduler; others queue behind.
   bool busy = false;
   std::deque<CallPtr> mutex_waiters;
-  // Events (event_ioctls.cpp): the event page is a BO of the process set by the first
-  // CREATE_EVENT that names it; signal events' slots are 8-byte words in it.
+  // Events (event_ioctls.cpp): signal events' slots are 8-byte words of the event page, a BO of
+  // the process named by the first CREATE_EVENT that gives one (signal_page_va) or, when a signal
+  // event comes first, a page the kernel allocates itself (kernel_signal_page, which the process
+  // maps through /dev/kfd).
   std::map<uint32_t, Event> events;
-  uint64_t signal_page_va = 0;     // 0 = no event page yet
-  uint64_t signal_page_size = 0;   // signal_mapped_size
+  uint64_t signal_page_va = 0;               // 0 = no BO as event page
+  uint64_t* kernel_signal_page = nullptr;    // KFD_SIGNAL_EVENT_LIMIT slots, or none
+  std::vector<uint64_t> own_signal_page;     // its slots when the transport shares no memory
+  uint64_t signal_page_size = 0;             // signal_mapped_size
+  bool has_signal_page() const { return signal_page_va != 0 || kernel_signal_page != nullptr; }
   std::vector<EventWait> event_waits;  // WAIT_EVENTS calls asleep until an event is set
   // DESTROY_QUEUE calls waiting for their suspended queue to be resumed.
   std::vector<std::pair<uint32_t, CallPtr>> destroy_waiters;
@@ -264,11 +272,16 @@ struct KfdDevice::State {
   void set_event(const detail::ProcessPtr& p, detail::Event& ev);
   // kfd_signal_event_interrupt: every signal event whose slot the GPU wrote is acknowledged and set.
   void take_event_interrupts(const detail::ProcessPtr& p);
+  // kfd_event_mmap: the checks of an mmap of the event page, which then maps `length` bytes.
+  int map_event_page(int pid, uint64_t length);
   // Completes the process's sleeping WAIT_EVENTS calls whose condition holds (or whose event is
   // gone: -EIO).
   void wake_event_waiters(const detail::ProcessPtr& p);
   // The sleeping WAIT_EVENTS call of `token` and its process, taken off the process's list.
   std::optional<std::pair<detail::ProcessPtr, detail::EventWait>> take_event_wait(CallToken token);
+  // A signal ends the sleeping WAIT_EVENTS call of `token` (KfdDevice::interrupt); false when
+  // there is none.
+  bool interrupt_event_wait(CallToken token, uint64_t slept_since_ns, uint64_t now_ns);
   // Ends a wait: COMPLETE (ages copied back) when its condition holds, else `otherwise`.
   void finish_event_wait(const detail::ProcessPtr& p, detail::EventWait& w, uint32_t otherwise);
 

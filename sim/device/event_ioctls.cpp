@@ -1,5 +1,6 @@
 // KFD events (docs/kfd-interface.md#events): CREATE_EVENT (which also takes the event page on a
-// dGPU), DESTROY_EVENT, SET_EVENT, RESET_EVENT and WAIT_EVENTS. The GPU signals an event by writing
+// dGPU, or allocates one when the process gave none), DESTROY_EVENT, SET_EVENT, RESET_EVENT,
+// WAIT_EVENTS and the mmap of the kernel's event page. The GPU signals an event by writing
 // its slot of the event page and raising an interrupt: the GPU model's interrupt reaches
 // KfdDevice::event_interrupt through the daemon, and a wait also takes slots written before it
 // began. A wait that cannot be satisfied at once sleeps (parked) until a set, an interrupt, its
@@ -7,8 +8,10 @@
 #include <linux/kfd_ioctl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
+#include <cstring>
 #include <optional>
 #include <utility>
 
@@ -36,11 +39,33 @@ constexpr uint32_t kNrWait = _IOC_NR(AMDKFD_IOC_WAIT_EVENTS);
 constexpr uint32_t kFirstNonsignalId = (INT_MAX >> 1) + 1;
 constexpr uint64_t kUnsignaledSlot = ~0ull;
 constexpr uint64_t kMmapTypeEvents = 0x2ull << 62;
-// Without a user-supplied page the kernel allocates one and exposes 256 slots of it.
-constexpr uint64_t kDefaultMappedSize = 256 * 8;
+constexpr uint64_t kMmapTypeMask = 0x3ull << 62;
+// allocate_event_notification_slot: "Oldest user mode expects 256 event slots" of the page the
+// kernel allocates, until the process maps more of it.
+constexpr uint64_t kKernelPageFirstMapped = 256 * 8;
+constexpr uint64_t kSignalPageBytes = KFD_SIGNAL_EVENT_LIMIT * 8;
 
 bool is_signal_type(uint32_t type) {
   return type == KFD_IOC_EVENT_SIGNAL || type == KFD_IOC_EVENT_DEBUG_EVENT;
+}
+
+// page_slots(): slots 0..n-1 of the event page, as the kernel reads them. The kernel's own page is
+// shared with the process and the GPU, which write it concurrently: atomic loads and stores.
+bool read_slots(HostEnv& env, const detail::Process& p, uint64_t* out, std::size_t n) {
+  if (p.kernel_signal_page) {
+    for (std::size_t i = 0; i < n; ++i)
+      out[i] = std::atomic_ref<uint64_t>(p.kernel_signal_page[i]).load(std::memory_order_acquire);
+    return true;
+  }
+  return env.read_memory(p.pid, p.signal_page_va, out, n * 8);
+}
+
+void write_slot(HostEnv& env, const detail::Process& p, uint32_t id, uint64_t value) {
+  if (p.kernel_signal_page) {
+    std::atomic_ref<uint64_t>(p.kernel_signal_page[id]).store(value, std::memory_order_release);
+    return;
+  }
+  env.write_memory(p.pid, p.signal_page_va + uint64_t{id} * 8, &value, sizeof value);
 }
 
 }  // namespace
@@ -79,6 +104,24 @@ uint32_t wait_condition(const detail::EventWait& w, bool all) {
     }
   }
   return activated == w.waiters.size() ? KFD_IOC_WAIT_RESULT_COMPLETE : KFD_IOC_WAIT_RESULT_TIMEOUT;
+}
+
+// What kfd_wait_on_events writes back into `timeout` when a signal ends its sleep: it counts in
+// jiffies, user_timeout_to_jiffies giving msecs_to_jiffies(ms) + 1 (rounded up, clamped to
+// 2^31-1 ms), schedule_timeout leaving the jiffies not slept, and it writes back
+// jiffies_to_msecs(left - 1). A jiffy ticks at each multiple of 1/hz s of the monotonic clock,
+// so the jiffies slept are the ticks between the two times, not their difference rounded.
+uint32_t timeout_left_ms(uint32_t timeout_ms, uint32_t hz, uint64_t slept_since_ns,
+                         uint64_t now_ns) {
+  const uint64_t ms_per_jiffy = 1000 / hz;
+  const uint64_t ns_per_jiffy = 1000000000ull / hz;
+  const uint64_t ms = std::min(timeout_ms, 0x7fffffffu);
+  const int64_t start = static_cast<int64_t>((ms + ms_per_jiffy - 1) / ms_per_jiffy) + 1;
+  const int64_t slept = static_cast<int64_t>(now_ns / ns_per_jiffy) -
+                        static_cast<int64_t>(slept_since_ns / ns_per_jiffy);
+  const int64_t left = std::max<int64_t>(0, start - slept);
+  const auto written = static_cast<uint64_t>(std::max<int64_t>(0, left - 1)) * ms_per_jiffy;
+  return static_cast<uint32_t>(written);
 }
 
 bool wait_for_all(const detail::EventWait& w) {
@@ -126,19 +169,39 @@ void KfdDevice::State::set_event(const ProcessPtr& p, Event& ev) {
 }
 
 void KfdDevice::State::take_event_interrupts(const ProcessPtr& p) {
-  if (!p->signal_page_va || p->events.empty()) return;
+  if (!p->has_signal_page() || p->events.empty()) return;
   const uint32_t slots = static_cast<uint32_t>(p->signal_page_size / 8);
   const uint32_t last = std::min(p->events.rbegin()->first, slots ? slots - 1 : 0);
   std::vector<uint64_t> page(last + 1, kUnsignaledSlot);
-  if (!env.read_memory(p->pid, p->signal_page_va, page.data(), page.size() * 8)) return;
+  if (!read_slots(env, *p, page.data(), page.size())) return;
   for (auto& [id, ev] : p->events) {
     if (id > last) break;
     if (!is_signal_type(ev.type) || page[id] == kUnsignaledSlot) continue;
     // set_event_from_interrupt: the slot acknowledged, then the event set.
-    env.write_memory(p->pid, p->signal_page_va + uint64_t{id} * 8, &kUnsignaledSlot,
-                     sizeof kUnsignaledSlot);
+    write_slot(env, *p, id, kUnsignaledSlot);
     set_event(p, ev);
   }
+}
+
+int KfdDevice::State::map_event_page(int pid, uint64_t length) {
+  // kfd_event_mmap: no more than the page's KFD_SIGNAL_EVENT_LIMIT slots (get_order of the two
+  // compared, so whole pages), and only a page there is.
+  constexpr uint64_t kPage = 4096;
+  const uint64_t mapped = (length + kPage - 1) / kPage * kPage;
+  if (mapped > kSignalPageBytes) return -EINVAL;
+  ProcessPtr p = find_process(pid);
+  if (!p || !p->has_signal_page()) return -EINVAL;
+  // The kernel would remap the page behind the BO's kernel address too, which no user mode asks
+  // for; only the page it allocated itself is shared memory here.
+  if (!p->kernel_signal_page) return -EINVAL;
+  p->signal_page_size = mapped;  // signal_mapped_size: slots up to what the process maps
+  return 0;
+}
+
+int KfdDevice::check_kfd_mmap(int pid, uint64_t offset, uint64_t length) {
+  std::lock_guard lock(state_->guard->mutex);
+  if ((offset & kMmapTypeMask) == kMmapTypeEvents) return state_->map_event_page(pid, length);
+  return 0;
 }
 
 void KfdDevice::State::wake_event_waiters(const ProcessPtr& p) {
@@ -178,21 +241,22 @@ void KfdDevice::time_out(CallToken token) {
   state_->complete(w.call, conclude_wait(state_->env, *p, w, wait_condition(w, wait_for_all(w))));
 }
 
-bool KfdDevice::interrupt(CallToken token, uint32_t remaining_ms) {
-  std::lock_guard lock(state_->guard->mutex);
-  auto t = state_->take_event_wait(token);
+bool KfdDevice::State::interrupt_event_wait(CallToken token, uint64_t slept_since_ns,
+                                            uint64_t now_ns) {
+  auto t = take_event_wait(token);
   if (!t) return false;
   auto& [p, w] = *t;
   auto a = load<kfd_ioctl_wait_events_args>(w.call);
-  if (a.timeout != 0 && a.timeout != 0xffffffffu) a.timeout = remaining_ms;
+  if (a.timeout != 0 && a.timeout != 0xffffffffu)
+    a.timeout = timeout_left_ms(a.timeout, options.config_hz, slept_since_ns, now_ns);
   a.wait_result = KFD_IOC_WAIT_RESULT_FAIL;
   store(w.call, a);
-  state_->complete(w.call, -EINTR);
+  complete(w.call, -EINTR);
   // free_waiters(undo_auto_reset): an auto-reset event this waiter took is set again.
   for (const auto& x : w.waiters) {
     if (!x.activated || x.gone) continue;
     auto ev = p->events.find(x.event_id);
-    if (ev != p->events.end() && ev->second.auto_reset) state_->set_event(p, ev->second);
+    if (ev != p->events.end() && ev->second.auto_reset) set_event(p, ev->second);
   }
   return true;
 }
@@ -208,8 +272,9 @@ Outcome KfdDevice::State::event_ioctl(const CallPtr& call, const ProcessPtr& p) 
     case kNrCreate: {
       auto a = load<kfd_ioctl_create_event_args>(call);
       if (a.event_page_offset) {
-        // A dGPU's event page is a buffer the process allocated: named by its handle.
-        if (p->signal_page_va) return Outcome::done(-EINVAL);  // "Event page is already set"
+        // A dGPU's event page is a buffer the process allocated: named by its handle. A page is
+        // a page, the kernel's own included: "Event page is already set".
+        if (p->has_signal_page()) return Outcome::done(-EINVAL);
         auto* d = p->device(static_cast<uint32_t>(a.event_page_offset >> 32));
         if (!d) return Outcome::done(-EINVAL);
         auto bo = d->bos.find(static_cast<uint32_t>(a.event_page_offset & 0xffffffffu));
@@ -224,11 +289,26 @@ Outcome KfdDevice::State::event_ioctl(const CallPtr& call, const ProcessPtr& p) 
       ev.type = a.event_type;
       ev.auto_reset = a.auto_reset != 0;
       if (is_signal_type(a.event_type)) {
-        const uint64_t mapped = p->signal_page_va ? p->signal_page_size : kDefaultMappedSize;
-        const uint32_t slots = static_cast<uint32_t>(mapped / 8);
+        // allocate_event_notification_slot: no page yet, the kernel allocates one (every slot
+        // unsignaled) for the process to map at the offset returned below.
+        if (!p->has_signal_page()) {
+          void* mem = nullptr;
+          if (self.on_kernel_memory) {
+            mem = self.on_kernel_memory(pid, kMmapTypeEvents, kSignalPageBytes);
+            if (!mem) return Outcome::done(-ENOMEM);  // allocate_signal_page failed
+          } else {
+            p->own_signal_page.assign(KFD_SIGNAL_EVENT_LIMIT, 0);
+            mem = p->own_signal_page.data();
+          }
+          std::memset(mem, 0xff, kSignalPageBytes);
+          p->kernel_signal_page = static_cast<uint64_t*>(mem);
+          p->signal_page_size = kKernelPageFirstMapped;
+        }
+        const uint32_t slots = static_cast<uint32_t>(p->signal_page_size / 8);
         uint32_t id = 0;
         while (id < slots && p->events.count(id)) ++id;
         if (id == slots) return Outcome::done(-ENOSPC);
+        write_slot(env, *p, id, kUnsignaledSlot);
         ev.id = id;
         a.event_page_offset = kMmapTypeEvents;
         a.event_slot_index = id;

@@ -3,6 +3,7 @@
 // ioctls live in queue_ioctls.cpp, DBG_TRAP in dbg_trap*.cpp, the file renderers in render_*.cpp.
 #include <gpreempt/kfd_abi.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -278,6 +279,38 @@ void KfdDevice::cancel(CallToken token) {
   // A call waiting for the scheduler finishes its state changes; only the answer is dropped.
 }
 
+bool KfdDevice::interrupt(CallToken token, uint64_t slept_since_ns, uint64_t now_ns) {
+  std::lock_guard lock(state_->guard->mutex);
+  auto& st = *state_;
+  if (st.interrupt_event_wait(token, slept_since_ns, now_ns)) return true;
+  auto it = st.pending.find(token);
+  if (it == st.pending.end()) return false;
+  CallPtr call = it->second;
+  for (auto& [pid, p] : st.processes) {
+    if (p->runtime_waiter == call) {
+      // down_interruptible(&runtime_enable_sema) gives -EINTR, which no SA_RESTART restarts; the
+      // next RUNTIME_ENABLE resumes waiting (docs/kfd-interface.md#runtime-enable).
+      p->runtime_waiter.reset();
+      p->runtime_retry = true;
+      st.complete(call, -EINTR);
+      return true;
+    }
+    auto d = std::find_if(p->destroy_waiters.begin(), p->destroy_waiters.end(),
+                          [&](const auto& w) { return w.second == call; });
+    if (d != p->destroy_waiters.end()) {
+      // wait_on_destroy_queue's wait_event_interruptible: -ERESTARTSYS, the queue stays marked
+      // as being destroyed.
+      p->destroy_waiters.erase(d);
+      st.complete(call, -EINTR);
+      return true;
+    }
+  }
+  // mutex_lock(&p->mutex), dqm_lock and the unmap's fence wait do not look at signals: the call
+  // goes on, and the signal waits for an interruptible sleep.
+  call->signal_pending = true;
+  return false;
+}
+
 bool KfdDevice::State::lock_or_queue(Process& p, const CallPtr& call) {
   if (!p.busy) return true;
   p.mutex_waiters.push_back(call);
@@ -354,6 +387,9 @@ void KfdDevice::State::advance(const std::shared_ptr<Chain>& chain) {
   }
 }
 
+// The kernel holds p->mutex and dqm_lock (mutex_lock) and waits for each remap in
+// amdkfd_fence_wait_timeout, a loop that ends only at the fence or the timeout: nothing here is
+// interruptible, so KfdDevice::interrupt leaves a call parked on a chain alone.
 Outcome KfdDevice::State::run_locked(const ProcessPtr& p, const CallPtr& call,
                                      std::vector<Step> steps,
                                      std::function<std::optional<long>()> finish) {
@@ -425,6 +461,10 @@ Outcome KfdDevice::State::runtime_enable(const CallPtr& call) {
       --p->runtime_sema;
       p->runtime_retry = false;
       return 0;
+    }
+    if (call->signal_pending) {  // taken while it waited for the mutex or the runlist
+      p->runtime_retry = true;
+      return -EINTR;
     }
     p->runtime_waiter = call;
     return std::nullopt;

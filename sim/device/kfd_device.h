@@ -52,6 +52,10 @@ class HostEnv {
   // Whether two handles name one open file (the kernel compares struct file pointers: a dup of a
   // descriptor is the same file, a second open of the same path is not).
   virtual bool same_file(int handle_a, int handle_b) = 0;
+  // The render-node minor of the simulated GPU whose amdgpu DRM file `handle` is, or nullopt when
+  // the file is not an amdgpu DRM file at all (amdgpu_file_to_fpriv tells them apart by the
+  // file's f_op, so a /dev/null or a pipe is refused however it was opened).
+  virtual std::optional<uint32_t> drm_render_minor(int handle) = 0;
 };
 
 // A queue as the hardware side sees it.
@@ -136,6 +140,9 @@ struct DeviceOptions {
   uint32_t minor_version = 22;  // GET_VERSION minor; lower it (e.g. 12) to test version gates
   // Module parameter sched_policy: 0 = HWS, 1 = HWS without oversubscription, 2 = no HWS.
   int sched_policy = 0;
+  // CONFIG_HZ of the simulated kernel (Debian's is 250; it must divide 1000): WAIT_EVENTS counts
+  // its timeout in jiffies, so an interrupted wait writes back a multiple of 1000/HZ ms.
+  uint32_t config_hz = 250;
 };
 
 // Thread safety: every member may be called from any thread (an internal recursive mutex
@@ -167,6 +174,13 @@ class KfdDevice {
   // A render-node buffer of process `pid` was freed: what the transport keeps for its mmap offset
   // (shared memory) can go. Called with the device's mutex held.
   std::function<void(int pid, uint64_t mmap_offset)> on_buffer_freed;
+  // Memory the driver allocates for process `pid` and lets it map through /dev/kfd at
+  // `mmap_offset` (the event page kfd_events.c allocates when a signal event comes before any
+  // page was given): the transport's shared memory, so that the process's mapping, the simulated
+  // GPU and the device see the same bytes. It must stay until the process is gone; nullptr when
+  // none can be had (-ENOMEM). Called with the device's mutex held. Unset, the device keeps the
+  // bytes itself, where only it sees them.
+  std::function<void*(int pid, uint64_t mmap_offset, std::size_t bytes)> on_kernel_memory;
   // A blocked call is finished: its return value and the bytes to copy back to the caller.
   std::function<void(CallToken, long ret, std::vector<uint8_t> args)> on_complete;
   // The thread of a blocked call was interrupted or died: forget the call (kernel: -ERESTARTSYS).
@@ -175,11 +189,20 @@ class KfdDevice {
   // passed. A WAIT_EVENTS call then completes, COMPLETE if its events came meanwhile, else
   // TIMEOUT (docs/kfd-interface.md#events). Nothing happens for a call no longer blocked.
   void time_out(CallToken token);
-  // A signal with a handler without SA_RESTART reached the thread of a blocked WAIT_EVENTS call:
-  // it completes with -EINTR (the kernel's -ERESTARTSYS as that caller sees it), `remaining_ms` of
-  // its timeout written back and an auto-reset event it had taken set again. false (nothing done)
-  // for any other call, or one no longer blocked.
-  bool interrupt(CallToken token, uint32_t remaining_ms);
+  // A signal with a handler without SA_RESTART reached the thread of blocked call `token`. The
+  // calls the kernel sleeps in interruptibly complete now, and the function returns true:
+  //  * WAIT_EVENTS: -EINTR (-ERESTARTSYS as that caller sees it), wait_result FAIL, the timeout
+  //    left written back as the kernel counts it (in jiffies of DeviceOptions::config_hz of the
+  //    transport's monotonic clock, from `slept_since_ns`, when the wait went to sleep, to
+  //    `now_ns`), an auto-reset event it had taken set again;
+  //  * DESTROY_QUEUE waiting for its suspended queue: -EINTR (-ERESTARTSYS), the queue stays
+  //    marked as being destroyed;
+  //  * RUNTIME_ENABLE waiting for the debugger: -EINTR (down_interruptible), and the next call
+  //    goes on waiting.
+  // Any other blocked call sleeps uninterruptibly in the kernel (a mutex, the runlist's fence
+  // wait): it goes on (false), with the signal pending, so an interruptible sleep it reaches
+  // later ends at once. false too for a call no longer blocked.
+  bool interrupt(CallToken token, uint64_t slept_since_ns, uint64_t now_ns);
   // The GPU wrote event-page slots of process `pid` and raised its interrupt
   // (kfd_signal_event_interrupt): the events are set and their sleeping waiters woken.
   void event_interrupt(int pid);
@@ -203,6 +226,11 @@ class KfdDevice {
   // buffer of the process on that GPU starts there and is at least that long, else -EINVAL
   // (drm_gem_mmap finds no such object).
   int check_render_mmap(int pid, uint32_t render_minor, uint64_t offset, uint64_t length) const;
+  // mmap of /dev/kfd at `offset` for `length` bytes by process `pid`, as kfd_mmap checks it: the
+  // event page (KFD_MMAP_TYPE_EVENTS) only when the kernel allocated one and for at most its
+  // KFD_SIGNAL_EVENT_LIMIT slots, else -EINVAL; the process then uses the slots it mapped. Other
+  // offsets (doorbells, MMIO) are not checked: 0.
+  int check_kfd_mmap(int pid, uint64_t offset, uint64_t length);
   // Bytes of VRAM all processes' buffers hold on `gpu_id` (amdgpu's mem_info_vram_used).
   uint64_t vram_used(uint32_t gpu_id) const;
 

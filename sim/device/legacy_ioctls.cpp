@@ -173,6 +173,21 @@ Outcome KfdDevice::State::legacy_ioctl(const CallPtr& call) {
         env.release_file(*f);
         return Outcome::done(same ? 0 : -EBUSY);
       }
+      // kfd_process_device_init_vm -> amdgpu_file_to_fpriv: a file that is not amdgpu's DRM file
+      // has no VM to take. The file of another GPU's render node passes: neither function asks
+      // which device the file belongs to.
+      if (!env.drm_render_minor(*f)) {
+        env.release_file(*f);
+        return Outcome::done(-EINVAL);
+      }
+      // amdgpu_amdkfd_gpuvm_acquire_process_vm: the file's VM is already a compute VM ("Already a
+      // compute VM?") when a device, of this process or another sharing the file, took it.
+      for (const auto& [opid, o] : processes)
+        for (const auto& od : o->devices)
+          if (od.drm_file && env.same_file(*od.drm_file, *f)) {
+            env.release_file(*f);
+            return Outcome::done(-EINVAL);
+          }
       // kfd_process_device_init_vm: the device's VM now exists, buffers can be allocated, and the
       // device keeps the file's reference.
       d->drm_file = *f;

@@ -214,6 +214,8 @@ Outcome KfdDevice::State::destroy_queue(const CallPtr& call) {
   // wait_on_destroy_queue(): marked first, so suspend reports it INVALID from now on.
   it->being_destroyed = true;
   if (p->debug_trap_enabled && it->suspended) {
+    // wait_event_interruptible with a signal already pending: -ERESTARTSYS at once.
+    if (call->signal_pending) return Outcome::done(-EINTR);
     p->destroy_waiters.emplace_back(a.queue_id, call);
     return Outcome::parked();
   }

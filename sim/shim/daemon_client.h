@@ -31,10 +31,12 @@ struct CallResult {
 // Sends one request from the calling thread and waits for its reply (through signals).
 // `session` (non-zero): the request belongs to a /dev/kfd file opened in that session; it fails
 // with -ENODEV without being sent when the process is no longer in it.
-// `interruptible` (a WAIT_EVENTS, which the kernel sleeps in interruptibly): a signal whose
-// handler lacks SA_RESTART is passed on to the daemon (Op::kInterrupt) and the one answer that
-// follows is the call's: -EINTR, or the result that was already on its way. With SA_RESTART the
-// wait for the answer simply goes on, as the kernel restarts the ioctl.
+// `interruptible` (an ioctl the kernel may sleep in interruptibly: WAIT_EVENTS, DESTROY_QUEUE,
+// RUNTIME_ENABLE): a signal whose handler lacks SA_RESTART is passed on to the daemon
+// (Op::kInterrupt) and the one answer that follows is the call's: -EINTR when its sleep was
+// interruptible, else its result whenever it comes (or the result that was already on its way).
+// With SA_RESTART the wait for the answer simply goes on, as the kernel restarts the ioctl after
+// -ERESTARTSYS.
 CallResult call(protocol::Op op, uint64_t arg, std::vector<uint8_t> payload, uint32_t session = 0,
                 bool interruptible = false);
 

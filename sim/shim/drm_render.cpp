@@ -19,6 +19,7 @@
 #include "sim/shim/daemon_client.h"
 #include "sim/shim/debug_trace.h"
 #include "sim/shim/fd_table.h"
+#include "sim/shim/guest_paths.h"
 #include "sim/shim/kfd_file.h"
 #include "sim/shim/real_libc.h"
 #include "sim/shim/user_copy.h"
@@ -174,7 +175,11 @@ bool drm_node_exists(int minor) { return node_info(minor).has_value(); }
 
 std::optional<int> drm_open(int minor, int flags) {
   if (!node_info(minor)) return std::nullopt;
-  int fd = REAL(open)("/dev/null", O_RDWR | (flags & O_CLOEXEC));
+  // The node's placeholder in the machine's files, not /dev/null: kfdsimd knows a render node by
+  // that file (ACQUIRE_VM refuses other files, as amdgpu_file_to_fpriv does). Read-only, so that
+  // nothing written to the descriptor lands in it; each open is still a file of its own.
+  const std::string placeholder = files_root() + "/dev/dri/renderD" + std::to_string(minor);
+  int fd = REAL(open)(placeholder.c_str(), O_RDONLY | (flags & O_CLOEXEC));
   if (fd < 0) return -1;
   if (!fd_table().set_drm(fd, minor)) {
     REAL(close)(fd);

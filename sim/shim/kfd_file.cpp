@@ -57,12 +57,25 @@ int kfd_open(int flags) {
   return fd;
 }
 
+namespace {
+
 // AMDKFD_IOC_WAIT_EVENTS: the kernel sleeps in it interruptibly (docs/kfd-interface.md#events).
 constexpr uint32_t kNrWaitEvents = 0x0C;
 
+// The ioctls the kernel may sleep in interruptibly: WAIT_EVENTS, a DESTROY_QUEUE waiting for its
+// suspended queue (wait_event_interruptible) and a RUNTIME_ENABLE waiting for the debugger
+// (down_interruptible). kfdsimd decides whether the call is in that sleep; every other blocking
+// call sleeps uninterruptibly in the kernel (the process mutex, the runlist's fence wait), so a
+// signal never ends it.
+bool may_sleep_interruptibly(unsigned long request) {
+  const uint32_t nr = kfd::ioc_nr(request);
+  return nr == kNrWaitEvents || nr == kfd::NR_DESTROY_QUEUE || nr == kfd::NR_RUNTIME_ENABLE;
+}
+
+}  // namespace
+
 int kfd_ioctl(int fd, unsigned long request, void* arg) {
-  // A wait blocks in kfdsimd until an event, its timeout or a signal ends it.
-  const bool interruptible = kfd::ioc_nr(request) == kNrWaitEvents;
+  const bool interruptible = may_sleep_interruptibly(request);
   // The kernel binds the file to the opening process: another process (a forked child) gets EBADF.
   if (fd_table().kfd_opener(fd) != getpid()) return set_errno(-EBADF);
   const std::size_t size = kfd::ioc_size(request);

@@ -27,6 +27,7 @@ class FakeHost final : public HostEnv {
   std::map<int, int> live_refs;            // handle -> references held by the device
   std::map<int, int> signals;              // file id -> bytes written
   std::map<int, int> handle_file;          // handle -> file id
+  std::map<int, uint32_t> render_minors;   // file id -> render minor (amdgpu DRM files only)
 
   void add_process(int pid, std::vector<int> extra_threads = {}) {
     tgids[pid] = pid;
@@ -56,6 +57,12 @@ class FakeHost final : public HostEnv {
   int open_file(int pid, int fd) {
     int id = next_file_++;
     fds[{pid, fd}] = id;
+    return id;
+  }
+  // An open of simulated render node `minor` (an amdgpu DRM file).
+  int open_render_node(int pid, int fd, uint32_t minor) {
+    int id = open_file(pid, fd);
+    render_minors[id] = minor;
     return id;
   }
 
@@ -91,6 +98,11 @@ class FakeHost final : public HostEnv {
   void release_file(int handle) override { live_refs.erase(handle); }
   void signal_file(int handle) override { ++signals[handle_file.at(handle)]; }
   bool same_file(int a, int b) override { return handle_file.at(a) == handle_file.at(b); }
+  std::optional<uint32_t> drm_render_minor(int handle) override {
+    auto it = render_minors.find(handle_file.at(handle));
+    if (it == render_minors.end()) return std::nullopt;
+    return it->second;
+  }
 
  private:
   struct Region {
@@ -175,6 +187,10 @@ class Rig {
   CallToken last_token = 0;
 
   uint32_t gpu() const { return profile_.gpus.at(0).gpu_id; }
+  // `pid` opens the render node of GPU `index` as `fd`; returns the file id.
+  int open_render(int pid, int fd, std::size_t index = 0) {
+    return host.open_render_node(pid, fd, profile_.gpus.at(index).drm_render_minor);
+  }
 
   // A live process with /dev/kfd open.
   void spawn(int pid, std::vector<int> threads = {}) {

@@ -478,6 +478,49 @@ TEST(SimDeviceDestroyQueue, Facts5_DestroyOfSuspendedQueueBlocksUntilResume) {
   EXPECT_FALSE(r.exists(kTarget, q[0]));
 }
 
+TEST(SimDeviceDestroyQueue, ASignalEndsTheWaitForTheSuspendedQueueWithEintr) {
+  // wait_on_destroy_queue's wait_event_interruptible: -ERESTARTSYS (EINTR to a handler without
+  // SA_RESTART); the queue stays, marked as being destroyed, and a later destroy finishes it.
+  Rig r;
+  auto q = debugged_target(r, 2);
+  std::vector<uint32_t> ids{q[0]};
+  ASSERT_EQ(r.suspend(kDebugger, kTarget, ids), 1);
+  kfd_ioctl_destroy_queue_args d{q[0], 0};
+  ASSERT_TRUE(r.raw({kTarget, kTarget}, AMDKFD_IOC_DESTROY_QUEUE, d).blocked);
+  const CallToken t = r.last_token;
+  EXPECT_TRUE(r.dev->interrupt(t, 0, 0));
+  ASSERT_TRUE(r.completions.count(t));
+  EXPECT_EQ(r.completions.at(t).ret, -EINTR);
+  EXPECT_TRUE(r.exists(kTarget, q[0]));
+  ids = {q[0]};
+  EXPECT_EQ(r.resume(kDebugger, kTarget, ids), 1);
+  EXPECT_EQ(r.completions.size(), 1u) << "the interrupted destroy is not finished by the resume";
+  EXPECT_TRUE(r.exists(kTarget, q[0]));
+  EXPECT_EQ(r.destroy(kTarget, q[0]), 0);
+  EXPECT_FALSE(r.exists(kTarget, q[0]));
+}
+
+TEST(SimDeviceDestroyQueue, ASignalWhileWaitingForTheProcessMutexIsKeptForTheQueueWait) {
+  // mutex_lock(&p->mutex) is uninterruptible: the destroy goes on, then finds its queue suspended
+  // with the signal pending and returns -ERESTARTSYS at once.
+  Rig r;
+  auto q = debugged_target(r, 2);
+  std::vector<uint32_t> ids{q[0]};
+  ASSERT_EQ(r.suspend(kDebugger, kTarget, ids), 1);
+  r.hws->auto_complete = false;
+  ids = {q[1]};
+  ASSERT_TRUE(r.suspend_resume(kDebugger, kTarget, ids, true).blocked) << "holds the mutex";
+  kfd_ioctl_destroy_queue_args d{q[0], 0};
+  ASSERT_TRUE(r.raw({kTarget, kTarget}, AMDKFD_IOC_DESTROY_QUEUE, d).blocked);
+  const CallToken t = r.last_token;
+  EXPECT_FALSE(r.dev->interrupt(t, 0, 0)) << "a mutex wait is not interrupted";
+  EXPECT_FALSE(r.completions.count(t));
+  while (r.hws->outstanding()) r.hws->complete_next();
+  ASSERT_TRUE(r.completions.count(t));
+  EXPECT_EQ(r.completions.at(t).ret, -EINTR);
+  EXPECT_TRUE(r.exists(kTarget, q[0]));
+}
+
 TEST(SimDeviceDestroyQueue, Facts5_BeingDestroyedQueueIsInvalidForSuspend) {
   Rig r;
   auto q = debugged_target(r, 2);

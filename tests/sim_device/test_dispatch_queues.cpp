@@ -443,6 +443,48 @@ TEST(SimDeviceRuntimeEnable, Facts6_InterruptedWaitRetriesWithoutChecks) {
   EXPECT_EQ(r.completions.size(), 1u) << "the cancelled call never completes";
 }
 
+TEST(SimDeviceRuntimeEnable, ASignalEndsTheWaitForTheDebuggerWithEintr) {
+  // runtime_enable's down_interruptible: -EINTR now, and the retry flag makes the next call go
+  // straight back to waiting.
+  Rig r;
+  r.spawn(kPid);
+  r.spawn(kPid + 1);
+  r.attach(kPid + 1, kPid);
+  kfd_ioctl_runtime_enable_args re{0, KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK, 0};
+  ASSERT_TRUE(r.raw({kPid, kPid}, AMDKFD_IOC_RUNTIME_ENABLE, re).blocked);
+  const CallToken interrupted = r.last_token;
+  EXPECT_TRUE(r.dev->interrupt(interrupted, 0, 0));
+  ASSERT_TRUE(r.completions.count(interrupted));
+  EXPECT_EQ(r.completions.at(interrupted).ret, -EINTR);
+  ASSERT_TRUE(r.raw({kPid, kPid}, AMDKFD_IOC_RUNTIME_ENABLE, re).blocked) << "waits again";
+  const CallToken t = r.last_token;
+  auto ev = Rig::op(kPid, KFD_IOC_DBG_TRAP_SEND_RUNTIME_EVENT);
+  ev.send_runtime_event.exception_mask = KFD_EC_MASK(EC_PROCESS_RUNTIME);
+  EXPECT_EQ(r.dbg({kPid + 1, kPid + 1}, ev), 0);
+  EXPECT_EQ(r.completions.at(t).ret, 0);
+}
+
+TEST(SimDeviceRuntimeEnable, ASignalDuringTheRunlistWaitEndsTheLaterWaitForTheDebugger) {
+  // Activating the debug session rebuilds the runlist (an uninterruptible wait in the kernel):
+  // a signal then stays pending, and down_interruptible, reached afterwards, returns -EINTR.
+  Rig r;
+  r.spawn(kPid);
+  r.spawn(kPid + 1);
+  r.spawn(kPid + 2);
+  r.new_queue(kPid + 2);  // another process's queue: the GPU has a runlist to rebuild
+  r.attach(kPid + 1, kPid);
+  r.hws->auto_complete = false;
+  kfd_ioctl_runtime_enable_args re{0, KFD_RUNTIME_ENABLE_MODE_ENABLE_MASK, 0};
+  ASSERT_TRUE(r.raw({kPid, kPid}, AMDKFD_IOC_RUNTIME_ENABLE, re).blocked);
+  const CallToken t = r.last_token;
+  ASSERT_EQ(r.hws->outstanding(), 1u) << "the enable waits for the scheduler";
+  EXPECT_FALSE(r.dev->interrupt(t, 0, 0)) << "the runlist wait goes on";
+  EXPECT_FALSE(r.completions.count(t));
+  while (r.hws->outstanding()) r.hws->complete_next();
+  ASSERT_TRUE(r.completions.count(t));
+  EXPECT_EQ(r.completions.at(t).ret, -EINTR);
+}
+
 TEST(SimDeviceRuntimeEnable, Facts8_RuntimeEventBeforeWaitIsCounted) {
   Rig r;
   r.spawn(kPid);

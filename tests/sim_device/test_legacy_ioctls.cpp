@@ -39,7 +39,7 @@ TEST(SimDeviceLegacyIoctls, AcquireVmAndMemoryPolicyValidateGpuAndArguments) {
   r.spawn(kPid);
   ::kfd_ioctl_acquire_vm_args vm{5, r.gpu()};
   EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm), -EINVAL) << "fd 5 not open";
-  r.host.open_file(kPid, 5);
+  r.open_render(kPid, 5);
   EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm), 0);
   vm.gpu_id = 1;
   EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm), -EINVAL);

@@ -1,9 +1,11 @@
 // GPU memory and events as ROCr 5.2's libhsakmt uses them (docs/kfd-interface.md#memory,
 // docs/kfd-interface.md#events): handles, mmap offsets and the kernel's errno for each bad input.
 // Debian's KFD header supplies the layouts, as for the other pre-1.13 ioctls.
+#include <algorithm>
 #include <cerrno>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "device_rig.h"
 
@@ -15,13 +17,14 @@ namespace gpreempt::sim::testing {
 namespace {
 
 constexpr int kPid = 100;
+constexpr uint64_t kNsPerMs = 1000000;
 constexpr uint32_t kVram = KFD_IOC_ALLOC_MEM_FLAGS_VRAM | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
 constexpr uint32_t kGtt = KFD_IOC_ALLOC_MEM_FLAGS_GTT | KFD_IOC_ALLOC_MEM_FLAGS_WRITABLE;
 
 // A process with its VM acquired on the rig's GPU.
 void with_vm(Rig& r) {
   r.spawn(kPid);
-  r.host.open_file(kPid, 7);
+  r.open_render(kPid, 7);
   ::kfd_ioctl_acquire_vm_args vm{7, r.gpu()};
   ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm), 0);
 }
@@ -41,7 +44,7 @@ TEST(SimDeviceMemory, AllocNeedsSizeGpuDomainAndVm) {
   r.spawn(kPid);
   auto a = alloc_args(r, 0x200000, 0x1000, kVram);
   EXPECT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, a), -ENODEV) << "no ACQUIRE_VM";
-  r.host.open_file(kPid, 7);
+  r.open_render(kPid, 7);
   ::kfd_ioctl_acquire_vm_args vm{7, r.gpu()};
   ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm), 0);
   a.size = 0;
@@ -65,8 +68,8 @@ TEST(SimDeviceMemory, AcquireVmAgainTakesOnlyTheSameFile) {
   // file; fd 8 is another open of the same render node.
   Rig r;
   r.spawn(kPid);
-  r.host.open_file(kPid, 7);
-  r.host.open_file(kPid, 8);
+  r.open_render(kPid, 7);
+  r.open_render(kPid, 8);
   r.host.fds[{kPid, 9}] = r.host.fds.at({kPid, 7});
   auto acquire = [&](uint32_t fd, uint32_t gpu) {
     ::kfd_ioctl_acquire_vm_args vm{fd, gpu};
@@ -83,6 +86,45 @@ TEST(SimDeviceMemory, AcquireVmAgainTakesOnlyTheSameFile) {
   r.host.remove_process(kPid);
   r.dev->process_exited(kPid);
   EXPECT_EQ(r.host.live_refs.size(), 0u) << "released with the process";
+}
+
+TEST(SimDeviceMemory, AcquireVmTakesOnlyAnAmdgpuDrmFileWhoseVmIsFree) {
+  // kfd_process_device_init_vm: amdgpu_file_to_fpriv refuses a file that is not amdgpu's
+  // (-EINVAL); amdgpu_amdkfd_gpuvm_acquire_process_vm refuses a VM that is already a compute VM
+  // (-EINVAL). Neither asks which GPU the file belongs to.
+  Rig r(DeviceOptions{}, "mi308x", 3);
+  r.spawn(kPid);
+  r.host.open_file(kPid, 5);  // a /dev/null, a pipe: any file that is not a render node
+  r.open_render(kPid, 7, 0);
+  r.open_render(kPid, 8, 1);
+  auto acquire = [&](uint32_t fd, std::size_t gpu) {
+    ::kfd_ioctl_acquire_vm_args vm{fd, r.profile_.gpus.at(gpu).gpu_id};
+    return r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm);
+  };
+  EXPECT_EQ(acquire(5, 0), -EINVAL) << "not an amdgpu DRM file";
+  EXPECT_EQ(r.host.live_refs.size(), 0u) << "a refused file is not kept";
+  EXPECT_EQ(acquire(7, 0), 0);
+  EXPECT_EQ(acquire(7, 1), -EINVAL) << "its VM is a compute VM already (GPU 0 took it)";
+  EXPECT_EQ(acquire(8, 2), 0) << "another GPU's render node: the kernel does not check";
+  EXPECT_EQ(acquire(5, 0), -EBUSY) << "once GPU 0 has a VM, the same-file check comes first";
+  EXPECT_EQ(r.host.live_refs.size(), 2u);
+}
+
+TEST(SimDeviceMemory, AcquireVmOfAFileAnotherProcessTookIsRefused) {
+  // The VM belongs to the DRM file: a child that inherited the parent's render-node descriptor
+  // finds its VM a compute VM already.
+  Rig r;
+  constexpr int kChild = 101;
+  r.spawn(kPid);
+  r.spawn(kChild);
+  const int file = r.open_render(kPid, 7);
+  r.host.fds[{kChild, 7}] = file;
+  ::kfd_ioctl_acquire_vm_args vm{7, r.gpu()};
+  ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm), 0);
+  EXPECT_EQ(r.call({kChild, kChild}, AMDKFD_IOC_ACQUIRE_VM, vm), -EINVAL);
+  r.open_render(kChild, 8);
+  vm.drm_fd = 8;
+  EXPECT_EQ(r.call({kChild, kChild}, AMDKFD_IOC_ACQUIRE_VM, vm), 0) << "its own open is free";
 }
 
 TEST(SimDeviceMemory, HandlesAndMmapOffsets) {
@@ -165,7 +207,7 @@ TEST(SimDeviceMemory, RenderOffsetsAreUniqueAcrossGpus) {
   // kfdsimd keys a process's shared memory by offset: two GPUs' buffers must not share one.
   Rig r({}, "mi300x", 2);
   with_vm(r);
-  r.host.open_file(kPid, 8);
+  r.open_render(kPid, 8);
   ::kfd_ioctl_acquire_vm_args vm{8, r.profile_.gpus[1].gpu_id};
   ASSERT_EQ(r.call({kPid, kPid}, AMDKFD_IOC_ACQUIRE_VM, vm), 0);
   auto a = alloc_args(r, 0x200000, 0x1000, kGtt);
@@ -256,7 +298,7 @@ TEST(SimDeviceMemory, TileConfigCopiesAtMostTheArraysAndFaults) {
 struct EventRig {
   Rig r;
   uint64_t page = 0;  // the event page's user address
-  EventRig() {
+  explicit EventRig(DeviceOptions options = {}) : r(options) {
     with_vm(r);
     page = r.host.alloc(kPid, KFD_SIGNAL_EVENT_LIMIT * 8);
     auto a = alloc_args(r, page, KFD_SIGNAL_EVENT_LIMIT * 8, kGtt);
@@ -502,8 +544,8 @@ TEST(SimDeviceKfdEvents, ASignalEndsASleepingWaitAndGivesBackWhatItTook) {
   ASSERT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_SET_EVENT, set_a), 0);
   // Waiting for both takes the auto-reset a at once, then sleeps for b.
   auto w = start_wait(e, {a.event_id, b.event_id}, true, 1000);
-  EXPECT_FALSE(e.r.dev->interrupt(w.token + 100, 5)) << "no such sleeping call";
-  EXPECT_TRUE(e.r.dev->interrupt(w.token, 400));
+  EXPECT_FALSE(e.r.dev->interrupt(w.token + 100, 0, 0)) << "no such sleeping call";
+  EXPECT_TRUE(e.r.dev->interrupt(w.token, 0, 600 * kNsPerMs));
   auto got = result_of(e, w.token);
   ASSERT_TRUE(got);
   EXPECT_EQ(got->first, -EINTR);
@@ -512,7 +554,94 @@ TEST(SimDeviceKfdEvents, ASignalEndsASleepingWaitAndGivesBackWhatItTook) {
   uint32_t result = 0;
   ASSERT_EQ(e.wait(a.event_id, 0, result), 0);
   EXPECT_EQ(result, KFD_IOC_WAIT_RESULT_COMPLETE) << "free_waiters' undo: a is set again";
-  EXPECT_FALSE(e.r.dev->interrupt(w.token, 5)) << "already answered";
+  EXPECT_FALSE(e.r.dev->interrupt(w.token, 0, 0)) << "already answered";
+}
+
+// The timeout an interrupted wait writes back, for a wait of `timeout` ms that slept from
+// `since_ns` to `now_ns` on a kernel of `hz`.
+uint32_t timeout_written_back(uint32_t hz, uint32_t timeout, uint64_t since_ns, uint64_t now_ns) {
+  DeviceOptions o;
+  o.config_hz = hz;
+  EventRig e(o);
+  auto ev = e.create(KFD_IOC_EVENT_SIGNAL, e.handle);
+  auto w = start_wait(e, {ev.event_id}, false, timeout);
+  EXPECT_TRUE(e.r.dev->interrupt(w.token, since_ns, now_ns));
+  auto got = result_of(e, w.token);
+  EXPECT_TRUE(got);
+  return got ? got->second.timeout : 0;
+}
+
+TEST(SimDeviceKfdEvents, AnInterruptedWaitWritesBackTheJiffiesLeft) {
+  // kfd_wait_on_events: timeout = msecs_to_jiffies(ms) + 1 jiffies, schedule_timeout leaves what
+  // was not slept, and a signal writes back jiffies_to_msecs(left - 1): multiples of a jiffy,
+  // counted by the ticks passed, not by the time.
+  constexpr uint64_t kMs = kNsPerMs;
+  // HZ 250 (4 ms a jiffy): 100 ms are 25 + 1 jiffies; 0.2 ms across a tick cost a whole jiffy.
+  EXPECT_EQ(timeout_written_back(250, 100, 3900000, 4100000), 96u);
+  EXPECT_EQ(timeout_written_back(250, 100, 100000, 3900000), 100u) << "no tick passed";
+  // 5 ms round up to 2 jiffies: a wait interrupted at once writes back more than it was given.
+  EXPECT_EQ(timeout_written_back(250, 5, 4 * kMs, 4 * kMs), 8u);
+  EXPECT_EQ(timeout_written_back(250, 100, 0, 104 * kMs), 0u) << "the extra jiffy slept too";
+  EXPECT_EQ(timeout_written_back(250, 100, 0, 200 * kMs), 0u) << "never below 0";
+  // HZ 1000: a jiffy is a millisecond.
+  EXPECT_EQ(timeout_written_back(1000, 100, 500000, 700000), 100u);
+  EXPECT_EQ(timeout_written_back(1000, 100, 500000, 41 * kMs + 500000), 59u);
+  // Timeouts above 2^31-1 ms are finite (user_timeout_to_jiffies clamps them).
+  EXPECT_EQ(timeout_written_back(1000, 0xfffffffeu, 0, 0), 0x7fffffffu);
+}
+
+TEST(SimDeviceKfdEvents, WithoutAPageTheKernelAllocatesOneTheProcessMaps) {
+  // kfd_event_create -> allocate_event_notification_slot: no page yet, the kernel allocates
+  // KFD_SIGNAL_EVENT_LIMIT unsignaled slots and lets 256 of them be used until the process maps
+  // more (kfd_event_mmap sets signal_mapped_size); a page given afterwards is refused.
+  constexpr uint64_t kEvents = 0x2ull << 62;  // KFD_MMAP_TYPE_EVENTS
+  EventRig e;
+  std::vector<uint64_t> kernel(KFD_SIGNAL_EVENT_LIMIT, 0);
+  std::vector<std::pair<int, uint64_t>> asked;
+  e.r.dev->on_kernel_memory = [&](int pid, uint64_t offset, std::size_t bytes) -> void* {
+    asked.emplace_back(pid, offset);
+    EXPECT_EQ(bytes, kernel.size() * 8);
+    return kernel.data();
+  };
+  EXPECT_EQ(e.r.dev->check_kfd_mmap(kPid, kEvents, 4096), -EINVAL) << "no page to map yet";
+  auto other = e.create(KFD_IOC_EVENT_HW_EXCEPTION);
+  EXPECT_TRUE(asked.empty()) << "only a signal event needs a slot";
+  auto first = e.create(KFD_IOC_EVENT_SIGNAL);
+  ASSERT_EQ(asked, (std::vector<std::pair<int, uint64_t>>{{kPid, kEvents}}));
+  EXPECT_EQ(first.event_page_offset, kEvents);
+  EXPECT_TRUE(std::all_of(kernel.begin(), kernel.end(), [](uint64_t v) { return v == ~0ull; }))
+      << "every slot unsignaled";
+  ::kfd_ioctl_create_event_args late{};
+  late.event_page_offset = e.handle;
+  late.event_type = KFD_IOC_EVENT_SIGNAL;
+  EXPECT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_CREATE_EVENT, late), -EINVAL) << "page already set";
+  for (uint32_t i = 1; i < 256; ++i) e.create(KFD_IOC_EVENT_SIGNAL);
+  ::kfd_ioctl_create_event_args more{};
+  more.event_type = KFD_IOC_EVENT_SIGNAL;
+  EXPECT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_CREATE_EVENT, more), -ENOSPC) << "256 slots";
+  EXPECT_EQ(e.r.dev->check_kfd_mmap(kPid, kEvents, 36864), -EINVAL) << "beyond the page";
+  EXPECT_EQ(e.r.dev->check_kfd_mmap(kPid, kEvents, 32768), 0);
+  EXPECT_EQ(e.create(KFD_IOC_EVENT_SIGNAL).event_id, 256u) << "the mapped slots are usable";
+  // The GPU writes the slot in the process's mapping of the page, then interrupts.
+  kernel[first.event_slot_index] = first.event_id;
+  e.r.dev->event_interrupt(kPid);
+  uint32_t result = 0;
+  ASSERT_EQ(e.wait(first.event_id, 0, result), 0);
+  EXPECT_EQ(result, KFD_IOC_WAIT_RESULT_COMPLETE);
+  EXPECT_EQ(kernel[first.event_slot_index], ~0ull) << "acknowledged";
+  (void)other;
+}
+
+TEST(SimDeviceKfdEvents, TheKernelPageNeedsMemory) {
+  // allocate_signal_page failing: -ENOMEM, and no page is set.
+  EventRig e;
+  e.r.dev->on_kernel_memory = [](int, uint64_t, std::size_t) -> void* { return nullptr; };
+  ::kfd_ioctl_create_event_args c{};
+  c.event_type = KFD_IOC_EVENT_SIGNAL;
+  EXPECT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_CREATE_EVENT, c), -ENOMEM);
+  EXPECT_EQ(e.create(KFD_IOC_EVENT_SIGNAL, e.handle).event_id, 0u) << "a BO can still be the page";
+  EXPECT_EQ(e.r.dev->check_kfd_mmap(kPid, 0x2ull << 62, 4096), -EINVAL)
+      << "the BO is mapped through the render node, not as the kernel's page";
 }
 
 TEST(SimDeviceKfdEvents, DestroyingTheEventFailsItsSleeperWithEio) {

@@ -13,6 +13,8 @@
 //   doorbell (create a queue, map its doorbell page twice: "<aligned-map ok> <shared> <unaligned errno>")
 //   raw NR SIZE (ioctl nr NR (hex) with SIZE zero bytes, _IOWR) | getpid | exit
 //   event [manual] (a signal event, auto-reset unless "manual": "0 0 <id>") | set ID | reset ID
+//   evpage LEN (mmap LEN bytes of /dev/kfd at the event_page_offset the last event got back)
+//   slot ID ("0 0 <slot ID of that mapping, hex>") | putslot ID VALUE (writes it, then as slot)
 //   wait ALL TIMEOUT ID... (WAIT_EVENTS: "<ret> <errno> <wait_result> <timeout as copied back>")
 //   sigrestart (SIGUSR1's handler gets SA_RESTART) | sigcount (SIGUSR1s handled so far)
 //   atexit (at exit, after main returns: GET_VERSION on the open fd, answered as "atexit <answer>",
@@ -80,6 +82,8 @@ constexpr unsigned long kCreateEvent = 0xc0204b08, kSetEvent = 0x40084b0a, kRese
 
 int g_kfd = -1;
 int g_event_pipe[2] = {-1, -1};
+uint64_t g_event_page_offset = 0;               // what the last CREATE_EVENT gave back
+volatile uint64_t* g_event_page = nullptr;      // the event page as evpage mapped it
 std::atomic<int> g_sigusr1{0};
 
 std::string result(long ret, const std::string& extra = "") {
@@ -369,7 +373,29 @@ std::string run(const std::string& line) {
     e.event_type = kSignalEvent;
     e.auto_reset = mode == "manual" ? 0 : 1;
     long r = ioctl(g_kfd, kCreateEvent, &e);
+    if (r == 0) g_event_page_offset = e.event_page_offset;
     return result(r, std::to_string(e.event_id));
+  }
+  if (cmd == "evpage") {
+    std::size_t len = 0;
+    in >> len;
+    void* p = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, g_kfd,
+                   static_cast<off_t>(g_event_page_offset));
+    if (p == MAP_FAILED) return result(-1);
+    g_event_page = static_cast<volatile uint64_t*>(p);
+    return result(0);
+  }
+  if (cmd == "slot" || cmd == "putslot") {
+    uint32_t id = 0;
+    in >> id;
+    if (cmd == "putslot") {
+      uint64_t v = 0;
+      in >> v;
+      g_event_page[id] = v;
+    }
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(g_event_page[id]));
+    return result(0, hex);
   }
   if (cmd == "set" || cmd == "reset") {
     EventIdArgs e{};

@@ -176,14 +176,16 @@ TEST(Kfdsim, QueuesAndFilesShowTheMachine) {
   // The listing names files by their /sys/class paths though /sys/class/kfd/kfd is a symlink, and
   // ends though sysfs has cycles (/sys/class/drm/card0/device/drm/card0 is card0 again).
   auto all = kfdsim(m, {"files"});
-  bool properties = false, drm = false;
+  bool properties = false, drm = false, dev = false;
   while (auto l = all->line()) {
     properties |= l->find("/sys/class/kfd/kfd/topology/nodes/1/properties") != std::string::npos;
     drm |= l->find("/sys/class/drm/card0/device/") != std::string::npos;
+    dev |= l->find(" /dev/") != std::string::npos;
   }
   EXPECT_EQ(WEXITSTATUS(all->finish()), 0);
   EXPECT_TRUE(properties) << "a node's properties under /sys/class/kfd";
   EXPECT_TRUE(drm) << "the DRM device's files";
+  EXPECT_FALSE(dev) << "no device node placeholder (/dev/kfd, /dev/dri/renderD*)";
 }
 
 TEST(Kfdsim, UsageErrorsExitTwo) {

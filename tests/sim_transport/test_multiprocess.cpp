@@ -144,28 +144,77 @@ TEST(MultiProcess, DestroyOfSuspendedQueueBlocksUntilResume) {
   EXPECT_TRUE(m.wait_queues([](const nlohmann::json& q) { return q.size() == 1; }));
 }
 
-TEST(MultiProcess, SignalDoesNotEndABlockedCall) {
-  // The shim keeps waiting through signals (as a restarted syscall would): the destroy completes
-  // only when the queue is resumed, and then with its real result. A process may debug itself
-  // without ptrace (a ptrace-stopped tracee would not run its handler at all).
-  Machine m;
+namespace {
+
+// A process debugging itself (no ptrace: a ptrace-stopped tracee would not run its handler) with
+// one queue, suspended; `sigrestart` gives SIGUSR1's handler SA_RESTART.
+std::unique_ptr<Child> self_debugged_with_suspended_queue(Machine& m, std::string& pid,
+                                                          bool sigrestart) {
   auto p = m.probe();
-  std::string pid = first_field(p->call("getpid"));
+  pid = first_field(p->call("getpid"));
   p->call("open");
-  ASSERT_EQ(p->call("runtime_enable"), "0 0");
-  ASSERT_EQ(p->call("create"), "0 0 0");
-  ASSERT_EQ(p->call("enable 0"), "0 0 1 16");
-  ASSERT_EQ(p->call("snapshot 0"), "0 0 1 0");
-  ASSERT_EQ(p->call("suspend 0 0"), "1 0 0x0 ");
+  if (sigrestart) {
+    EXPECT_EQ(p->call("sigrestart"), "0 0");
+  }
+  EXPECT_EQ(p->call("runtime_enable"), "0 0");
+  EXPECT_EQ(p->call("create"), "0 0 0");
+  EXPECT_EQ(p->call("enable 0"), "0 0 1 16");
+  EXPECT_EQ(p->call("snapshot 0"), "0 0 1 0");
+  EXPECT_EQ(p->call("suspend 0 0"), "1 0 0x0 ");
+  return p;
+}
+
+}  // namespace
+
+TEST(MultiProcess, ASignalEndsADestroyWaitingForItsSuspendedQueue) {
+  // wait_on_destroy_queue sleeps interruptibly: -ERESTARTSYS, which a handler without SA_RESTART
+  // sees as EINTR. The queue stays (marked as being destroyed).
+  Machine m;
+  std::string pid;
+  auto p = self_debugged_with_suspended_queue(m, pid, false);
   p->send("bg destroy 0");
   ASSERT_TRUE(thread_blocked_in_recvfrom(pid)) << "the destroy never reached its wait";
   p->kill(SIGUSR1);  // only the "bg" thread accepts it
-  EXPECT_FALSE(p->line(std::chrono::milliseconds(200))) << "the signal ended the blocked destroy";
+  auto done = p->line();
+  ASSERT_TRUE(done) << "the signal did not end the destroy";
+  EXPECT_EQ(*done, "bg -1 4");
+  EXPECT_EQ(p->call("resume 0 0"), "1 0 0x0 ");
+  EXPECT_EQ(m.queues()->size(), 1u) << "the interrupted destroy removed nothing";
+  EXPECT_EQ(p->call("destroy 0"), "0 0");
+}
+
+TEST(MultiProcess, ASignalWithSaRestartDoesNotEndTheDestroy) {
+  // With SA_RESTART the kernel restarts the ioctl after -ERESTARTSYS, which waits again: the
+  // destroy completes when the queue is resumed, with its real result.
+  Machine m;
+  std::string pid;
+  auto p = self_debugged_with_suspended_queue(m, pid, true);
+  p->send("bg destroy 0");
+  ASSERT_TRUE(thread_blocked_in_recvfrom(pid)) << "the destroy never reached its wait";
+  p->kill(SIGUSR1);
+  while (p->call("sigcount") != "1 0") {
+  }
+  ASSERT_TRUE(thread_blocked_in_recvfrom(pid));
   p->send("resume 0 0");
   auto a = p->line(), b = p->line();
   ASSERT_TRUE(a && b);
   std::set<std::string> got{*a, *b};
   EXPECT_EQ(got, (std::set<std::string>{"1 0 0x0 ", "bg 0 0"}));
+}
+
+TEST(MultiProcess, ASignalEndsARuntimeEnableWaitingForTheDebugger) {
+  // runtime_enable's down_interruptible: EINTR; the next RUNTIME_ENABLE waits again.
+  Machine m;
+  auto p = m.probe();
+  std::string pid = first_field(p->call("getpid"));
+  p->call("open");
+  ASSERT_EQ(p->call("enable 0"), "0 0 0 16") << "runtime DISABLED";
+  p->send("bg runtime_enable");
+  ASSERT_TRUE(thread_blocked_in_recvfrom(pid)) << "the runtime enable never reached its wait";
+  p->kill(SIGUSR1);
+  auto done = p->line();
+  ASSERT_TRUE(done) << "the signal did not end the runtime enable";
+  EXPECT_EQ(*done, "bg -1 4");
 }
 
 TEST(MultiProcess, TargetExitDestroysItsQueues) {
@@ -317,7 +366,9 @@ TEST(EventWait, ASignalWithoutSaRestartEndsTheWaitWithEintr) {
   auto done = e.p->line();
   ASSERT_TRUE(done) << "the signal did not end the wait";
   ASSERT_EQ(done->substr(0, 10), "bg -1 4 2 ") << *done;
-  EXPECT_LE(std::stoul(done->substr(10)), 600000u) << "the remaining timeout";
+  const unsigned long left = std::stoul(done->substr(10));
+  EXPECT_LE(left, 600000u) << "the remaining timeout";
+  EXPECT_EQ(left % 4, 0u) << "whole jiffies of 4 ms (the simulated kernel's HZ is 250)";
   EXPECT_EQ(e.p->call("set " + ev), "0 0");
   EXPECT_EQ(e.p->call("wait 0 0 " + ev), "0 0 0 0");
 }
@@ -334,4 +385,19 @@ TEST(EventWait, ASignalWithSaRestartDoesNotEndTheWait) {
   }
   ASSERT_TRUE(thread_blocked_in_recvfrom(e.pid));
   EXPECT_EQ(e.set_waking(ev), (std::set<std::string>{"0 0", "bg 0 0 0 4294967295"}));
+}
+
+TEST(EventWait, TheKernelsEventPageIsSharedWithTheProcess) {
+  // kfd_event_create: a signal event before any event page makes the kernel allocate one (every
+  // slot unsignaled), which the process maps through /dev/kfd at the offset CREATE_EVENT gave
+  // back (kfd_event_mmap: at most KFD_SIGNAL_EVENT_LIMIT slots). A slot the process (as the GPU
+  // would) writes is the kernel's: a wait takes it and acknowledges it.
+  EventProbe e;
+  const std::string ev = e.event();
+  EXPECT_EQ(e.p->call("evpage 36864"), "-1 22") << "more than 4096 slots";
+  ASSERT_EQ(e.p->call("evpage 32768"), "0 0");
+  EXPECT_EQ(e.p->call("slot " + ev), "0 0 ffffffffffffffff") << "the kernel filled the page";
+  EXPECT_EQ(e.p->call("putslot " + ev + " " + ev), "0 0 " + ev);
+  EXPECT_EQ(e.p->call("wait 0 0 " + ev), "0 0 0 0") << "the written slot signals the event";
+  EXPECT_EQ(e.p->call("slot " + ev), "0 0 ffffffffffffffff") << "acknowledged by the kernel";
 }

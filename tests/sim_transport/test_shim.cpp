@@ -128,6 +128,18 @@ TEST(ShimIoctl, AcquireVmAgainTakesOnlyTheSameRenderFile) {
   EXPECT_EQ(p->call("acquire 999"), "-1 22") << "not an open file";
 }
 
+TEST(ShimIoctl, AcquireVmTakesNoFileButARenderNode) {
+  // amdgpu_file_to_fpriv: a file that is not amdgpu's DRM file is EINVAL, whatever it is.
+  Machine m;
+  auto p = m.probe();
+  const std::string kfd = p->call("open");
+  EXPECT_EQ(p->call("acquire 0"), "-1 22") << "stdin";
+  EXPECT_EQ(p->call("acquire " + kfd.substr(0, kfd.find(' '))), "-1 22") << "/dev/kfd itself";
+  const std::string node = p->call("render");
+  ASSERT_EQ(node.find('-'), std::string::npos) << node;
+  EXPECT_EQ(p->call("acquire " + node.substr(0, node.find(' '))), "0 0");
+}
+
 TEST(ShimIoctl, DoorbellPageIsSharedMemory) {
   // Two mappings of the queue's doorbell page see the same bytes (the daemon's memfd), and the
   // kernel's generic mmap rule holds: an offset that is not page-aligned is EINVAL.
