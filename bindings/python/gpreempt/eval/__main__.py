@@ -33,26 +33,21 @@ def without_bin_dir(argv):
     return out
 
 
-def seed_list(text):
-    """--seed: one seed or a comma-separated list (each an integer, no repeats)."""
-    try:
-        seeds = [int(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer or a comma-separated list of integers, got {text!r}")
-    if len(set(seeds)) != len(seeds):
-        raise argparse.ArgumentTypeError(f"a seed is repeated in {text!r}")
-    return seeds
+def comma_list(convert, kind):
+    """An argparse type: one value or a comma-separated list of them, each `convert`ed, no repeats."""
+    def parse(text):
+        try:
+            values = [convert(x) for x in text.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {kind} or a comma-separated list of them, got {text!r}")
+        if len(set(values)) != len(values):
+            raise argparse.ArgumentTypeError(f"a value is repeated in {text!r}")
+        return values
+    return parse
 
 
-def x_list(text):
-    """--x: one sweep value or a comma-separated list (numbers, no repeats)."""
-    try:
-        xs = [float(x) for x in text.split(",")]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number or a comma-separated list of numbers, got {text!r}")
-    if len(set(xs)) != len(xs):
-        raise argparse.ArgumentTypeError(f"a value is repeated in {text!r}")
-    return xs
+seed_list = comma_list(int, "an integer")  # --seed
+x_list = comma_list(float, "a number")     # --x
 
 
 def main(argv=None):
