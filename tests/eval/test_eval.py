@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from gpreempt.eval import experiments, runner, stats, workloads
+from gpreempt.eval import experiments, result_store, runner, stats, workloads
 from gpreempt.eval import report as report_mod
 from gpreempt.eval.engines import EngineError
 
@@ -262,6 +262,41 @@ def test_x_runs_only_those_sweep_points_and_the_points_off_the_axis(tmp_path):
         runner.selected_points(experiments.EXPERIMENTS["llm-serving-vs-finetune"], opts(tmp_path, only_x=[1, 3]))
     r = gpreempt("eval", "run", "tc1-basic", "--x", "1,1", "--des", FAKE, "--out", str(tmp_path / "bad"))
     assert r.returncode == 2 and "--x" in r.stderr
+
+
+def test_a_stopped_run_resumes_from_the_results_it_kept(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    first = runner.run("tc1-basic", out_dir=str(out), options=opts(tmp_path, seeds=[1, 2], requests=100), des=FAKE)
+    kept = sorted((out / "points").glob("*.json"))
+    assert len(kept) == 2 * len(first["points"]) and first["reused_results"] == 0
+    assert not list((out / "points").glob("*.part"))
+    # The same command again, with an engine that would fail: every result comes from what was
+    # kept, and the document is the same but for the run's own cost and time.
+    monkeypatch.setenv("FAKE_DES_FAIL", "1")
+    again = runner.run("tc1-basic", out_dir=str(out), options=opts(tmp_path, seeds=[1, 2], requests=100), des=FAKE)
+    assert again["reused_results"] == len(kept)
+    assert again["rows"] == first["rows"] and again["points"] == first["points"]
+    assert not list(schema_validator().iter_errors(json.loads((out / "results.json").read_text())))
+    # Anything that would change a result runs the point again (and the failing engine says so):
+    # another spec, another engine binary, another input file, or --fresh.
+    with pytest.raises(EngineError, match="failing as asked"):
+        runner.run("tc1-basic", out_dir=str(out), options=opts(tmp_path, seeds=[1, 2], requests=101), des=FAKE)
+    other = tmp_path / "fake_des_copy.py"
+    other.write_text(pathlib.Path(FAKE).read_text() + "# another build\n")
+    other.chmod(0o755)
+    with pytest.raises(EngineError, match="failing as asked"):
+        runner.run("tc1-basic", out_dir=str(out), options=opts(tmp_path, seeds=[1, 2], requests=100), des=str(other))
+    with pytest.raises(EngineError, match="failing as asked"):
+        runner.run("tc1-basic", out_dir=str(out), options=opts(tmp_path, seeds=[1, 2], requests=100, fresh=True),
+                   des=FAKE)
+    # A file the spec names (a trace, a step grid) is part of the key by its contents.
+    trace = tmp_path / "resnet18-b1-infer.jsonl"
+    spec = {"seed": 1, "online": [{"trace": str(trace)}], "offline": [{"llm": {"steps": str(out / "none")}}]}
+    assert result_store.named_files(spec) == [str(out / "none"), str(trace)]  # keys in sorted order
+    before = result_store.ResultStore(str(tmp_path / "k"), FAKE).key(spec)
+    assert result_store.ResultStore(str(tmp_path / "k"), FAKE).key(spec) == before
+    trace.write_text(trace.read_text().replace('"k0"', '"k0-changed"'))
+    assert result_store.ResultStore(str(tmp_path / "k"), FAKE).key(spec) != before
 
 
 def test_fewer_than_1000_requests_report_the_maximum(tmp_path):

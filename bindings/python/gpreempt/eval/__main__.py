@@ -90,6 +90,10 @@ def main(argv=None):
     r.add_argument("--live-duration", type=float, default=5.0, help="live: seconds of online arrivals per demo scenario (default 5; requests = seconds × the live form's rate)")
     r.add_argument("--traces", help="directory of cached torch_mode traces (default: the output directory)")
     r.add_argument("--strict", action="store_true", help="exit 1 when a check fails")
+    r.add_argument("--fresh", action="store_true",
+                   help="des: run every point again, ignoring the results an earlier run of the same command kept in "
+                        "OUT/points/ (by default a stopped run resumes: a point whose spec, engine binary and input "
+                        "files are unchanged is not run twice)")
     r.add_argument("--cwsr-save-scale", type=float, default=1.0,
                    help="des: multiply the model's CWSR save cost (calibration to a measured GPU, docs/hardware.md)")
     r.add_argument("--cost-band", choices=["low", "central", "high"], default="central",
@@ -128,7 +132,8 @@ def main(argv=None):
     out = a.out or os.path.join("eval-out", a.name)
     o = Options(requests=a.requests, seeds=seeds, quick=a.quick, trace_dir=a.traces or out,
                 kfdsim=bin_path(a, "kfdsim"), cwsr_save_scale=a.cwsr_save_scale,
-                hws_roundtrip_scale=a.hws_roundtrip_scale, cost_band=a.cost_band, only_x=a.only_x)
+                hws_roundtrip_scale=a.hws_roundtrip_scale, cost_band=a.cost_band, only_x=a.only_x,
+                fresh=a.fresh)
     des = a.des or bin_path(a, "gpreempt-des")
     if a.engine == "des" and os.sep not in des:
         des = next((os.path.join(d, des) for d in os.environ.get("PATH", "").split(os.pathsep)

@@ -7,6 +7,7 @@ import time
 
 from . import figures, report, stats
 from .engines import DesEngine, EngineError, LiveEngine
+from .result_store import ResultStore
 from .experiments import EXPERIMENTS, Options, task_gpus
 from .workloads import trace_kernels
 
@@ -160,15 +161,25 @@ def selected_points(exp, o):
     return [p for p in pts if p.get("x") is None or p["x"] in o.only_x]
 
 
-def run_des(exp, o, des, progress):
+def run_des(exp, o, des, progress, kept_dir):
+    """Every selected point × seed on gpreempt-des; results kept in kept_dir as they finish
+    (result_store.py) and reused from there. Returns rows, points, latency samples, timelines and
+    how many results were reused."""
     engine = DesEngine(des)
+    store = ResultStore(kept_dir, des, fresh=o.fresh, progress=progress)
     pts = selected_points(exp, o)
     rows, aggs, samples, timelines = [], [], {}, {}
     for i, pt in enumerate(pts):
         prow = []
         for seed in o.seeds:
-            progress(f"[{i + 1}/{len(pts)}] {pt['point']} seed {seed}")
-            result = engine.run(dict(pt["spec"], seed=seed, model=calibrated(pt["spec"]["model"], o)))
+            spec = dict(pt["spec"], seed=seed, model=calibrated(pt["spec"]["model"], o))
+            result = store.get(pt["point"], spec)
+            if result is None:
+                progress(f"[{i + 1}/{len(pts)}] {pt['point']} seed {seed}")
+                result = engine.run(spec)
+                store.put(pt["point"], spec, result)
+            else:
+                progress(f"[{i + 1}/{len(pts)}] {pt['point']} seed {seed}: kept from an earlier run")
             row = make_row(exp, pt, seed, "des", result)
             prow.append(row)
             if seed == o.seeds[0]:
@@ -182,7 +193,7 @@ def run_des(exp, o, des, progress):
         a["decisions_per_gpu"] = per_gpu if pt["spec"]["gpus"] > 1 else None
         rows += prow
         aggs.append(a)
-    return rows, aggs, samples, timelines
+    return rows, aggs, samples, timelines, store.reused
 
 
 def run_live(exp, o, gpreempt, duration_s, progress):
@@ -239,15 +250,17 @@ def run(name, engine="des", out_dir="eval-out", options=None, des=None, gpreempt
     os.makedirs(o.trace_dir, exist_ok=True)  # --traces DIR may name a directory not made yet
     comparison = None
     samples, timelines = {}, {}
+    kept_dir = os.path.join(out_dir, "points")
+    reused = 0
     if engine == "des":
-        rows, points, samples, timelines = run_des(exp, o, des, progress)
+        rows, points, samples, timelines, reused = run_des(exp, o, des, progress, kept_dir)
         checks = exp.checks(points, o) if exp.checks else []
     elif engine == "live":
         rows, points, live_cmd = run_live(exp, o, gpreempt, live_duration_s, progress)
         checks = []
         if des and os.access(des, os.X_OK):
             progress("des run of the same experiment, for the comparison")
-            drows, dpoints, samples, timelines = run_des(exp, o, des, progress)
+            drows, dpoints, samples, timelines, reused = run_des(exp, o, des, progress, kept_dir)
             rows += drows
             comparison = report.live_vs_des(points, dpoints)
             checks = exp.checks(dpoints, o) if exp.checks else []
@@ -280,6 +293,9 @@ def run(name, engine="des", out_dir="eval-out", options=None, des=None, gpreempt
         "run_wall_seconds": round(time.monotonic() - t0, 2),
         # The engines' CPU time: what the run costs on an idle machine, whatever the load was.
         "run_cpu_seconds": round(children_cpu_seconds() - cpu0, 2),
+        # Results kept in OUT/points/ by an earlier run of the same points and reused: the two
+        # figures above do not include their cost.
+        "reused_results": reused,
         "points": points,
         "rows": rows,
         "checks": checks,
