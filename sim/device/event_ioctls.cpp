@@ -305,7 +305,10 @@ Outcome KfdDevice::State::event_ioctl(const CallPtr& call, const ProcessPtr& p) 
           p->signal_page_size = kKernelPageFirstMapped;
         }
         const uint32_t slots = static_cast<uint32_t>(p->signal_page_size / 8);
-        uint32_t id = 0;
+        // kfd_event_init_process takes id 0 for itself (the interrupt handler's fast path for
+        // bogus CP events without a context id): a process's first signal event is 1, and a page
+        // of N slots holds N - 1 events.
+        uint32_t id = 1;
         while (id < slots && p->events.count(id)) ++id;
         if (id == slots) return Outcome::done(-ENOSPC);
         write_slot(env, *p, id, kUnsignaledSlot);

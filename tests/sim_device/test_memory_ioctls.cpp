@@ -360,14 +360,15 @@ std::optional<std::pair<long, ::kfd_ioctl_wait_events_args>> result_of(EventRig&
 
 TEST(SimDeviceKfdEvents, EventPageSlotsAndIds) {
   EventRig e;
-  auto s0 = e.create(KFD_IOC_EVENT_SIGNAL, e.handle);
-  EXPECT_EQ(s0.event_id, 0u);
-  EXPECT_EQ(s0.event_slot_index, 0u);
-  EXPECT_EQ(s0.event_trigger_data, 0u);
-  EXPECT_EQ(s0.event_page_offset, 0x2ull << 62) << "KFD_MMAP_TYPE_EVENTS";
-  EXPECT_EQ(e.r.host.get<uint64_t>(kPid, e.page), ~0ull) << "slots start unsignaled";
-  auto s1 = e.create(KFD_IOC_EVENT_SIGNAL);
+  // kfd_event_init_process reserves id 0: the first signal event is 1.
+  auto s1 = e.create(KFD_IOC_EVENT_SIGNAL, e.handle);
   EXPECT_EQ(s1.event_id, 1u);
+  EXPECT_EQ(s1.event_slot_index, 1u);
+  EXPECT_EQ(s1.event_trigger_data, 1u);
+  EXPECT_EQ(s1.event_page_offset, 0x2ull << 62) << "KFD_MMAP_TYPE_EVENTS";
+  EXPECT_EQ(e.r.host.get<uint64_t>(kPid, e.page + 8), ~0ull) << "slots start unsignaled";
+  auto s2 = e.create(KFD_IOC_EVENT_SIGNAL);
+  EXPECT_EQ(s2.event_id, 2u);
   auto hw = e.create(KFD_IOC_EVENT_HW_EXCEPTION);
   EXPECT_EQ(hw.event_id, 0x40000000u) << "non-signal events take the upper half";
 
@@ -378,6 +379,8 @@ TEST(SimDeviceKfdEvents, EventPageSlotsAndIds) {
   EXPECT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_SET_EVENT, set), -EINVAL) << "not a signal event";
   ::kfd_ioctl_destroy_event_args d{77, 0};
   EXPECT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_DESTROY_EVENT, d), -EINVAL);
+  d.event_id = 0;
+  EXPECT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_DESTROY_EVENT, d), -EINVAL) << "id 0 is no event";
   d.event_id = s1.event_id;
   EXPECT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_DESTROY_EVENT, d), 0);
   EXPECT_EQ(e.create(KFD_IOC_EVENT_SIGNAL).event_id, 1u) << "the freed slot is reused";
@@ -615,10 +618,12 @@ TEST(SimDeviceKfdEvents, WithoutAPageTheKernelAllocatesOneTheProcessMaps) {
   late.event_page_offset = e.handle;
   late.event_type = KFD_IOC_EVENT_SIGNAL;
   EXPECT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_CREATE_EVENT, late), -EINVAL) << "page already set";
-  for (uint32_t i = 1; i < 256; ++i) e.create(KFD_IOC_EVENT_SIGNAL);
+  // Slot 0 is the reserved id's: 256 slots hold 255 events.
+  EXPECT_EQ(first.event_id, 1u);
+  for (uint32_t i = 2; i < 256; ++i) e.create(KFD_IOC_EVENT_SIGNAL);
   ::kfd_ioctl_create_event_args more{};
   more.event_type = KFD_IOC_EVENT_SIGNAL;
-  EXPECT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_CREATE_EVENT, more), -ENOSPC) << "256 slots";
+  EXPECT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_CREATE_EVENT, more), -ENOSPC) << "256 slots, 255 events";
   EXPECT_EQ(e.r.dev->check_kfd_mmap(kPid, kEvents, 36864), -EINVAL) << "beyond the page";
   EXPECT_EQ(e.r.dev->check_kfd_mmap(kPid, kEvents, 32768), 0);
   EXPECT_EQ(e.create(KFD_IOC_EVENT_SIGNAL).event_id, 256u) << "the mapped slots are usable";
@@ -639,7 +644,7 @@ TEST(SimDeviceKfdEvents, TheKernelPageNeedsMemory) {
   ::kfd_ioctl_create_event_args c{};
   c.event_type = KFD_IOC_EVENT_SIGNAL;
   EXPECT_EQ(e.r.call({kPid, kPid}, AMDKFD_IOC_CREATE_EVENT, c), -ENOMEM);
-  EXPECT_EQ(e.create(KFD_IOC_EVENT_SIGNAL, e.handle).event_id, 0u) << "a BO can still be the page";
+  EXPECT_EQ(e.create(KFD_IOC_EVENT_SIGNAL, e.handle).event_id, 1u) << "a BO can still be the page";
   EXPECT_EQ(e.r.dev->check_kfd_mmap(kPid, 0x2ull << 62, 4096), -EINVAL)
       << "the BO is mapped through the render node, not as the kernel's page";
 }
