@@ -60,7 +60,9 @@ std::vector<uint32_t> GpuModel::gpu_ids() const {
 
 void GpuModel::queue_created(const QueueView& v) {
   if (is_sdma(v.uapi_type)) {
-    sdma_[QueueKey{v.pid, v.queue_id}] = std::make_unique<SdmaQueue>(v);  // no compute slot
+    const QueueKey key{v.pid, v.queue_id};
+    sdma_[key] = std::make_unique<SdmaQueue>(v);  // no compute slot
+    if (v.suspended) sdma_unmapped_.insert(key);
     return;
   }
   if (!is_compute(v.uapi_type)) return;
@@ -83,6 +85,7 @@ void GpuModel::queue_destroyed(int pid, uint32_t queue_id, uint32_t gpu_id) {
   const QueueKey key{pid, queue_id};
   queues_.erase(key);
   sdma_.erase(key);
+  sdma_unmapped_.erase(key);
   auto it = engines_.find(gpu_id);
   if (it != engines_.end()) it->second->remove_queue(key);
 }
@@ -91,9 +94,24 @@ void GpuModel::execute_runlist(uint32_t gpu_id, uint32_t grace_period,
                                const std::vector<QueueView>& runnable,
                                std::function<void(int)> done) {
   std::vector<QueueKey> keys;
-  for (const auto& v : runnable)
-    if (is_compute(v.uapi_type) && v.gpu_id == gpu_id) keys.push_back({v.pid, v.queue_id});
-  engine(gpu_id).execute_runlist(grace_period, keys, std::move(done));
+  std::set<QueueKey> sdma_mapped;
+  for (const auto& v : runnable) {
+    if (v.gpu_id != gpu_id) continue;
+    if (is_compute(v.uapi_type)) keys.push_back({v.pid, v.queue_id});
+    else if (is_sdma(v.uapi_type)) sdma_mapped.insert({v.pid, v.queue_id});
+  }
+  // The SDMA queues of this GPU follow the runlist once the HWS has applied it (the compute
+  // engine's unmap and map stand for both: a copy's own preemption is not modelled).
+  engine(gpu_id).execute_runlist(
+      grace_period, keys, [this, gpu_id, sdma_mapped = std::move(sdma_mapped), done = std::move(done)](int r) {
+        if (r == 0)
+          for (const auto& [key, s] : sdma_) {
+            if (s->view().gpu_id != gpu_id) continue;
+            if (sdma_mapped.count(key)) sdma_unmapped_.erase(key);
+            else sdma_unmapped_.insert(key);
+          }
+        if (done) done(r);
+      });
 }
 
 std::vector<QueueView> GpuModel::queue_views() const {
@@ -124,6 +142,7 @@ void GpuModel::poll() {
   for (CpQueue* q : qs) fetch(*q);
   for (auto& [id, e] : engines_) e->recheck_barriers();
   for (auto& [key, s] : sdma_) {
+    if (sdma_unmapped_.count(key)) continue;
     const auto progress = s->run(memory_, gpu_clock_counter());
     if (progress.wrote_memory) signalled_.insert(key.pid);
     if (progress.interrupted) interrupted_.insert(key.pid);

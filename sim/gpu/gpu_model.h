@@ -105,6 +105,9 @@ class GpuModel final : public Hws {
   std::map<uint32_t, std::unique_ptr<GpuEngine>> engines_;
   std::map<QueueKey, std::unique_ptr<CpQueue>> queues_;
   std::map<QueueKey, std::unique_ptr<SdmaQueue>> sdma_;  // their engines' rings (sim/gpu/sdma.h)
+  // SDMA queues outside the runlist (suspended or otherwise inactive): KFD maps SDMA queues in
+  // the same HWS runlist as compute queues, so SUSPEND_QUEUES stops them too.
+  std::set<QueueKey> sdma_unmapped_;
   std::set<int> signalled_;
   std::set<int> interrupted_;
   uint64_t blits_ = 0;  // ROCr blit kernels whose copy or fill the CP carried out

@@ -507,6 +507,40 @@ TEST_F(Cp, SdmaEngineRunsRocrsCopyPacketsAndCompletesTheSignal) {
   EXPECT_EQ(j[0]["packets"], 10);
 }
 
+TEST_F(Cp, ASuspendedSdmaQueueCopiesNothingUntilItsResume) {
+  // KFD maps SDMA queues in the HWS runlist with the compute queues: a runlist without the SDMA
+  // queue (SUSPEND_QUEUES naming it) stops its engine, and one with it runs it again.
+  HostSdmaQueue q(3);
+  model.queue_created(q.view());
+  const std::vector<uint8_t> src = pattern(4096);
+  std::vector<uint8_t> dst(4096, 0);
+  int done = 1;
+  model.execute_runlist(kGpu, 0, {}, [&](int r) { done = r; });
+  run();
+  ASSERT_EQ(done, 0);
+  q.copy(dst.data(), src.data(), static_cast<uint32_t>(src.size()));
+  q.commit();
+  model.poll();
+  EXPECT_EQ(q.rptr, 0u) << "suspended: the engine fetches nothing";
+  EXPECT_EQ(dst[0], 0);
+  done = 1;
+  model.execute_runlist(kGpu, 0, {q.view()}, [&](int r) { done = r; });
+  run();
+  ASSERT_EQ(done, 0);
+  model.poll();
+  EXPECT_EQ(q.rptr, q.wptr);
+  EXPECT_TRUE(std::equal(src.begin(), src.end(), dst.begin()));
+  // A queue created suspended (a new queue of a process whose queues are held) starts stopped.
+  HostSdmaQueue held(4);
+  QueueView v = held.view();
+  v.suspended = true;
+  model.queue_created(v);
+  held.fill(dst.data(), 0x11111111, 64);
+  held.commit();
+  model.poll();
+  EXPECT_EQ(held.rptr, 0u);
+}
+
 TEST_F(Cp, SdmaCopyCountReadsThirtyBits) {
   // ROCr 6.1 writes copies over 4 MiB in one packet where the engine takes them (count_ext).
   HostSdmaQueue q(3);
