@@ -370,7 +370,8 @@ nlohmann::json GpuModel::stats_json(uint64_t since_seq, std::size_t max_records)
   for (const auto& [key, s] : sdma_)
     j["sdma_queues"].push_back({{"pid", key.pid}, {"queue_id", key.queue_id},
                                 {"gpu_id", s->view().gpu_id}, {"read_bytes", s->read_bytes()},
-                                {"packets", s->packets()}, {"error", s->error()}});
+                                {"packets", s->packets()}, {"error", s->error()},
+                                {"mapped", sdma_unmapped_.count(key) == 0}});
   j["gpus"] = nlohmann::json::array();
   for (const auto& [id, e] : engines_) {
     const auto& c = e->counters();

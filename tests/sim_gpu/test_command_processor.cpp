@@ -523,6 +523,7 @@ TEST_F(Cp, ASuspendedSdmaQueueCopiesNothingUntilItsResume) {
   model.poll();
   EXPECT_EQ(q.rptr, 0u) << "suspended: the engine fetches nothing";
   EXPECT_EQ(dst[0], 0);
+  EXPECT_EQ(model.stats_json()["sdma_queues"][0]["mapped"], false);
   done = 1;
   model.execute_runlist(kGpu, 0, {q.view()}, [&](int r) { done = r; });
   run();
@@ -530,6 +531,7 @@ TEST_F(Cp, ASuspendedSdmaQueueCopiesNothingUntilItsResume) {
   model.poll();
   EXPECT_EQ(q.rptr, q.wptr);
   EXPECT_TRUE(std::equal(src.begin(), src.end(), dst.begin()));
+  EXPECT_EQ(model.stats_json()["sdma_queues"][0]["mapped"], true);
   // A queue created suspended (a new queue of a process whose queues are held) starts stopped.
   HostSdmaQueue held(4);
   QueueView v = held.view();
