@@ -23,6 +23,17 @@ std::vector<uint32_t> debugged_target(Rig& r, int n) {
   return ids;
 }
 
+// A debugged target of two queues whose first is suspended and blocked in its own DESTROY_QUEUE
+// (wait_on_destroy_queue); returns the queue ids, r.last_token is the destroy's.
+std::vector<uint32_t> destroy_waiting_for_suspended_queue(Rig& r) {
+  auto q = debugged_target(r, 2);
+  std::vector<uint32_t> ids{q[0]};
+  EXPECT_EQ(r.suspend(kDebugger, kTarget, ids), 1);
+  kfd_ioctl_destroy_queue_args d{q[0], 0};
+  EXPECT_TRUE(r.raw({kTarget, kTarget}, AMDKFD_IOC_DESTROY_QUEUE, d).blocked);
+  return q;
+}
+
 // ---- §7 prologue
 // ---------------------------------------------------------------------------------
 
@@ -464,11 +475,8 @@ TEST(SimDeviceResume, Facts8_NullArrayResumesEverything) {
 
 TEST(SimDeviceDestroyQueue, Facts5_DestroyOfSuspendedQueueBlocksUntilResume) {
   Rig r;
-  auto q = debugged_target(r, 2);
-  std::vector<uint32_t> ids{q[0]};
-  ASSERT_EQ(r.suspend(kDebugger, kTarget, ids), 1);
-  kfd_ioctl_destroy_queue_args d{q[0], 0};
-  ASSERT_TRUE(r.raw({kTarget, kTarget}, AMDKFD_IOC_DESTROY_QUEUE, d).blocked);
+  auto q = destroy_waiting_for_suspended_queue(r);
+  std::vector<uint32_t> ids;
   const CallToken t = r.last_token;
   // Being destroyed: a suspend request now reports it INVALID.
   ids = {q[0]};
@@ -482,11 +490,8 @@ TEST(SimDeviceDestroyQueue, ASignalEndsTheWaitForTheSuspendedQueueWithEintr) {
   // wait_on_destroy_queue's wait_event_interruptible: -ERESTARTSYS (EINTR to a handler without
   // SA_RESTART); the queue stays, marked as being destroyed, and a later destroy finishes it.
   Rig r;
-  auto q = debugged_target(r, 2);
-  std::vector<uint32_t> ids{q[0]};
-  ASSERT_EQ(r.suspend(kDebugger, kTarget, ids), 1);
-  kfd_ioctl_destroy_queue_args d{q[0], 0};
-  ASSERT_TRUE(r.raw({kTarget, kTarget}, AMDKFD_IOC_DESTROY_QUEUE, d).blocked);
+  auto q = destroy_waiting_for_suspended_queue(r);
+  std::vector<uint32_t> ids;
   const CallToken t = r.last_token;
   EXPECT_TRUE(r.dev->interrupt(t, 0, 0));
   ASSERT_TRUE(r.completions.count(t));
@@ -523,11 +528,8 @@ TEST(SimDeviceDestroyQueue, ASignalWhileWaitingForTheProcessMutexIsKeptForTheQue
 
 TEST(SimDeviceDestroyQueue, Facts5_BeingDestroyedQueueIsInvalidForSuspend) {
   Rig r;
-  auto q = debugged_target(r, 2);
-  std::vector<uint32_t> ids{q[0]};
-  ASSERT_EQ(r.suspend(kDebugger, kTarget, ids), 1);
-  kfd_ioctl_destroy_queue_args d{q[0], 0};
-  ASSERT_TRUE(r.raw({kTarget, kTarget}, AMDKFD_IOC_DESTROY_QUEUE, d).blocked);
+  auto q = destroy_waiting_for_suspended_queue(r);
+  std::vector<uint32_t> ids;
   r.dev->cancel(r.last_token);  // interrupted: -ERESTARTSYS, the mark stays
   ids = {q[0]};
   EXPECT_EQ(r.suspend(kDebugger, kTarget, ids), 1) << "already suspended still counts";
