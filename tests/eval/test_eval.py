@@ -264,6 +264,23 @@ def test_x_runs_only_those_sweep_points_and_the_points_off_the_axis(tmp_path):
     assert r.returncode == 2 and "--x" in r.stderr
 
 
+def test_points_runs_only_the_named_points(tmp_path):
+    tp8 = experiments.EXPERIMENTS["llm-moe-tp8"]
+    names = [p["point"] for p in runner.selected_points(tp8, opts(tmp_path, only_points=["gpreempt-slo", "online-alone"]))]
+    assert names == [p["point"] for p in tp8.points(opts(tmp_path)) if p["point"] in ("online-alone", "gpreempt-slo")]
+    with pytest.raises(runner.UsageProblem, match=r"--points nothing: llm-moe-tp8 has no such point .*gpreempt-slo"):
+        runner.selected_points(tp8, opts(tmp_path, only_points=["online-alone", "nothing"]))
+    out = tmp_path / "part"
+    doc = runner.run("tc1-basic", out_dir=str(out), des=FAKE,
+                     options=opts(tmp_path, seeds=[1], requests=50, only_points=["gpreempt-hint"]))
+    assert [p["point"] for p in doc["points"]] == ["gpreempt-hint"]
+    on_disk = json.loads((out / "results.json").read_text())
+    assert on_disk["options"]["only_points"] == ["gpreempt-hint"]
+    assert not list(schema_validator().iter_errors(on_disk))
+    r = gpreempt("eval", "run", "tc1-basic", "--points", "none,none", "--des", FAKE, "--out", str(tmp_path / "bad"))
+    assert r.returncode == 2 and "--points" in r.stderr
+
+
 def test_a_stopped_run_resumes_from_the_results_it_kept(tmp_path, monkeypatch):
     out = tmp_path / "out"
     first = runner.run("tc1-basic", out_dir=str(out), options=opts(tmp_path, seeds=[1, 2], requests=100), des=FAKE)

@@ -48,6 +48,7 @@ def comma_list(convert, kind):
 
 seed_list = comma_list(int, "an integer")  # --seed
 x_list = comma_list(float, "a number")     # --x
+name_list = comma_list(str, "a point name")  # --points
 
 
 def main(argv=None):
@@ -86,6 +87,9 @@ def main(argv=None):
     r.add_argument("--x", type=x_list, metavar="X[,X...]", dest="only_x",
                    help="run only the sweep points at these x values (e.g. request rates: --x 1,2), with the points "
                         "off the sweep axis (each side alone), so that a long sweep can run in parts")
+    r.add_argument("--points", type=name_list, metavar="NAME[,NAME...]", dest="only_points",
+                   help="run only the points of these names (as report.md's point column names them, e.g. "
+                        "--points online-alone,gpreempt-slo): a costly experiment's cheaper points at a larger size")
     r.add_argument("--des", help="the discrete-event engine (default: BIN_DIR/gpreempt-des)")
     r.add_argument("--live-duration", type=float, default=5.0, help="live: seconds of online arrivals per demo scenario (default 5; requests = seconds × the live form's rate)")
     r.add_argument("--traces", help="directory of cached torch_mode traces (default: the output directory)")
@@ -133,7 +137,7 @@ def main(argv=None):
     o = Options(requests=a.requests, seeds=seeds, quick=a.quick, trace_dir=a.traces or out,
                 kfdsim=bin_path(a, "kfdsim"), cwsr_save_scale=a.cwsr_save_scale,
                 hws_roundtrip_scale=a.hws_roundtrip_scale, cost_band=a.cost_band, only_x=a.only_x,
-                fresh=a.fresh)
+                only_points=a.only_points, fresh=a.fresh)
     des = a.des or bin_path(a, "gpreempt-des")
     if a.engine == "des" and os.sep not in des:
         des = next((os.path.join(d, des) for d in os.environ.get("PATH", "").split(os.pathsep)

@@ -37,6 +37,7 @@ class Options:
     hws_roundtrip_scale: float = 1.0
     cost_band: str = "central"    # point of the model's cost bands (docs/sim-model.md §5) unless a point sets its own
     only_x: list = None           # run only the sweep points at these x (and those off the axis): a long sweep in parts
+    only_points: list = None      # run only the points of these names (`--points`)
     fresh: bool = False           # ignore the results an earlier run kept in OUT/points/ (result_store.py)
 
 

@@ -147,18 +147,27 @@ def calibrated(model, o):
 
 
 def selected_points(exp, o):
-    """The experiment's points, or with --x only the sweep points at those x values plus the
-    points off the sweep axis (each side alone, say), which the checks compare against."""
+    """The experiment's points; with --x only the sweep points at those x values plus the points
+    off the sweep axis (each side alone, say), which the checks compare against; with --points
+    only the points of those names."""
     pts = exp.points(o)
-    if o.only_x is None:
-        return pts
-    xs = sorted({p["x"] for p in pts if p.get("x") is not None})
-    missing = [x for x in o.only_x if x not in xs]
-    if missing:
-        have = ", ".join(f"{x:g}" for x in xs) or "none: it has no sweep axis"
-        raise UsageProblem(f"--x {', '.join(f'{x:g}' for x in missing)}: {exp.name} has no point there "
-                           f"(its x values{' with --quick' if o.quick else ''}: {have})")
-    return [p for p in pts if p.get("x") is None or p["x"] in o.only_x]
+    quick = " with --quick" if o.quick else ""
+    if o.only_x is not None:
+        xs = sorted({p["x"] for p in pts if p.get("x") is not None})
+        missing = [x for x in o.only_x if x not in xs]
+        if missing:
+            have = ", ".join(f"{x:g}" for x in xs) or "none: it has no sweep axis"
+            raise UsageProblem(f"--x {', '.join(f'{x:g}' for x in missing)}: {exp.name} has no point there "
+                               f"(its x values{quick}: {have})")
+        pts = [p for p in pts if p.get("x") is None or p["x"] in o.only_x]
+    if o.only_points is not None:
+        names = [p["point"] for p in pts]
+        missing = [n for n in o.only_points if n not in names]
+        if missing:
+            raise UsageProblem(f"--points {','.join(missing)}: {exp.name} has no such point (its points{quick}"
+                               f"{' at those --x' if o.only_x is not None else ''}: {', '.join(names)})")
+        pts = [p for p in pts if p["point"] in o.only_points]
+    return pts
 
 
 def run_des(exp, o, des, progress, kept_dir):
@@ -280,6 +289,7 @@ def run(name, engine="des", out_dir="eval-out", options=None, des=None, gpreempt
         "options": {"requests": o.requests, "seeds": list(o.seeds), "quick": o.quick,
                     "cwsr_save_scale": o.cwsr_save_scale, "hws_roundtrip_scale": o.hws_roundtrip_scale,
                     "cost_band": o.cost_band, "only_x": list(o.only_x) if o.only_x is not None else None,
+                    "only_points": list(o.only_points) if o.only_points is not None else None,
                     "live_duration_s": live_duration_s if engine == "live" else None},
         # The program's name, not its path: results are kept and compared on other machines.
         "engine_binary": (lambda b: os.path.basename(b) if b else None)(des if engine == "des" else gpreempt),
