@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "sim/protocol/machine_paths.h"
 
 namespace gpreempt::sim::daemon {
 namespace fs = std::filesystem;
@@ -59,7 +60,7 @@ std::string host_relative_path(const std::string& key) {
 FileTree::FileTree(std::string root) : root_(std::move(root)) {}
 
 std::string FileTree::render_node_path(uint32_t minor) const {
-  return (fs::path(root_) / ("dev/dri/renderD" + std::to_string(minor))).string();
+  return protocol::render_node_placeholder(root_, minor);
 }
 
 void FileTree::init(const std::vector<uint32_t>& render_minors) {

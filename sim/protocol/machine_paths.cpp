@@ -101,4 +101,8 @@ GuestPath classify_path(std::string_view path, std::string_view root) {
   return g;
 }
 
+std::string render_node_placeholder(std::string_view root, std::uint32_t minor) {
+  return std::string(root) + "/dev/dri/renderD" + std::to_string(minor);
+}
+
 }  // namespace gpreempt::sim::protocol

@@ -5,6 +5,7 @@
 // has to redirect paths (stat, readdir, fopen, ifstream… then work with the real libc).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -19,6 +20,10 @@ struct MachinePaths {
   std::string log() const { return dir + "/kfdsimd.log"; }
   std::string root() const { return dir + "/root"; }
 };
+
+// The file under `root` that stands for /dev/dri/renderD<minor>: kfdsimd creates it, the shim
+// opens it for the render node, and kfdsimd knows a render-node descriptor by it (ACQUIRE_VM).
+std::string render_node_placeholder(std::string_view root, std::uint32_t minor);
 
 // Environment variables (read by the shim, the daemon and kfdsim alike).
 inline constexpr const char* kEnvDir = "KFDSIM_DIR";
