@@ -16,15 +16,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <string_view>
 #include <ctime>
 #include <stdexcept>
+#include <string_view>
 
 #include "common/error.h"
 #include "gpreempt/kfd_abi.h"
 #include "sim/daemon/host_cpu_topology.h"
 #include "sim/daemon/peer_access.h"
 #include "sim/daemon/server_state.h"
+#include "sim/device/kernel_timer.h"
 #include "sim/protocol/socket_io.h"
 
 namespace gpreempt::sim::daemon {
@@ -67,6 +68,7 @@ Server::Server(ServerConfig config)
   DeviceOptions opts;
   opts.minor_version = config_.machine.kfd_minor;
   opts.sched_policy = config_.machine.sched_policy;
+  kernel_hz_ = opts.config_hz;
   device_ = std::make_unique<KfdDevice>(profile_, opts, env_, hardware_->hws());
   device_->on_complete = [this](CallToken t, long ret, std::vector<uint8_t> args) {
     complete(t, ret, std::move(args));
@@ -397,7 +399,12 @@ void Server::handle_ioctl(int fd, protocol::Request& req) {
 
 void Server::arm_wait_deadline(CallToken token, uint32_t timeout_ms) {
   const auto now = Clock::now();
-  wait_deadlines_[token] = {now, now + std::chrono::milliseconds(timeout_ms)};
+  const auto since_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch());
+  const auto fires_ns =
+      wait_timeout_fires_at_ns(timeout_ms, kernel_hz_, static_cast<uint64_t>(since_ns.count()));
+  wait_deadlines_[token] = {now, Clock::time_point(std::chrono::duration_cast<Clock::duration>(
+                                     std::chrono::nanoseconds(fires_ns)))};
   on_wait_timer();  // re-arms at the earliest deadline
 }
 

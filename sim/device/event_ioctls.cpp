@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "device_state.h"
+#include "kernel_timer.h"
 
 namespace gpreempt::sim {
 
@@ -104,24 +105,6 @@ uint32_t wait_condition(const detail::EventWait& w, bool all) {
     }
   }
   return activated == w.waiters.size() ? KFD_IOC_WAIT_RESULT_COMPLETE : KFD_IOC_WAIT_RESULT_TIMEOUT;
-}
-
-// What kfd_wait_on_events writes back into `timeout` when a signal ends its sleep: it counts in
-// jiffies, user_timeout_to_jiffies giving msecs_to_jiffies(ms) + 1 (rounded up, clamped to
-// 2^31-1 ms), schedule_timeout leaving the jiffies not slept, and it writes back
-// jiffies_to_msecs(left - 1). A jiffy ticks at each multiple of 1/hz s of the monotonic clock,
-// so the jiffies slept are the ticks between the two times, not their difference rounded.
-uint32_t timeout_left_ms(uint32_t timeout_ms, uint32_t hz, uint64_t slept_since_ns,
-                         uint64_t now_ns) {
-  const uint64_t ms_per_jiffy = 1000 / hz;
-  const uint64_t ns_per_jiffy = 1000000000ull / hz;
-  const uint64_t ms = std::min(timeout_ms, 0x7fffffffu);
-  const int64_t start = static_cast<int64_t>((ms + ms_per_jiffy - 1) / ms_per_jiffy) + 1;
-  const int64_t slept = static_cast<int64_t>(now_ns / ns_per_jiffy) -
-                        static_cast<int64_t>(slept_since_ns / ns_per_jiffy);
-  const int64_t left = std::max<int64_t>(0, start - slept);
-  const auto written = static_cast<uint64_t>(std::max<int64_t>(0, left - 1)) * ms_per_jiffy;
-  return static_cast<uint32_t>(written);
 }
 
 bool wait_for_all(const detail::EventWait& w) {
@@ -248,7 +231,7 @@ bool KfdDevice::State::interrupt_event_wait(CallToken token, uint64_t slept_sinc
   auto& [p, w] = *t;
   auto a = load<kfd_ioctl_wait_events_args>(w.call);
   if (a.timeout != 0 && a.timeout != 0xffffffffu)
-    a.timeout = timeout_left_ms(a.timeout, options.config_hz, slept_since_ns, now_ns);
+    a.timeout = wait_timeout_left_ms(a.timeout, options.config_hz, slept_since_ns, now_ns);
   a.wait_result = KFD_IOC_WAIT_RESULT_FAIL;
   store(w.call, a);
   complete(w.call, -EINTR);

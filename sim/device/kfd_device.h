@@ -189,7 +189,8 @@ class KfdDevice {
   // passed. A WAIT_EVENTS call then completes, COMPLETE if its events came meanwhile, else
   // TIMEOUT (docs/kfd-interface.md#events). Nothing happens for a call no longer blocked.
   void time_out(CallToken token);
-  // A signal with a handler without SA_RESTART reached the thread of blocked call `token`. The
+  // A signal with a handler reached the thread of blocked call `token` (without SA_RESTART; with
+  // it, only in a RUNTIME_ENABLE, whose -EINTR the kernel never restarts). The
   // calls the kernel sleeps in interruptibly complete now, and the function returns true:
   //  * WAIT_EVENTS: -EINTR (-ERESTARTSYS as that caller sees it), wait_result FAIL, the timeout
   //    left written back as the kernel counts it (in jiffies of DeviceOptions::config_hz of the

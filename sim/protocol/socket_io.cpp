@@ -1,5 +1,6 @@
 #include "sim/protocol/socket_io.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -34,8 +35,15 @@ int send_message(int sock, std::span<const uint8_t> msg, int pass_fd, bool nonbl
   }
 }
 
-int recv_message(int sock, std::vector<uint8_t>& out, int* received_fd, bool interruptible) {
+int recv_message(int sock, std::vector<uint8_t>& out, int* received_fd, SignalWait signals) {
   if (received_fd) *received_fd = -1;
+  if (signals == SignalWait::kAlwaysEnds) {
+    // poll(2) returns EINTR after a handler even with SA_RESTART (signal(7)); a stop signal or one
+    // without a handler does not end it.
+    pollfd p{sock, POLLIN, 0};
+    if (::poll(&p, 1, -1) < 0) return -errno;
+  }
+  const bool interruptible = signals != SignalWait::kIgnore;
   // Learn the size first: a SEQPACKET message is delivered whole or truncated, never split.
   ssize_t size;
   for (;;) {

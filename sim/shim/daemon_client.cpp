@@ -201,8 +201,9 @@ void drop_internal(int& fd) {
   }
 }
 
-// Round trip on `sock`, which the caller owns exclusively (`interruptible`: see call()).
-CallResult round_trip(int sock, const protocol::Request& req, bool interruptible = false) {
+// Round trip on `sock`, which the caller owns exclusively (`signals`: see call()).
+CallResult round_trip(int sock, const protocol::Request& req,
+                      protocol::SignalWait signals = protocol::SignalWait::kIgnore) {
   CallResult r;
   auto msg = protocol::encode(req);
   if (int e = protocol::send_message(sock, msg); e < 0) {
@@ -210,7 +211,7 @@ CallResult round_trip(int sock, const protocol::Request& req, bool interruptible
     return r;
   }
   std::vector<uint8_t> in;
-  int e = protocol::recv_message(sock, in, &r.fd, interruptible);
+  int e = protocol::recv_message(sock, in, &r.fd, signals);
   if (e == -EINTR) {
     // One interrupt, never answered itself; the call's own answer follows it.
     protocol::Request stop{protocol::Op::kInterrupt, req.pid, req.tid, 0, {}};
@@ -397,7 +398,7 @@ void report_lost_daemon() {
 }
 
 CallResult call(Op op, uint64_t arg, std::vector<uint8_t> payload, uint32_t session,
-                bool interruptible) {
+                protocol::SignalWait signals) {
   install_fork_handler();
   CallResult r;
   auto lost = [&] {
@@ -417,7 +418,7 @@ CallResult call(Op op, uint64_t arg, std::vector<uint8_t> payload, uint32_t sess
     return r;
   }
   protocol::Request req{op, getpid(), gettid(), arg, std::move(payload)};
-  r = round_trip(s, req, interruptible);
+  r = round_trip(s, req, signals);
   if (r.error == -ECONNRESET || r.error == -EPIPE) {
     // The daemon went away (kfdsim stop, a crash), or dropped only this connection: the thread
     // connects again next time, the process only if its daemon still serves it.

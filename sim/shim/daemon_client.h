@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "sim/protocol/messages.h"
+#include "sim/protocol/socket_io.h"
 
 namespace gpreempt::sim::shim {
 
@@ -31,14 +32,14 @@ struct CallResult {
 // Sends one request from the calling thread and waits for its reply (through signals).
 // `session` (non-zero): the request belongs to a /dev/kfd file opened in that session; it fails
 // with -ENODEV without being sent when the process is no longer in it.
-// `interruptible` (an ioctl the kernel may sleep in interruptibly: WAIT_EVENTS, DESTROY_QUEUE,
-// RUNTIME_ENABLE): a signal whose handler lacks SA_RESTART is passed on to the daemon
-// (Op::kInterrupt) and the one answer that follows is the call's: -EINTR when its sleep was
+// `signals` (an ioctl the kernel may sleep in interruptibly): a signal that ends the wait for the
+// answer (protocol::SignalWait: kRestartable for a sleep returning -ERESTARTSYS, which a handler
+// with SA_RESTART restarts, as WAIT_EVENTS and DESTROY_QUEUE do; kAlwaysEnds for one returning
+// -EINTR, as RUNTIME_ENABLE's down_interruptible does) is passed on to the daemon
+// (Op::kInterrupt), and the one answer that follows is the call's: -EINTR when its sleep was
 // interruptible, else its result whenever it comes (or the result that was already on its way).
-// With SA_RESTART the wait for the answer simply goes on, as the kernel restarts the ioctl after
-// -ERESTARTSYS.
 CallResult call(protocol::Op op, uint64_t arg, std::vector<uint8_t> payload, uint32_t session = 0,
-                bool interruptible = false);
+                protocol::SignalWait signals = protocol::SignalWait::kIgnore);
 
 // The calling process's current session with a daemon: a number that changes each time the
 // process introduces itself to a daemon; 0 while it has none (never had one, or lost it).

@@ -62,20 +62,23 @@ namespace {
 // AMDKFD_IOC_WAIT_EVENTS: the kernel sleeps in it interruptibly (docs/kfd-interface.md#events).
 constexpr uint32_t kNrWaitEvents = 0x0C;
 
-// The ioctls the kernel may sleep in interruptibly: WAIT_EVENTS, a DESTROY_QUEUE waiting for its
-// suspended queue (wait_event_interruptible) and a RUNTIME_ENABLE waiting for the debugger
-// (down_interruptible). kfdsimd decides whether the call is in that sleep; every other blocking
-// call sleeps uninterruptibly in the kernel (the process mutex, the runlist's fence wait), so a
-// signal never ends it.
-bool may_sleep_interruptibly(unsigned long request) {
+// The ioctls the kernel may sleep in interruptibly, and what a signal does there: WAIT_EVENTS and a
+// DESTROY_QUEUE waiting for its suspended queue (wait_event_interruptible) return -ERESTARTSYS,
+// which the kernel restarts after an SA_RESTART handler; a RUNTIME_ENABLE waiting for the debugger
+// (down_interruptible) returns -EINTR, which it never restarts. kfdsimd decides whether the call is
+// in that sleep; every other blocking call sleeps uninterruptibly in the kernel (the process mutex,
+// the runlist's fence wait), so a signal never ends it.
+protocol::SignalWait signal_wait_of(unsigned long request) {
   const uint32_t nr = kfd::ioc_nr(request);
-  return nr == kNrWaitEvents || nr == kfd::NR_DESTROY_QUEUE || nr == kfd::NR_RUNTIME_ENABLE;
+  if (nr == kNrWaitEvents || nr == kfd::NR_DESTROY_QUEUE) return protocol::SignalWait::kRestartable;
+  if (nr == kfd::NR_RUNTIME_ENABLE) return protocol::SignalWait::kAlwaysEnds;
+  return protocol::SignalWait::kIgnore;
 }
 
 }  // namespace
 
 int kfd_ioctl(int fd, unsigned long request, void* arg) {
-  const bool interruptible = may_sleep_interruptibly(request);
+  const protocol::SignalWait signals = signal_wait_of(request);
   // The kernel binds the file to the opening process: another process (a forked child) gets EBADF.
   if (fd_table().kfd_opener(fd) != getpid()) return set_errno(-EBADF);
   const std::size_t size = kfd::ioc_size(request);
@@ -83,7 +86,7 @@ int kfd_ioctl(int fd, unsigned long request, void* arg) {
   std::vector<uint8_t> args(size, 0);
   if (size && !copy_in(args.data(), arg, size) && (dir & kfd::IOC_WRITE)) return set_errno(-EFAULT);
   std::vector<uint8_t> sent = args;
-  auto r = call(Op::kIoctl, request, std::move(args), fd_table().kfd_session(fd), interruptible);
+  auto r = call(Op::kIoctl, request, std::move(args), fd_table().kfd_session(fd), signals);
   // The daemon gone, the device is: ENODEV, as from the kernel's file of an unplugged GPU.
   if (r.error) {
     if (debug_enabled())

@@ -48,16 +48,16 @@ std::unique_ptr<Child> attach(Machine& m, const Target& t) {
   return d;
 }
 
-// A thread of the process sits in recvfrom (x86_64 syscall 45): the shim sent a request and
-// waits for the daemon's answer.
-bool thread_blocked_in_recvfrom(const std::string& pid) {
+// A thread of the process sits in recvfrom or poll (x86_64 syscalls 45 and 7): the shim sent a
+// request and waits for the daemon's answer.
+bool thread_waiting_for_daemon(const std::string& pid) {
   for (int i = 0; i < 2000; ++i) {
     std::error_code ec;
     for (const auto& t : std::filesystem::directory_iterator("/proc/" + pid + "/task", ec)) {
       std::ifstream f(t.path() / "syscall");
       std::string nr;
       f >> nr;
-      if (nr == "45") return true;
+      if (nr == "45" || nr == "7") return true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -173,7 +173,7 @@ TEST(MultiProcess, ASignalEndsADestroyWaitingForItsSuspendedQueue) {
   std::string pid;
   auto p = self_debugged_with_suspended_queue(m, pid, false);
   p->send("bg destroy 0");
-  ASSERT_TRUE(thread_blocked_in_recvfrom(pid)) << "the destroy never reached its wait";
+  ASSERT_TRUE(thread_waiting_for_daemon(pid)) << "the destroy never reached its wait";
   p->kill(SIGUSR1);  // only the "bg" thread accepts it
   auto done = p->line();
   ASSERT_TRUE(done) << "the signal did not end the destroy";
@@ -190,11 +190,11 @@ TEST(MultiProcess, ASignalWithSaRestartDoesNotEndTheDestroy) {
   std::string pid;
   auto p = self_debugged_with_suspended_queue(m, pid, true);
   p->send("bg destroy 0");
-  ASSERT_TRUE(thread_blocked_in_recvfrom(pid)) << "the destroy never reached its wait";
+  ASSERT_TRUE(thread_waiting_for_daemon(pid)) << "the destroy never reached its wait";
   p->kill(SIGUSR1);
   while (p->call("sigcount") != "1 0") {
   }
-  ASSERT_TRUE(thread_blocked_in_recvfrom(pid));
+  ASSERT_TRUE(thread_waiting_for_daemon(pid));
   p->send("resume 0 0");
   auto a = p->line(), b = p->line();
   ASSERT_TRUE(a && b);
@@ -210,7 +210,24 @@ TEST(MultiProcess, ASignalEndsARuntimeEnableWaitingForTheDebugger) {
   p->call("open");
   ASSERT_EQ(p->call("enable 0"), "0 0 0 16") << "runtime DISABLED";
   p->send("bg runtime_enable");
-  ASSERT_TRUE(thread_blocked_in_recvfrom(pid)) << "the runtime enable never reached its wait";
+  ASSERT_TRUE(thread_waiting_for_daemon(pid)) << "the runtime enable never reached its wait";
+  p->kill(SIGUSR1);
+  auto done = p->line();
+  ASSERT_TRUE(done) << "the signal did not end the runtime enable";
+  EXPECT_EQ(*done, "bg -1 4");
+}
+
+TEST(MultiProcess, ASignalEndsARuntimeEnableEvenWithSaRestart) {
+  // down_interruptible returns -EINTR, not -ERESTARTSYS: the kernel does not restart the ioctl
+  // after an SA_RESTART handler, so the caller sees EINTR all the same.
+  Machine m;
+  auto p = m.probe();
+  std::string pid = first_field(p->call("getpid"));
+  p->call("open");
+  ASSERT_EQ(p->call("sigrestart"), "0 0");
+  ASSERT_EQ(p->call("enable 0"), "0 0 0 16") << "runtime DISABLED";
+  p->send("bg runtime_enable");
+  ASSERT_TRUE(thread_waiting_for_daemon(pid)) << "the runtime enable never reached its wait";
   p->kill(SIGUSR1);
   auto done = p->line();
   ASSERT_TRUE(done) << "the signal did not end the runtime enable";
@@ -328,7 +345,7 @@ TEST(EventWait, AWaitSleepsUntilAnotherThreadSetsTheEvent) {
   EventProbe e;
   const std::string ev = e.event();
   e.p->send("bg wait 0 4294967295 " + ev);
-  ASSERT_TRUE(thread_blocked_in_recvfrom(e.pid)) << "the wait never went to sleep";
+  ASSERT_TRUE(thread_waiting_for_daemon(e.pid)) << "the wait never went to sleep";
   EXPECT_EQ(e.set_waking(ev), (std::set<std::string>{"0 0", "bg 0 0 0 4294967295"}))
       << "the set did not wake the sleeping wait";
   EXPECT_EQ(e.p->call("wait 0 0 " + ev), "0 0 1 0") << "the auto-reset event was taken by the wait";
@@ -342,15 +359,26 @@ TEST(EventWait, ATimeoutEndsTheWaitWithTimeout) {
   EXPECT_EQ(e.p->call("wait 1 5 " + ev + " " + e.event()), "0 0 1 5");
 }
 
+TEST(EventWait, ATimedWaitSleepsUntilTheKernelsTimerFires) {
+  // 1 ms is msecs_to_jiffies(1) + 1 = 2 jiffies of 4 ms (HZ 250), and the timer wheel runs the
+  // timer one jiffy after it is due: more than 8 ms from anywhere inside the starting jiffy
+  // (sim/device/kernel_timer.h). A lower bound only: the host may always add.
+  EventProbe e;
+  const std::string ev = e.event();
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(e.p->call("wait 0 1 " + ev), "0 0 1 1");
+  EXPECT_GT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(8));
+}
+
 TEST(EventWait, AllWaitsForEveryEventAnyForOne) {
   EventProbe e;
   const std::string a = e.event(), b = e.event();
   e.p->send("bg wait 1 4294967295 " + a + " " + b);
-  ASSERT_TRUE(thread_blocked_in_recvfrom(e.pid));
+  ASSERT_TRUE(thread_waiting_for_daemon(e.pid));
   EXPECT_EQ(e.p->call("set " + a), "0 0") << "all: one of two is not enough";
   EXPECT_EQ(e.set_waking(b), (std::set<std::string>{"0 0", "bg 0 0 0 4294967295"}));
   e.p->send("bg wait 0 4294967295 " + a + " " + b);
-  ASSERT_TRUE(thread_blocked_in_recvfrom(e.pid));
+  ASSERT_TRUE(thread_waiting_for_daemon(e.pid));
   EXPECT_EQ(e.set_waking(b), (std::set<std::string>{"0 0", "bg 0 0 0 4294967295"}))
       << "any: one is enough";
 }
@@ -361,7 +389,7 @@ TEST(EventWait, ASignalWithoutSaRestartEndsTheWaitWithEintr) {
   EventProbe e;
   const std::string ev = e.event();
   e.p->send("bg wait 0 600000 " + ev);
-  ASSERT_TRUE(thread_blocked_in_recvfrom(e.pid));
+  ASSERT_TRUE(thread_waiting_for_daemon(e.pid));
   e.p->kill(SIGUSR1);  // only the "bg" thread accepts it
   auto done = e.p->line();
   ASSERT_TRUE(done) << "the signal did not end the wait";
@@ -378,12 +406,12 @@ TEST(EventWait, ASignalWithSaRestartDoesNotEndTheWait) {
   const std::string ev = e.event();
   ASSERT_EQ(e.p->call("sigrestart"), "0 0");
   e.p->send("bg wait 0 4294967295 " + ev);
-  ASSERT_TRUE(thread_blocked_in_recvfrom(e.pid));
+  ASSERT_TRUE(thread_waiting_for_daemon(e.pid));
   e.p->kill(SIGUSR1);
   // The handler ran and the thread went back to its wait (a wrongly ended wait answers instead).
   while (e.p->call("sigcount") != "1 0") {
   }
-  ASSERT_TRUE(thread_blocked_in_recvfrom(e.pid));
+  ASSERT_TRUE(thread_waiting_for_daemon(e.pid));
   EXPECT_EQ(e.set_waking(ev), (std::set<std::string>{"0 0", "bg 0 0 0 4294967295"}));
 }
 
