@@ -35,13 +35,14 @@ int send_message(int sock, std::span<const uint8_t> msg, int pass_fd, bool nonbl
   }
 }
 
-int recv_message(int sock, std::vector<uint8_t>& out, int* received_fd, SignalWait signals) {
+int recv_message(int sock, std::vector<uint8_t>& out, int* received_fd, SignalWait signals,
+                 const sigset_t* wait_mask) {
   if (received_fd) *received_fd = -1;
   if (signals == SignalWait::kAlwaysEnds) {
-    // poll(2) returns EINTR after a handler even with SA_RESTART (signal(7)); a stop signal or one
-    // without a handler does not end it.
+    // ppoll(2) returns EINTR after a handler even with SA_RESTART (signal(7)); a stop signal or
+    // one without a handler does not end it.
     pollfd p{sock, POLLIN, 0};
-    if (::poll(&p, 1, -1) < 0) return -errno;
+    if (::ppoll(&p, 1, nullptr, wait_mask) < 0) return -errno;
   }
   const bool interruptible = signals != SignalWait::kIgnore;
   // Learn the size first: a SEQPACKET message is delivered whole or truncated, never split.

@@ -3,6 +3,8 @@
 // caller's choice (SignalWait). Nothing here closes a descriptor it did not create.
 #pragma once
 
+#include <signal.h>
+
 #include <cstdint>
 #include <span>
 #include <string>
@@ -28,8 +30,10 @@ int send_message(int sock, std::span<const uint8_t> msg, int pass_fd = -1, bool 
 // Receives one whole message into `out`. 0 on success, -ECONNRESET when the peer has gone,
 // -EMSGSIZE if it exceeds kMaxMessage, else -errno. `received_fd` gets a passed descriptor or -1.
 // `signals` says what a handled signal does to the wait for the message (see SignalWait).
+// `wait_mask` (kAlwaysEnds only): the signal mask during the wait, set atomically with it
+// (ppoll), so that a signal the caller blocked before sending its request still ends the wait.
 int recv_message(int sock, std::vector<uint8_t>& out, int* received_fd = nullptr,
-                 SignalWait signals = SignalWait::kIgnore);
+                 SignalWait signals = SignalWait::kIgnore, const sigset_t* wait_mask = nullptr);
 
 // A connected SOCK_SEQPACKET|SOCK_CLOEXEC client socket, or -errno.
 int connect_unix(const std::string& path);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
@@ -206,12 +207,26 @@ CallResult round_trip(int sock, const protocol::Request& req,
                       protocol::SignalWait signals = protocol::SignalWait::kIgnore) {
   CallResult r;
   auto msg = protocol::encode(req);
+  // A call every handler ends (kAlwaysEnds) must also end for a signal that comes while it is
+  // being sent, as the kernel finds a signal pending when its sleep begins: the thread's signals
+  // are held from before the send to the wait, which takes them atomically (ppoll).
+  const bool hold = signals == protocol::SignalWait::kAlwaysEnds;
+  sigset_t all, caller_mask;
+  sigfillset(&all);
+  if (hold) pthread_sigmask(SIG_BLOCK, &all, &caller_mask);
+  struct Restore {
+    bool on;
+    const sigset_t* mask;
+    ~Restore() {
+      if (on) pthread_sigmask(SIG_SETMASK, mask, nullptr);
+    }
+  } restore{hold, &caller_mask};
   if (int e = protocol::send_message(sock, msg); e < 0) {
     r.error = e;
     return r;
   }
   std::vector<uint8_t> in;
-  int e = protocol::recv_message(sock, in, &r.fd, signals);
+  int e = protocol::recv_message(sock, in, &r.fd, signals, hold ? &caller_mask : nullptr);
   if (e == -EINTR) {
     // One interrupt, never answered itself; the call's own answer follows it.
     protocol::Request stop{protocol::Op::kInterrupt, req.pid, req.tid, 0, {}};

@@ -48,7 +48,7 @@ std::unique_ptr<Child> attach(Machine& m, const Target& t) {
   return d;
 }
 
-// A thread of the process sits in recvfrom or poll (x86_64 syscalls 45 and 7): the shim sent a
+// A thread of the process sits in recvfrom or ppoll (x86_64 syscalls 45 and 271): the shim sent a
 // request and waits for the daemon's answer.
 bool thread_waiting_for_daemon(const std::string& pid) {
   for (int i = 0; i < 2000; ++i) {
@@ -57,7 +57,7 @@ bool thread_waiting_for_daemon(const std::string& pid) {
       std::ifstream f(t.path() / "syscall");
       std::string nr;
       f >> nr;
-      if (nr == "45" || nr == "7") return true;
+      if (nr == "45" || nr == "271") return true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
