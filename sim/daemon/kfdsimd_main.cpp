@@ -62,6 +62,9 @@ int main(int argc, char** argv) {
   app.add_option("--kfd-minor", cfg.machine.kfd_minor, "KFD ioctl minor version reported");
   app.add_option("--sched-policy", cfg.machine.sched_policy, "amdgpu.sched_policy (0, 1, 2)")
       ->check(gpreempt::cli_common::in_range(0, 2));
+  app.add_option("--kernel-hz", cfg.machine.kernel_hz,
+                 "CONFIG_HZ of the simulated kernel (100, 250, 1000)")
+      ->check(CLI::IsMember({100, 250, 1000}));
   app.add_option("--hardware", cfg.machine.hardware, "GPU model behind the KFD (instant, gpu)");
   app.add_option("--cpu-nodes", cfg.machine.cpu_nodes, "CPU nodes: host (this host's) or profile (captured)")
       ->check(CLI::IsMember({"host", "profile"}));

@@ -34,14 +34,26 @@ std::string apply_environment(MachineOptions& o,
     if (!parse_number(v, o.sched_policy) || o.sched_policy < 0 || o.sched_policy > 2)
       return std::string("KFDSIM_SCHED_POLICY='") + v + "' is not 0, 1 or 2";
   }
+  if (const char* v = getenv("KFDSIM_KERNEL_HZ"); v && *v) {
+    if (!parse_number(v, o.kernel_hz) || !valid_kernel_hz(o.kernel_hz))
+      return std::string("KFDSIM_KERNEL_HZ='") + v +
+             "' is not 100, 250 or 1000 (CONFIG_HZ; 300 is not simulated)";
+  }
   return "";
 }
 
+bool valid_kernel_hz(uint32_t hz) {
+  return hz == 100 || hz == 250 || hz == 1000;
+}
+
 std::vector<std::string> to_flags(const MachineOptions& o) {
-  std::vector<std::string> flags{"--profile=" + o.profile, "--gpus=" + std::to_string(o.gpus),
+  std::vector<std::string> flags{"--profile=" + o.profile,
+                                 "--gpus=" + std::to_string(o.gpus),
                                  "--kfd-minor=" + std::to_string(o.kfd_minor),
                                  "--sched-policy=" + std::to_string(o.sched_policy),
-                                 "--hardware=" + o.hardware, "--cpu-nodes=" + o.cpu_nodes};
+                                 "--kernel-hz=" + std::to_string(o.kernel_hz),
+                                 "--hardware=" + o.hardware,
+                                 "--cpu-nodes=" + o.cpu_nodes};
   if (o.shared) flags.push_back("--shared");
   return flags;
 }

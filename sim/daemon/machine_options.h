@@ -14,6 +14,10 @@ struct MachineOptions {
   uint32_t gpus = 1;          // 0 = as many as the captured machine of that profile had
   uint32_t kfd_minor = 22;    // GET_VERSION minor (lower it to test version gates)
   int sched_policy = 0;       // amdgpu.sched_policy: 0 HWS, 1 HWS without oversubscription, 2 no HWS
+  // CONFIG_HZ of the simulated kernel: the jiffies a timed WAIT_EVENTS sleeps and writes back
+  // (sim/device/kernel_timer.h). Debian's is 250; 100 and 1000 are the other choices that divide
+  // 1000 ms (300 does not, and is not simulated).
+  uint32_t kernel_hz = 250;
   // "gpu" executes the AQL packets workloads submit (sim/gpu); "instant" only plays the KFD state
   // machine (runlist changes complete at once, packets never run) — cheaper for pure ioctl tests.
   std::string hardware = "gpu";
@@ -25,12 +29,16 @@ struct MachineOptions {
   bool shared = false;
 };
 
-// KFDSIM_PROFILE, KFDSIM_GPUS, KFDSIM_KFD_MINOR, KFDSIM_SCHED_POLICY, KFDSIM_HARDWARE,
-// KFDSIM_CPU_NODES.
-// Returns an error message naming the variable and the expected form, or "" (pure: getenv injected).
+// KFDSIM_PROFILE, KFDSIM_GPUS, KFDSIM_KFD_MINOR, KFDSIM_SCHED_POLICY, KFDSIM_KERNEL_HZ,
+// KFDSIM_HARDWARE, KFDSIM_CPU_NODES.
+// Returns an error message naming the variable and the expected form, or "" (pure: getenv
+// injected).
 std::string apply_environment(MachineOptions& o, const std::function<const char*(const char*)>& getenv);
 
 // The same options as command-line flags, e.g. for handing them to a daemon being started.
 std::vector<std::string> to_flags(const MachineOptions& o);
+
+// The CONFIG_HZ values a machine may have (kernel_hz).
+bool valid_kernel_hz(uint32_t hz);
 
 }  // namespace gpreempt::sim::daemon

@@ -68,6 +68,7 @@ Server::Server(ServerConfig config)
   DeviceOptions opts;
   opts.minor_version = config_.machine.kfd_minor;
   opts.sched_policy = config_.machine.sched_policy;
+  opts.config_hz = config_.machine.kernel_hz;
   kernel_hz_ = opts.config_hz;
   device_ = std::make_unique<KfdDevice>(profile_, opts, env_, hardware_->hws());
   device_->on_complete = [this](CallToken t, long ret, std::vector<uint8_t> args) {

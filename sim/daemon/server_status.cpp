@@ -19,6 +19,7 @@ std::string Server::status_json() const {
   j["gfx_arch"] = profile_.gfx_arch;
   j["kfd_version"] = "1." + std::to_string(config_.machine.kfd_minor);
   j["sched_policy"] = config_.machine.sched_policy;
+  j["kernel_hz"] = config_.machine.kernel_hz;
   j["hardware"] = config_.machine.hardware;
   j["cpu_nodes"] = {{"source", config_.machine.cpu_nodes}, {"count", profile_.cpu_nodes},
                     {"cores_per_node", profile_.cpu_cores_per_node}};

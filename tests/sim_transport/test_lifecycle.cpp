@@ -113,7 +113,8 @@ TEST(Lifecycle, MachinesAreIsolated) {
 
 TEST(Kfdsim, StartStatusStop) {
   Machine m;
-  auto start = kfdsim(m, {"start", "--profile", "mi300x", "--gpus", "2", "--kfd-minor", "16"});
+  auto start = kfdsim(m, {"start", "--profile", "mi300x", "--gpus", "2", "--kfd-minor", "16",
+                          "--kernel-hz", "1000"});
   EXPECT_EQ(WEXITSTATUS(start->finish()), 0) << start->rest();
   auto s = m.status();
   ASSERT_TRUE(s);
@@ -121,6 +122,7 @@ TEST(Kfdsim, StartStatusStop) {
   EXPECT_EQ((*s)["profile"], "mi300x");
   EXPECT_EQ((*s)["gpus"].size(), 2u);
   EXPECT_EQ((*s)["kfd_version"], "1.16");
+  EXPECT_EQ((*s)["kernel_hz"], 1000);
   {
     auto p = m.probe();  // a client comes and goes; the persistent daemon stays
     p->call("open");
@@ -193,6 +195,7 @@ TEST(Kfdsim, UsageErrorsExitTwo) {
   EXPECT_EQ(WEXITSTATUS(kfdsim(m, {})->finish()), 2);
   EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"start", "--profile", "mi999"})->finish()), 2);
   EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"run", "--gpus", "x", "--", "true"})->finish()), 2);
+  EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"run", "--kernel-hz", "300", "--", "true"})->finish()), 2);
   EXPECT_EQ(WEXITSTATUS(kfdsim(m, {"--help"})->finish()), 0);
 }
 

@@ -284,6 +284,13 @@ TEST(MachineOptions, EnvironmentErrorsNameTheVariable) {
   EXPECT_EQ(o.gpus, 2u);
   env["KFDSIM_SCHED_POLICY"] = "7";
   EXPECT_NE(daemon::apply_environment(o, get).find("KFDSIM_SCHED_POLICY"), std::string::npos);
+  env.erase("KFDSIM_SCHED_POLICY");
+  env["KFDSIM_KERNEL_HZ"] = "1000";
+  EXPECT_EQ(daemon::apply_environment(o, get), "");
+  EXPECT_EQ(o.kernel_hz, 1000u);
+  env["KFDSIM_KERNEL_HZ"] = "300";
+  EXPECT_NE(daemon::apply_environment(o, get).find("KFDSIM_KERNEL_HZ"), std::string::npos)
+      << "a CONFIG_HZ that does not divide 1000 ms";
 }
 
 TEST(HostCpuTopology, CountsKernelCpuLists) {
