@@ -49,7 +49,8 @@ class PlainLayer(torch.nn.Module):
     def __init__(self, device, dtype):
         super().__init__()
         p = lambda *s: torch.nn.Parameter(torch.empty(*s, device=device, dtype=dtype))
-        self.wq, self.wk, self.wv = p(HEADS * HEAD_DIM, HIDDEN), p(KV_HEADS * HEAD_DIM, HIDDEN), p(KV_HEADS * HEAD_DIM, HIDDEN)
+        self.wq = p(HEADS * HEAD_DIM, HIDDEN)
+        self.wk, self.wv = p(KV_HEADS * HEAD_DIM, HIDDEN), p(KV_HEADS * HEAD_DIM, HIDDEN)
         self.wo = p(HIDDEN, HEADS * HEAD_DIM)
         self.w1, self.w3, self.w2 = p(FFN, HIDDEN), p(FFN, HIDDEN), p(HIDDEN, FFN)
         self.n1, self.n2 = p(HIDDEN), p(HIDDEN)

@@ -230,9 +230,9 @@ int main(int argc, char** argv) {
       "  kfdsim run --profile mi300x --gpus 2 -- python3 tool.py\n"
       "  kfdsim start; LD_PRELOAD=$(kfdsim shim) prog; kfdsim queues; kfdsim stop\n\n"
       "A machine is a directory ($KFDSIM_DIR, default $XDG_RUNTIME_DIR/kfdsim or "
-      "/tmp/kfdsim-<uid>) "
-      "holding the daemon's socket (kfdsim.sock), its log (kfdsimd.log) and the materialised files "
-      "(root/). Programs reach it through the LD_PRELOAD shim libkfdshim.so, which starts a "
+      "/tmp/kfdsim-<uid>) holding the daemon's socket (kfdsim.sock), its log (kfdsimd.log) and "
+      "the materialised files (root/). Programs reach it through the LD_PRELOAD shim "
+      "libkfdshim.so, which starts a "
       "daemon on demand (exiting after its last client) if none runs. Defaults for the machine "
       "options come from KFDSIM_PROFILE, KFDSIM_GPUS, KFDSIM_KFD_MINOR, KFDSIM_SCHED_POLICY, "
       "KFDSIM_KERNEL_HZ, KFDSIM_HARDWARE, KFDSIM_CPU_NODES."};
@@ -270,7 +270,7 @@ int main(int argc, char** argv) {
     sub->add_option("--kernel-hz", machine.kernel_hz,
                     "CONFIG_HZ of the simulated kernel: a timed WAIT_EVENTS sleeps and writes back "
                     "whole jiffies of it (Debian's kernel: 250)")
-        ->check(CLI::IsMember({100, 250, 1000}))
+        ->check(CLI::IsMember(gpreempt::sim::daemon::kKernelHzChoices))
         ->capture_default_str();
     sub->add_option("--hardware", machine.hardware,
                     "GPU model behind the KFD: gpu (the timing model of sim/gpu, which executes the "

@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
       ->check(gpreempt::cli_common::in_range(0, 2));
   app.add_option("--kernel-hz", cfg.machine.kernel_hz,
                  "CONFIG_HZ of the simulated kernel (100, 250, 1000)")
-      ->check(CLI::IsMember({100, 250, 1000}));
+      ->check(CLI::IsMember(gpreempt::sim::daemon::kKernelHzChoices));
   app.add_option("--hardware", cfg.machine.hardware, "GPU model behind the KFD (instant, gpu)");
   app.add_option("--cpu-nodes", cfg.machine.cpu_nodes, "CPU nodes: host (this host's) or profile (captured)")
       ->check(CLI::IsMember({"host", "profile"}));

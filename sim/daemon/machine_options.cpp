@@ -1,5 +1,6 @@
 #include "sim/daemon/machine_options.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace gpreempt::sim::daemon {
@@ -43,7 +44,7 @@ std::string apply_environment(MachineOptions& o,
 }
 
 bool valid_kernel_hz(uint32_t hz) {
-  return hz == 100 || hz == 250 || hz == 1000;
+  return std::find(kKernelHzChoices.begin(), kKernelHzChoices.end(), hz) != kKernelHzChoices.end();
 }
 
 std::vector<std::string> to_flags(const MachineOptions& o) {

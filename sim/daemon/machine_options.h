@@ -38,7 +38,8 @@ std::string apply_environment(MachineOptions& o, const std::function<const char*
 // The same options as command-line flags, e.g. for handing them to a daemon being started.
 std::vector<std::string> to_flags(const MachineOptions& o);
 
-// The CONFIG_HZ values a machine may have (kernel_hz).
+// The CONFIG_HZ values a machine may have (kernel_hz), for the flags' checks too.
+inline const std::vector<uint32_t> kKernelHzChoices{100, 250, 1000};
 bool valid_kernel_hz(uint32_t hz);
 
 }  // namespace gpreempt::sim::daemon

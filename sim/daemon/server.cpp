@@ -69,7 +69,6 @@ Server::Server(ServerConfig config)
   opts.minor_version = config_.machine.kfd_minor;
   opts.sched_policy = config_.machine.sched_policy;
   opts.config_hz = config_.machine.kernel_hz;
-  kernel_hz_ = opts.config_hz;
   device_ = std::make_unique<KfdDevice>(profile_, opts, env_, hardware_->hws());
   device_->on_complete = [this](CallToken t, long ret, std::vector<uint8_t> args) {
     complete(t, ret, std::move(args));
@@ -402,8 +401,8 @@ void Server::arm_wait_deadline(CallToken token, uint32_t timeout_ms) {
   const auto now = Clock::now();
   const auto since_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch());
-  const auto fires_ns =
-      wait_timeout_fires_at_ns(timeout_ms, kernel_hz_, static_cast<uint64_t>(since_ns.count()));
+  const auto fires_ns = wait_timeout_fires_at_ns(timeout_ms, config_.machine.kernel_hz,
+                                                 static_cast<uint64_t>(since_ns.count()));
   wait_deadlines_[token] = {now, Clock::time_point(std::chrono::duration_cast<Clock::duration>(
                                      std::chrono::nanoseconds(fires_ns)))};
   on_wait_timer();  // re-arms at the earliest deadline

@@ -144,7 +144,6 @@ class Server {
     Clock::time_point deadline;
   };
   std::map<CallToken, WaitTimer> wait_deadlines_;
-  uint32_t kernel_hz_ = 0;  // the device's CONFIG_HZ: when a timed wait's timer fires
   CallToken next_token_ = 1;
   // Bumped by everything that may change what the files show (a request reached the device, the
   // hardware ticked): a part rendered at the current generation is served as it is, since

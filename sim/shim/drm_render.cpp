@@ -178,7 +178,8 @@ std::optional<int> drm_open(int minor, int flags) {
   // The node's placeholder in the machine's files, not /dev/null: kfdsimd knows a render node by
   // that file (ACQUIRE_VM refuses other files, as amdgpu_file_to_fpriv does). Read-only, so that
   // nothing written to the descriptor lands in it; each open is still a file of its own.
-  const std::string placeholder = protocol::render_node_placeholder(files_root(), static_cast<uint32_t>(minor));
+  const std::string placeholder =
+      protocol::render_node_placeholder(files_root(), static_cast<uint32_t>(minor));
   int fd = REAL(open)(placeholder.c_str(), O_RDONLY | (flags & O_CLOEXEC));
   if (fd < 0) return -1;
   if (!fd_table().set_drm(fd, minor)) {
