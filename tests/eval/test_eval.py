@@ -279,6 +279,13 @@ def test_points_runs_only_the_named_points(tmp_path):
     assert not list(schema_validator().iter_errors(on_disk))
     r = gpreempt("eval", "run", "tc1-basic", "--points", "none,none", "--des", FAKE, "--out", str(tmp_path / "bad"))
     assert r.returncode == 2 and "--points" in r.stderr
+    # A point the checks compare against, left out: they are reported as not measured, naming it.
+    r = gpreempt("eval", "run", "tc1-basic", "--points", "oracle", "--seed", "1", "--requests", "50", "--strict",
+                 "--des", FAKE, "--out", str(tmp_path / "oracle-only"))
+    assert r.returncode == 0, r.stderr
+    assert "0/1 checks pass, 1 not measured" in r.stdout
+    (c,) = json.loads((tmp_path / "oracle-only" / "results.json").read_text())["checks"]
+    assert c["passed"] is None and "'gpreempt-hint'" in c["name"]
 
 
 def test_a_stopped_run_resumes_from_the_results_it_kept(tmp_path, monkeypatch):

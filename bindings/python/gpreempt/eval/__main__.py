@@ -154,8 +154,11 @@ def main(argv=None):
         print(f"gpreempt eval: {e}", file=sys.stderr)
         return 1
     failed = [c for c in doc["checks"] if c["passed"] is False]
+    unmeasured = sum(1 for c in doc["checks"] if c["passed"] is None)
+    passed = len(doc["checks"]) - len(failed) - unmeasured
     print(f"{a.name}: {len(doc['points'])} points × {len(seeds)} seed(s) on {a.engine}; "
-          f"{len(doc['checks']) - len(failed)}/{len(doc['checks'])} checks pass; wrote {out}/results.json, "
+          f"{passed}/{len(doc['checks'])} checks pass"
+          f"{f', {unmeasured} not measured' if unmeasured else ''}; wrote {out}/results.json, "
           f"{out}/report.md and {len(doc['figures'])} figure(s)")
     for c in failed:
         print(f"  FAIL: {c['name']}: {c['value']} {c['unit']} (threshold {c['threshold']})")
