@@ -34,6 +34,8 @@ class PolicyHost {
  public:
   virtual ~PolicyHost() = default;
   virtual sim::gpu::SimTime now() const = 0;
+  // The GPU the spec describes (before Policy::hardware changes anything of it).
+  virtual const sim::gpu::GpuProfile& model() const = 0;
   virtual sim::gpu::GpuEngine& engine(uint32_t gpu) = 0;
   // The queues of the online (or offline) clients on GPU `gpu`.
   virtual std::vector<sim::gpu::QueueKey> queues_on(uint32_t gpu, bool online) const = 0;
@@ -59,6 +61,10 @@ class Policy {
     sim::gpu::SimTime early_lead = 0;
   };
   virtual std::optional<RuntimeUse> runtime_use() const { return std::nullopt; }
+
+  // The GPUs the baseline runs on, given the model's: asked once, before they are built (so a
+  // policy may not touch PolicyHost::engine in its constructor).
+  virtual sim::gpu::GpuProfile hardware(const sim::gpu::GpuProfile& model) const { return model; }
 
   virtual uint32_t queue_priority(bool /*online*/) const { return kDefaultQueuePriority; }
   // A client's queue was created on `gpu`.

@@ -45,14 +45,16 @@ void Simulation::setup() {
   eo.remap_on_queue_change = false;  // every queue exists from the start
   eo.wg_jitter = spec_.model.wg_jitter;
   if (!spec_.model.faults.empty()) eo.faults = *sim::gpu::parse_fault_plan(spec_.model.faults);
+  // The policy exists before the GPUs: it says what hardware it runs on (Policy::hardware).
+  policy_ = make_policy(spec_, *this);
+  runtime_use_ = policy_->runtime_use();
+  const sim::gpu::GpuProfile hardware = policy_->hardware(profile_);
   for (uint32_t g = 0; g < spec_.gpus; ++g) {
     eo.seed = spec_.seed * 1000003ull + g;
-    engines_.push_back(std::make_unique<GpuEngine>(profile_, machine_.gpus.at(g).gpu_id, eo));
+    engines_.push_back(std::make_unique<GpuEngine>(hardware, machine_.gpus.at(g).gpu_id, eo));
     gpu_ids_.push_back(machine_.gpus.at(g).gpu_id);
   }
   online_open_.assign(spec_.gpus, 0);
-  policy_ = make_policy(spec_, *this);
-  runtime_use_ = policy_->runtime_use();
 
   int pid = 1000;
   for (std::size_t i = 0; i < spec_.online.size(); ++i) {

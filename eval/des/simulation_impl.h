@@ -143,6 +143,7 @@ class Simulation final : private PolicyHost {
  private:
   // ---- PolicyHost (simulation_host.cpp) ----
   SimTime now() const override { return now_; }
+  const sim::gpu::GpuProfile& model() const override { return profile_; }
   GpuEngine& engine(uint32_t gpu) override { return *engines_.at(gpu); }
   std::vector<QueueKey> queues_on(uint32_t gpu, bool online) const override;
   std::vector<std::string> offline_on(uint32_t gpu) const override;

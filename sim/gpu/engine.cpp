@@ -129,15 +129,6 @@ void GpuEngine::set_queue_group(QueueKey key, uint32_t group) {
 
 SimTime GpuEngine::group_busy_ns(uint32_t group) const { return impl_->group_busy(group); }
 
-void GpuEngine::set_runnable_instant(const std::vector<QueueKey>& runnable) {
-  auto& I = *impl_;
-  std::set<QueueKey> next(runnable.begin(), runnable.end());
-  I.freeze([&](const Queue& q) { return next.count(q.key) == 0; });
-  for (auto& [k, q] : I.queues) q.want_runnable = next.count(k) > 0;
-  if (I.phase == Phase::kRunning && !I.update_active) I.apply_runnable();
-  I.resume_everything();
-}
-
 void GpuEngine::submit_kernel(QueueKey key, const KernelSpec& spec, JobDone done) {
   auto& I = *impl_;
   std::string error;

@@ -103,10 +103,6 @@ class GpuEngine {
   // one wave of a queue of group g was resident on the device.
   void set_queue_group(QueueKey key, uint32_t group);
   SimTime group_busy_ns(uint32_t group) const;
-  // An ideal scheduler's switch: the queues not in `runnable` stop at once, their resident waves
-  // keep their progress at no cost, and the others run again at once. No runlist update, no
-  // unmap/remap latency, no CWSR cost: the bound no real preemption reaches (the DES oracle).
-  void set_runnable_instant(const std::vector<QueueKey>& runnable);
 
   // Jobs run in order per queue, one at a time. A kernel one workgroup of which cannot fit a
   // compute unit throws std::invalid_argument naming it (cwsr_model.h occupancy()).

@@ -27,6 +27,25 @@ TEST(DesBaselines, OracleBoundsGpreemptWhichBeatsNoControl) {
   EXPECT_GT(hint.offline_iterations, 0u);
 }
 
+// The oracle's switch is the GPU model's runlist update on hardware where a preemption costs
+// nothing: it saves waves (so it really stopped some) and no update takes any time.
+TEST(DesBaselines, TheOraclesSwitchesAreRunlistUpdatesThatCostNothing) {
+  const auto oracle = run_simulation(testing::small_spec("oracle"));
+  ASSERT_GT(oracle.suspensions, 0u);
+  uint64_t suspends = 0, waves_saved = 0;
+  for (const auto& r : oracle.runlist) {
+    EXPECT_EQ(r.result, 0);
+    EXPECT_EQ(r.stopped_ns, r.requested_ns) << "update " << r.seq;
+    EXPECT_EQ(r.resumed_ns, r.requested_ns) << "update " << r.seq;
+    EXPECT_EQ(r.save_ns, 0) << "update " << r.seq;
+    EXPECT_EQ(r.restore_ns, 0) << "update " << r.seq;
+    suspends += r.kind == sim::gpu::RunlistKind::kSuspend;
+    waves_saved += r.waves_saved;
+  }
+  EXPECT_EQ(suspends, oracle.suspensions);
+  EXPECT_GT(waves_saved, 0u);
+}
+
 TEST(DesBaselines, EarlyHintIsNoWorseThanHint) {
   const auto hint = run_simulation(testing::small_spec("gpreempt-hint"));
   const auto early = run_simulation(testing::small_spec("gpreempt-early"));

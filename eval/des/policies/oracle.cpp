@@ -1,7 +1,14 @@
 // "oracle": the bound no real mechanism reaches — the offline queues leave the GPU the instant
-// online work is pending and come back the instant it is not, at no cost (no runlist update, no
-// context save). The online queues sit at the top priority, as under "priority".
+// online work is pending and come back the instant it is not, and the switch costs nothing. The
+// switch is the GPU model's own runlist update, on hardware (Policy::hardware) where every cost of
+// a preemption is zero: no HWS unmap or map latency, no grace period, no CWSR save or restore, no
+// wave-state copy. So the waves it stops keep their progress and the ones it lets in start at once,
+// and the GPU model has no path of its own for the oracle. The online queues sit at the top
+// priority, as under "priority".
+#include <limits>
+
 #include "eval/des/policy.h"
+#include "gpreempt/kfd_abi.h"
 
 namespace gpreempt::eval::des {
 namespace {
@@ -11,6 +18,15 @@ class Oracle final : public Policy {
   Oracle(const Spec& spec, PolicyHost& host)
       : host_(host), record_(spec.record.decisions), held_(spec.gpus, false), since_(spec.gpus, 0) {}
 
+  sim::gpu::GpuProfile hardware(const sim::gpu::GpuProfile& model) const override {
+    sim::gpu::GpuProfile free = model;
+    free.unmap_latency_ns = free.map_latency_ns = 0;
+    free.grace_packet_ns = free.suspend_copy_ns = 0;
+    free.default_grace_kclk = 0;  // waves stop at once: the switch is asked with the default grace
+    free.save_fixed_ns = free.restore_fixed_ns = 0;
+    free.save_bandwidth_gbps = free.restore_bandwidth_gbps = std::numeric_limits<double>::infinity();
+    return free;
+  }
   uint32_t queue_priority(bool online) const override {
     return online ? kHighQueuePriority : kLowQueuePriority;
   }
@@ -22,7 +38,7 @@ class Oracle final : public Policy {
       const auto offline = host_.queues_on(gpu, false);
       runnable.insert(runnable.end(), offline.begin(), offline.end());
     }
-    host_.engine(gpu).set_runnable_instant(runnable);
+    host_.engine(gpu).execute_runlist(kfd::KFD_USE_DEFAULT_GRACE_PERIOD, runnable, {});
     const std::vector<std::string> offline = host_.offline_on(gpu);
     if (offline.empty()) return;
     const sim::gpu::SimTime now = host_.now();

@@ -12,7 +12,7 @@ namespace {
 class CuPartition final : public Policy {
  public:
   CuPartition(const Spec& spec, PolicyHost& host) : host_(host), gpus_(spec.gpus) {
-    const auto& profile = host.engine(0).profile();
+    const auto& profile = host.model();
     cus_ = profile.cus_per_xcc;
     online_cus_ = static_cast<uint32_t>(std::llround(spec.partition_online_cu_fraction * cus_));
     online_cus_ = std::clamp<uint32_t>(online_cus_, 1, cus_ - 1);
