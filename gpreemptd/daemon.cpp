@@ -75,17 +75,20 @@ Daemon::Daemon(DaemonOptions options, DaemonConfig config)
       sched::Runtime::Ports{actuator_.get(),
                             [this](std::optional<sched::Time> at) {
                               std::optional<gpreempt::EventLoop::TimePoint> tp;
-                              if (at) tp = Clock::time_point(std::chrono::duration_cast<Clock::duration>(*at));
+                              if (at)
+                                tp = Clock::time_point(
+                                    std::chrono::duration_cast<Clock::duration>(*at));
                               loop_.arm_at(timer_, tp);
                             },
                             [this](sched::Time, const std::vector<sched::Action>& actions) {
                               for (const auto& a : actions) observe(a);
                             },
                             {},
-                            [this](sched::Time, const sched::RequestDone& d) { request_done(d); }});
-  tracker_ =
-      std::make_unique<ProcessTracker>(loop_, options_.roots, options_.discovery_interval,
-                                       [this](sched::Event e) { on_tracker_event(std::move(e)); });
+                            [this](sched::Time, const sched::RequestDone& d) { request_done(d); },
+                            [this](sched::Time, const sched::ProcessKey& k) { process_left(k); }});
+  tracker_ = std::make_unique<ProcessTracker>(
+      loop_, options_.roots, options_.discovery_interval, runtime_->processes(),
+      [this](sched::Event e) { on_tracker_event(std::move(e)); });
   tracker_->set_container_roots(config_.daemon.containers);
   tracker_->set_classifier(classifier_);
   request_timer_ = loop_.add_timer([this] { expire_requests(); });
@@ -196,14 +199,14 @@ void Daemon::observe(const sched::Action& a) {
   }
 }
 
+void Daemon::process_left(const sched::ProcessKey& key) {
+  for (auto& [gpu, rec] : gpus_) rec.requests_by_process.erase(key);
+  actuator_->forget(key);
+  if (transparent_ && transparent_->watching(key)) transparent_->unwatch(key);
+  hints_.forget_process(key);
+}
+
 void Daemon::on_tracker_event(sched::Event e) {
-  if (auto* x = std::get_if<sched::event::ProcessExited>(&e)) {
-    const auto key = x->key;
-    for (auto& [gpu, rec] : gpus_) rec.requests_by_process.erase(key);
-    actuator_->forget(key);
-    if (transparent_ && transparent_->watching(key)) transparent_->unwatch(key);
-    hints_.forget_process(key);
-  }
   std::optional<std::pair<sched::ProcessKey, sched::GpuId>> prepare;
   if (auto* c = std::get_if<sched::event::ProcessClassified>(&e); c && c->class_name) {
     // Attach now whatever a higher class could suspend, so the attach is off the request path.
@@ -215,15 +218,12 @@ void Daemon::on_tracker_event(sched::Event e) {
   dispatch(e);
   if (prepare) actuator_->prepare(prepare->first, prepare->second);
   if (auto* c = std::get_if<sched::event::ProcessClassified>(&e))
-    if (auto it = tracker_->processes().find(c->key.pid);
-        it != tracker_->processes().end() && it->second.key == c->key)
-      sync_transparent(it->second);
+    if (const sched::ProcessRecord* p = runtime_->processes().find(c->key)) sync_transparent(*p);
 }
 
 std::string Daemon::class_of(const sched::ProcessKey& key) const {
-  auto it = tracker_->processes().find(key.pid);
-  if (it == tracker_->processes().end() || it->second.key != key) return "";
-  return it->second.class_name.value_or("");
+  const sched::ProcessRecord* p = runtime_->processes().find(key);
+  return p ? p->class_name.value_or("") : "";
 }
 
 void Daemon::on_actuation(ActuationReport r) {
@@ -277,11 +277,10 @@ void Daemon::on_notice(const gpreempt::preempt::Notice& n) {
 }
 
 std::string Daemon::orphan_reason(sched::GpuId gpu, const sched::ProcessKey& key) {
-  const auto& known = tracker_->processes();
-  auto it = known.find(key.pid);
-  if (it == known.end() || it->second.key != key) return "it exited";
-  const TrackedProcess& p = it->second;
-  if (!p.queues.count(gpu)) return "it has no queues on this GPU any more";
+  const sched::ProcessRecord* found = runtime_->processes().find(key);
+  if (!found) return "it exited";
+  const sched::ProcessRecord& p = *found;
+  if (!p.description.queues.count(gpu)) return "it has no queues on this GPU any more";
   if (!p.class_name || !runtime_->scheduler().class_named(*p.class_name))
     return "it matches no class now";
   return "the scheduler dropped it here";

@@ -72,7 +72,10 @@ class Daemon {
   void observe(const gpreempt::sched::Action& a);
   void on_tracker_event(gpreempt::sched::Event e);
   // Watch (or stop watching) the queue pointers of `p` as its class's triggers say.
-  void sync_transparent(const TrackedProcess& p);
+  void sync_transparent(const gpreempt::sched::ProcessRecord& p);
+  // The Runtime's process_left port: `key` exited or lost its pid to a newcomer; what the daemon
+  // keeps of it (request counts, attachments, watches, hint bookkeeping) goes with it.
+  void process_left(const gpreempt::sched::ProcessKey& key);
   // The class `key` is in now ("" when none or unknown), for the per-class figures.
   std::string class_of(const gpreempt::sched::ProcessKey& key) const;
   void publish_metrics();
@@ -109,9 +112,10 @@ class Daemon {
   // The tracked process that opened `connection` (nullptr: none, and `why` says so): the process
   // identified when the connection was accepted, never whichever holds its pid now. Reads no /proc
   // file once discovery knows the process.
-  const TrackedProcess* hint_peer(uint64_t connection, const Peer& peer, std::string& why);
+  const gpreempt::sched::ProcessRecord* hint_peer(uint64_t connection, const Peer& peer,
+                                                  std::string& why);
   // Why hints from `p` on a connection of `peer` are ignored (nullopt: they count).
-  std::optional<std::string> hint_refusal(const Peer& peer, const TrackedProcess* p,
+  std::optional<std::string> hint_refusal(const Peer& peer, const gpreempt::sched::ProcessRecord* p,
                                           const std::string& not_found) const;
   // End the open requests begun more than max_request ago; re-arm the timer for the next one.
   void expire_requests();

@@ -144,7 +144,7 @@ void Daemon::apply_classes() {
   // with this snapshot (its /proc reads stay off this thread) and reports the changed ones.
   tracker_->set_classifier(classifier_);
   // A class may have gained or lost its transparent trigger without any process changing class.
-  for (const auto& [pid, p] : tracker_->processes()) sync_transparent(p);
+  for (const auto& [key, p] : runtime_->processes().all()) sync_transparent(p);
 }
 
 SocketLimits Daemon::socket_limits(const DaemonSettings& d) const {

@@ -19,7 +19,8 @@ namespace sched = gpreempt::sched;
 namespace client = gpreempt::client;
 using Json = nlohmann::ordered_json;
 
-const TrackedProcess* Daemon::hint_peer(uint64_t connection, const Peer& peer, std::string& why) {
+const sched::ProcessRecord* Daemon::hint_peer(uint64_t connection, const Peer& peer,
+                                              std::string& why) {
   const std::string who = "pid " + std::to_string(peer.pid);
   if (!peer.start_time_ticks) {
     why = who + " exited before gpreemptd accepted its connection: hints on it are ignored";
@@ -31,10 +32,9 @@ const TrackedProcess* Daemon::hint_peer(uint64_t connection, const Peer& peer, s
     return nullptr;
   }
   const sched::ProcessKey key{peer.pid, *peer.start_time_ticks};
-  const auto& all = tracker_->processes();
-  if (auto it = all.find(peer.pid); it != all.end() && it->second.key == key) return &it->second;
+  if (const sched::ProcessRecord* p = runtime_->processes().find(key)) return p;
   // Not reported by discovery yet (or its pid's record is older news): read it now, once.
-  const TrackedProcess* p = tracker_->find(peer.pid);
+  const sched::ProcessRecord* p = tracker_->find(peer.pid);
   if (p && p->key == key) return p;
   why = who +
         " is not a GPU process gpreemptd knows (it has not opened /dev/kfd, or it exited): its "
@@ -42,10 +42,10 @@ const TrackedProcess* Daemon::hint_peer(uint64_t connection, const Peer& peer, s
   return nullptr;
 }
 
-std::optional<std::string> Daemon::hint_refusal(const Peer& peer, const TrackedProcess* p,
+std::optional<std::string> Daemon::hint_refusal(const Peer& peer, const sched::ProcessRecord* p,
                                                 const std::string& not_found) const {
   // Checked first without building a sentence: this runs on every hint.
-  if (p && p->class_name && p->uid == peer.uid) {
+  if (p && p->class_name && p->description.uid == peer.uid) {
     if (const sched::SchedClass* cls = runtime_->scheduler().class_named(*p->class_name);
         cls && cls->accepts(sched::RequestSource::kHint) &&
         std::any_of(config_.classes.begin(), config_.classes.end(),
@@ -56,8 +56,8 @@ std::optional<std::string> Daemon::hint_refusal(const Peer& peer, const TrackedP
   const std::string who = "pid " + std::to_string(peer.pid);
   // The connection's credentials, not the process's own: a process that changed its uid since it
   // connected speaks with the rights it had then, and they must be the process's.
-  if (p->uid != peer.uid)
-    return who + " runs as uid " + std::to_string(p->uid) + " but connected as uid " +
+  if (p->description.uid != peer.uid)
+    return who + " runs as uid " + std::to_string(p->description.uid) + " but connected as uid " +
            std::to_string(peer.uid) +
            ": a hint counts only from the user the process runs as, so its hints are ignored";
   if (!p->class_name) return who + " matches no class: its hints are ignored";
@@ -112,7 +112,7 @@ client::Reply Daemon::handle(uint64_t connection, const Peer& peer, const client
   switch (m.op) {
     case Op::kHello: {
       std::string not_found;
-      const TrackedProcess* p = hint_peer(connection, peer, not_found);
+      const sched::ProcessRecord* p = hint_peer(connection, peer, not_found);
       auto refusal = hint_refusal(peer, p, not_found);
       Json body = {{"daemon_version", GPREEMPT_VERSION_STRING},
                    {"protocol", client::kProtocolVersion},
@@ -161,7 +161,7 @@ client::Reply Daemon::handle(uint64_t connection, const Peer& peer, const client
                 ", [daemon] hint_rate and hint_burst); it was not applied");
       }
       std::string not_found;
-      const TrackedProcess* p = hint_peer(connection, peer, not_found);
+      const sched::ProcessRecord* p = hint_peer(connection, peer, not_found);
       if (auto why = hint_refusal(peer, p, not_found)) {
         ++hints_refused_;
         return client::error_reply(m.seq, ErrorCode::kNotPermitted, *why);
@@ -226,7 +226,7 @@ client::Reply Daemon::operator_command(const client::Message& m) {
     }
     t.class_name = *m.target.class_name;
   } else if (m.target.pid) {
-    const TrackedProcess* p = tracker_->find(*m.target.pid);
+    const sched::ProcessRecord* p = tracker_->find(*m.target.pid);
     if (!p)
       return client::error_reply(m.seq, ErrorCode::kUnknownTarget,
                                  "pid " + std::to_string(*m.target.pid) +

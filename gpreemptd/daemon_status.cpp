@@ -23,7 +23,7 @@ void Daemon::publish_metrics() {
   s.config = &config_;
   s.scheduler = &runtime_->scheduler();
   s.suspensions = &runtime_->suspensions();
-  s.tracker = tracker_.get();
+  s.processes = &runtime_->processes();
   s.gpus = &gpus_;
   s.reloads = reloads_;
   s.failed_reloads = failed_reloads_;
@@ -46,7 +46,7 @@ Json Daemon::status(const Peer* viewer) const {
   s.config = &config_;
   s.scheduler = &runtime_->scheduler();
   s.suspensions = &runtime_->suspensions();
-  s.tracker = tracker_.get();
+  s.processes = &runtime_->processes();
   s.gpus = &gpus_;
   s.hint_to_suspend = &hint_to_suspend_;
   s.notices = &notices_;
@@ -86,7 +86,8 @@ Json Daemon::status(const Peer* viewer) const {
   doc["daemon"]["transparent_watched"] = [&] {
     int n = 0;
     if (transparent_)
-      for (const auto& [pid, p] : tracker_->processes()) n += transparent_->watching(p.key) ? 1 : 0;
+      for (const auto& [key, p] : runtime_->processes().all())
+        n += transparent_->watching(key) ? 1 : 0;
     return n;
   }();
   return doc;

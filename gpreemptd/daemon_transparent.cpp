@@ -9,7 +9,7 @@ namespace gpreemptd {
 
 namespace sched = gpreempt::sched;
 
-void Daemon::sync_transparent(const TrackedProcess& p) {
+void Daemon::sync_transparent(const sched::ProcessRecord& p) {
   const sched::SchedClass* cls = p.class_name ? runtime_->scheduler().class_named(*p.class_name) : nullptr;
   const bool want = cls && cls->accepts(sched::RequestSource::kTransparent);
   const bool watching = transparent_ && transparent_->watching(p.key);

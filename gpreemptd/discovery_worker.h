@@ -30,26 +30,19 @@
 #include "container_resolver.h"
 #include "discovery/process_discovery.h"
 #include "sched/classifier.h"
+#include "sched/process_description.h"
 #include "sched/process_key.h"
 
 namespace gpreemptd {
 
-struct TrackedProcess {
+// What one pass read and classified of a process: its identity, its class and what the registry
+// keeps as its description (the fields are the description's own, so a TrackedProcess is handed
+// to the Runtime as one, sliced).
+struct TrackedProcess : gpreempt::sched::ProcessDescription {
   gpreempt::sched::ProcessKey key;
-  std::vector<std::string> cmdline;
-  uint32_t uid = 0;                       // real uid: whose hints count for it, whose status shows it
   std::optional<std::string> class_name;  // nullopt: matched no class (left alone)
-  std::string rule;                       // the rule that matched (MatchRule::describe)
-  // The ancestor whose rule gave the class (class covers process trees); nullopt: its own rule.
-  std::optional<gpreempt::sched::ProcessKey> inherited_from;
-  std::map<gpreempt::sched::GpuId, int> queues;  // queues per GPU (sysfs)
-  // false: its queues were not read yet and `queues` says nothing. A pass hands a new process over
-  // classified before it reads its queues; the rest of the record follows in the same pass.
-  bool queues_read = true;
-  // When its files were read: a record read before the one the loop holds (find() reads on the
-  // loop thread while a worker's batch may be on its way) is older news and is dropped.
-  std::chrono::steady_clock::time_point read_at{};
   std::vector<gpreempt::sched::GpuId> gpus() const;
+  const gpreempt::sched::ProcessDescription& description() const { return *this; }
 };
 
 // What one pass found out. Exits come first: a reused pid's old process is in `exited` and its new

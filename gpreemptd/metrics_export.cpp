@@ -69,14 +69,14 @@ m::MetricsSnapshot metrics_snapshot(const StatusSource& s, double start_time_uni
     const sched::GpuSuspensionTally& tally = found ? *found : kNoTally;
     for (const auto& [name, share] : tally.by_class) classes[name];
     for (const auto& [name, n] : rec.requests_by_class) classes[name];
-    for (const auto& [pid, p] : s.tracker->processes()) {
-      if (!p.queues.count(id)) continue;
+    for (const auto& [key, p] : s.processes->all()) {
+      if (!p.description.queues.count(id)) continue;
       const std::string cls = p.class_name.value_or("");
       ++classes[cls].processes;
       m::ProcessMetrics pm;
       pm.gpu_id = id;
       pm.class_name = cls;
-      pm.pid = pid;
+      pm.pid = key.pid;
       if (auto t = tally.by_process.find(p.key); t != tally.by_process.end()) {
         pm.suspensions_total = t->second.suspensions;
         pm.suspended_seconds_total = seconds(t->second.suspended);

@@ -14,9 +14,11 @@ namespace sched = gpreempt::sched;
 namespace discovery = gpreempt::discovery;
 
 ProcessTracker::ProcessTracker(gpreempt::EventLoop& loop, discovery::SystemRoots roots,
-                               std::chrono::nanoseconds interval, Sink sink)
+                               std::chrono::nanoseconds interval,
+                               const sched::ProcessRegistry& registry, Sink sink)
     : loop_(loop),
       roots_(roots),
+      registry_(registry),
       sink_(std::move(sink)),
       inbox_(loop),
       worker_(std::move(roots), interval) {}
@@ -58,19 +60,19 @@ void ProcessTracker::scan() {
 
 void ProcessTracker::apply(DiscoveryBatch batch) {
   for (const auto& key : batch.exited)
-    if (auto it = processes_.find(key.pid); it != processes_.end() && it->second.key == key)
-      exited(key.pid);
+    if (registry_.knows(key)) exited(key);
   for (auto& p : batch.seen) seen(std::move(p));
 }
 
 void ProcessTracker::seen(TrackedProcess p) {
-  const int pid = p.key.pid;
-  auto it = processes_.find(pid);
-  if (it != processes_.end() && it->second.key != p.key) {
-    exited(pid);  // the pid was reused: the old process is gone
-    it = processes_.end();
+  const sched::ProcessRecord* known = registry_.with_pid(p.key.pid);
+  if (known && known->key != p.key) {
+    // The pid was reused: the registry retires the old process when the new one arrives.
+    spdlog::info("process {} exited (its pid now names {})", sched::to_string(known->key),
+                 sched::to_string(p.key));
+    known = nullptr;
   }
-  if (it == processes_.end()) {
+  if (!known) {
     // Another user's words, on their way to the journal and whoever reads it on a terminal.
     const std::string cmd = gpreempt::printable_command_line(p.cmdline);
     if (p.class_name)
@@ -81,42 +83,36 @@ void ProcessTracker::seen(TrackedProcess p) {
     else
       spdlog::info("GPU process {} ({}) matches no class: left alone", sched::to_string(p.key),
                    cmd);
-    const auto& q = processes_.emplace(pid, std::move(p)).first->second;
-    sink_(sched::event::ProcessAppeared{q.key, q.gpus()});
-    sink_(sched::event::ProcessClassified{q.key, q.class_name, q.gpus()});
+    sink_(sched::event::ProcessAppeared{p.key, p.gpus()});
+    sink_(sched::event::ProcessClassified{p.key, p.class_name, p.gpus(), p.description()});
     return;
   }
-  TrackedProcess& known = it->second;
-  if (p.read_at < known.read_at) return;  // read before what the loop holds (find()): stale
+  const sched::ProcessDescription& was = known->description;
+  if (p.read_at < was.read_at) return;  // read before what the registry holds (find()): stale
   if (!p.queues_read) {
     // A class without the queues (the worker's early hand-over, the pid known from find()
-    // meanwhile): the GPUs the loop holds stand, as old as they were.
-    p.queues = known.queues;
-    p.queues_read = known.queues_read;
-    p.read_at = known.read_at;
+    // meanwhile): the GPUs the registry holds stand, as old as they were.
+    p.queues = was.queues;
+    p.queues_read = was.queues_read;
+    p.read_at = was.read_at;
   }
-  const bool class_changed = known.class_name != p.class_name;
-  const bool gpus_changed = known.gpus() != p.gpus();
+  const bool class_changed = known->class_name != p.class_name;
+  const bool gpus_changed = known->gpus != p.gpus();
   if (class_changed)
-    spdlog::info("process {} ({}) reclassified: {} -> {}", pid, sched::to_string(p.key),
-                 known.class_name.value_or("none"), p.class_name.value_or("none"));
+    spdlog::info("process {} ({}) reclassified: {} -> {}", p.key.pid, sched::to_string(p.key),
+                 known->class_name.value_or("none"), p.class_name.value_or("none"));
   if (gpus_changed) {
     // Logged so that the time a process's GPUs became known can be measured (bench/gpreemptd).
     std::string ids;
     for (auto g : p.gpus()) ids += (ids.empty() ? "" : ", ") + std::to_string(g);
     spdlog::debug("GPU process {} now has queues on GPUs [{}]", sched::to_string(p.key), ids);
   }
-  known = std::move(p);
-  if (class_changed || gpus_changed)
-    sink_(sched::event::ProcessClassified{known.key, known.class_name, known.gpus()});
+  if (class_changed || gpus_changed || !p.description().says_the_same(was))
+    sink_(sched::event::ProcessClassified{p.key, p.class_name, p.gpus(), p.description()});
 }
 
-void ProcessTracker::exited(int pid) {
-  auto it = processes_.find(pid);
-  if (it == processes_.end()) return;
-  spdlog::info("process {} exited", sched::to_string(it->second.key));
-  const sched::ProcessKey key = it->second.key;
-  processes_.erase(it);
+void ProcessTracker::exited(const sched::ProcessKey& key) {
+  spdlog::info("process {} exited", sched::to_string(key));
   sink_(sched::event::ProcessExited{key});
 }
 
@@ -129,14 +125,13 @@ void ProcessTracker::exited(int pid) {
 //   cannot wait for the worker without parking the connection. It is bounded — one process and
 //   its ancestors, once (the worker adopts the record; its reports read before it are stale).
 // A known connection's hints, the path of every request, read nothing.
-const TrackedProcess* ProcessTracker::find(int pid) {
-  auto it = processes_.find(pid);
-  if (it != processes_.end() && read_process_key(roots_.proc, pid) == it->second.key)
-    return &it->second;
+const sched::ProcessRecord* ProcessTracker::find(int pid) {
+  const sched::ProcessRecord* known = registry_.with_pid(pid);
+  if (known && read_process_key(roots_.proc, pid) == known->key) return known;
   if (pid == static_cast<int>(::getpid())) return nullptr;
   std::error_code ec;
   if (!std::filesystem::exists(roots_.kfd_sysfs + "/proc/" + std::to_string(pid), ec)) {
-    if (it != processes_.end()) exited(pid);
+    if (known) exited(known->key);
     return nullptr;
   }
   std::optional<TrackedProcess> p;
@@ -149,9 +144,9 @@ const TrackedProcess* ProcessTracker::find(int pid) {
   if (!p) return nullptr;
   // The worker follows it from now on, even if it exits before a pass lists it.
   worker_.adopt(*p);
+  const sched::ProcessKey key = p->key;
   seen(std::move(*p));
-  it = processes_.find(pid);
-  return it == processes_.end() ? nullptr : &it->second;
+  return registry_.find(key);
 }
 
 }  // namespace gpreemptd

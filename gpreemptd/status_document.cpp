@@ -139,34 +139,35 @@ Json status_document(const StatusSource& s) {
       for (const auto& [key, m] : arb->members())
         if (m.state == sched::MemberState::kSuspended) ++suspended_now;
     Json procs = Json::array();
-    for (const auto& [pid, p] : s.tracker->processes()) {
-      if (s.only_uid && p.uid != *s.only_uid) continue;
+    for (const auto& [key, p] : s.processes->all()) {
+      const sched::ProcessDescription& d = p.description;
+      if (s.only_uid && d.uid != *s.only_uid) continue;
       const sched::GpuMember* m = nullptr;
       if (arb)
         if (auto mit = arb->members().find(p.key); mit != arb->members().end()) m = &mit->second;
-      auto q = p.queues.find(id);
-      if (!m && q == p.queues.end()) continue;
+      auto q = d.queues.find(id);
+      if (!m && q == d.queues.end()) continue;
       std::string cmd;
-      for (const auto& a : p.cmdline) cmd += (cmd.empty() ? "" : " ") + a;
+      for (const auto& a : d.cmdline) cmd += (cmd.empty() ? "" : " ") + a;
       const bool suspended = m && m->state == sched::MemberState::kSuspended;
-      procs.push_back({{"pid", p.key.pid},
-                       {"start_time_ticks", p.key.start_time_ticks},
-                       {"class", p.class_name ? Json(*p.class_name) : Json()},
-                       {"class_rule", p.class_name ? Json(p.rule) : Json()},
-                       {"class_inherited_from",
-                        p.inherited_from ? Json{{"pid", p.inherited_from->pid},
-                                                {"start_time_ticks",
-                                                 p.inherited_from->start_time_ticks}}
-                                         : Json()},
-                       {"cmdline", cmd},
-                       {"queues", q == p.queues.end() ? 0 : q->second},
-                       {"suspended", suspended},
-                       {"state", m ? sched::to_string(m->state) : "unmanaged"},
-                       {"open_requests", m ? m->active_requests : 0},
-                       // An operator hold in force: how long it still lasts (`ctl suspend`).
-                       {"operator_hold_s", m && sched::operator_held(*m, s.now)
-                                               ? Json(seconds_rounded(*m->operator_until - s.now))
-                                               : Json()}});
+      procs.push_back(
+          {{"pid", p.key.pid},
+           {"start_time_ticks", p.key.start_time_ticks},
+           {"class", p.class_name ? Json(*p.class_name) : Json()},
+           {"class_rule", p.class_name ? Json(d.rule) : Json()},
+           {"class_inherited_from",
+            d.inherited_from ? Json{{"pid", d.inherited_from->pid},
+                                    {"start_time_ticks", d.inherited_from->start_time_ticks}}
+                             : Json()},
+           {"cmdline", cmd},
+           {"queues", q == d.queues.end() ? 0 : q->second},
+           {"suspended", suspended},
+           {"state", m ? sched::to_string(m->state) : "unmanaged"},
+           {"open_requests", m ? m->active_requests : 0},
+           // An operator hold in force: how long it still lasts (`ctl suspend`).
+           {"operator_hold_s", m && sched::operator_held(*m, s.now)
+                                   ? Json(seconds_rounded(*m->operator_until - s.now))
+                                   : Json()}});
     }
     Json g = {{"gpu_id", id},
               {"name", rec.name.empty() ? Json() : Json(rec.name)},
@@ -198,8 +199,8 @@ Json status_document(const StatusSource& s) {
       Json ranks = Json::array();
       for (const auto& [key, prio] : rec.priority_only->queue_priorities) {
         if (s.only_uid) {
-          auto it = s.tracker->processes().find(key.pid);
-          if (it == s.tracker->processes().end() || it->second.uid != *s.only_uid) continue;
+          const sched::ProcessRecord* p = s.processes->with_pid(key.pid);
+          if (!p || p->key != key || p->description.uid != *s.only_uid) continue;
         }
         ranks.push_back({{"pid", key.pid}, {"queue_priority", prio}});
       }

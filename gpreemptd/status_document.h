@@ -4,17 +4,17 @@
 #pragma once
 
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
-#include "gpu_record.h"
-#include "process_tracker.h"
-#include "socket_server.h"
 #include "daemon_config.h"
-#include "sched/latency_histogram.h"
+#include "gpu_record.h"
 #include "sched/gpu_suspensions.h"
+#include "sched/latency_histogram.h"
+#include "sched/process_registry.h"
 #include "sched/scheduler.h"
+#include "socket_server.h"
 
 namespace gpreemptd {
 
@@ -29,7 +29,7 @@ struct StatusSource {
   const DaemonConfig* config = nullptr;
   const gpreempt::sched::Scheduler* scheduler = nullptr;
   const gpreempt::sched::GpuSuspensions* suspensions = nullptr;
-  const ProcessTracker* tracker = nullptr;
+  const gpreempt::sched::ProcessRegistry* processes = nullptr;
   const std::map<gpreempt::sched::GpuId, GpuRecord>* gpus = nullptr;
   const gpreempt::sched::LatencyHistogram* hint_to_suspend = nullptr;
   const std::map<std::string, uint64_t>* notices = nullptr;  // core notices by kind

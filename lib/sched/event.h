@@ -10,6 +10,7 @@
 #include <variant>
 #include <vector>
 
+#include "sched/process_description.h"
 #include "sched/process_key.h"
 #include "sched/time.h"
 
@@ -57,11 +58,12 @@ struct ProcessAppeared {
   std::vector<GpuId> gpus;
 };
 // Its class (nullopt: matched no rule, left alone) and the GPUs it uses now. Sent again when the
-// set of GPUs changes.
+// set of GPUs, the class or what discovery read of it changes.
 struct ProcessClassified {
   ProcessKey key;
   std::optional<std::string> class_name;
   std::vector<GpuId> gpus;
+  ProcessDescription description = {};
 };
 struct ProcessExited {
   ProcessKey key;

@@ -24,21 +24,22 @@ Runtime::Runtime(std::vector<SchedClass> classes, ArbiterConfig config, Ports po
 
 void Runtime::dispatch(Time now, const Event& e) {
   if (const auto* c = std::get_if<event::ActuationCompleted>(&e)) return completed(now, *c);
-  // Its suspensions end with the process, before the scheduler forgets it; so do those of a
-  // process whose pid a new one took (the scheduler retires it on the newcomer's first event).
+  // A process that arrives under a pid a known one holds took it: the known one is gone, and ends
+  // here as if it had exited, before the newcomer is admitted.
+  std::optional<ProcessKey> newcomer;
+  if (const auto* a = std::get_if<event::ProcessAppeared>(&e)) newcomer = a->key;
+  if (const auto* a = std::get_if<event::ProcessClassified>(&e)) newcomer = a->key;
+  if (newcomer)
+    if (auto old = scheduler_.processes().displaced_by(*newcomer))
+      dispatch(now, event::ProcessExited{*old});
+  // Its suspensions end with the process, before the scheduler forgets it.
+  std::optional<ProcessKey> leaving;
   if (const auto* x = std::get_if<event::ProcessExited>(&e)) {
     // Its open transparent request ends first, as it would had its queues stopped being read.
     for (const auto& f : detector_.forget(now, x->key)) dispatch(now, f);
     suspensions_.exited(x->key, now);
+    if (scheduler_.knows(x->key)) leaving = x->key;
   }
-  std::optional<ProcessKey> newcomer;
-  if (const auto* a = std::get_if<event::ProcessAppeared>(&e)) newcomer = a->key;
-  if (const auto* a = std::get_if<event::ProcessClassified>(&e)) newcomer = a->key;
-  std::vector<ProcessKey> before;
-  if (newcomer)
-    for (const auto& [gpu, t] : suspensions_.gpus())
-      for (const auto& [key, since] : t.suspended_since)
-        if (key.pid == newcomer->pid && key != *newcomer) before.push_back(key);
   std::optional<RequestDone> done;
   if (const auto* f = std::get_if<event::RequestFinished>(&e))
     if (auto started = scheduler_.request_started(f->key, f->request)) {
@@ -48,8 +49,7 @@ void Runtime::dispatch(Time now, const Event& e) {
     }
   decide(now, e);
   if (done && ports_.request_done) ports_.request_done(now, *done);
-  for (const auto& key : before)
-    if (!scheduler_.knows(key)) suspensions_.exited(key, now);
+  if (leaving && ports_.process_left) ports_.process_left(now, *leaving);
   resume_orphans(now);
 }
 

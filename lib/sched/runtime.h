@@ -1,6 +1,8 @@
 // The scheduling runtime gpreemptd and the discrete-event engine both drive
-// (docs/architecture.md#layers): the Scheduler, the book of what is really suspended
-// (GpuSuspensions) and the actions in flight. It talks to two ports:
+// (docs/architecture.md#layers): the Scheduler with the one process registry (process_registry.h:
+// identity, pid reuse, class, GPUs, open requests, what discovery read), the book of what is
+// really suspended (GpuSuspensions) and the actions in flight. A process that arrives under a pid
+// a known one holds ends that one first, as if it had exited. It talks to two ports:
 //   * an ActuatorPort (actuator_port.h) carries out its Suspend and Resume actions and answers
 //     each through completed();
 //   * a timer port (arm_timer) is asked for one timer; the driver answers it with dispatch of
@@ -58,6 +60,10 @@ class Runtime {
     // latency that gpreemptd's status and metrics render (its objectives judge the same one).
     // May be empty.
     std::function<void(Time, const RequestDone&)> request_done;
+    // Each process that left the registry — it exited, or a newcomer took its pid — once the
+    // Runtime has ended what it had (its suspensions, its open requests): the driver drops what
+    // it keeps of it (attachments, watches). May be empty.
+    std::function<void(Time, const ProcessKey&)> process_left = {};
   };
 
   Runtime(std::vector<SchedClass> classes, ArbiterConfig config, Ports ports,
@@ -79,6 +85,8 @@ class Runtime {
   void reconfigure(Time now, std::vector<SchedClass> classes, ArbiterConfig config);
 
   const Scheduler& scheduler() const { return scheduler_; }
+  // The one process registry (process_registry.h).
+  const ProcessRegistry& processes() const { return scheduler_.processes(); }
   const GpuSuspensions& suspensions() const { return suspensions_; }
   const ActivityDetector& detector() const { return detector_; }
   // Actions handed to the actuator and not answered yet.

@@ -25,20 +25,20 @@ const SchedClass* Scheduler::class_named(const std::string& name) const {
 }
 
 const SchedClass* Scheduler::class_of(const ProcessKey& key) const {
-  auto it = processes_.find(key);
-  return it == processes_.end() ? nullptr : it->second.cls;
+  const ProcessRecord* p = processes_.find(key);
+  return p ? p->cls : nullptr;
 }
 
 std::vector<GpuId> Scheduler::gpus_of(const ProcessKey& key) const {
-  auto it = processes_.find(key);
-  return it == processes_.end() ? std::vector<GpuId>{} : it->second.gpus;
+  const ProcessRecord* p = processes_.find(key);
+  return p ? p->gpus : std::vector<GpuId>{};
 }
 
 std::optional<Time> Scheduler::request_started(const ProcessKey& key, uint64_t request) const {
-  auto it = processes_.find(key);
-  if (it == processes_.end()) return std::nullopt;
-  auto r = it->second.open_requests.find(request);
-  if (r == it->second.open_requests.end()) return std::nullopt;
+  const ProcessRecord* p = processes_.find(key);
+  if (!p) return std::nullopt;
+  auto r = p->open_requests.find(request);
+  if (r == p->open_requests.end()) return std::nullopt;
   return r->second.started;
 }
 
@@ -55,7 +55,7 @@ std::vector<Action> Scheduler::recover(GpuId gpu, std::vector<ProcessKey> target
 std::vector<Scheduler::OperatorPair> Scheduler::operator_targets(
     const event::OperatorTarget& target) const {
   std::vector<OperatorPair> out;
-  for (const auto& [key, p] : processes_) {
+  for (const auto& [key, p] : processes_.all()) {
     if (!p.cls) continue;  // unclassified processes are left alone, by operators too
     if (target.key && key != *target.key) continue;
     if (target.class_name && p.cls->name != *target.class_name) continue;
@@ -75,14 +75,14 @@ GpuArbiter& Scheduler::arbiter(GpuId id) {
 std::vector<Action> Scheduler::reconfigure(Time now, std::vector<SchedClass> classes,
                                            ArbiterConfig config) {
   std::map<ProcessKey, std::string> class_of;
-  for (const auto& [key, p] : processes_)
+  for (const auto& [key, p] : processes_.all())
     if (p.cls) class_of[key] = p.cls->name;
   classes_ = std::move(classes);
   config_ = config;  // in place: the arbiters hold a reference to it
   slo_.configure(classes_, now);
   slo_configured_ = true;
   sink_.actions.clear();
-  for (auto& [key, p] : processes_) {
+  for (auto& [key, p] : processes_.all()) {
     auto it = class_of.find(key);
     p.cls = it == class_of.end() ? nullptr : class_named(it->second);
     place(key, p, p.gpus, now);
@@ -115,22 +115,21 @@ std::vector<Action> Scheduler::decide(Time now) {
   return std::move(sink_.actions);
 }
 
-void Scheduler::retire_reused_pid(const ProcessKey& key, Time now) {
-  auto it = by_pid_.find(key.pid);
-  if (it != by_pid_.end() && it->second != key) forget(it->second, now);
+ProcessRecord& Scheduler::admit(const ProcessKey& key, Time now) {
+  if (auto old = processes_.displaced_by(key)) forget(*old, now);
+  return processes_.admit(key);
 }
 
 void Scheduler::forget(const ProcessKey& key, Time now) {
-  auto it = processes_.find(key);
-  if (it == processes_.end()) return;
-  for (GpuId g : it->second.gpus) arbiter(g).leave(key, now);
-  for (size_t i = 0; i < it->second.open_requests.size(); ++i) accounting_.request_aborted(key);
+  const ProcessRecord* p = processes_.find(key);
+  if (!p) return;
+  for (GpuId g : p->gpus) arbiter(g).leave(key, now);
+  for (size_t i = 0; i < p->open_requests.size(); ++i) accounting_.request_aborted(key);
   accounting_.forget(key);
-  processes_.erase(it);
-  if (auto p = by_pid_.find(key.pid); p != by_pid_.end() && p->second == key) by_pid_.erase(p);
+  processes_.remove(key);
 }
 
-void Scheduler::place(const ProcessKey& key, Process& p, std::vector<GpuId> gpus, Time now) {
+void Scheduler::place(const ProcessKey& key, ProcessRecord& p, std::vector<GpuId> gpus, Time now) {
   std::sort(gpus.begin(), gpus.end());
   gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
   for (GpuId g : p.gpus)
@@ -149,21 +148,21 @@ void Scheduler::place(const ProcessKey& key, Process& p, std::vector<GpuId> gpus
   }
 }
 
-Scheduler::Process* Scheduler::requester(const ProcessKey& key, RequestSource source) {
-  auto it = processes_.find(key);
-  if (it == processes_.end() || !it->second.cls) {
+ProcessRecord* Scheduler::requester(const ProcessKey& key, RequestSource source) {
+  ProcessRecord* p = processes_.find(key);
+  if (!p || !p->cls) {
     accounting_.unknown_request();
     return nullptr;
   }
-  if (!it->second.cls->accepts(source)) {
+  if (!p->cls->accepts(source)) {
     accounting_.request_ignored(key);
     return nullptr;
   }
-  return &it->second;
+  return p;
 }
 
 void Scheduler::handle(Time now, const event::RequestStarted& e) {
-  Process* p = requester(e.key, e.source);
+  ProcessRecord* p = requester(e.key, e.source);
   if (!p || p->open_requests.count(e.request)) return;
   p->open_requests[e.request] = {now, e.source, RequestTokens{now, {}, 0, {}}};
   for (GpuId g : p->gpus) arbiter(g).request_started(e.key, now);
@@ -176,7 +175,7 @@ void Scheduler::record(const SchedClass& cls, Time now, Metric metric,
     for (auto& [g, a] : arbiters_) a->set_protection(cls.name, slo_.action(cls.name));
 }
 
-void Scheduler::update_lateness(const ProcessKey& key, const Process& p) {
+void Scheduler::update_lateness(const ProcessKey& key, const ProcessRecord& p) {
   if (!p.cls || !p.cls->objective || !p.cls->objective->keyed_on_tokens()) return;
   std::optional<Time> late;
   for (const auto& [id, r] : p.open_requests)
@@ -185,9 +184,9 @@ void Scheduler::update_lateness(const ProcessKey& key, const Process& p) {
 }
 
 void Scheduler::handle(Time now, const event::RequestFinished& e) {
-  auto it = processes_.find(e.key);
-  if (it == processes_.end()) return;
-  Process& p = it->second;
+  ProcessRecord* found = processes_.find(e.key);
+  if (!found) return;
+  ProcessRecord& p = *found;
   auto r = p.open_requests.find(e.request);
   if (r == p.open_requests.end()) return;
   accounting_.request_done(e.key, now - r->second.started);
@@ -202,9 +201,9 @@ void Scheduler::handle(Time now, const event::RequestFinished& e) {
 }
 
 void Scheduler::handle(Time now, const event::RequestProgress& e) {
-  auto it = processes_.find(e.key);
-  if (it == processes_.end()) return;
-  Process& p = it->second;
+  ProcessRecord* found = processes_.find(e.key);
+  if (!found) return;
+  ProcessRecord& p = *found;
   auto r = p.open_requests.find(e.request);
   if (r == p.open_requests.end()) return;
   if (r->second.tokens.report(now, e.tokens, e.at_end) && p.cls)
@@ -213,23 +212,20 @@ void Scheduler::handle(Time now, const event::RequestProgress& e) {
 }
 
 void Scheduler::handle(Time now, const event::RequestExpected& e) {
-  Process* p = requester(e.key, e.source);
+  ProcessRecord* p = requester(e.key, e.source);
   if (!p) return;
   for (GpuId g : p->gpus)
     arbiter(g).request_expected(e.key, now + std::max(e.in, Duration::zero()));
 }
 
 void Scheduler::handle(Time now, const event::ProcessAppeared& e) {
-  retire_reused_pid(e.key, now);
-  by_pid_[e.key.pid] = e.key;
-  Process& p = processes_[e.key];
-  place(e.key, p, e.gpus, now);
+  place(e.key, admit(e.key, now), e.gpus, now);
 }
 
 void Scheduler::handle(Time now, const event::ProcessClassified& e) {
-  retire_reused_pid(e.key, now);
-  by_pid_[e.key.pid] = e.key;
-  Process& p = processes_[e.key];
+  ProcessRecord& p = admit(e.key, now);
+  p.class_name = e.class_name;
+  p.description = e.description;
   p.cls = e.class_name ? class_named(*e.class_name) : nullptr;
   if (p.cls) accounting_.bind(e.key, p.cls->name);
   place(e.key, p, e.gpus, now);

@@ -1,7 +1,7 @@
 // The brain of gpreemptd, as pure logic: events in, actions out (docs/architecture.md#layers).
 // It keeps the
-// process table (keyed by ProcessKey, so a reused pid never inherits anything), routes each event
-// to the arbiters of the GPUs concerned, accounts requests, and asks for one timer.
+// process registry (keyed by ProcessKey, so a reused pid never inherits anything), routes each
+// event to the arbiters of the GPUs concerned, accounts requests, and asks for one timer.
 //
 // The driver calls on_event(now, event) for everything it observes, performs the returned
 // Suspend/Resume actions asynchronously (answering each with event::ActuationCompleted), and
@@ -21,6 +21,7 @@
 #include "sched/arbiter_config.h"
 #include "sched/event.h"
 #include "sched/gpu_arbiter.h"
+#include "sched/process_registry.h"
 #include "sched/request_tokens.h"
 #include "sched/sched_class.h"
 #include "sched/slo_controller.h"
@@ -55,8 +56,9 @@ class Scheduler {
   // After event::Shutdown: every arbiter resumes what it holds and suspends nothing more; a
   // suspend answered after it was overtaken by the shutdown's resume and is not counted.
   bool stopped() const { return stopped_; }
-  // Whether the process is known (appeared, not exited, its pid not reused since).
-  bool knows(const ProcessKey& key) const { return processes_.count(key) != 0; }
+  // Every process it knows (appeared, not exited, its pid not reused since).
+  const ProcessRegistry& processes() const { return processes_; }
+  bool knows(const ProcessKey& key) const { return processes_.knows(key); }
   // Its class (nullptr: unknown or unclassified).
   const SchedClass* class_of(const ProcessKey& key) const;
   // The GPUs it uses (empty: none, or unknown).
@@ -74,26 +76,16 @@ class Scheduler {
   std::vector<OperatorPair> operator_targets(const event::OperatorTarget& target) const;
 
  private:
-  struct Process {
-    const SchedClass* cls = nullptr;  // nullptr: not classified, or matched no class
-    std::vector<GpuId> gpus;
-    struct Open {
-      Time started;
-      RequestSource source;
-      RequestTokens tokens;  // what its client reported of its tokens (LLM requests)
-    };
-    std::map<uint64_t, Open> open_requests;
-  };
-
   GpuArbiter& arbiter(GpuId id);
   // Every arbiter decides; the timer is re-armed if its time changed.
   std::vector<Action> decide(Time now);
-  // A live process with this pid but another start time is gone: its pid was reused.
-  void retire_reused_pid(const ProcessKey& key, Time now);
+  // The record of `key`, which may be new; a live process its pid named until now is gone first
+  // (the registry decides pid reuse).
+  ProcessRecord& admit(const ProcessKey& key, Time now);
   void forget(const ProcessKey& key, Time now);
-  void place(const ProcessKey& key, Process& p, std::vector<GpuId> gpus, Time now);
+  void place(const ProcessKey& key, ProcessRecord& p, std::vector<GpuId> gpus, Time now);
   // The process if it is known and classified, and its class accepts `source`.
-  Process* requester(const ProcessKey& key, RequestSource source);
+  ProcessRecord* requester(const ProcessKey& key, RequestSource source);
 
   void handle(Time now, const event::RequestStarted& e);
   void handle(Time now, const event::RequestFinished& e);
@@ -102,7 +94,7 @@ class Scheduler {
   void record(const SchedClass& cls, Time now, Metric metric, std::optional<Duration> value);
   // Tells the process's arbiters when its first open request is late (a class whose objective is
   // keyed on tokens; request_tokens.h).
-  void update_lateness(const ProcessKey& key, const Process& p);
+  void update_lateness(const ProcessKey& key, const ProcessRecord& p);
   void handle(Time now, const event::RequestExpected& e);
   void handle(Time now, const event::ProcessAppeared& e);
   void handle(Time now, const event::ProcessClassified& e);
@@ -119,8 +111,7 @@ class Scheduler {
   ArbiterConfig config_;
   Accounting accounting_;
   std::map<GpuId, std::unique_ptr<GpuArbiter>> arbiters_;
-  std::map<ProcessKey, Process> processes_;
-  std::map<int, ProcessKey> by_pid_;
+  ProcessRegistry processes_;
   ActionSink sink_;
   std::set<uint64_t> recovering_;  // ids of recover()'s resumes not answered yet
   std::optional<Time> armed_;

@@ -17,7 +17,9 @@
 #include "process_facts_reader.h"
 #include "process_tracker.h"
 #include "sched/config.h"
+#include "sched/runtime.h"
 #include "socket_server.h"
+#include "support/fake_actuator.h"
 
 namespace gpreemptd {
 namespace {
@@ -301,13 +303,43 @@ std::string describe(const sched::Event& e) {
   return "other";
 }
 
+// What the tracker's events go to, as in the daemon: a Runtime, whose registry the tracker reads.
+// `seen` lists each event as the tracker sent it, and each process the Runtime says left.
+struct Discovered {
+  std::vector<std::string> seen;
+  gpreempt::testing::FakeActuator actuator{[](const sched::event::ActuationCompleted&) {}};
+  sched::Runtime runtime{sched::Classifier(sched::builtin_config().classes).classes(),
+                         sched::builtin_config().policy,
+                         {&actuator,
+                          [](std::optional<sched::Time>) {},
+                          {},
+                          {},
+                          {},
+                          [this](sched::Time, const sched::ProcessKey& k) {
+                            seen.push_back("left " + sched::to_string(k));
+                          }}};
+  const sched::ProcessRegistry& registry() const { return runtime.processes(); }
+  ProcessTracker::Sink sink(std::function<void()> also = {}) {
+    return [this, also](sched::Event e) {
+      if (also) also();
+      seen.push_back(describe(e));
+      runtime.dispatch(sched::Time{0}, e);
+    };
+  }
+  const sched::ProcessRecord& at(int pid) const {
+    const sched::ProcessRecord* p = registry().with_pid(pid);
+    if (!p) throw std::out_of_range("no process with pid " + std::to_string(pid));
+    return *p;
+  }
+};
+
 TEST(ProcessTracker, AReusedPidIsANewProcessAndTheOldOneExits) {
   FakeSystem sys;
   sys.process(4242, 100, "GPREEMPT_CLASS=offline");
   gpreempt::EventLoop loop;
-  std::vector<std::string> seen;
-  ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(20),
-                         [&](sched::Event e) { seen.push_back(describe(e)); });
+  Discovered d;
+  auto& seen = d.seen;
+  ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(20), d.registry(), d.sink());
   tracker.set_classifier(
       std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
   tracker.scan();
@@ -321,12 +353,38 @@ TEST(ProcessTracker, AReusedPidIsANewProcessAndTheOldOneExits) {
   sys.exit(4242);
   sys.process(4242, 200, "OTHER=1");
   tracker.scan();
-  EXPECT_EQ(seen, (std::vector<std::string>{"exited 4242@100", "appeared 4242@200",
+  EXPECT_EQ(seen, (std::vector<std::string>{"exited 4242@100", "left 4242@100", "appeared 4242@200",
                                             "classified 4242@200 none gpus 1"}));
+  EXPECT_EQ(d.at(4242).key, (sched::ProcessKey{4242, 200}));
+  EXPECT_EQ(d.registry().size(), 1u);
   seen.clear();
   sys.exit(4242);
   tracker.scan();
-  EXPECT_EQ(seen, (std::vector<std::string>{"exited 4242@200"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"exited 4242@200", "left 4242@200"}));
+  EXPECT_EQ(d.registry().size(), 0u);
+}
+
+// A report of a new process under a known pid, with no exit reported before it (find() read the
+// newcomer, or a pass missed the exit): the registry retires the old process as it admits the new.
+TEST(ProcessTracker, ANewcomerUnderAKnownPidRetiresTheOldProcessWithoutAnExitReport) {
+  FakeSystem sys;
+  sys.process(4242, 100, "GPREEMPT_CLASS=offline");
+  gpreempt::EventLoop loop;
+  Discovered d;
+  ProcessTracker tracker(loop, sys.roots(), std::chrono::hours(1), d.registry(), d.sink());
+  tracker.set_classifier(
+      std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
+  tracker.scan();
+  TrackedProcess next;
+  static_cast<sched::ProcessDescription&>(next) = d.at(4242).description;
+  next.key = {4242, 200};
+  next.read_at = std::chrono::steady_clock::now();
+  d.seen.clear();
+  tracker.apply(DiscoveryBatch{{}, {next}});
+  EXPECT_EQ(d.seen, (std::vector<std::string>{"appeared 4242@200", "left 4242@100",
+                                              "classified 4242@200 none gpus 1"}));
+  EXPECT_EQ(d.at(4242).key, (sched::ProcessKey{4242, 200}));
+  EXPECT_EQ(d.registry().size(), 1u);
 }
 
 // Discovery of one process must not stop the scan, whatever its files do.
@@ -337,15 +395,14 @@ TEST(ProcessTracker, AProcessWhoseFilesCannotBeReadDoesNotStopTheScan) {
   fs::remove(sys.root / "proc" / "4243" / "stat");
   fs::create_directories(sys.root / "proc" / "4243" / "stat");  // opens, then fails to read
   gpreempt::EventLoop loop;
-  std::vector<std::string> seen;
-  ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(20),
-                         [&](sched::Event e) { seen.push_back(describe(e)); });
+  Discovered d;
+  ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(20), d.registry(), d.sink());
   tracker.set_classifier(
       std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
   ASSERT_NO_THROW(tracker.scan());
-  EXPECT_EQ(seen,
+  EXPECT_EQ(d.seen,
             (std::vector<std::string>{"appeared 4242@100", "classified 4242@100 offline gpus 1"}));
-  EXPECT_EQ(tracker.processes().count(4243), 0u);
+  EXPECT_EQ(d.registry().with_pid(4243), nullptr);
 }
 
 // A pass looks at every new process at once, however many started together; known ones are looked
@@ -358,13 +415,13 @@ TEST(ProcessTracker, APassClassifiesEveryNewProcessAndRevisitsKnownOnesInTurn) {
   sys.process(5100, 100, "GPREEMPT_CLASS=offline");
   fs::remove_all(sys.root / "kfd" / "proc" / "5100" / "queues" / "0");  // no queue yet
   gpreempt::EventLoop loop;
-  std::vector<std::string> seen;
-  ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(20),
-                         [&](sched::Event e) { seen.push_back(describe(e)); });
+  Discovered d;
+  auto& seen = d.seen;
+  ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(20), d.registry(), d.sink());
   tracker.set_classifier(
       std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
   tracker.scan();
-  EXPECT_EQ(tracker.processes().size(), static_cast<std::size_t>(kProcesses + 1));
+  EXPECT_EQ(d.registry().size(), static_cast<std::size_t>(kProcesses + 1));
   EXPECT_EQ(seen.size(), 2u * (kProcesses + 1)) << "appeared + classified each, in one pass";
   const std::size_t k = DiscoveryWorker::kRevisitsPerPass;
   ASSERT_LT(k, static_cast<std::size_t>(kProcesses));
@@ -393,7 +450,7 @@ TEST(ProcessTracker, APassClassifiesEveryNewProcessAndRevisitsKnownOnesInTurn) {
   sys.exit(5005);
   seen.clear();
   tracker.scan();
-  EXPECT_EQ(seen, (std::vector<std::string>{"exited 5005@100"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"exited 5005@100", "left 5005@100"}));
 }
 
 // Runs `loop` until `done` holds (checked after each batch of events), at most `limit`.
@@ -417,13 +474,13 @@ TEST(ProcessTracker, TheWorkersFindingsAreAppliedOnTheLoopThread) {
   FakeSystem sys;
   sys.process(4242, 100, "GPREEMPT_CLASS=offline");
   gpreempt::EventLoop loop;
-  std::vector<std::string> seen;
+  Discovered d;
+  auto& seen = d.seen;
   int off_loop_thread = 0;
   const auto loop_thread = std::this_thread::get_id();
-  ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(5), [&](sched::Event e) {
+  ProcessTracker tracker(loop, sys.roots(), std::chrono::milliseconds(5), d.registry(), d.sink([&] {
     if (std::this_thread::get_id() != loop_thread) ++off_loop_thread;
-    seen.push_back(describe(e));
-  });
+  }));
   tracker.set_classifier(
       std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
   tracker.start();  // its first pass runs here
@@ -446,12 +503,12 @@ TEST(ProcessTracker, TheWorkersFindingsAreAppliedOnTheLoopThread) {
   tracker.set_classifier(std::make_shared<const sched::Classifier>(classes));
   ASSERT_TRUE(run_until(loop, [&] { return !seen.empty(); }));
   EXPECT_EQ(seen, (std::vector<std::string>{"classified 4242@100 batch gpus 1"}));
-  EXPECT_EQ(tracker.processes().at(4242).class_name, "batch");
+  EXPECT_EQ(d.at(4242).class_name, "batch");
 
   sys.exit(4242);
   seen.clear();
   ASSERT_TRUE(run_until(loop, [&] { return !seen.empty(); }));
-  EXPECT_EQ(seen, (std::vector<std::string>{"exited 4242@100"}));
+  EXPECT_EQ(seen, (std::vector<std::string>{"exited 4242@100", "left 4242@100"}));
   EXPECT_EQ(off_loop_thread, 0) << "an event reached the scheduler from another thread";
 }
 
@@ -460,15 +517,15 @@ TEST(ProcessTracker, TheWorkersFindingsAreAppliedOnTheLoopThread) {
 TEST(ProcessTracker, FindReadsAProcessDiscoveryHasNotReportedYetOnce) {
   FakeSystem sys;
   gpreempt::EventLoop loop;
-  std::vector<std::string> seen;
+  Discovered d;
+  auto& seen = d.seen;
   // The worker passes only when woken (as find() does): it never sees the files half-written.
-  ProcessTracker tracker(loop, sys.roots(), std::chrono::hours(1),
-                         [&](sched::Event e) { seen.push_back(describe(e)); });
+  ProcessTracker tracker(loop, sys.roots(), std::chrono::hours(1), d.registry(), d.sink());
   tracker.set_classifier(
       std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
   tracker.start();
   sys.process(4244, 100, "GPREEMPT_CLASS=online");
-  const TrackedProcess* p = tracker.find(4244);
+  const sched::ProcessRecord* p = tracker.find(4244);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(p->class_name, "online");
   EXPECT_EQ(seen,
@@ -533,22 +590,24 @@ TEST(ProcessTracker, AClassWithoutItsQueuesKeepsTheGpusTheLoopHolds) {
   FakeSystem sys;
   sys.process(4260, 100, "GPREEMPT_CLASS=offline");
   gpreempt::EventLoop loop;
-  std::vector<std::string> seen;
-  ProcessTracker tracker(loop, sys.roots(), std::chrono::hours(1),
-                         [&](sched::Event e) { seen.push_back(describe(e)); });
+  Discovered d;
+  auto& seen = d.seen;
+  ProcessTracker tracker(loop, sys.roots(), std::chrono::hours(1), d.registry(), d.sink());
   tracker.set_classifier(
       std::make_shared<const sched::Classifier>(sched::builtin_config().classes));
   tracker.scan();
-  ASSERT_EQ(tracker.processes().at(4260).gpus(), (std::vector<sched::GpuId>{7}));
+  ASSERT_EQ(d.at(4260).gpus, (std::vector<sched::GpuId>{7}));
   seen.clear();
-  TrackedProcess p = tracker.processes().at(4260);
+  TrackedProcess p;
+  static_cast<sched::ProcessDescription&>(p) = d.at(4260).description;
+  p.key = d.at(4260).key;
   p.class_name = "online";
   p.queues.clear();
   p.queues_read = false;
   p.read_at = std::chrono::steady_clock::now();
   tracker.apply(DiscoveryBatch{{}, {p}});
   EXPECT_EQ(seen, (std::vector<std::string>{"classified 4260@100 online gpus 1"}));
-  EXPECT_EQ(tracker.processes().at(4260).gpus(), (std::vector<sched::GpuId>{7}));
+  EXPECT_EQ(d.at(4260).gpus, (std::vector<sched::GpuId>{7}));
   // The record with the queues read decides the GPUs.
   p.queues = {{8, 1}};
   p.queues_read = true;
@@ -556,7 +615,7 @@ TEST(ProcessTracker, AClassWithoutItsQueuesKeepsTheGpusTheLoopHolds) {
   seen.clear();
   tracker.apply(DiscoveryBatch{{}, {p}});
   EXPECT_EQ(seen, (std::vector<std::string>{"classified 4260@100 online gpus 1"}));
-  EXPECT_EQ(tracker.processes().at(4260).gpus(), (std::vector<sched::GpuId>{8}));
+  EXPECT_EQ(d.at(4260).gpus, (std::vector<sched::GpuId>{8}));
 }
 
 // A process find() read on the loop thread, which exits before the worker's next pass lists it, is

@@ -33,14 +33,17 @@ struct Books {
     runtime.completed(t, c);
   }};
   std::optional<Time> timer;
-  Runtime runtime{classifier.classes(), config.policy,
+  Runtime runtime{classifier.classes(),
+                  config.policy,
                   {&actuator, [this](std::optional<Time> at) { timer = at; },
                    [this](Time, const std::vector<Action>& as) {
                      for (const auto& a : as) observed(a);
                    },
                    [this](Time, const Event& e) { inspected.push_back(e); },
-                   [this](Time, const RequestDone& d) { done.push_back(d); }}};
+                   [this](Time, const RequestDone& d) { done.push_back(d); },
+                   [this](Time, const ProcessKey& k) { left.push_back(k); }}};
   std::vector<RequestDone> done;  // what the request port was told
+  std::vector<ProcessKey> left;   // what the process_left port was told
   std::vector<Event> inspected;  // what reached the Scheduler
   // What the daemon's log would say, per process on kGpu (the soak's check).
   std::map<ProcessKey, std::map<std::string, int>> decided;
@@ -269,8 +272,22 @@ TEST(Runtime, APidTakenByANewProcessEndsTheOldOnesSuspension) {
   EXPECT_EQ(b.tally().by_process.count(kOffline), 0u);
   EXPECT_GT(b.tally().suspended_total.count(), 0) << "its suspension is booked as ended";
   EXPECT_EQ(b.decided[kOffline]["orphan_resume"], 0) << "a gone process is not resumed";
+  // The registry holds the newcomer alone under the pid, and the driver was told the old one left.
+  EXPECT_FALSE(b.runtime.processes().knows(kOffline));
+  ASSERT_NE(b.runtime.processes().with_pid(kOffline.pid), nullptr);
+  EXPECT_EQ(b.runtime.processes().with_pid(kOffline.pid)->key, successor);
+  EXPECT_EQ(b.left, std::vector<ProcessKey>{kOffline});
   b.settle();
   b.expect_consistent();
+}
+
+TEST(Runtime, TheDriverHearsOfEachProcessThatLeavesOnce) {
+  Books b;
+  begin_request(b);
+  b.event(event::ProcessExited{kOffline});
+  b.event(event::ProcessExited{kOffline});  // again (a late report): nothing left to drop
+  b.event(event::ProcessExited{ProcessKey{4321, 1}});  // never known
+  EXPECT_EQ(b.left, std::vector<ProcessKey>{kOffline});
 }
 
 TEST(Runtime, TheAnswerToARecoveryResumeTouchesNoArbiter) {
