@@ -3,22 +3,21 @@
 namespace gpreempt::sched {
 
 void Accounting::bind(const ProcessKey& key, const std::string& class_name) {
-  class_of_[key] = class_name;
-  processes_[key];
+  if (ProcessRecord* p = registry_.find(key)) p->accounted_class = class_name;
   classes_[class_name];
-}
-
-void Accounting::forget(const ProcessKey& key) {
-  class_of_.erase(key);
-  processes_.erase(key);
 }
 
 template <class F>
 void Accounting::both(const ProcessKey& key, F f) {
-  auto c = class_of_.find(key);
-  if (c == class_of_.end()) return;
-  f(processes_[key]);
-  f(classes_[c->second]);
+  ProcessRecord* p = registry_.find(key);
+  if (!p || !p->accounted_class) return;
+  f(p->usage);
+  f(classes_[*p->accounted_class]);
+}
+
+const UsageStats* Accounting::process(const ProcessKey& key) const {
+  const ProcessRecord* p = registry_.find(key);
+  return p && p->accounted_class ? &p->usage : nullptr;
 }
 
 void Accounting::suspended(const ProcessKey& key, bool by_operator) {

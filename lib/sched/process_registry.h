@@ -24,6 +24,7 @@
 #include "sched/request_tokens.h"
 #include "sched/sched_class.h"
 #include "sched/time.h"
+#include "sched/usage_stats.h"
 
 namespace gpreempt::sched {
 
@@ -43,6 +44,10 @@ struct ProcessRecord {
   std::vector<GpuId> gpus;  // sorted, unique
   std::map<uint64_t, OpenRequest> open_requests;
   ProcessDescription description;
+  // What the scheduler did to it (Accounting), and the class those figures also count for: the
+  // class it had when it was last classified into one (it stays after a reload removes it).
+  UsageStats usage;
+  std::optional<std::string> accounted_class;
 };
 
 class ProcessRegistry {

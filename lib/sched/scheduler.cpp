@@ -125,7 +125,6 @@ void Scheduler::forget(const ProcessKey& key, Time now) {
   if (!p) return;
   for (GpuId g : p->gpus) arbiter(g).leave(key, now);
   for (size_t i = 0; i < p->open_requests.size(); ++i) accounting_.request_aborted(key);
-  accounting_.forget(key);
   processes_.remove(key);
 }
 

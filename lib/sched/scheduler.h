@@ -109,9 +109,9 @@ class Scheduler {
 
   std::vector<SchedClass> classes_;
   ArbiterConfig config_;
-  Accounting accounting_;
+  ProcessRegistry processes_;  // before the Accounting, which keeps its figures there
+  Accounting accounting_{processes_};
   std::map<GpuId, std::unique_ptr<GpuArbiter>> arbiters_;
-  ProcessRegistry processes_;
   ActionSink sink_;
   std::set<uint64_t> recovering_;  // ids of recover()'s resumes not answered yet
   std::optional<Time> armed_;

@@ -41,7 +41,7 @@ TEST(Operator, SuspendsTheClassOncePerGpuAndResumesWhenTheTimeIsUp) {
   const auto& acc = d.s.accounting();
   EXPECT_EQ(acc.classes().at("offline").operator_suspensions, 3u);
   EXPECT_EQ(acc.classes().at("offline").suspensions, 3u);
-  EXPECT_EQ(acc.processes().at(ProcessKey{21, 1}).operator_suspended_time, 600ms);
+  EXPECT_EQ(acc.process(ProcessKey{21, 1})->operator_suspended_time, 600ms);
   EXPECT_EQ(acc.classes().at("online").operator_suspensions, 0u);
 }
 
@@ -83,7 +83,7 @@ TEST(Operator, AnOperatorResumeKeepsWhatAPendingRequestNeeds) {
   EXPECT_EQ(d.state(1, 20), MemberState::kSuspended);
   d.end(10);
   EXPECT_EQ(d.advance(2ms), Strings({"resume gpu1 [20@1 21@1] idle"}));
-  EXPECT_EQ(d.s.accounting().processes().at(ProcessKey{20, 1}).operator_suspensions, 0u);
+  EXPECT_EQ(d.s.accounting().process(ProcessKey{20, 1})->operator_suspensions, 0u);
 }
 
 TEST(Operator, TheEndOfARequestDoesNotEndAnOperatorSuspension) {

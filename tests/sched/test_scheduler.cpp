@@ -34,7 +34,7 @@ TEST(Scheduler, OnlineRequestSuspendsOncePerGpuAndResumesAfterHysteresis) {
   EXPECT_EQ(d.state(1, 21), MemberState::kRunning);
   const auto& acc = d.s.accounting();
   EXPECT_EQ(acc.classes().at("offline").suspensions, 2u);
-  EXPECT_EQ(acc.processes().at(ProcessKey{20, 1}).suspended_time, 7ms);
+  EXPECT_EQ(acc.process(ProcessKey{20, 1})->suspended_time, 7ms);
   EXPECT_EQ(acc.classes().at("online").request_latency.count(), 1u);
   EXPECT_EQ(acc.classes().at("online").request_latency.max(), 5100us);
 }
@@ -111,7 +111,7 @@ TEST(Scheduler, AFailedSuspendIsUndoneAndBacksOffThatGpuOnly) {
   EXPECT_TRUE(d.s.gpu(2)->backoff_until().has_value());
   EXPECT_FALSE(d.s.gpu(1)->backoff_until().has_value());
   EXPECT_EQ(d.state(1, 20), MemberState::kSuspended);
-  EXPECT_EQ(d.s.accounting().processes().at(ProcessKey{21, 1}).failed_actuations, 1u);
+  EXPECT_EQ(d.s.accounting().process(ProcessKey{21, 1})->failed_actuations, 1u);
 }
 
 // The actuator escalates a failed resume (DISABLE resumes every queue of the target), so the
@@ -175,7 +175,8 @@ TEST(Scheduler, StarvationGuardKeepsTheMinimumShareInEveryWindow) {
     ASSERT_LE(m.guard.suspended_in_window(d.now, c), 80ms) << "at " << d.now.count();
   }
   // Steady state: 80 ms suspended, 40 ms running — long suspensions, not a flap.
-  const auto& acc = d.s.accounting().processes().at(ProcessKey{20, 1});
+  ASSERT_NE(d.s.accounting().process(ProcessKey{20, 1}), nullptr);
+  const auto& acc = *d.s.accounting().process(ProcessKey{20, 1});
   EXPECT_GE(acc.suspended_time, 1300ms);
   EXPECT_LE(acc.suspensions, 2000u / 120 + 2);
 }
