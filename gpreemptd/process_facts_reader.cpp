@@ -62,17 +62,8 @@ std::optional<ProcessKey> read_process_key(const std::string& proc_root, int pid
 bool exiting_or_gone(const std::string& proc_root, const ProcessKey& key) {
   auto stat = stat_of(proc_root, key.pid);
   if (!stat) return true;
-  if (gpreempt::discovery::parse_stat_start_time(*stat) != key.start_time_ticks) return true;
-  // After "(comm)": state, ppid, pgrp, session, tty_nr, tpgid, flags (proc(5)).
-  const std::size_t close = stat->rfind(')');
-  if (close == std::string::npos) return true;
-  std::istringstream rest(stat->substr(close + 1));
-  char state = 0;
-  long skip = 0;
-  unsigned long flags = 0;
-  if (!(rest >> state >> skip >> skip >> skip >> skip >> skip >> flags)) return true;
-  constexpr unsigned long kPfExiting = 0x4;  // PF_EXITING (include/linux/sched.h)
-  return state == 'Z' || state == 'X' || (flags & kPfExiting) != 0;
+  return gpreempt::discovery::parse_stat_start_time(*stat) != key.start_time_ticks ||
+         !gpreempt::discovery::parse_stat_alive(*stat);
 }
 
 std::optional<ProcessFacts> read_process_facts(const std::string& proc_root, int pid,

@@ -9,7 +9,7 @@
 
 #include "common/error.h"
 #include "common/text_file.h"
-#include "discovery/proc_parse.h"
+#include "discovery/process_discovery.h"
 
 namespace gpreemptd {
 
@@ -19,18 +19,10 @@ using gpreempt::read_text_file;
 
 namespace {
 
-// /proc/PID/stat's start time (clock ticks since boot); nullopt when the pid is gone or a zombie:
-// a process that has exited but whose parent has not reaped it yet keeps its /proc entry and
-// answers kill(pid, 0), though its queues and memory are gone and it never runs again.
+// nullopt when the pid is gone, a zombie (an exited process its parent has not reaped keeps its
+// /proc entry and answers kill(pid, 0), though its queues and memory are gone) or exiting.
 std::optional<uint64_t> start_time_ticks(int pid) {
-  const auto text = read_text_file("/proc/" + std::to_string(pid) + "/stat");
-  if (!text) return std::nullopt;
-  // The state follows the command name, which may hold spaces and parentheses: the last ')'.
-  const auto paren = text->rfind(')');
-  if (paren == std::string::npos || paren + 2 >= text->size()) return std::nullopt;
-  const char state = (*text)[paren + 2];
-  if (state == 'Z' || state == 'X') return std::nullopt;
-  return discovery::parse_stat_start_time(*text);
+  return discovery::live_start_time(discovery::SystemRoots{}, pid);
 }
 
 bool pid_gone(int pid) {

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <climits>
 #include <span>
+#include <sstream>
+#include <string>
 
 #include "common/proc_status.h"
 #include "common/text_file.h"
@@ -43,6 +45,19 @@ std::optional<int> parse_stat_ppid(std::string_view text) {
   auto v = detail::parse_signed(rest.substr(i, e - i));
   if (!v || *v < 0 || *v > INT_MAX) return std::nullopt;
   return static_cast<int>(*v);
+}
+
+bool parse_stat_alive(std::string_view text) {
+  const std::size_t close = text.rfind(')');
+  if (close == std::string_view::npos) return false;
+  // After "(comm)": state, ppid, pgrp, session, tty_nr, tpgid, flags (proc(5)).
+  std::istringstream rest{std::string(text.substr(close + 1))};
+  char state = 0;
+  long skip = 0;
+  unsigned long flags = 0;
+  if (!(rest >> state >> skip >> skip >> skip >> skip >> skip >> flags)) return false;
+  constexpr unsigned long kPfExiting = 0x4;  // PF_EXITING (include/linux/sched.h)
+  return state != 'Z' && state != 'X' && (flags & kPfExiting) == 0;
 }
 
 std::optional<std::uint64_t> parse_stat_start_time(std::string_view text) {

@@ -21,6 +21,11 @@ std::optional<int> parse_stat_ppid(std::string_view stat_text);
 // process from a later one that reuses its pid (gpreemptd's sched::ProcessKey).
 std::optional<std::uint64_t> parse_stat_start_time(std::string_view stat_text);
 
+// Whether /proc/<pid>/stat describes a process that still runs: not a zombie or dead (state Z, X)
+// and not exiting (PF_EXITING in its flags). An exiting process refuses PTRACE_SEIZE and its
+// debug ops, and its queues and memory are going. false when the text cannot be parsed.
+bool parse_stat_alive(std::string_view stat_text);
+
 // /proc/<pid>/cmdline: NUL-separated arguments.
 std::vector<std::string> parse_cmdline(std::string_view text);
 

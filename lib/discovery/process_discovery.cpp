@@ -253,6 +253,12 @@ std::optional<int> parent_pid(const SystemRoots& roots, int pid) {
   return parse_stat_ppid(*stat);
 }
 
+std::optional<std::uint64_t> live_start_time(const SystemRoots& roots, int pid) {
+  auto stat = slurp(fs::path(roots.proc) / std::to_string(pid) / "stat");
+  if (!stat || !parse_stat_alive(*stat)) return std::nullopt;
+  return parse_stat_start_time(*stat);
+}
+
 bool descends_from(const SystemRoots& roots, int pid, int ancestor) {
   for (int hops = 0; hops < 64 && pid > 1; ++hops) {
     if (pid == ancestor) return true;

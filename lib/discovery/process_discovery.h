@@ -91,6 +91,10 @@ std::optional<int> host_pid_of(const SystemRoots& roots, int container_pid, cons
 
 // Parent pid of `pid` (nullopt when it is gone); is `pid` `ancestor` or one of its descendants?
 std::optional<int> parent_pid(const SystemRoots& roots, int pid);
+// The start time of `pid` (with the pid, its identity) while it runs: nullopt when it is gone, a
+// zombie or exiting (parse_stat_alive). What every check "does this pid still name that process?"
+// reads.
+std::optional<std::uint64_t> live_start_time(const SystemRoots& roots, int pid);
 bool descends_from(const SystemRoots& roots, int pid, int ancestor);
 
 // The innermost pid (what the process itself and its logs print) of a host pid.

@@ -209,6 +209,33 @@ TEST(ProcessDiscovery, RealProcSelf) {
   EXPECT_EQ(container_pid_of(roots, ::getpid()).value(), me.nspid.back());
 }
 
+// A process is alive while it runs: not a zombie or dead, not exiting (PF_EXITING, 0x4). The
+// command name may hold spaces and parentheses: the fields follow its last ')'.
+TEST(ProcParse, StatAliveAndStartTime) {
+  const std::string running =
+      "42 (a (b) c) S 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 5678 0 0\n";
+  EXPECT_TRUE(parse_stat_alive(running));
+  EXPECT_EQ(parse_stat_start_time(running), 5678u);
+  EXPECT_FALSE(
+      parse_stat_alive("42 (x) Z 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 5678 0 0\n"));
+  EXPECT_FALSE(
+      parse_stat_alive("42 (x) X 1 42 42 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 5678 0 0\n"));
+  EXPECT_FALSE(
+      parse_stat_alive("42 (x) S 1 42 42 0 -1 4194564 0 0 0 0 0 0 0 0 20 0 1 0 5678 0 0\n"))
+      << "PF_EXITING";
+  EXPECT_FALSE(parse_stat_alive("42 (x) S 1"));
+  EXPECT_FALSE(parse_stat_alive("garbage"));
+}
+
+TEST(ProcessDiscovery, LiveStartTimeIsThisProcesssAndNoneForAGoneOne) {
+  SystemRoots roots;
+  const auto me = live_start_time(roots, ::getpid());
+  ASSERT_TRUE(me);
+  EXPECT_GT(*me, 0u);
+  FakeSystem fake;  // no stat files: every pid is gone
+  EXPECT_FALSE(live_start_time(fake.roots, 100));
+}
+
 TEST(ProcessWatch, DiffReportsStartsExitsAndQueueChanges) {
   auto proc = [](int pid, std::vector<std::uint32_t> qids) {
     ProcessInfo p;
