@@ -200,7 +200,6 @@ void Daemon::observe(const sched::Action& a) {
 }
 
 void Daemon::process_left(const sched::ProcessKey& key) {
-  for (auto& [gpu, rec] : gpus_) rec.requests_by_process.erase(key);
   actuator_->forget(key);
   if (transparent_ && transparent_->watching(key)) transparent_->unwatch(key);
   hints_.forget_process(key);

@@ -74,7 +74,7 @@ class Daemon {
   // Watch (or stop watching) the queue pointers of `p` as its class's triggers say.
   void sync_transparent(const gpreempt::sched::ProcessRecord& p);
   // The Runtime's process_left port: `key` exited or lost its pid to a newcomer; what the daemon
-  // keeps of it (request counts, attachments, watches, hint bookkeeping) goes with it.
+  // keeps of it (attachments, watches, hint bookkeeping) goes with it.
   void process_left(const gpreempt::sched::ProcessKey& key);
   // The class `key` is in now ("" when none or unknown), for the per-class figures.
   std::string class_of(const gpreempt::sched::ProcessKey& key) const;

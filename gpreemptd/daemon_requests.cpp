@@ -83,9 +83,6 @@ void Daemon::arm_request_expiry() {
 void Daemon::request_done(const sched::RequestDone& d) {
   for (auto g : d.gpus) {
     GpuRecord& rec = gpus_[g];
-    rec.online_latency.add(d.latency);
-    ++rec.requests_by_class[d.class_name];
-    ++rec.requests_by_process[d.key];
     rec.class_latency.try_emplace(d.class_name, gpreemptd::Histogram::request_latency())
         .first->second.observe(std::chrono::duration<double>(d.latency).count());
   }

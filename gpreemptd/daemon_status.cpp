@@ -20,9 +20,10 @@ void Daemon::publish_metrics() {
   last_publish_ = t;
   StatusSource s;
   s.now = now();
+  const sched::RuntimeSnapshot figures = runtime_->snapshot(s.now);
   s.config = &config_;
   s.scheduler = &runtime_->scheduler();
-  s.suspensions = &runtime_->suspensions();
+  s.figures = &figures;
   s.processes = &runtime_->processes();
   s.gpus = &gpus_;
   s.reloads = reloads_;
@@ -43,9 +44,10 @@ Json Daemon::status(const Peer* viewer) const {
   s.kfd_version = machine_.kfd_version.value_or("");
   s.shutting_down = shutting_down_;
   s.now = now();
+  const sched::RuntimeSnapshot figures = runtime_->snapshot(s.now);
   s.config = &config_;
   s.scheduler = &runtime_->scheduler();
-  s.suspensions = &runtime_->suspensions();
+  s.figures = &figures;
   s.processes = &runtime_->processes();
   s.gpus = &gpus_;
   s.hint_to_suspend = &hint_to_suspend_;

@@ -1,6 +1,6 @@
-// What the daemon accounts per GPU beyond the runtime's (the arbiter's state and the suspensions,
-// sched::Runtime): its capability, the actuator's failures and ioctl latency, and the online
-// requests of its processes — figures of the status document and the metrics.
+// What the daemon accounts per GPU beyond the Runtime's figures (sched::RuntimeSnapshot): its
+// capability, the actuator's failures and ioctl latency, the last priority ranking and the
+// request latency in the metrics' histogram buckets.
 #pragma once
 
 #include <cstdint>
@@ -19,16 +19,12 @@ namespace gpreemptd {
 struct GpuRecord {
   std::string name;  // "gfx942"
   bool can_suspend = true;
-  std::string reason;        // why not
-  // Requests of processes on this GPU, from every source, as the Runtime measured them
-  // (sched::RequestDone).
-  gpreempt::sched::LatencyHistogram online_latency;
+  std::string reason;                                                  // why not
   std::optional<gpreempt::sched::action::PriorityOnly> priority_only;  // the last ranking, if any
 
-  // For the metrics: the same requests per class (surviving its processes) and per live process.
-  std::map<std::string, uint64_t> requests_by_class;
+  // The requests of each class on this GPU (sched::RequestDone) in the Prometheus histogram's
+  // buckets: the metrics' rendering of what the Runtime's RequestTally counts.
   std::map<std::string, gpreemptd::Histogram> class_latency;
-  std::map<gpreempt::sched::ProcessKey, uint64_t> requests_by_process;
   uint64_t suspend_failures = 0, suspend_timeouts = 0, resume_failures = 0, resume_timeouts = 0;
   gpreemptd::Histogram ioctl_latency = gpreemptd::Histogram::suspend_latency();
 };

@@ -51,9 +51,13 @@ m::MetricsSnapshot metrics_snapshot(const StatusSource& s, double start_time_uni
     if (arb) {
       for (const auto& [key, mem] : arb->members())
         if (mem.state == sched::MemberState::kSuspended) ++g.suspended_processes;
-      g.suspend_calls_total = arb->stats().suspend_actions;
-      g.resume_calls_total = arb->stats().resume_actions;
     }
+    static const sched::RuntimeSnapshot::Gpu kNoFigures;
+    auto fit = s.figures->gpus.find(id);
+    const sched::RuntimeSnapshot::Gpu& fig =
+        fit == s.figures->gpus.end() ? kNoFigures : fit->second;
+    g.suspend_calls_total = fig.actions.suspend_actions;
+    g.resume_calls_total = fig.actions.resume_actions;
     g.suspend_failures_total = rec.suspend_failures;
     g.suspend_timeouts_total = rec.suspend_timeouts;
     g.resume_failures_total = rec.resume_failures;
@@ -64,11 +68,8 @@ m::MetricsSnapshot metrics_snapshot(const StatusSource& s, double start_time_uni
     // Classes: every configured one (with its totals on this GPU) and "" for unclassified.
     std::map<std::string, m::ClassMetrics> classes;
     for (const auto& rule : s.config->classes) classes[rule.cls.name];
-    static const sched::GpuSuspensionTally kNoTally;
-    const sched::GpuSuspensionTally* found = s.suspensions->gpu(id);
-    const sched::GpuSuspensionTally& tally = found ? *found : kNoTally;
-    for (const auto& [name, share] : tally.by_class) classes[name];
-    for (const auto& [name, n] : rec.requests_by_class) classes[name];
+    for (const auto& [name, share] : fig.by_class) classes[name];
+    for (const auto& [name, n] : fig.requests.by_class) classes[name];
     for (const auto& [key, p] : s.processes->all()) {
       if (!p.description.queues.count(id)) continue;
       const std::string cls = p.class_name.value_or("");
@@ -77,24 +78,22 @@ m::MetricsSnapshot metrics_snapshot(const StatusSource& s, double start_time_uni
       pm.gpu_id = id;
       pm.class_name = cls;
       pm.pid = key.pid;
-      if (auto t = tally.by_process.find(p.key); t != tally.by_process.end()) {
+      if (auto t = fig.by_process.find(p.key); t != fig.by_process.end()) {
         pm.suspensions_total = t->second.suspensions;
         pm.suspended_seconds_total = seconds(t->second.suspended);
       }
-      if (auto r = rec.requests_by_process.find(p.key); r != rec.requests_by_process.end())
+      if (auto r = fig.requests.by_process.find(p.key); r != fig.requests.by_process.end())
         pm.requests_total = r->second;
-      if (auto since = tally.suspended_since.find(p.key); since != tally.suspended_since.end())
-        pm.suspended_seconds_total += seconds(s.now - since->second);
       out.processes.push_back(pm);
     }
     for (auto& [name, c] : classes) {
       c.gpu_id = id;
       c.class_name = name;
-      if (auto t = tally.by_class.find(name); t != tally.by_class.end()) {
+      if (auto t = fig.by_class.find(name); t != fig.by_class.end()) {
         c.suspensions_total = t->second.suspensions;
         c.suspended_seconds_total = seconds(t->second.suspended);
       }
-      if (auto r = rec.requests_by_class.find(name); r != rec.requests_by_class.end())
+      if (auto r = fig.requests.by_class.find(name); r != fig.requests.by_class.end())
         c.requests_total = r->second;
       if (auto h = rec.class_latency.find(name); h != rec.class_latency.end())
         c.request_latency_seconds = h->second;

@@ -99,14 +99,14 @@ Json status_document(const StatusSource& s) {
                  {"view", s.only_uid ? "own_processes" : "full"},
                  {"reloads", s.reloads},
                  {"failed_reloads", s.failed_reloads},
-                 {"unknown_requests", s.scheduler->accounting().unknown_requests()},
+                 {"unknown_requests", s.figures->unknown_requests},
                  {"hint_to_suspend_us", latency_summary_json(*s.hint_to_suspend, true)}};
   Json notices = Json::object();
   for (const auto& [kind, n] : *s.notices) notices[kind] = n;
   daemon["core_notices"] = notices;
 
   Json classes = Json::array();
-  const auto& class_stats = s.scheduler->accounting().classes();
+  const auto& class_stats = s.figures->classes;
   for (const auto& rule : s.config->classes) {
     const auto& c = rule.cls;
     Json cj = {{"name", c.name}, {"priority", c.priority}, {"triggers", triggers_json(c)}};
@@ -129,9 +129,10 @@ Json status_document(const StatusSource& s) {
     static const GpuRecord kNone;
     auto rit = s.gpus->find(id);
     const GpuRecord& rec = rit == s.gpus->end() ? kNone : rit->second;
-    static const sched::GpuSuspensionTally kNoTally;
-    const sched::GpuSuspensionTally* found = s.suspensions->gpu(id);
-    const sched::GpuSuspensionTally& tally = found ? *found : kNoTally;
+    static const sched::RuntimeSnapshot::Gpu kNoFigures;
+    auto fit = s.figures->gpus.find(id);
+    const sched::RuntimeSnapshot::Gpu& fig =
+        fit == s.figures->gpus.end() ? kNoFigures : fit->second;
     const sched::GpuArbiter* arb = s.scheduler->gpu(id);
     // The arbiter's view, not the process listing: what it believes suspended is what it resumes.
     int suspended_now = 0;
@@ -175,17 +176,17 @@ Json status_document(const StatusSource& s) {
               {"reason", rec.can_suspend ? Json() : Json(rec.reason)},
               {"suspended_now", suspended_now > 0},
               {"suspended_processes", suspended_now},
-              {"suspensions_total", tally.suspensions},
-              {"suspended_s_total", seconds_rounded(tally.suspended_total_at(s.now))},
+              {"suspensions_total", fig.suspensions},
+              {"suspended_s_total", seconds_rounded(fig.suspended)},
               {"grace_us",
                arb ? jc::round_us(static_cast<double>(arb->current_grace().count()) / 1e3)
                    : jc::round_us(static_cast<double>(s.scheduler->config().grace_default.count()) /
                                   1e3)},
               {"in_flight", arb ? arb->in_flight() : false},
               {"processes", procs},
-              {"online_request_latency_ms", latency_summary_json(rec.online_latency)}};
+              {"online_request_latency_ms", latency_summary_json(fig.requests.latency)}};
     if (arb) {
-      const auto& st = arb->stats();
+      const auto& st = fig.actions;
       g["actions"] = {{"suspend", st.suspend_actions},
                       {"resume", st.resume_actions},
                       {"failed_targets", st.failed_targets},

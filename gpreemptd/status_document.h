@@ -10,9 +10,9 @@
 
 #include "daemon_config.h"
 #include "gpu_record.h"
-#include "sched/gpu_suspensions.h"
 #include "sched/latency_histogram.h"
 #include "sched/process_registry.h"
+#include "sched/runtime_snapshot.h"
 #include "sched/scheduler.h"
 #include "socket_server.h"
 
@@ -27,8 +27,10 @@ struct StatusSource {
   bool shutting_down = false;
   gpreempt::sched::Time now{0};
   const DaemonConfig* config = nullptr;
+  // Live state: who holds which GPU now, the grace in force, the objectives.
   const gpreempt::sched::Scheduler* scheduler = nullptr;
-  const gpreempt::sched::GpuSuspensions* suspensions = nullptr;
+  // Every figure of what the scheduler did (counts, times, requests): Runtime::snapshot(now).
+  const gpreempt::sched::RuntimeSnapshot* figures = nullptr;
   const gpreempt::sched::ProcessRegistry* processes = nullptr;
   const std::map<gpreempt::sched::GpuId, GpuRecord>* gpus = nullptr;
   const gpreempt::sched::LatencyHistogram* hint_to_suspend = nullptr;

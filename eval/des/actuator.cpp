@@ -109,7 +109,6 @@ void SimActuator::answered(uint64_t id, uint32_t gpu, const sched::ProcessKey& k
   }
   const auto slot = std::make_pair(gpu, key);
   if (suspend && o.outcome == sched::event::Outcome::kDone) {
-    ++suspensions_;
     open_.emplace(slot, now);
   } else if (!suspend) {
     if (auto it = open_.find(slot); it != open_.end()) {

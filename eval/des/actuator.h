@@ -74,9 +74,10 @@ class SimActuator final : public sched::ActuatorPort {
   // Closes the windows still open at `end`.
   void finish(sim::gpu::SimTime end);
 
-  uint64_t suspensions() const { return suspensions_; }
   uint64_t timeouts() const { return timeouts_; }
   uint64_t failures() const { return failures_; }
+  // Each target's queues left out of the runlist, as its ioctls returned: the timeline's picture
+  // (what the scheduler did is counted by the Runtime: RuntimeSnapshot).
   const std::vector<SuspendedWindow>& windows() const { return windows_; }
 
  private:
@@ -104,7 +105,7 @@ class SimActuator final : public sched::ActuatorPort {
   std::map<std::pair<uint32_t, sched::ProcessKey>, sim::gpu::SimTime> open_;  // suspended since
   std::vector<SuspendedWindow> windows_;
   std::set<sched::ProcessKey> gone_;
-  uint64_t suspensions_ = 0, timeouts_ = 0, failures_ = 0;
+  uint64_t timeouts_ = 0, failures_ = 0;
 };
 
 }  // namespace gpreempt::eval::des

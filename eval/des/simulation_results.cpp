@@ -53,20 +53,26 @@ void Simulation::collect_results() {
   };
   res_.offline_gpu_busy_fraction = busy_fraction(offline_gpus, kOfflineGroup);
   res_.online_gpu_busy_fraction = busy_fraction(online_gpus, kOnlineGroup);
+  // What the scheduler did comes from the Runtime's figures, as gpreemptd's status and metrics
+  // render them; the actuator's windows draw the timeline. A baseline without the Runtime (the
+  // oracle) measures its own.
   std::vector<SuspendedWindow> windows;
+  std::optional<SimTime> suspended;
   if (actuator_) {
     actuator_->finish(now_);
-    res_.suspensions = actuator_->suspensions();
-    for (sched::GpuId id : gpu_ids_)
-      if (const sched::GpuArbiter* arb = runtime_ ? runtime_->scheduler().gpu(id) : nullptr)
-        res_.flaps += arb->stats().flaps;
+    const sched::RuntimeSnapshot figures = runtime_->snapshot(sched::Time{now_});
+    res_.suspensions = figures.suspensions();
+    res_.flaps = figures.flaps();
+    suspended = figures.suspended().count();
     res_.actuation_timeouts = actuator_->timeouts();
     windows = actuator_->windows();
   }
   policy_->finish(now_, res_, windows);
-  SimTime suspended = 0;
+  if (!suspended) {
+    suspended = 0;
+    for (const auto& w : windows) *suspended += w.end - w.start;
+  }
   for (const auto& w : windows) {
-    suspended += w.end - w.start;
     if (spec_.record.timeline && static_cast<double>(w.end) >= spec_.record.timeline_from_s * 1e9 &&
         static_cast<double>(w.start) <= spec_.record.timeline_to_s * 1e9) {
       std::string who = "offline";
@@ -74,7 +80,7 @@ void Simulation::collect_results() {
       res_.timeline.push_back({w.gpu, "suspended", who, w.start, w.end});
     }
   }
-  res_.suspended_s = static_cast<double>(suspended) / 1e9;
+  res_.suspended_s = static_cast<double>(*suspended) / 1e9;
   std::stable_sort(res_.timeline.begin(), res_.timeline.end(),
                    [](const TimelineEntry& a, const TimelineEntry& b) { return a.start < b.start; });
 }

@@ -62,11 +62,15 @@ const GpuSuspensionTally* GpuSuspensions::gpu(GpuId id) const {
   return it == gpus_.end() ? nullptr : &it->second;
 }
 
+std::string GpuSuspensions::class_at_start(GpuId gpu, const ProcessKey& key) const {
+  auto cls = class_at_start_.find({gpu, key});
+  return cls == class_at_start_.end() ? facts_.class_of(key) : cls->second;
+}
+
 void GpuSuspensions::ended(GpuId gpu, GpuSuspensionTally& t, const ProcessKey& key, Duration d) {
   t.suspended_total += d;
-  auto cls = class_at_start_.find({gpu, key});
-  t.by_class[cls == class_at_start_.end() ? facts_.class_of(key) : cls->second].suspended += d;
-  if (cls != class_at_start_.end()) class_at_start_.erase(cls);
+  t.by_class[class_at_start(gpu, key)].suspended += d;
+  class_at_start_.erase({gpu, key});
   if (auto p = t.by_process.find(key); p != t.by_process.end()) p->second.suspended += d;
 }
 

@@ -74,6 +74,9 @@ class GpuSuspensions {
   // Nothing suspended on any GPU.
   bool none_suspended() const;
 
+  // The class an ongoing suspension of `key` on `gpu` is booked under (the one it began under).
+  std::string class_at_start(GpuId gpu, const ProcessKey& key) const;
+
   // nullptr for a GPU no suspension was ever posted for.
   const GpuSuspensionTally* gpu(GpuId id) const;
   const std::map<GpuId, GpuSuspensionTally>& gpus() const { return gpus_; }

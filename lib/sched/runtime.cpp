@@ -48,8 +48,14 @@ void Runtime::dispatch(Time now, const Event& e) {
                          scheduler_.gpus_of(f->key), now - *started};
     }
   decide(now, e);
-  if (done && ports_.request_done) ports_.request_done(now, *done);
-  if (leaving && ports_.process_left) ports_.process_left(now, *leaving);
+  if (done) {
+    requests_.done(*done);
+    if (ports_.request_done) ports_.request_done(now, *done);
+  }
+  if (leaving) {
+    requests_.exited(*leaving);
+    if (ports_.process_left) ports_.process_left(now, *leaving);
+  }
   resume_orphans(now);
 }
 

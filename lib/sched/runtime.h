@@ -29,19 +29,11 @@
 #include "sched/activity_detector.h"
 #include "sched/actuator_port.h"
 #include "sched/gpu_suspensions.h"
+#include "sched/request_tally.h"
+#include "sched/runtime_snapshot.h"
 #include "sched/scheduler.h"
 
 namespace gpreempt::sched {
-
-// A request the Scheduler saw through, from any source (hint or transparent): what it measured.
-struct RequestDone {
-  ProcessKey key;
-  uint64_t request = 0;
-  RequestSource source = RequestSource::kHint;
-  std::string class_name;
-  std::vector<GpuId> gpus;  // the process's, when it finished
-  Duration latency{0};      // its start to its finish, at the times the driver gave
-};
 
 class Runtime {
  public:
@@ -56,9 +48,9 @@ class Runtime {
     // Sees each event just before the Scheduler does, the detector's included, in the order the
     // Scheduler gets them (the DES's record, which a test replays). May be empty.
     std::function<void(Time, const Event&)> inspect;
-    // Each request that finished, as the Scheduler measured it: the one measurement of request
-    // latency that gpreemptd's status and metrics render (its objectives judge the same one).
-    // May be empty.
+    // Each request that finished, as the Scheduler measured it (the Runtime's RequestTally books
+    // it before): for what the driver keeps beside the snapshot (gpreemptd's Prometheus
+    // histogram buckets). May be empty.
     std::function<void(Time, const RequestDone&)> request_done;
     // Each process that left the registry — it exited, or a newcomer took its pid — once the
     // Runtime has ended what it had (its suspensions, its open requests): the driver drops what
@@ -84,10 +76,15 @@ class Runtime {
   // A reloaded config (Scheduler::reconfigure).
   void reconfigure(Time now, std::vector<SchedClass> classes, ArbiterConfig config);
 
+  // Every figure of what it did up to `now` (runtime_snapshot.h): what the status document, the
+  // metrics and the evaluation's rows render.
+  RuntimeSnapshot snapshot(Time now) const;
+
   const Scheduler& scheduler() const { return scheduler_; }
   // The one process registry (process_registry.h).
   const ProcessRegistry& processes() const { return scheduler_.processes(); }
   const GpuSuspensions& suspensions() const { return suspensions_; }
+  const RequestTally& requests() const { return requests_; }
   const ActivityDetector& detector() const { return detector_; }
   // Actions handed to the actuator and not answered yet.
   std::size_t in_flight() const { return in_flight_.size(); }
@@ -108,6 +105,7 @@ class Runtime {
   Scheduler scheduler_;
   Ports ports_;
   GpuSuspensions suspensions_;
+  RequestTally requests_;
   ActivityDetector detector_;
   std::map<uint64_t, bool> in_flight_;  // action id → whether it is a suspend
   uint64_t recoveries_ = 0;

@@ -203,17 +203,23 @@ void Replayer::logged(const std::vector<sched::Action>& actions) {
 void Replayer::feed(const sched::Event& e) { runtime_.dispatch(now_, e); }
 
 std::vector<std::string> Replayer::accounting() const {
+  // Rendered from the snapshot, as the status document, the metrics and the DES's rows are.
+  const sched::RuntimeSnapshot f = runtime_.snapshot(now_);
   std::vector<std::string> out;
-  for (const auto& [gpu, t] : runtime_.suspensions().gpus()) {
-    std::string s = "gpu " + std::to_string(gpu) + " suspensions " + std::to_string(t.suspensions) +
-                    " suspended " + std::to_string(t.suspended_total_at(now_).count()) + "ns";
-    for (const auto& [cls, share] : t.by_class)
+  for (const auto& [gpu, g] : f.gpus) {
+    std::string s = "gpu " + std::to_string(gpu) + " suspensions " + std::to_string(g.suspensions) +
+                    " suspended " + std::to_string(g.suspended.count()) + "ns actions " +
+                    std::to_string(g.actions.suspend_actions) + "/" +
+                    std::to_string(g.actions.resume_actions);
+    for (const auto& [cls, share] : g.by_class)
       s += " " + (cls.empty() ? "-" : cls) + ":" + std::to_string(share.suspensions) + "/" +
            std::to_string(share.suspended.count()) + "ns";
     out.push_back(s);
   }
-  for (const auto& [cls, u] : runtime_.scheduler().accounting().classes())
-    out.push_back("class " + cls + " suspensions " + std::to_string(u.suspensions));
+  for (const auto& [cls, u] : f.classes)
+    out.push_back("class " + cls + " suspensions " + std::to_string(u.suspensions) + " suspended " +
+                  std::to_string(u.suspended_time.count()) + "ns");
+  out.push_back("recoveries " + std::to_string(f.recoveries));
   return out;
 }
 

@@ -281,6 +281,52 @@ TEST(Runtime, APidTakenByANewProcessEndsTheOldOnesSuspension) {
   b.expect_consistent();
 }
 
+// The snapshot every status document, metrics page and evaluation row renders: an ongoing
+// suspension counts up to the instant, under the class it began in; requests per GPU, class and
+// live process; a process that leaves leaves the per-process figures, not its class's.
+TEST(Runtime, TheSnapshotCountsOngoingSuspensionsAndTheRequestsItSaw) {
+  Books b;
+  begin_request(b);
+  b.complete();
+  const Time suspended_at = b.t;  // the answer's time
+  b.t += 5ms;
+  RuntimeSnapshot f = b.runtime.snapshot(b.t);
+  ASSERT_EQ(f.gpus.count(kGpu), 1u);
+  const RuntimeSnapshot::Gpu& g = f.gpus.at(kGpu);
+  EXPECT_EQ(f.at, b.t);
+  EXPECT_EQ(g.suspensions, 1u);
+  EXPECT_EQ(g.suspended, b.t - suspended_at);
+  EXPECT_EQ(g.suspended_now, std::vector<ProcessKey>{kOffline});
+  EXPECT_EQ(g.by_class.at("offline").suspended, b.t - suspended_at);
+  EXPECT_EQ(g.by_process.at(kOffline).suspended, b.t - suspended_at);
+  EXPECT_EQ(g.actions.suspend_actions, 1u);
+  EXPECT_EQ(f.suspensions(), 1u);
+  EXPECT_EQ(f.suspended(), b.t - suspended_at);
+
+  b.event(event::RequestFinished{kOnline, 1, RequestSource::kHint});
+  f = b.runtime.snapshot(b.t);
+  const GpuRequests& r = f.gpus.at(kGpu).requests;
+  EXPECT_EQ(r.latency.count(), 1u);
+  EXPECT_EQ(r.by_class.at("online"), 1u);
+  EXPECT_EQ(r.by_process.at(kOnline), 1u);
+  EXPECT_EQ(f.classes.at("online").request_latency.count(), 1u);
+
+  b.settle();  // the idle resume, once its hysteresis runs out
+  b.t += 1s;
+  if (b.timer) b.event(event::TimerFired{});
+  b.settle();
+  b.exit(kOnline);
+  b.exit(kOffline);
+  f = b.runtime.snapshot(b.t + 1s);
+  const RuntimeSnapshot::Gpu& after = f.gpus.at(kGpu);
+  EXPECT_TRUE(after.suspended_now.empty());
+  EXPECT_EQ(after.suspended, after.by_class.at("offline").suspended) << "nothing counts on";
+  EXPECT_EQ(f.suspended(), b.runtime.snapshot(b.t + 2s).suspended());
+  EXPECT_TRUE(after.by_process.empty()) << "processes that left";
+  EXPECT_TRUE(after.requests.by_process.empty());
+  EXPECT_EQ(after.requests.by_class.at("online"), 1u) << "a class keeps its count";
+}
+
 TEST(Runtime, TheDriverHearsOfEachProcessThatLeavesOnce) {
   Books b;
   begin_request(b);
