@@ -52,11 +52,11 @@ void Runtime::dispatch(Time now, const Event& e) {
     requests_.done(*done);
     if (ports_.request_done) ports_.request_done(now, *done);
   }
-  if (leaving) {
-    requests_.exited(*leaving);
-    if (ports_.process_left) ports_.process_left(now, *leaving);
-  }
+  if (leaving) requests_.exited(*leaving);
   resume_orphans(now);
+  // Last, with the Runtime settled: the driver may call back into it (gpreemptd's transparent
+  // trigger reports the watch it drops).
+  if (leaving && ports_.process_left) ports_.process_left(now, *leaving);
 }
 
 void Runtime::completed(Time now, const event::ActuationCompleted& c) {

@@ -53,8 +53,9 @@ class Runtime {
     // histogram buckets). May be empty.
     std::function<void(Time, const RequestDone&)> request_done;
     // Each process that left the registry — it exited, or a newcomer took its pid — once the
-    // Runtime has ended what it had (its suspensions, its open requests): the driver drops what
-    // it keeps of it (attachments, watches). May be empty.
+    // Runtime has ended what it had (its suspensions, its open requests) and is settled: the
+    // driver drops what it keeps of it (attachments, watches) and may call back into the Runtime.
+    // May be empty.
     std::function<void(Time, const ProcessKey&)> process_left = {};
   };
 
