@@ -410,6 +410,12 @@ Spec parse_spec(const json& doc, const std::string& base_dir) {
     std::string err;
     if (!s.model.faults.empty() && !sim::gpu::parse_fault_plan(s.model.faults, &err))
       throw SpecError(m.at("faults"), err);
+    // The oracle's switch is a free, instant runlist update (policies/oracle.cpp): an injected
+    // HWS failure would turn the bound into a measure of the fault.
+    if (!s.model.faults.empty() && s.baseline == "oracle")
+      throw SpecError(m.at("faults"),
+                      "the oracle's switches cost nothing and cannot fail; inject faults into "
+                      "the other baselines' runs");
     s.model.wg_jitter = m.number("wg_jitter", 0, 0, 10);
     s.model.actuator_overhead_us = m.number("actuator_overhead_us", 0, 0, 1e7);
     if (m.has("params")) {

@@ -55,6 +55,11 @@ TEST(DesSpec, ErrorsNameTheFieldsJsonPath) {
   d["model"] = {{"faults", "explode@1"}};
   EXPECT_EQ(error_path(d), "model.faults");
   d = doc;
+  d["model"] = {{"faults", "timeout@1"}};
+  EXPECT_EQ(error_path(d), "(accepted)");
+  d["baseline"] = "oracle";
+  EXPECT_EQ(error_path(d), "model.faults") << "the oracle's switches cannot fail";
+  d = doc;
   d["gpus"] = 9;
   EXPECT_EQ(error_path(d), "gpus");
   d = doc;
