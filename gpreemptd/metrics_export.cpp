@@ -52,10 +52,7 @@ m::MetricsSnapshot metrics_snapshot(const StatusSource& s, double start_time_uni
       for (const auto& [key, mem] : arb->members())
         if (mem.state == sched::MemberState::kSuspended) ++g.suspended_processes;
     }
-    static const sched::RuntimeSnapshot::Gpu kNoFigures;
-    auto fit = s.figures->gpus.find(id);
-    const sched::RuntimeSnapshot::Gpu& fig =
-        fit == s.figures->gpus.end() ? kNoFigures : fit->second;
+    const sched::RuntimeSnapshot::Gpu& fig = s.figures->gpu(id);
     g.suspend_calls_total = fig.actions.suspend_actions;
     g.resume_calls_total = fig.actions.resume_actions;
     g.suspend_failures_total = rec.suspend_failures;

@@ -129,10 +129,7 @@ Json status_document(const StatusSource& s) {
     static const GpuRecord kNone;
     auto rit = s.gpus->find(id);
     const GpuRecord& rec = rit == s.gpus->end() ? kNone : rit->second;
-    static const sched::RuntimeSnapshot::Gpu kNoFigures;
-    auto fit = s.figures->gpus.find(id);
-    const sched::RuntimeSnapshot::Gpu& fig =
-        fit == s.figures->gpus.end() ? kNoFigures : fit->second;
+    const sched::RuntimeSnapshot::Gpu& fig = s.figures->gpu(id);
     const sched::GpuArbiter* arb = s.scheduler->gpu(id);
     // The arbiter's view, not the process listing: what it believes suspended is what it resumes.
     int suspended_now = 0;

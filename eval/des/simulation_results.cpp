@@ -57,7 +57,7 @@ void Simulation::collect_results() {
   // render them; the actuator's windows draw the timeline. A baseline without the Runtime (the
   // oracle) measures its own.
   std::vector<SuspendedWindow> windows;
-  std::optional<SimTime> suspended;
+  SimTime suspended = 0;
   if (actuator_) {
     actuator_->finish(now_);
     const sched::RuntimeSnapshot figures = runtime_->snapshot(sched::Time{now_});
@@ -68,10 +68,8 @@ void Simulation::collect_results() {
     windows = actuator_->windows();
   }
   policy_->finish(now_, res_, windows);
-  if (!suspended) {
-    suspended = 0;
-    for (const auto& w : windows) *suspended += w.end - w.start;
-  }
+  if (!actuator_)
+    for (const auto& w : windows) suspended += w.end - w.start;
   for (const auto& w : windows) {
     if (spec_.record.timeline && static_cast<double>(w.end) >= spec_.record.timeline_from_s * 1e9 &&
         static_cast<double>(w.start) <= spec_.record.timeline_to_s * 1e9) {
@@ -80,7 +78,7 @@ void Simulation::collect_results() {
       res_.timeline.push_back({w.gpu, "suspended", who, w.start, w.end});
     }
   }
-  res_.suspended_s = static_cast<double>(*suspended) / 1e9;
+  res_.suspended_s = static_cast<double>(suspended) / 1e9;
   std::stable_sort(res_.timeline.begin(), res_.timeline.end(),
                    [](const TimelineEntry& a, const TimelineEntry& b) { return a.start < b.start; });
 }

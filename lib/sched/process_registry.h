@@ -12,7 +12,6 @@
 // last pass, each control thread's debug attachments — but no one else keeps a process table.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>

@@ -85,7 +85,6 @@ class Runtime {
   // The one process registry (process_registry.h).
   const ProcessRegistry& processes() const { return scheduler_.processes(); }
   const GpuSuspensions& suspensions() const { return suspensions_; }
-  const RequestTally& requests() const { return requests_; }
   const ActivityDetector& detector() const { return detector_; }
   // Actions handed to the actuator and not answered yet.
   std::size_t in_flight() const { return in_flight_.size(); }

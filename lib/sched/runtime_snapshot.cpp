@@ -4,6 +4,12 @@
 
 namespace gpreempt::sched {
 
+const RuntimeSnapshot::Gpu& RuntimeSnapshot::gpu(GpuId id) const {
+  static const Gpu kNothing;
+  auto it = gpus.find(id);
+  return it == gpus.end() ? kNothing : it->second;
+}
+
 uint64_t RuntimeSnapshot::suspensions() const {
   uint64_t n = 0;
   for (const auto& [id, g] : gpus) n += g.suspensions;

@@ -38,6 +38,9 @@ struct RuntimeSnapshot {
   uint64_t unknown_requests = 0;
   uint64_t recoveries = 0;  // resumes of orphans issued
 
+  // `id`'s figures; all zero for a GPU nothing happened on.
+  const Gpu& gpu(GpuId id) const;
+
   // Summed over the GPUs.
   uint64_t suspensions() const;
   Duration suspended() const;
